@@ -1,0 +1,63 @@
+"""Entry point ``cockpit``: the TUI by default, subcommands for scripts and tickets.
+
+Each subcommand lives in ``cockpit/commands/<name>.py`` exposing
+``register(subparsers) -> None`` (adds its parser, sets ``func``) and a
+``run(args) -> int``. User errors raise :class:`cockpit.errors.UserError` and become
+one clear line on stderr with exit 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from cockpit.errors import UserError
+
+COMMANDS = ("snapshot", "check_config", "diagnose", "collect", "incidents", "scan_log", "alerts")
+
+
+def add_common(p: argparse.ArgumentParser) -> None:
+    """Options every command accepts."""
+    p.add_argument("--config", metavar="FILE", help="config file (default: XDG config dir cockpit/config.toml)")
+    p.add_argument("--demo", action="store_true", help="use the built-in simulated site")
+    p.add_argument("--demo-seed", type=int, default=7, metavar="N", help="seed of the demo site (default 7)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cockpit",
+        description="Terminal cockpit for Slurm and ModelArts on-call: why is this job stuck or dead?",
+    )
+    add_common(parser)
+    parser.add_argument("--no-bell", action="store_true", help="do not ring the bell on new critical incidents")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            mod = importlib.import_module(f"cockpit.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"cockpit.commands.{name}":
+                continue  # command not built yet
+            raise
+        mod.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            from cockpit.commands.tui import run as run_tui
+
+            return run_tui(args)
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        print(f"cockpit: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,437 @@
+"""Immutable data the cockpit passes around: sources build it, the engine reads it, panes draw it.
+
+Units are normalised at the parser boundary so nothing downstream guesses:
+memory in MiB (int), durations in seconds (int), timestamps timezone-aware
+``datetime`` (Slurm prints local time without a zone: parsers attach the
+cluster's zone, UTC by default). ``None`` means "not reported", never zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+Severity = Literal["critical", "warning", "info"]
+SEVERITY_RANK: Mapping[str, int] = {"critical": 0, "warning": 1, "info": 2}
+
+SubjectKind = Literal["job", "node", "partition", "training_job", "pool", "cluster", "project", "file"]
+SourceKind = Literal["slurm", "modelarts"]
+
+
+# --------------------------------------------------------------------------- Slurm
+
+
+@dataclass(frozen=True, slots=True)
+class ExitCode:
+    """Slurm's ``code:signal`` pair (sacct/scontrol ``ExitCode=0:9``).
+
+    ``code`` is the application's exit status, ``signal`` the signal that ended it
+    (9 = SIGKILL, 15 = SIGTERM, 0 = none). squeue's JSON ``exit_code`` is a raw
+    wait status and is converted with :meth:`from_wait_status`.
+    """
+
+    code: int
+    signal: int
+
+    @classmethod
+    def from_wait_status(cls, status: int) -> ExitCode:
+        """Decode a POSIX wait status (32512 -> 127:0, 9 -> 0:9)."""
+        return cls(code=(status >> 8) & 0xFF, signal=status & 0x7F)
+
+    def __str__(self) -> str:
+        return f"{self.code}:{self.signal}"
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmJob:
+    """One row of the queue (squeue). Job ids are strings: arrays look like ``123_4``."""
+
+    job_id: str
+    name: str
+    user: str
+    partition: str
+    state: str  # Slurm job state, upper case: PENDING, RUNNING, OUT_OF_MEMORY, ...
+    reason: str  # squeue %r: None, Resources, PartitionConfig, ...
+    cpus: int | None = None
+    node_count: int | None = None
+    nodes: tuple[str, ...] = ()  # expanded node list (c[1-2] -> c1, c2)
+    node_list: str = ""  # Slurm's compact hostlist as printed
+    min_memory_mib: int | None = None  # ReqMem / MIN_MEMORY, per node unless mem_per_cpu
+    mem_per_cpu: bool = False
+    time_limit_s: int | None = None  # None = UNLIMITED / not set
+    elapsed_s: int | None = None
+    submit_time: datetime | None = None
+    start_time: datetime | None = None  # expected start for PENDING jobs when known
+    end_time: datetime | None = None
+    work_dir: str = ""
+    stdout_path: str = ""  # patterns (%j %u %x %A %a %N) resolved
+    stderr_path: str = ""
+    account: str = ""
+    qos: str = ""
+    dependency: str = ""
+    priority: int | None = None
+    exit_code: ExitCode | None = None
+    command: str = ""
+    comment: str = ""
+
+    @property
+    def is_pending(self) -> bool:
+        return self.state == "PENDING"
+
+    @property
+    def is_active(self) -> bool:
+        return self.state in {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING"}
+
+
+@dataclass(frozen=True, slots=True)
+class SlurmNode:
+    """One node (``scontrol show node -o`` or ``sinfo --json``)."""
+
+    name: str
+    state: str  # base state, upper case: IDLE, MIXED, ALLOCATED, DOWN, ...
+    flags: tuple[str, ...] = ()  # DRAIN, NOT_RESPONDING (shown as '*'), COMPLETING, ...
+    partitions: tuple[str, ...] = ()
+    cpus_total: int | None = None
+    cpus_alloc: int | None = None
+    cpu_load: float | None = None
+    real_memory_mib: int | None = None
+    alloc_memory_mib: int | None = None
+    free_memory_mib: int | None = None
+    gres: str = ""
+    reason: str = ""  # full DRAIN/DOWN reason, never truncated
+    reason_user: str = ""
+    reason_time: datetime | None = None
+    boot_time: datetime | None = None
+
+    @property
+    def is_drain(self) -> bool:
+        return "DRAIN" in self.flags
+
+    @property
+    def is_down(self) -> bool:
+        return self.state == "DOWN" or "NOT_RESPONDING" in self.flags
+
+    @property
+    def is_unhealthy(self) -> bool:
+        return self.is_drain or self.is_down or self.state in {"FAIL", "FAILING", "UNKNOWN"}
+
+    @property
+    def state_label(self) -> str:
+        """Compact state as operators read it: ``MIXED+DRAIN``, ``DOWN*``."""
+        shown = [self.state, *(f for f in self.flags if f != "NOT_RESPONDING")]
+        return "+".join(shown) + ("*" if "NOT_RESPONDING" in self.flags else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """One partition (``scontrol show partition -o``). ``None`` limits are UNLIMITED."""
+
+    name: str
+    state: str = "UP"
+    nodes: tuple[str, ...] = ()
+    node_list: str = ""
+    default: bool = False
+    max_cpus_per_node: int | None = None
+    max_mem_per_node_mib: int | None = None
+    max_mem_per_cpu_mib: int | None = None
+    max_time_s: int | None = None
+    max_nodes: int | None = None
+    total_cpus: int | None = None
+    total_nodes: int | None = None
+    qos: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AcctRecord:
+    """One ``sacct -P`` row (a job or one of its steps: ``4``, ``4.batch``, ``4.0``)."""
+
+    job_id: str
+    step: str  # "" for the job row, else "batch", "extern", "0", ...
+    job_name: str
+    partition: str
+    state: str  # "CANCELLED by 0" is normalised to state CANCELLED, cancelled_by "0"
+    exit_code: ExitCode | None
+    req_mem_mib: int | None
+    max_rss_mib: int | None
+    elapsed_s: int | None
+    timelimit_s: int | None
+    node_list: str
+    reason: str = ""
+    cancelled_by: str = ""
+    placeholder: bool = False  # sacct's transient row right after a job ends (ReqMem '16?')
+    user: str = ""
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+
+
+# --------------------------------------------------------------------------- ModelArts
+
+
+@dataclass(frozen=True, slots=True)
+class Mount:
+    """A data input/output or volume of a training job.
+
+    ``kind`` is obs | evs | sfs | nfs | dataset | unknown; ``remote`` the OBS URL or
+    server path, ``local`` the path in the container.
+    """
+
+    kind: str
+    remote: str
+    local: str
+    read_only: bool = False
+    name: str = ""
+    direction: str = "input"  # input | output | volume
+
+
+@dataclass(frozen=True, slots=True)
+class TaskStatus:
+    task: str
+    exit_code: int | None
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One entry of ``list_training_job_stages`` (latest running record)."""
+
+    name: str  # scheduling | preparing | running | end
+    start_time: datetime | None
+    end_time: datetime | None  # None = still open
+    message: str = ""
+    sub_stages: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class JobEvent:
+    """One ``list_training_job_events`` entry. level: Info | Warning | Error."""
+
+    time: datetime | None
+    level: str
+    source: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingJob:
+    """A ModelArts v2 training job (``show_training_job_details`` plus stages/events)."""
+
+    job_id: str
+    name: str
+    phase: str  # status.phase: Creating, Pending, Running, Failed, Completed, ...
+    secondary_phase: str = ""
+    create_time: datetime | None = None
+    start_time: datetime | None = None
+    phase_since: datetime | None = None  # when the current phase began, best known
+    duration_s: int | None = None
+    user: str = ""
+    flavor_id: str = ""
+    flavor_cpus: int | None = None
+    flavor_gpus: int | None = None
+    flavor_npus: int | None = None
+    flavor_memory_mib: int | None = None
+    node_count: int = 1
+    pool_id: str = ""
+    pool_name: str = ""
+    pool_public: bool = True
+    image: str = ""
+    boot_command: str = ""
+    mounts: tuple[Mount, ...] = ()
+    tasks: tuple[str, ...] = ()
+    task_statuses: tuple[TaskStatus, ...] = ()
+    stages: tuple[Stage, ...] = ()
+    events: tuple[JobEvent, ...] = ()
+    log_preview: str = ""  # startup log of the first task (<= 5 MB per the API)
+    log_task: str = ""
+    workspace_id: str = ""
+
+    @property
+    def console_phase(self) -> str:
+        """The word the ModelArts console shows (operators say "Initializing")."""
+        from cockpit.sources.modelarts_phase import console_phase
+
+        return console_phase(self)
+
+
+@dataclass(frozen=True, slots=True)
+class PoolNode:
+    name: str
+    phase: str  # Available | Creating | Deleting | Abnormal | Checking
+    flavor: str = ""
+    private_ip: str = ""
+    cpus: float | None = None
+    memory_mib: int | None = None
+    gpus: int | None = None
+    npus: int | None = None
+    free_cpus: float | None = None
+    free_memory_mib: int | None = None
+    free_gpus: int | None = None
+    free_npus: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """A ModelArts resource pool. ``public`` pools are shared, ``dedicated`` ones are the user's."""
+
+    pool_id: str
+    name: str
+    public: bool = False
+    phase: str = ""
+    pool_type: str = ""
+    flavor: str = ""
+    nodes: tuple[PoolNode, ...] = ()
+    available: int | None = None
+    abnormal: int | None = None
+    message: str = ""
+    max_available: Mapping[str, tuple[int | None, int | None]] = field(default_factory=dict)
+    # flavor id -> (cpu_core_num, mem_size GB) from show_training_flavor_max_available_resource
+
+
+# --------------------------------------------------------------------------- snapshots
+
+
+@dataclass(frozen=True, slots=True)
+class SourceError:
+    """Why a poll failed, shown on the source's status line.
+
+    ``kind``: unreachable | auth | host_key | timeout | command | parse | forbidden |
+    not_found | throttled | server | config.
+    """
+
+    kind: str
+    message: str
+    where: str = ""  # command, URL or file
+    retry_after_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything one poll of one source saw. Immutable; replaced wholesale each poll.
+
+    ``error`` set means the poll failed: the collections then hold nothing new and the
+    app keeps the previous good snapshot, marking it stale.
+    """
+
+    source: str  # cluster or ModelArts project name from the config
+    kind: SourceKind
+    taken_at: datetime
+    jobs: tuple[SlurmJob, ...] = ()
+    nodes: tuple[SlurmNode, ...] = ()
+    partitions: tuple[Partition, ...] = ()
+    training_jobs: tuple[TrainingJob, ...] = ()
+    pools: tuple[Pool, ...] = ()
+    error: SourceError | None = None
+    warnings: tuple[str, ...] = ()  # rows skipped as malformed etc.
+    slurm_version: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True, slots=True)
+class LogText:
+    """Bytes of a log (or a range of it) handed to the engine; rules never do I/O.
+
+    ``kind``: stdout | stderr | slurmctld | slurmd | events | startup | app | command.
+    ``base_offset``/``base_line`` locate ``data`` in the full file (line numbers are
+    1-based; ``base_line`` is None when a tail range was read and the line is unknown).
+    """
+
+    name: str  # file name as the user knows it, e.g. slurm-4.out
+    kind: str
+    data: bytes
+    path: str = ""
+    subject_id: str = ""
+    base_offset: int = 0
+    base_line: int | None = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Artifacts:
+    """On-demand extras for the engine: accounting rows and log excerpts."""
+
+    acct: tuple[AcctRecord, ...] = ()
+    logs: tuple[LogText, ...] = ()
+    commands: Mapping[str, str] = field(default_factory=dict)  # e.g. 'scontrol show job 4' -> text
+
+
+# --------------------------------------------------------------------------- findings
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """What a finding is about. ``source`` is the cluster/project name."""
+
+    kind: SubjectKind
+    source: str
+    id: str
+
+    def __str__(self) -> str:
+        label = {"training_job": "training job"}.get(self.kind, self.kind)
+        return f"{label} {self.id}" + (f" @{self.source}" if self.source else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One line that backs a finding.
+
+    ``where`` names the command or file (``sacct``, ``slurmctld.log``, ``slurm-4.out``,
+    ``events``); ``line`` is 1-based when known; ``path``/``offset`` let the log viewer
+    open the file at that byte. ``tier`` orders the chain: 0 scheduler, 1 node,
+    2 application.
+    """
+
+    where: str
+    text: str
+    line: int | None = None
+    path: str = ""
+    offset: int | None = None
+    tier: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    root_cause: str  # a label from docs/root-causes.md
+    severity: Severity
+    subject: Subject
+    title: str  # one line, also the verdict in table rows
+    explanation: str = ""
+    remedy: str = ""
+    evidence: tuple[Evidence, ...] = ()
+    confidence: float = 0.8  # 0..1
+    first_seen: datetime | None = None
+    related: tuple[Subject, ...] = ()  # other subjects sharing the cause (filled by correlation)
+
+    @property
+    def key(self) -> str:
+        return f"{self.root_cause}|{self.subject.kind}|{self.subject.source}|{self.subject.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Incident:
+    """One cause with its symptoms: a node DRAIN plus the jobs that died on it."""
+
+    key: str
+    root_cause: str
+    severity: Severity
+    subject: Subject
+    title: str
+    findings: tuple[Finding, ...]
+    affected: tuple[Subject, ...] = ()
+    first_seen: datetime | None = None
+
+    @property
+    def primary(self) -> Finding:
+        return self.findings[0]
+
+
+@dataclass(frozen=True, slots=True)
+class LogLocation:
+    """Where to open a log: a path on a source, optionally at a line / byte offset."""
+
+    source: str
+    path: str
+    line: int | None = None
+    offset: int | None = None
