@@ -1,0 +1,834 @@
+"""Pure parsers for Slurm command output -> frozen model objects (no I/O).
+
+Primary path: the delimited outputs of ``slurm_commands`` (squeue ``-o`` with the
+``\\x1f`` separator, ``scontrol show node|partition|job -o``, ``sacct -P``): portable
+from Slurm 17 to 24 and cheap on the controller. The JSON parsers (``squeue/sinfo/sacct
+--json``, 21.08+) are the tested alternative; they unwrap the 23.02+ ``{"set", "number"}``
+objects so several schema versions work.
+
+Every table parser is tolerant per row: a malformed row is skipped and described in
+the returned warnings; input that is wholly unusable raises :class:`ParseError`.
+Units: memory MiB, durations seconds, timestamps tz-aware (Slurm prints local time
+without a zone; the caller passes the cluster's zone, UTC by default).
+
+The second half of the module is :class:`SlurmSource`, which runs the commands over a
+Transport and turns the parsed rows into a Snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, tzinfo
+from typing import Any
+
+from cockpit.errors import ParseError
+from cockpit.model import AcctRecord, ExitCode, Partition, SlurmJob, SlurmNode
+from cockpit.sources import hostlist
+from cockpit.sources.slurm_commands import SACCT_FIELDS, SEP, SQUEUE_FIELDS
+
+_NULLS = {"", "N/A", "n/a", "(null)", "None", "NONE", "Unknown", "UNKNOWN", "n/s"}
+
+# --------------------------------------------------------------------------- units
+
+_MEM_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(?:i?B)?([nc]?)\s*$", re.IGNORECASE)
+_MEM_FACTOR = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024**2, "P": 1024**3, "": 1}
+
+
+def parse_req_mem(s: str | None) -> tuple[int | None, bool]:
+    """``ReqMem``/``MIN_MEMORY`` -> (MiB, per_cpu). ``4Gn`` -> (4096, False), ``2Gc`` -> (2048, True).
+
+    A bare number is MiB (Slurm's default unit). ``16?`` (sacct placeholder), empty,
+    ``UNLIMITED`` and junk give (None, False).
+    """
+    if s is None:
+        return None, False
+    m = _MEM_RE.match(s)
+    if not m:
+        return None, False
+    value = float(m.group(1)) * _MEM_FACTOR[m.group(2).upper()]
+    return int(round(value)), m.group(3).lower() == "c"
+
+
+def parse_mem_mib(s: str | None) -> int | None:
+    """Memory with K/M/G/T suffix (optional ``n``/``c``) -> MiB, rounded. ``827096K`` -> 808."""
+    return parse_req_mem(s)[0]
+
+
+_DUR_RE = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
+
+
+def parse_duration_s(s: str | None) -> int | None:
+    """Slurm duration -> seconds: ``[D-]HH:MM:SS``, ``MM:SS``, ``D-HH`` forms, ``M:SS.mmm``.
+
+    ``UNLIMITED``, ``INVALID``, ``Partition_Limit``, ``NOT_SET``, empty -> None.
+    A bare integer is minutes (Slurm's ``-t`` convention).
+    """
+    if s is None:
+        return None
+    s = s.strip()
+    if not s or s in _NULLS or s.upper() in {"UNLIMITED", "INVALID", "PARTITION_LIMIT", "NOT_SET", "INFINITE"}:
+        return None
+    m = _DUR_RE.match(s)
+    if m:
+        days, hours, mins, secs = m.groups()
+        return int(days or 0) * 86400 + int(hours or 0) * 3600 + int(mins) * 60 + int(float(secs))
+    m = re.fullmatch(r"(\d+)-(\d+)", s)  # D-HH
+    if m:
+        return int(m.group(1)) * 86400 + int(m.group(2)) * 3600
+    if s.isdigit():
+        return int(s) * 60
+    return None
+
+
+def parse_time(s: str | None, tz: tzinfo = UTC) -> datetime | None:
+    """Slurm timestamp ``2026-11-29T20:28:09`` (local, no zone) -> aware datetime in ``tz``.
+
+    ``N/A``, ``Unknown``, ``None``, ``(null)``, ``0``, empty -> None; junk -> None.
+    """
+    if s is None:
+        return None
+    s = s.strip()
+    if s in _NULLS or s == "0":
+        return None
+    try:
+        dt = datetime.fromisoformat(s)
+    except ValueError:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=tz)
+
+
+def _epoch(v: Any, tz: tzinfo = UTC) -> datetime | None:
+    v = _num(v)
+    if not v:
+        return None
+    try:
+        return datetime.fromtimestamp(int(v), tz)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _int(s: str | None) -> int | None:
+    if s is None:
+        return None
+    s = s.strip()
+    if not s or s in _NULLS or s.upper() == "UNLIMITED":
+        return None
+    m = re.match(r"^(\d+)", s)  # NumNodes=1-1, NumCPUs=2
+    return int(m.group(1)) if m else None
+
+
+def _float(s: str | None) -> float | None:
+    try:
+        return float(s) if s not in (None, "") and s not in _NULLS else None
+    except ValueError:
+        return None
+
+
+def _text(s: str | None) -> str:
+    return "" if s is None or s.strip() in _NULLS else s
+
+
+def parse_exit_code(s: str | None) -> ExitCode | None:
+    """``0:9`` -> ExitCode(0, 9); empty -> None."""
+    if not s:
+        return None
+    m = re.fullmatch(r"\s*(\d+):(\d+)\s*", s)
+    if not m:
+        return None
+    return ExitCode(int(m.group(1)), int(m.group(2)))
+
+
+def _num(v: Any) -> Any:
+    """Unwrap 23.02+ JSON numbers ``{"set": true, "infinite": false, "number": 5}``."""
+    if isinstance(v, dict) and ("number" in v or "set" in v):
+        if v.get("infinite") or not v.get("set", True):
+            return None
+        return v.get("number")
+    return v
+
+
+def _state_str(v: Any) -> str:
+    """22.05 gives ``"RUNNING"``, 23.02+ gives ``["RUNNING"]``."""
+    if isinstance(v, list):
+        return str(v[0]).upper() if v else ""
+    return str(v or "").upper()
+
+
+# --------------------------------------------------------------------------- output paths
+
+_PATH_TOKEN = re.compile(r"%(\d*)([jJuxAaNnts%])")
+
+
+def _array_parts(job_id: str) -> tuple[str, str]:
+    base, _, task = job_id.partition("_")
+    return base, task
+
+
+def resolve_output_path(pattern: str, job: SlurmJob) -> str:
+    """Resolve sbatch ``--output`` patterns for ``job``: ``%j %u %x %A %a %N %n %t %s %%``.
+
+    Empty pattern -> Slurm's default ``slurm-%j.out`` (arrays: ``slurm-%A_%a.out``).
+    A relative result is placed in ``job.work_dir``. Zero padding (``%4a``) is honoured.
+    """
+    base, task = _array_parts(job.job_id)
+    if not pattern:
+        pattern = "slurm-%A_%a.out" if task else "slurm-%j.out"
+
+    def sub(m: re.Match[str]) -> str:
+        width, code = m.group(1), m.group(2)
+        if code == "%":
+            return "%"
+        value = {
+            "j": job.job_id if not task else base,
+            "J": job.job_id,
+            "u": job.user,
+            "x": job.name,
+            "A": base,
+            "a": task or "4294967294",
+            "N": job.nodes[0] if job.nodes else (job.node_list or "%N"),
+            "n": "0",
+            "t": "0",
+            "s": "batch",
+        }[code]
+        return value.zfill(int(width)) if width and value.isdigit() else value
+
+    path = _PATH_TOKEN.sub(sub, pattern)
+    if not path.startswith("/") and job.work_dir:
+        path = job.work_dir.rstrip("/") + "/" + path
+    return path
+
+
+# --------------------------------------------------------------------------- squeue
+
+# squeue header names (what ``squeue -o`` prints without --noheader) -> our column keys
+_SQUEUE_HEADERS = {
+    "JOBID": "job_id", "PARTITION": "partition", "NAME": "name", "USER": "user",
+    "STATE": "state", "REASON": "reason", "CPUS": "cpus", "NODES": "node_count",
+    "NODELIST": "node_list", "MIN_MEMORY": "min_memory", "TIME_LIMIT": "time_limit",
+    "TIME": "elapsed", "SUBMIT_TIME": "submit_time", "START_TIME": "start_time",
+    "END_TIME": "end_time", "WORK_DIR": "work_dir", "ACCOUNT": "account", "QOS": "qos",
+    "DEPENDENCY": "dependency", "PRIORITY": "priority", "COMMENT": "comment",
+    "COMMAND": "command", "ARRAY_JOB_ID": "array_job_id", "ARRAY_TASK_ID": "array_task_id",
+}
+
+
+def _split_rows(text: str) -> tuple[str, list[str]]:
+    """Pick the separator (``\\x1f`` if present, else ``|``) and return non-empty lines."""
+    sep = SEP if SEP in text else "|"
+    return sep, [ln for ln in text.splitlines() if ln.strip()]
+
+
+def _job_from_cols(c: dict[str, str], tz: tzinfo) -> SlurmJob:
+    job_id = c["job_id"].strip()
+    if not re.fullmatch(r"\d+(?:_(?:\d+|\[[^\]]*\]))?(?:\+\d+)?", job_id):
+        raise ValueError(f"bad job id {job_id!r}")
+    state = c.get("state", "").strip().upper()
+    if not state or not re.fullmatch(r"[A-Z_]+", state):
+        raise ValueError(f"bad state {state!r}")
+    mem, per_cpu = parse_req_mem(c.get("min_memory"))
+    node_list = _text(c.get("node_list", "")).strip()
+    # A pending job's %N is empty; a finished job's stays.
+    nodes = hostlist.expand(node_list) if node_list and not node_list.startswith("(") else ()
+    prio = c.get("priority", "").strip()
+    return SlurmJob(
+        job_id=job_id,
+        name=c.get("name", ""),
+        user=c.get("user", "").strip(),
+        partition=c.get("partition", "").strip(),
+        state=state,
+        reason=_text(c.get("reason", "")).strip() or "None",
+        cpus=_int(c.get("cpus")),
+        node_count=_int(c.get("node_count")),
+        nodes=nodes,
+        node_list=node_list,
+        min_memory_mib=mem,
+        mem_per_cpu=per_cpu,
+        time_limit_s=parse_duration_s(c.get("time_limit")),
+        elapsed_s=parse_duration_s(c.get("elapsed")),
+        submit_time=parse_time(c.get("submit_time"), tz),
+        start_time=parse_time(c.get("start_time"), tz),
+        end_time=parse_time(c.get("end_time"), tz),
+        work_dir=_text(c.get("work_dir", "")),
+        account=_text(c.get("account", "")).strip(),
+        qos=_text(c.get("qos", "")).strip(),
+        dependency=_text(c.get("dependency", "")).strip(),
+        priority=int(float(prio)) if re.fullmatch(r"\d+(\.\d+)?", prio) else None,
+        command=_text(c.get("command", "")),
+        comment=_text(c.get("comment", "")),
+    )
+
+
+def parse_squeue(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmJob], list[str]]:
+    """Parse ``squeue -o`` delimited output (``slurm_commands.SQUEUE_ARGV``).
+
+    Separator ``\\x1f`` (or ``|``). A header line (``JOBID|PARTITION|...``) is used to
+    map columns; without it the column order of ``SQUEUE_FIELDS`` is assumed.
+    Returns (jobs, warnings). Raises ParseError when no row at all is usable.
+    """
+    sep, lines = _split_rows(text)
+    if not lines:
+        return [], []
+    first = [f.strip() for f in lines[0].split(sep)]
+    if first and first[0] == "JOBID":
+        cols = [_SQUEUE_HEADERS.get(h, "") for h in first]
+        lines = lines[1:]
+    else:
+        cols = [name for _, name in SQUEUE_FIELDS]
+    jobs: list[SlurmJob] = []
+    warnings: list[str] = []
+    for i, line in enumerate(lines, 1):
+        fields = line.split(sep)
+        if len(fields) != len(cols):
+            warnings.append(f"squeue: row {i} has {len(fields)} fields, expected {len(cols)}: {line[:80]!r}")
+            continue
+        row = {k: v for k, v in zip(cols, fields, strict=True) if k}
+        try:
+            jobs.append(_job_from_cols(row, tz))
+        except (ValueError, ParseError) as exc:
+            warnings.append(f"squeue: row {i} skipped: {exc}")
+    if lines and not jobs:
+        raise ParseError(f"no usable row ({warnings[0] if warnings else 'empty'})", where="squeue")
+    return jobs, warnings
+
+
+# --------------------------------------------------------------------------- scontrol
+
+# Keys whose value is free text (may contain spaces and even ``x=y``). Inside such a
+# value a following ``Key=`` only counts when it is a key Slurm actually prints.
+_FREE_TEXT = {"Reason", "Comment", "AdminComment", "SystemComment", "Extra", "Command", "OS", "Features"}
+_KNOWN_KEYS = set(
+    """Account AccrueTime ActiveFeatures AdminComment AllocMem AllocNode:Sid AllocNodes AllocTRES
+    AllowAccounts AllowGroups AllowQos Arch ArrayJobId ArrayTaskId ArrayTaskThrottle AvailableFeatures
+    AveWatts BatchFlag BatchHost Boards BootTime BurstBuffer CPUAlloc CPUEfctv CPULoad CPUTot CPUs/Task
+    CapWatts CfgTRES ClusterFeatures Command Comment Contiguous CoreSpec CoresPerSocket CpusPerTres
+    CurrentWatts Deadline DefMemPerCPU DefMemPerNode Default DefaultTime DelayBoot Dependency DenyAccounts
+    DenyQos DisableRootJobs EligibleTime EndTime ExcNodeList ExclusiveUser ExitCode DerivedExitCode
+    ExtSensorsJoules ExtSensorsTemp ExtSensorsWatts Extra Features FreeMem GraceTime Gres GroupId Hidden
+    JobDefaults JobId JobName JobState LLN LastBusyTime LastSchedEval Licenses MCS_label MaxCPUsPerNode
+    MaxMemPerCPU MaxMemPerNode MaxNodes MaxTime MemPerTres MinCPUsNode MinMemoryCPU MinMemoryNode MinNodes
+    MinTmpDiskNode Network Nice NodeAddr NodeHostName NodeList NodeName Nodes NtasksPerN:B:S:C NumCPUs
+    NumNodes NumTasks OS OverSubscribe OverTimeLimit Owner Partition PartitionName Partitions Port Power
+    PreemptMode PreemptTime Priority PriorityJobFactor PriorityTier QOS QoS RealMemory Reason Reboot
+    ReqB:S:C:T ReqNodeList ReqResv Requeue Reservation ResumeAfterTime Restarts RootOnly RunTime
+    Scheduler SecsPreSuspend SelectTypeParameters SlurmdStartTime Sockets Socks/Node StartTime State
+    StdErr StdIn StdOut SubmitTime SuspendTime SystemComment TRES ThreadsPerCore TimeLimit TimeMin
+    TmpDisk TresPerNode TresPerJob TRES_BILLING_WEIGHTS TotalCPUs TotalNodes UserId Version Weight
+    WorkDir LastSchedEval Mem/Node ResvName HetJobId HetJobOffset MinCPUsNode CfgTRES AllocTRES
+    NextStateAfterReboot InstanceId InstanceType Topology ReservationName""".split()
+)
+_KEY_RE = re.compile(r"(?:(?<=\s)|^)([A-Za-z][A-Za-z0-9_:/]*)=")
+
+
+def _split_segment(seg: str, into: dict[str, str]) -> None:
+    """Split one line of ``Key=value Key=value`` pairs into ``into`` (values may hold spaces)."""
+    starts: list[tuple[int, int, str]] = []  # (key start, value start, key)
+    current: str | None = None
+    for m in _KEY_RE.finditer(seg):
+        key = m.group(1)
+        if current in _FREE_TEXT and key not in _KNOWN_KEYS:
+            continue  # "Reason=bad GPU=3" stays one value
+        if not (key[0].isupper() or key in _KNOWN_KEYS):
+            continue  # lower-case tokens are inside values (TRES=cpu=1,mem=...)
+        starts.append((m.start(), m.end(), key))
+        current = key
+    for i, (_, vstart, key) in enumerate(starts):
+        vend = starts[i + 1][0] if i + 1 < len(starts) else len(seg)
+        into[key] = seg[vstart:vend].rstrip(" ")
+
+
+def parse_scontrol_records(text: str) -> list[dict[str, str]]:
+    """``scontrol show node|partition|job`` output -> one ``{Key: value}`` dict per record.
+
+    Accepts the ``-o`` one-line form and the default multi-line form (records separated
+    by blank lines, continuation lines indented). Values keep inner spaces
+    (``OS=Linux 6.1 #1 SMP``, ``Reason=ECC errors [root@...]``). ``No nodes in the
+    system`` style messages give ``[]``.
+    """
+    records: list[list[str]] = []
+    cur: list[str] | None = None
+    for line in text.splitlines():
+        if not line.strip():
+            cur = None
+            continue
+        if line[:1].isspace() and cur is not None:
+            cur.append(line.strip())
+            continue
+        if "=" not in line:
+            cur = None  # "No jobs in the system", "Slurm ... not found"
+            continue
+        cur = [line.strip()]
+        records.append(cur)
+    out: list[dict[str, str]] = []
+    for segs in records:
+        rec: dict[str, str] = {}
+        for seg in segs:
+            _split_segment(seg, rec)
+        if rec:
+            out.append(rec)
+    return out
+
+
+_REASON_RE = re.compile(r"^(.*?)\s*\[([^@\]\s]+)@([^\]]+)\]\s*$", re.S)
+
+
+def split_reason(reason: str, tz: tzinfo = UTC) -> tuple[str, str, datetime | None]:
+    """``ECC errors on DIMM B2 [root@2026-11-29T20:28:33]`` -> (text, user, time)."""
+    m = _REASON_RE.match(reason)
+    if not m:
+        return reason.strip(), "", None
+    return m.group(1), m.group(2), parse_time(m.group(3), tz)
+
+
+_STATE_ALIASES = {"DRAINED": ("IDLE", "DRAIN"), "DRAINING": ("MIXED", "DRAIN"), "DRAIN": ("IDLE", "DRAIN")}
+
+
+def split_node_state(state: str) -> tuple[str, tuple[str, ...]]:
+    """``MIXED+DRAIN`` -> ("MIXED", ("DRAIN",)); ``DOWN*`` -> ("DOWN", ("NOT_RESPONDING",))."""
+    state = state.strip().upper()
+    flags: list[str] = []
+    if state.endswith("*"):
+        state = state.rstrip("*")
+        flags.append("NOT_RESPONDING")
+    parts = [p for p in state.split("+") if p]
+    base = parts[0] if parts else "UNKNOWN"
+    if base in _STATE_ALIASES:
+        base, extra = _STATE_ALIASES[base]
+        flags.insert(0, extra)
+    for p in parts[1:]:
+        if p not in flags:
+            flags.append(p)
+    return base, tuple(dict.fromkeys(flags))
+
+
+def _records_or_raise(text: str, key: str, where: str) -> list[dict[str, str]]:
+    recs = parse_scontrol_records(text)
+    if text.strip() and not recs and "=" in text:
+        raise ParseError("no Key=value records", where=where)
+    return recs
+
+
+def _tolerant(records: Iterable[dict[str, str]], key: str, where: str, build: Callable[[dict[str, str]], Any]) -> tuple[list[Any], list[str]]:
+    items: list[Any] = []
+    warnings: list[str] = []
+    n = 0
+    for i, rec in enumerate(records, 1):
+        n += 1
+        if key not in rec or not rec[key].strip():
+            warnings.append(f"{where}: record {i} has no {key}")
+            continue
+        try:
+            items.append(build(rec))
+        except (ValueError, ParseError) as exc:
+            warnings.append(f"{where}: record {i} ({rec.get(key, '?')}) skipped: {exc}")
+    if n and not items:
+        raise ParseError(f"no usable record ({warnings[0]})", where=where)
+    return items, warnings
+
+
+def parse_scontrol_nodes(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmNode], list[str]]:
+    """``scontrol show node [-o]`` -> (nodes, warnings); reason split into text, user, time."""
+
+    def build(r: dict[str, str]) -> SlurmNode:
+        base, flags = split_node_state(r.get("State", "UNKNOWN"))
+        reason, ruser, rtime = split_reason(_text(r.get("Reason", "")), tz)
+        parts = _text(r.get("Partitions", "")).strip()
+        real = _int(r.get("RealMemory"))
+        free = _int(r.get("FreeMem"))
+        return SlurmNode(
+            name=r["NodeName"].strip(),
+            state=base,
+            flags=flags,
+            partitions=tuple(p for p in parts.split(",") if p),
+            cpus_total=_int(r.get("CPUTot")),
+            cpus_alloc=_int(r.get("CPUAlloc")),
+            cpu_load=_float(r.get("CPULoad")),
+            real_memory_mib=real,
+            alloc_memory_mib=_int(r.get("AllocMem")),
+            free_memory_mib=free,
+            gres=_text(r.get("Gres", "")).strip(),
+            reason=reason,
+            reason_user=ruser,
+            reason_time=rtime,
+            boot_time=parse_time(r.get("BootTime"), tz),
+        )
+
+    return _tolerant(_records_or_raise(text, "NodeName", "scontrol show node"), "NodeName", "scontrol show node", build)
+
+
+def parse_scontrol_partitions(text: str) -> tuple[list[Partition], list[str]]:
+    """``scontrol show partition [-o]`` -> (partitions, warnings). UNLIMITED limits -> None."""
+
+    def build(r: dict[str, str]) -> Partition:
+        node_list = _text(r.get("Nodes", "")).strip()
+        qos = _text(r.get("QoS", r.get("QOS", ""))).strip()
+        return Partition(
+            name=r["PartitionName"].strip(),
+            state=(r.get("State") or "UP").strip().upper(),
+            nodes=hostlist.expand(node_list),
+            node_list=node_list,
+            default=r.get("Default", "NO").strip().upper() == "YES",
+            max_cpus_per_node=_int(r.get("MaxCPUsPerNode")),
+            max_mem_per_node_mib=parse_mem_mib(r.get("MaxMemPerNode")),
+            max_mem_per_cpu_mib=parse_mem_mib(r.get("MaxMemPerCPU")),
+            max_time_s=parse_duration_s(r.get("MaxTime")),
+            max_nodes=_int(r.get("MaxNodes")),
+            total_cpus=_int(r.get("TotalCPUs")),
+            total_nodes=_int(r.get("TotalNodes")),
+            qos=qos,
+        )
+
+    return _tolerant(
+        _records_or_raise(text, "PartitionName", "scontrol show partition"), "PartitionName", "scontrol show partition", build
+    )
+
+
+def _user_name(v: str) -> str:
+    """``root(0)`` -> ``root``."""
+    return re.sub(r"\(\d+\)$", "", v.strip())
+
+
+def parse_scontrol_job(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmJob], list[str]]:
+    """``scontrol show job [-o] [ID]`` -> (jobs, warnings) with StdOut/StdErr and ExitCode.
+
+    Array tasks get ids ``ArrayJobId_ArrayTaskId``. StdOut/StdErr are resolved with
+    :func:`resolve_output_path` in case the Slurm version prints raw patterns.
+    """
+
+    def build(r: dict[str, str]) -> SlurmJob:
+        job_id = r["JobId"].strip()
+        if r.get("ArrayJobId") and _text(r.get("ArrayTaskId")):
+            job_id = f"{r['ArrayJobId'].strip()}_{r['ArrayTaskId'].strip()}"
+        if "MinMemoryCPU" in r:
+            mem, per_cpu = parse_mem_mib(r["MinMemoryCPU"]), True
+        else:
+            mem, per_cpu = parse_mem_mib(r.get("MinMemoryNode")), False
+        node_list = _text(r.get("NodeList", "")).strip()
+        job = SlurmJob(
+            job_id=job_id,
+            name=r.get("JobName", ""),
+            user=_user_name(r.get("UserId", "")),
+            partition=r.get("Partition", "").strip(),
+            state=r.get("JobState", "").strip().upper(),
+            reason=_text(r.get("Reason", "")).strip() or "None",
+            cpus=_int(r.get("NumCPUs")),
+            node_count=_int(r.get("NumNodes")),
+            nodes=hostlist.expand(node_list),
+            node_list=node_list,
+            min_memory_mib=mem,
+            mem_per_cpu=per_cpu,
+            time_limit_s=parse_duration_s(r.get("TimeLimit")),
+            elapsed_s=parse_duration_s(r.get("RunTime")),
+            submit_time=parse_time(r.get("SubmitTime"), tz),
+            start_time=parse_time(r.get("StartTime"), tz),
+            end_time=parse_time(r.get("EndTime"), tz),
+            work_dir=_text(r.get("WorkDir", "")),
+            account=_text(r.get("Account", "")).strip(),
+            qos=_text(r.get("QOS", "")).strip(),
+            dependency=_text(r.get("Dependency", "")).strip(),
+            priority=_int(r.get("Priority")),
+            exit_code=parse_exit_code(r.get("ExitCode")),
+            command=_text(r.get("Command", "")),
+            comment=_text(r.get("Comment", "")),
+        )
+        if not re.fullmatch(r"[A-Z_]+", job.state):
+            raise ValueError(f"bad JobState {job.state!r}")
+        out, err = _text(r.get("StdOut", "")), _text(r.get("StdErr", ""))
+        return _with_paths(job, resolve_output_path(out, job) if out else "", resolve_output_path(err, job) if err else "")
+
+    return _tolerant(_records_or_raise(text, "JobId", "scontrol show job"), "JobId", "scontrol show job", build)
+
+
+def _with_paths(job: SlurmJob, stdout: str, stderr: str) -> SlurmJob:
+    from dataclasses import replace
+
+    return replace(job, stdout_path=stdout, stderr_path=stderr)
+
+
+# --------------------------------------------------------------------------- sacct
+
+
+def _acct_from_cols(c: dict[str, str], tz: tzinfo) -> AcctRecord:
+    full_id = c.get("JobID", "").strip()
+    m = re.fullmatch(r"(\d+(?:_(?:\d+|\[[^\]]*\]))?(?:\+\d+)?)(?:\.(.+))?", full_id)
+    if not m:
+        raise ValueError(f"bad JobID {full_id!r}")
+    job_id, step = m.group(1), m.group(2) or ""
+    state_raw = c.get("State", "").strip()
+    state, _, by = state_raw.partition(" by ")
+    state = state.strip().upper()
+    if not re.fullmatch(r"[A-Z_]+", state):
+        raise ValueError(f"bad State {state_raw!r}")
+    req_raw = c.get("ReqMem", "").strip()
+    job_name = c.get("JobName", "")
+    partition = c.get("Partition", "").strip()
+    placeholder = not step and (req_raw.endswith("?") or (job_name == "allocation" and not partition))
+    return AcctRecord(
+        job_id=job_id,
+        step=step,
+        job_name=job_name,
+        partition=partition,
+        state=state,
+        exit_code=parse_exit_code(c.get("ExitCode")),
+        req_mem_mib=parse_mem_mib(req_raw),
+        max_rss_mib=parse_mem_mib(c.get("MaxRSS")),
+        elapsed_s=parse_duration_s(c.get("Elapsed")),
+        timelimit_s=parse_duration_s(c.get("Timelimit")),
+        node_list=_text(c.get("NodeList", "")).strip() if c.get("NodeList", "").strip() != "None assigned" else "",
+        reason=_text(c.get("Reason", "")).strip(),
+        cancelled_by=by.strip(),
+        placeholder=placeholder,
+        user=c.get("User", "").strip(),
+        start_time=parse_time(c.get("Start"), tz),
+        end_time=parse_time(c.get("End"), tz),
+    )
+
+
+def parse_sacct(text: str, tz: tzinfo = UTC) -> tuple[list[AcctRecord], list[str]]:
+    """``sacct -P`` output (``|`` or ``\\x1f``) -> (records, warnings), job rows and steps.
+
+    A header row (``JobID|JobName|...``) maps the columns; without one the order of
+    ``slurm_commands.SACCT_FIELDS`` is assumed. ``CANCELLED by 0`` becomes state
+    CANCELLED with ``cancelled_by="0"``; the transient ``allocation``/``16?`` row right
+    after a job ends is kept with ``placeholder=True``. Raises ParseError if no row parses.
+    """
+    sep, lines = _split_rows(text)
+    if not lines:
+        return [], []
+    first = [f.strip() for f in lines[0].split(sep)]
+    if first and first[0] == "JobID":
+        cols = first
+        lines = lines[1:]
+    else:
+        cols = list(SACCT_FIELDS)
+    recs: list[AcctRecord] = []
+    warnings: list[str] = []
+    for i, line in enumerate(lines, 1):
+        fields = line.split(sep)
+        if len(fields) != len(cols):
+            warnings.append(f"sacct: row {i} has {len(fields)} fields, expected {len(cols)}: {line[:80]!r}")
+            continue
+        try:
+            recs.append(_acct_from_cols(dict(zip(cols, fields, strict=True)), tz))
+        except ValueError as exc:
+            warnings.append(f"sacct: row {i} skipped: {exc}")
+    if lines and not recs:
+        raise ParseError(f"no usable row ({warnings[0]})", where="sacct")
+    return recs, warnings
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def _load_json(text: str, key: str, where: str) -> list[Any]:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"invalid JSON: {exc.msg}", where=where, line=exc.lineno) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get(key), list):
+        raise ParseError(f"no '{key}' list in JSON", where=where)
+    return doc[key]
+
+
+def _json_tolerant(items: list[Any], where: str, build: Callable[[dict[str, Any]], Any]) -> tuple[list[Any], list[str]]:
+    out: list[Any] = []
+    warnings: list[str] = []
+    for i, item in enumerate(items):
+        try:
+            if not isinstance(item, dict):
+                raise ValueError("not an object")
+            res = build(item)
+            if isinstance(res, list):
+                out.extend(res)
+            else:
+                out.append(res)
+        except (ValueError, KeyError, TypeError, ParseError) as exc:
+            warnings.append(f"{where}: entry {i} skipped: {exc!r}")
+    if items and not out:
+        raise ParseError(f"no usable entry ({warnings[0]})", where=where)
+    return out, warnings
+
+
+def parse_squeue_json(text: str, tz: tzinfo = UTC, now: datetime | None = None) -> tuple[list[SlurmJob], list[str]]:
+    """``squeue --json`` (v0.0.38 .. v0.0.40) -> (jobs, warnings).
+
+    ``exit_code`` is a raw wait status (32512 -> 127:0). Elapsed is end-start for
+    finished jobs, now-start for running ones when ``now`` is given. Note 22.05 ignores
+    ``-j/-t/-p`` with ``--json``: filter the result on the client.
+    """
+
+    def build(j: dict[str, Any]) -> SlurmJob:
+        job_id = str(_num(j["job_id"]))
+        task = _num(j.get("array_task_id"))
+        if _num(j.get("array_job_id")) and task is not None:
+            job_id = f"{_num(j['array_job_id'])}_{task}"
+        state = _state_str(j.get("job_state"))
+        start, end = _epoch(j.get("start_time"), tz), _epoch(j.get("end_time"), tz)
+        elapsed = None
+        if state == "PENDING":
+            elapsed = 0
+        elif start and end and end >= start and (state != "RUNNING" or (now and end <= now)):
+            elapsed = int((end - start).total_seconds())
+        elif start and now:
+            elapsed = max(0, int((now - start).total_seconds()))
+        per_cpu = _num(j.get("memory_per_cpu"))
+        per_node = _num(j.get("memory_per_node"))
+        limit = _num(j.get("time_limit"))
+        raw_exit = _num(j.get("exit_code"))
+        if isinstance(raw_exit, dict):  # 23.02+: {"status": [...], "return_code": {...}}
+            rc, sig = _num(raw_exit.get("return_code")), _num((raw_exit.get("signal") or {}).get("id"))
+            exit_code = ExitCode(int(rc or 0), int(sig or 0))
+        else:
+            exit_code = ExitCode.from_wait_status(int(raw_exit)) if raw_exit is not None else None
+        node_list = j.get("nodes") or ""
+        job = SlurmJob(
+            job_id=job_id,
+            name=j.get("name", ""),
+            user=j.get("user_name", ""),
+            partition=j.get("partition", ""),
+            state=state,
+            reason=j.get("state_reason") or "None",
+            cpus=_num(j.get("cpus")),
+            node_count=_num(j.get("node_count")),
+            nodes=hostlist.expand(node_list),
+            node_list=node_list,
+            min_memory_mib=per_cpu if per_cpu else per_node,
+            mem_per_cpu=bool(per_cpu),
+            time_limit_s=int(limit) * 60 if limit and limit < 0xFFFFFFFE else None,
+            elapsed_s=elapsed,
+            submit_time=_epoch(j.get("submit_time"), tz),
+            start_time=start,
+            end_time=end,
+            work_dir=j.get("current_working_directory", ""),
+            account=j.get("account", ""),
+            qos=j.get("qos", ""),
+            dependency=j.get("dependency", ""),
+            priority=_num(j.get("priority")),
+            exit_code=exit_code,
+            command=j.get("command", ""),
+            comment=j.get("comment", ""),
+        )
+        out, err = j.get("standard_output") or "", j.get("standard_error") or ""
+        return _with_paths(job, resolve_output_path(out, job) if out else "", resolve_output_path(err, job) if err else "")
+
+    return _json_tolerant(_load_json(text, "jobs", "squeue --json"), "squeue --json", build)
+
+
+def parse_sinfo_json(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmNode], list[str]]:
+    """``sinfo --json`` nodes -> (nodes, warnings). cpu_load is reported in hundredths."""
+
+    def build(n: dict[str, Any]) -> SlurmNode:
+        st = n.get("state")
+        if isinstance(st, list):  # 23.02+: ["IDLE", "DRAIN"]
+            base, flags = (str(st[0]).upper() if st else "UNKNOWN"), tuple(str(f).upper() for f in st[1:])
+        else:
+            base, flags = split_node_state(str(st or "UNKNOWN"))
+        flags = tuple(dict.fromkeys([*flags, *(str(f).upper() for f in n.get("state_flags") or ())]))
+        load = _num(n.get("cpu_load"))
+        return SlurmNode(
+            name=n["name"],
+            state=base,
+            flags=flags,
+            partitions=tuple(n.get("partitions") or ()),
+            cpus_total=_num(n.get("cpus")),
+            cpus_alloc=_num(n.get("alloc_cpus")),
+            cpu_load=load / 100 if isinstance(load, int | float) else None,
+            real_memory_mib=_num(n.get("real_memory")),
+            alloc_memory_mib=_num(n.get("alloc_memory")),
+            free_memory_mib=_num(n.get("free_memory")),
+            gres=n.get("gres") or "",
+            reason=n.get("reason") or "",
+            reason_user=n.get("reason_set_by_user") or "",
+            reason_time=_epoch(n.get("reason_changed_at"), tz),
+            boot_time=_epoch(n.get("boot_time"), tz),
+        )
+
+    return _json_tolerant(_load_json(text, "nodes", "sinfo --json"), "sinfo --json", build)
+
+
+def _json_exit(e: Any) -> ExitCode | None:
+    if not isinstance(e, dict):
+        return None
+    rc = _num(e.get("return_code"))
+    sig = e.get("signal") or {}
+    sig_id = _num(sig.get("signal_id", sig.get("id"))) if isinstance(sig, dict) else None
+    return ExitCode(int(rc or 0), int(sig_id or 0))
+
+
+def _max_rss_mib(tres: Any) -> int | None:
+    try:
+        for t in tres["requested"]["max"]:
+            if t.get("type") == "mem":
+                return int(round(int(t["count"]) / 1024 / 1024))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return None
+
+
+def parse_sacct_json(text: str, tz: tzinfo = UTC) -> tuple[list[AcctRecord], list[str]]:
+    """``sacct --json`` -> (records, warnings): one job row plus one per step.
+
+    ReqMem from ``required.memory`` (MiB), MaxRSS from the step's
+    ``tres.requested.max`` mem entry (bytes). The JSON has no ``by UID`` suffix:
+    ``kill_request_user`` fills ``cancelled_by``.
+    """
+
+    def build(j: dict[str, Any]) -> list[AcctRecord]:
+        job_id = str(_num(j["job_id"]))
+        arr = j.get("array") or {}
+        if _num(arr.get("job_id")) and _num(arr.get("task_id")) is not None:
+            job_id = f"{_num(arr['job_id'])}_{_num(arr['task_id'])}"
+        t = j.get("time") or {}
+        st = j.get("state") or {}
+        state = _state_str(st.get("current") if isinstance(st, dict) else st)
+        req = _num((j.get("required") or {}).get("memory"))
+        if req is None:
+            req = _num((j.get("required") or {}).get("memory_per_node")) or _num((j.get("required") or {}).get("memory_per_cpu"))
+        limit = _num(t.get("limit"))
+        rows = [
+            AcctRecord(
+                job_id=job_id,
+                step="",
+                job_name=j.get("name", ""),
+                partition=j.get("partition") or "",
+                state=state,
+                exit_code=_json_exit(j.get("exit_code")),
+                req_mem_mib=req,
+                max_rss_mib=None,
+                elapsed_s=_num(t.get("elapsed")),
+                timelimit_s=int(limit) * 60 if limit and limit < 0xFFFFFFFE else None,
+                node_list="" if j.get("nodes") in (None, "None assigned") else j.get("nodes"),
+                reason=_text((st.get("reason") if isinstance(st, dict) else "") or ""),
+                cancelled_by=j.get("kill_request_user") or "" if state == "CANCELLED" else "",
+                user=j.get("user") or "",
+                start_time=_epoch(t.get("start"), tz),
+                end_time=_epoch(t.get("end"), tz),
+            )
+        ]
+        for s in j.get("steps") or ():
+            step_id = str((s.get("step") or {}).get("id") or (s.get("step") or {}).get("name") or "")
+            step_id = step_id.split(".", 1)[1] if step_id.startswith(f"{_num(j['job_id'])}.") else step_id
+            st_t = s.get("time") or {}
+            state_s = _state_str(s.get("state"))
+            rows.append(
+                AcctRecord(
+                    job_id=job_id,
+                    step=step_id,
+                    job_name=(s.get("step") or {}).get("name", ""),
+                    partition="",
+                    state=state_s,
+                    exit_code=_json_exit(s.get("exit_code")),
+                    req_mem_mib=None,
+                    max_rss_mib=_max_rss_mib(s.get("tres")),
+                    elapsed_s=_num(st_t.get("elapsed")),
+                    timelimit_s=None,
+                    node_list=((s.get("nodes") or {}).get("range")) or "",
+                    cancelled_by=(s.get("kill_request_user") or "") if state_s == "CANCELLED" else "",
+                    start_time=_epoch(st_t.get("start"), tz),
+                    end_time=_epoch(st_t.get("end"), tz),
+                )
+            )
+        return rows
+
+    return _json_tolerant(_load_json(text, "jobs", "sacct --json"), "sacct --json", build)
