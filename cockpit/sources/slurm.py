@@ -24,7 +24,19 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from cockpit.errors import ParseError
-from cockpit.model import AcctRecord, ExitCode, Partition, SlurmJob, SlurmNode
+from cockpit.model import (
+    AcctRecord,
+    Artifacts,
+    ExitCode,
+    LogLocation,
+    LogText,
+    Partition,
+    SlurmJob,
+    SlurmNode,
+    Snapshot,
+    SourceError,
+    Subject,
+)
 from cockpit.sources import hostlist
 from cockpit.sources.slurm_commands import SACCT_FIELDS, SEP, SQUEUE_FIELDS
 
@@ -832,3 +844,369 @@ def parse_sacct_json(text: str, tz: tzinfo = UTC) -> tuple[list[AcctRecord], lis
         return rows
 
     return _json_tolerant(_load_json(text, "jobs", "sacct --json"), "sacct --json", build)
+
+
+# --------------------------------------------------------------------------- the source
+
+_JOB_ID_RE = re.compile(r"^\d{1,10}(?:_\d{1,10})?(?:\+\d{1,4})?$")
+_NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_USER_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
+
+STDOUT_TAIL = 1 << 20  # bytes of stdout/stderr handed to the engine
+CTLD_TAIL = 8 << 20  # bytes of slurmctld.log searched for a job's lines
+SLURMD_TAIL = 4 << 20  # bytes of slurmd.log searched for a job's lines
+NODE_TAIL = 1 << 20  # bytes of slurmd.log shown for a node
+
+
+def validate_job_id(job_id: str) -> str:
+    """Return ``job_id`` if it is a Slurm job id (``123``, ``123_4``, ``123+1``); else ValueError."""
+    if not isinstance(job_id, str) or not _JOB_ID_RE.match(job_id):
+        raise ValueError(f"not a Slurm job id: {job_id!r}")
+    return job_id
+
+
+def validate_node_name(name: str) -> str:
+    """Return ``name`` if it is a plain node name (letters, digits, ``.-_``); else ValueError."""
+    if not isinstance(name, str) or not _NODE_RE.match(name):
+        raise ValueError(f"not a Slurm node name: {name!r}")
+    return name
+
+
+def validate_path(path: str) -> str:
+    """An absolute path without NUL/newlines (it goes to read_range, never to a shell)."""
+    if not isinstance(path, str) or not path.startswith("/") or any(c in path for c in "\x00\n\r"):
+        raise ValueError(f"not an absolute path: {path!r}")
+    return path
+
+
+def _cmd_label(argv: tuple[str, ...] | list[str]) -> str:
+    """Counter key: ``squeue``, ``sacct``, ``scontrol show node`` ..."""
+    return " ".join(argv[:3]) if argv and argv[0] == "scontrol" else (argv[0] if argv else "")
+
+
+def _job_log_re(job_id: str) -> re.Pattern[bytes]:
+    # Same forms the controller and slurmd print: JobId=13, job 13, JOB 13, [13.batch]
+    j = re.escape(job_id.encode())
+    return re.compile(rb"(?:JobId=" + j + rb"|[Jj]ob " + j + rb"|JOB " + j + rb"|\[" + j + rb"\.)(?:[^0-9]|$)")
+
+
+def _node_log_re(node: str) -> re.Pattern[bytes]:
+    n = re.escape(node.encode())
+    return re.compile(rb"(?<![A-Za-z0-9])" + n + rb"(?![0-9A-Za-z])")
+
+
+class SlurmSource:
+    """One Slurm cluster reached through a Transport (local or SSH).
+
+    ``poll()`` runs squeue, ``scontrol show node -o`` and ``scontrol show partition -o``
+    concurrently and returns a Snapshot; a silent controller, a missing command or a
+    transport failure becomes ``Snapshot(error=SourceError(...))``. Concurrent callers
+    of ``poll()`` share one in-flight collection, so a cluster is polled once per
+    interval whatever reads it. ``command_counts`` counts invocations per command.
+    """
+
+    kind = "slurm"
+
+    def __init__(
+        self,
+        name: str,
+        transport: Any,
+        *,
+        interval: float = 15.0,
+        clock: Callable[[], datetime] | None = None,
+        tz: tzinfo = UTC,
+        slurmctld_log: str = "/var/log/slurm/slurmctld.log",
+        slurmd_log: str = "/var/log/slurm/slurmd.log",
+        storage_paths: tuple[str, ...] | list[str] = (),
+        command_timeout: float = 20.0,
+    ) -> None:
+        from collections import Counter
+
+        self.name = name
+        self.transport = transport
+        self.interval = interval
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self.tz = tz
+        self.slurmctld_log = slurmctld_log
+        self.slurmd_log = slurmd_log
+        self.storage_paths = tuple(storage_paths)
+        self.command_timeout = command_timeout
+        self.command_counts: Counter[str] = Counter()
+        self._inflight: Any = None
+        self._cache: dict[tuple[str, str], Any] = {}
+        self._detail: dict[str, SlurmJob] = {}  # job id -> scontrol show job (paths), until next poll
+
+    # ------------------------------------------------------------------ commands
+
+    async def _run(self, argv: tuple[str, ...]) -> str:
+        """Run one command; raise TransportError or _CommandFailed."""
+        self.command_counts[_cmd_label(argv)] += 1
+        res = await self.transport.run(argv, timeout=self.command_timeout)
+        out = res.stdout.decode("utf-8", errors="replace")
+        if res.exit_status != 0:
+            err = res.stderr.decode("utf-8", errors="replace").strip()
+            raise _CommandFailed(argv, res.exit_status, err or out.strip())
+        return out
+
+    # ------------------------------------------------------------------ poll
+
+    async def poll(self) -> Snapshot:
+        import asyncio
+
+        if self._inflight is None or self._inflight.done():
+            self._inflight = asyncio.ensure_future(self._poll())
+        return await asyncio.shield(self._inflight)
+
+    async def _poll(self) -> Snapshot:
+        import asyncio
+
+        from cockpit.sources.slurm_commands import NODES_ARGV, PARTITIONS_ARGV, SQUEUE_ARGV
+        from cockpit.sources.transport import TransportError
+
+        taken = self._clock()
+        self._cache.clear()
+        self._detail.clear()
+        results = await asyncio.gather(
+            self._run(SQUEUE_ARGV), self._run(NODES_ARGV), self._run(PARTITIONS_ARGV), return_exceptions=True
+        )
+        for res in results:
+            if isinstance(res, TransportError):
+                return Snapshot(self.name, "slurm", taken, error=SourceError(res.kind, res.message, res.where))
+            if isinstance(res, _CommandFailed):
+                return Snapshot(self.name, "slurm", taken, error=res.source_error())
+            if isinstance(res, BaseException):
+                return Snapshot(
+                    self.name, "slurm", taken, error=SourceError("command", f"{type(res).__name__}: {res}", "")
+                )
+        squeue_out, nodes_out, parts_out = results
+        warnings: list[str] = []
+        try:
+            jobs, w1 = parse_squeue(squeue_out, self.tz)
+            nodes, w2 = parse_scontrol_nodes(nodes_out, self.tz)
+            parts, w3 = parse_scontrol_partitions(parts_out)
+        except ParseError as exc:
+            return Snapshot(self.name, "slurm", taken, error=SourceError("parse", str(exc), exc.where))
+        warnings += w1 + w2 + w3
+        version = ""
+        m = re.search(r"\bVersion=(\S+)", nodes_out)
+        if m:
+            version = m.group(1)
+        return Snapshot(
+            source=self.name,
+            kind="slurm",
+            taken_at=taken,
+            jobs=tuple(jobs),
+            nodes=tuple(nodes),
+            partitions=tuple(parts),
+            warnings=tuple(warnings),
+            slurm_version=version,
+        )
+
+    # ------------------------------------------------------------------ on demand
+
+    async def acct(self, job_ids: list[str] | tuple[str, ...]) -> list[AcctRecord]:
+        """sacct rows (job and steps) for validated job ids. Raises ValueError, TransportError, _CommandFailed."""
+        from cockpit.sources.slurm_commands import sacct_argv
+
+        ids = [validate_job_id(j) for j in job_ids]
+        if not ids:
+            return []
+        return parse_sacct(await self._run(sacct_argv(ids)), self.tz)[0]
+
+    async def history(self, user: str, name: str, days: int = 30) -> list[AcctRecord]:
+        """Past runs of ``user``'s job ``name`` over ``days`` (right-sizing). Raises ValueError on bad input."""
+        from cockpit.sources.slurm_commands import sacct_history_argv
+
+        if not _USER_RE.match(user or ""):
+            raise ValueError(f"not a user name: {user!r}")
+        if not name or any(c in name for c in "\x00\n\r") or name.startswith("-"):
+            raise ValueError(f"not a job name: {name!r}")
+        return parse_sacct(await self._run(sacct_history_argv(user, name, days)), self.tz)[0]
+
+    def _find_job(self, snapshot: Snapshot, job_id: str) -> SlurmJob | None:
+        return next((j for j in snapshot.jobs if j.job_id == job_id), None)
+
+    def _job_paths(self, job: SlurmJob | None, job_id: str) -> tuple[str, str]:
+        detail = self._detail.get(job_id)
+        src = detail or job
+        if src is None:
+            return "", ""
+        out = src.stdout_path or (resolve_output_path("", src) if src.work_dir else "")
+        err = src.stderr_path or out
+        return out, err
+
+    def _slurmd_path(self, node: str) -> str:
+        return self.slurmd_log.replace("%n", node).replace("%h", node)
+
+    async def _tail(self, path: str, limit: int) -> tuple[bytes, int]:
+        """Last ``limit`` bytes of ``path``, cut to whole lines; returns (data, file offset)."""
+        st = await self.transport.stat(path)
+        offset = max(0, st.size - limit)
+        data = await self.transport.read_range(path, offset, st.size - offset)
+        if offset > 0:
+            nl = data.find(b"\n")
+            if nl >= 0:
+                data, offset = data[nl + 1 :], offset + nl + 1
+        return data, offset
+
+    async def _tail_log(self, name: str, kind: str, path: str, limit: int, subject_id: str) -> LogText:
+        data, offset = await self._tail(path, limit)
+        return LogText(name=name, kind=kind, data=data, path=path, subject_id=subject_id,
+                       base_offset=offset, base_line=1 if offset == 0 else None)
+
+    async def _grep_log(self, name: str, kind: str, path: str, limit: int, pattern: re.Pattern[bytes], subject_id: str) -> LogText:
+        data, offset = await self._tail(path, limit)
+        lines = [ln for ln in data.splitlines(keepends=True) if pattern.search(ln)]
+        # Matching lines are not contiguous: no line number, offset of the searched range.
+        return LogText(name=name, kind=kind, data=b"".join(lines), path=path, subject_id=subject_id,
+                       base_offset=offset, base_line=None)
+
+    async def artifacts(self, subject: Subject, snapshot: Snapshot) -> Artifacts:
+        """Evidence for a job or node: sacct rows, ``scontrol show job``, log excerpts.
+
+        Job: sacct rows, ``scontrol show job -o`` (StdOut/StdErr), the last MiB of
+        stdout/stderr, slurmctld.log lines mentioning the job (last 8 MiB searched) and
+        the slurmd.log lines of its node(s). Node: slurmd.log tail and slurmctld.log
+        lines naming it. Cached per subject until the next poll. Failures are reported
+        in ``commands`` under ``error: <what>``, never raised, except ValueError for a
+        subject id that is not valid Slurm syntax (it would otherwise reach a command).
+        """
+        key = (subject.kind, subject.id)
+        if key in self._cache:
+            return self._cache[key]
+        if subject.kind == "job":
+            validate_job_id(subject.id)
+            result = await self._job_artifacts(subject.id, snapshot)
+        elif subject.kind == "node":
+            validate_node_name(subject.id)
+            result = await self._node_artifacts(subject.id)
+        else:
+            result = Artifacts()
+        self._cache[key] = result
+        return result
+
+    async def _job_artifacts(self, job_id: str, snapshot: Snapshot) -> Artifacts:
+        import asyncio
+
+        from cockpit.sources.slurm_commands import sacct_argv, scontrol_job_argv
+
+        commands: dict[str, str] = {}
+        sacct_cmd, job_cmd = sacct_argv([job_id]), scontrol_job_argv(job_id)
+        sacct_res, job_res = await asyncio.gather(self._run(sacct_cmd), self._run(job_cmd), return_exceptions=True)
+        acct: list[AcctRecord] = []
+        label_s, label_j = f"sacct -j {job_id}", f"scontrol show job {job_id}"
+        if isinstance(sacct_res, str):
+            commands[label_s] = sacct_res
+            try:
+                acct = parse_sacct(sacct_res, self.tz)[0]
+            except ParseError as exc:
+                commands[f"error: {label_s}"] = str(exc)
+        else:
+            commands[f"error: {label_s}"] = _err_text(sacct_res)
+        if isinstance(job_res, str):
+            commands[label_j] = job_res
+            try:
+                jobs = parse_scontrol_job(job_res, self.tz)[0]
+                if jobs:
+                    self._detail[job_id] = jobs[0]
+            except ParseError as exc:
+                commands[f"error: {label_j}"] = str(exc)
+        else:
+            commands[f"error: {label_j}"] = _err_text(job_res)
+        job = self._detail.get(job_id) or self._find_job(snapshot, job_id)
+        nodes: list[str] = list(job.nodes) if job else []
+        if not nodes:
+            for r in acct:
+                if r.node_list:
+                    try:
+                        nodes = list(hostlist.expand(r.node_list))
+                    except ParseError:
+                        pass
+                    break
+        nodes = [n for n in dict.fromkeys(nodes) if _NODE_RE.match(n)][:8]
+        out_path, err_path = self._job_paths(job, job_id)
+        tasks: list[tuple[str, Any]] = []
+        if out_path.startswith("/"):
+            tasks.append(("stdout", self._tail_log(out_path.rsplit("/", 1)[-1], "stdout", out_path, STDOUT_TAIL, job_id)))
+        if err_path.startswith("/") and err_path != out_path:
+            tasks.append(("stderr", self._tail_log(err_path.rsplit("/", 1)[-1], "stderr", err_path, STDOUT_TAIL, job_id)))
+        jre = _job_log_re(job_id)
+        tasks.append(("slurmctld.log", self._grep_log("slurmctld.log", "slurmctld", self.slurmctld_log, CTLD_TAIL, jre, job_id)))
+        for n in nodes:
+            path = self._slurmd_path(n)
+            tasks.append((f"slurmd.log {n}", self._grep_log(path.rsplit("/", 1)[-1], "slurmd", path, SLURMD_TAIL, jre, job_id)))
+        logs = await self._gather_logs(tasks, commands)
+        return Artifacts(acct=tuple(acct), logs=tuple(logs), commands=commands)
+
+    async def _node_artifacts(self, node: str) -> Artifacts:
+        commands: dict[str, str] = {}
+        path = self._slurmd_path(node)
+        tasks = [
+            (f"slurmd.log {node}", self._tail_log(path.rsplit("/", 1)[-1], "slurmd", path, NODE_TAIL, node)),
+            ("slurmctld.log", self._grep_log("slurmctld.log", "slurmctld", self.slurmctld_log, CTLD_TAIL, _node_log_re(node), node)),
+        ]
+        logs = await self._gather_logs(tasks, commands)
+        return Artifacts(logs=tuple(logs), commands=commands)
+
+    async def _gather_logs(self, tasks: list[tuple[str, Any]], commands: dict[str, str]) -> list[LogText]:
+        import asyncio
+
+        results = await asyncio.gather(*(t for _, t in tasks), return_exceptions=True)
+        logs: list[LogText] = []
+        for (label, _), res in zip(tasks, results, strict=True):
+            if isinstance(res, LogText):
+                logs.append(res)
+            else:
+                commands[f"error: {label}"] = _err_text(res)
+        return logs
+
+    def log_locations(self, subject: Subject, snapshot: Snapshot) -> list[tuple[str, LogLocation]]:
+        """Named logs of a job (stdout, stderr, slurmctld.log, slurmd.log per node) or node."""
+        locs: list[tuple[str, LogLocation]] = []
+        if subject.kind == "job" and _JOB_ID_RE.match(subject.id):
+            job = self._detail.get(subject.id) or self._find_job(snapshot, subject.id)
+            out, err = self._job_paths(job, subject.id)
+            if out:
+                locs.append(("stdout", LogLocation(self.name, out)))
+            if err and err != out:
+                locs.append(("stderr", LogLocation(self.name, err)))
+            locs.append(("slurmctld.log", LogLocation(self.name, self.slurmctld_log)))
+            for n in (job.nodes if job else ())[:8]:
+                if _NODE_RE.match(n):
+                    locs.append((f"slurmd.log ({n})", LogLocation(self.name, self._slurmd_path(n))))
+        elif subject.kind == "node" and _NODE_RE.match(subject.id):
+            locs.append(("slurmd.log", LogLocation(self.name, self._slurmd_path(subject.id))))
+            locs.append(("slurmctld.log", LogLocation(self.name, self.slurmctld_log)))
+        return locs
+
+    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+        return await self.transport.read_range(validate_path(path), offset, length)
+
+    async def stat(self, path: str) -> Any:
+        return await self.transport.stat(validate_path(path))
+
+    async def close(self) -> None:
+        await self.transport.close()
+
+
+class _CommandFailed(Exception):
+    """A Slurm command exited non-zero; becomes a SourceError."""
+
+    def __init__(self, argv: tuple[str, ...], status: int, message: str) -> None:
+        super().__init__(message)
+        self.argv, self.status, self.message = argv, status, message
+
+    def source_error(self) -> SourceError:
+        where = _cmd_label(self.argv)
+        first = self.message.splitlines()[0] if self.message else f"exit status {self.status}"
+        if "Unable to contact slurm controller" in self.message or "Socket timed out" in self.message:
+            return SourceError("unreachable", f"Slurm controller does not answer: {first}", where)
+        if self.status == 127:
+            return SourceError("command", f"{self.argv[0]} not found on the cluster", where)
+        return SourceError("command", f"{where} failed ({self.status}): {first}", where)
+
+
+def _err_text(exc: BaseException) -> str:
+    if isinstance(exc, _CommandFailed):
+        return exc.source_error().message
+    return getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"

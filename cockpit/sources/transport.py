@@ -7,8 +7,15 @@ Errors are typed (:class:`TransportError` subclasses) so sources can show them.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import os
+import shlex
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,3 +92,320 @@ class Transport(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+# --------------------------------------------------------------------------- implementations
+
+# asyncssh logs connection chatter at INFO; the TUI draws on stderr, so keep it quiet.
+_ASYNCSSH_LOG = logging.getLogger("asyncssh")
+_ASYNCSSH_LOG.addHandler(logging.NullHandler())
+_ASYNCSSH_LOG.propagate = False
+
+DEFAULT_KNOWN_HOSTS = "~/.ssh/known_hosts"
+
+
+def _where(argv: list[str] | tuple[str, ...]) -> str:
+    return " ".join(argv[:3])
+
+
+class LocalTransport:
+    """Commands as local subprocesses (never a shell); files read directly.
+
+    A command that exceeds ``timeout`` is killed (its whole process group) and
+    raises CommandTimeout.
+    """
+
+    def __init__(self, name: str = "local") -> None:
+        self.name = name
+
+    async def run(self, argv: list[str] | tuple[str, ...], timeout: float = 30.0) -> CommandResult:
+        argv = tuple(argv)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,  # so a timeout can kill children too
+            )
+        except FileNotFoundError:
+            raise CommandNotFound(f"{argv[0]}: command not found", where=argv[0]) from None
+        except PermissionError as exc:
+            raise CommandNotFound(f"{argv[0]}: {exc.strerror}", where=argv[0]) from None
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), timeout)
+        except (TimeoutError, asyncio.CancelledError) as exc:
+            _kill_group(proc)
+            await proc.wait()
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            raise CommandTimeout(f"{_where(argv)} did not answer within {timeout:g} s", where=_where(argv)) from None
+        return CommandResult(argv, out, err, proc.returncode if proc.returncode is not None else -1)
+
+    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+        return await asyncio.to_thread(_read_local, path, offset, length)
+
+    async def stat(self, path: str) -> FileStat:
+        try:
+            st = await asyncio.to_thread(os.stat, path)
+        except OSError as exc:
+            raise RemoteFileError(f"{path}: {exc.strerror}", where=path) from None
+        return FileStat(size=st.st_size, mtime=st.st_mtime)
+
+    async def close(self) -> None:
+        return None
+
+
+def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    try:
+        os.killpg(proc.pid, 9)
+    except (ProcessLookupError, PermissionError):
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+
+
+def _read_local(path: str, offset: int, length: int) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, offset))
+            return f.read(max(0, length))
+    except OSError as exc:
+        raise RemoteFileError(f"{path}: {exc.strerror}", where=path) from None
+
+
+class SshTransport:
+    """Commands and files over one reused asyncssh connection (channels, not connections).
+
+    * Host keys are checked against ``known_hosts`` (default ``~/.ssh/known_hosts``);
+      ``insecure_ignore_host_key=True`` is the only way to skip the check.
+    * ``~/.ssh/config`` is honoured when ``ssh_config`` is true (Host aliases, User,
+      IdentityFile, ProxyJump).
+    * argv is joined with ``shlex.join`` so remote shells see each argument literally.
+    * After a drop the next call reconnects; failed connects back off exponentially
+      (1, 2, 4 ... ``max_backoff`` s) and raise ConnectError meanwhile.
+    * Files: SFTP on the same connection, falling back to ``tail -c``/``stat`` commands.
+
+    Errors: AuthError (permission denied, unreadable key), HostKeyError (unknown or
+    changed host key; the message names the server's SHA256 fingerprint), ConnectError
+    (refused, unreachable, DNS, connect timeout), CommandTimeout, CommandNotFound (127).
+    """
+
+    def __init__(
+        self,
+        host: str,
+        port: int = 22,
+        user: str | None = None,
+        key: str | None = None,
+        known_hosts: str | None = DEFAULT_KNOWN_HOSTS,
+        connect_timeout: float = 10.0,
+        *,
+        ssh_config: bool = True,
+        insecure_ignore_host_key: bool = False,
+        name: str | None = None,
+        max_backoff: float = 60.0,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.name = name or host
+        self.host, self.port, self.user = host, port, user
+        self.key = os.path.expanduser(key) if key else None
+        self.known_hosts = os.path.expanduser(known_hosts) if known_hosts else None
+        self.connect_timeout = connect_timeout
+        self.ssh_config = ssh_config
+        self.insecure_ignore_host_key = insecure_ignore_host_key
+        self.max_backoff = max_backoff
+        self._monotonic = monotonic
+        self._conn: Any = None
+        self._sftp: Any = None
+        self._sftp_broken = False
+        self._lock = asyncio.Lock()
+        self._failures = 0
+        self._retry_at = 0.0
+        self._last_error: TransportError | None = None
+        self.connects = 0  # how many connections were opened (tests, benchmarks)
+
+    @property
+    def target(self) -> str:
+        return f"{self.user + '@' if self.user else ''}{self.host}:{self.port}"
+
+    def _options(self) -> dict[str, Any]:
+        opts: dict[str, Any] = {
+            "port": self.port,
+            "connect_timeout": self.connect_timeout,
+            "keepalive_interval": 30,
+            "keepalive_count_max": 3,
+        }
+        if self.user:
+            opts["username"] = self.user
+        if self.key:
+            opts["client_keys"] = [self.key]
+        if self.insecure_ignore_host_key:
+            opts["known_hosts"] = None
+        else:
+            # A missing known_hosts file means "nothing is trusted", never "trust all".
+            path = self.known_hosts
+            opts["known_hosts"] = path if path and Path(path).exists() else ([], [], [])
+        if not self.ssh_config:
+            opts["config"] = None
+        return opts
+
+    async def _connection(self) -> Any:
+        import asyncssh
+
+        async with self._lock:
+            if self._conn is not None and not self._conn.is_closed():
+                return self._conn
+            self._conn, self._sftp, self._sftp_broken = None, None, False
+            now = self._monotonic()
+            if now < self._retry_at and self._last_error is not None:
+                wait = self._retry_at - now
+                raise type(self._last_error)(
+                    f"{self._last_error.message} (next retry in {wait:.0f} s)", where=self._last_error.where
+                )
+            try:
+                conn = await asyncio.wait_for(
+                    asyncssh.connect(self.host, **self._options()), self.connect_timeout + 2
+                )
+            except TransportError as exc:
+                self._note_failure(exc)
+                raise
+            except Exception as exc:  # asyncssh/OSError zoo -> typed errors
+                err = await self._classify(exc)
+                self._note_failure(err)
+                raise err from None
+            self._conn = conn
+            self._failures, self._retry_at, self._last_error = 0, 0.0, None
+            self.connects += 1
+            return conn
+
+    def _note_failure(self, err: TransportError) -> None:
+        self._failures += 1
+        self._last_error = err
+        self._retry_at = self._monotonic() + min(self.max_backoff, 2 ** (self._failures - 1))
+
+    async def _classify(self, exc: BaseException) -> TransportError:
+        import asyncssh
+
+        where = f"ssh {self.target}"
+        if isinstance(exc, asyncssh.PermissionDenied):
+            return AuthError(f"ssh {self.target}: permission denied (key {self.key or 'default'})", where)
+        if isinstance(exc, asyncssh.HostKeyNotVerifiable):
+            fp = await self._fingerprint()
+            known = self.known_hosts or DEFAULT_KNOWN_HOSTS
+            return HostKeyError(
+                f"ssh {self.target}: host key {fp or '(unknown)'} is not trusted by {known} "
+                f"(unknown or changed host key; verify it and add it with ssh-keyscan)",
+                where,
+            )
+        if isinstance(exc, asyncssh.KeyImportError | asyncssh.KeyEncryptionError):
+            return AuthError(f"ssh {self.target}: cannot use key {self.key}: {exc}", where)
+        if isinstance(exc, ConnectionRefusedError):
+            return ConnectError(f"ssh {self.target}: connection refused", where)
+        if isinstance(exc, TimeoutError | asyncio.TimeoutError):
+            return ConnectError(f"ssh {self.target}: no answer within {self.connect_timeout:g} s", where)
+        if isinstance(exc, FileNotFoundError):
+            return AuthError(f"ssh {self.target}: {exc.strerror}: {exc.filename}", where)
+        if isinstance(exc, OSError):
+            return ConnectError(f"ssh {self.target}: {exc.strerror or exc}", where)
+        if isinstance(exc, asyncssh.DisconnectError):
+            return ConnectError(f"ssh {self.target}: {exc.reason}", where)
+        return ConnectError(f"ssh {self.target}: {type(exc).__name__}: {exc}", where)
+
+    async def _fingerprint(self) -> str:
+        import asyncssh
+
+        try:
+            key = await asyncio.wait_for(
+                asyncssh.get_server_host_key(self.host, self.port, config=None if not self.ssh_config else ()),
+                self.connect_timeout,
+            )
+        except Exception:
+            return ""
+        return key.get_fingerprint("sha256") if key else ""
+
+    def _drop(self) -> None:
+        conn, self._conn, self._sftp = self._conn, None, None
+        if conn is not None:
+            conn.close()
+
+    async def run(self, argv: list[str] | tuple[str, ...], timeout: float = 30.0) -> CommandResult:
+        import asyncssh
+
+        argv = tuple(argv)
+        conn = await self._connection()
+        try:
+            res = await conn.run(shlex.join(argv), check=False, timeout=timeout, encoding=None)
+        except asyncssh.TimeoutError:
+            raise CommandTimeout(f"{_where(argv)} did not answer within {timeout:g} s", where=_where(argv)) from None
+        except (asyncssh.Error, OSError) as exc:
+            self._drop()  # connection lost: the next call reconnects
+            raise ConnectError(f"ssh {self.target}: connection lost: {exc}", where=f"ssh {self.target}") from None
+        stdout = res.stdout or b""
+        stderr = res.stderr or b""
+        status = res.exit_status if res.exit_status is not None else -1  # killed by a signal
+        if status == 127 and b"not found" in stderr:
+            raise CommandNotFound(f"{argv[0]}: command not found on {self.host}", where=argv[0])
+        return CommandResult(argv, bytes(stdout), bytes(stderr), int(status))
+
+    async def _sftp_client(self) -> Any:
+        if self._sftp_broken:
+            return None
+        conn = await self._connection()
+        if self._sftp is None:
+            try:
+                self._sftp = await conn.start_sftp_client()
+            except Exception:
+                self._sftp_broken = True  # no sftp subsystem: use commands
+                return None
+        return self._sftp
+
+    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+        import asyncssh
+
+        sftp = await self._sftp_client()
+        if sftp is not None:
+            try:
+                async with sftp.open(path, "rb") as f:
+                    await f.seek(max(0, offset))
+                    return bytes(await f.read(max(0, length)) or b"")
+            except asyncssh.SFTPError as exc:
+                raise RemoteFileError(f"{path}: {exc.reason}", where=path) from None
+            except (asyncssh.Error, OSError) as exc:
+                self._drop()
+                raise ConnectError(f"ssh {self.target}: connection lost: {exc}", where=f"ssh {self.target}") from None
+        script = f"tail -c +{max(0, offset) + 1} -- {shlex.quote(path)} | head -c {max(0, length)}"
+        res = await self.run(["sh", "-c", script], timeout=30.0)
+        if res.exit_status != 0 and not res.stdout:
+            raise RemoteFileError(f"{path}: {res.stderr.decode(errors='replace').strip()}", where=path)
+        return res.stdout
+
+    async def stat(self, path: str) -> FileStat:
+        import asyncssh
+
+        sftp = await self._sftp_client()
+        if sftp is not None:
+            try:
+                attrs = await sftp.stat(path)
+            except asyncssh.SFTPError as exc:
+                raise RemoteFileError(f"{path}: {exc.reason}", where=path) from None
+            except (asyncssh.Error, OSError) as exc:
+                self._drop()
+                raise ConnectError(f"ssh {self.target}: connection lost: {exc}", where=f"ssh {self.target}") from None
+            return FileStat(size=int(attrs.size or 0), mtime=float(attrs.mtime or 0))
+        res = await self.run(["stat", "-c", "%s %Y", "--", path], timeout=15.0)
+        try:
+            size, mtime = res.stdout.split()
+            return FileStat(size=int(size), mtime=float(mtime))
+        except ValueError:
+            raise RemoteFileError(f"{path}: {res.stderr.decode(errors='replace').strip()}", where=path) from None
+
+    async def close(self) -> None:
+        async with self._lock:
+            conn, self._conn, self._sftp = self._conn, None, None
+        if conn is not None:
+            conn.close()
+            try:
+                await conn.wait_closed()
+            except Exception:
+                pass
