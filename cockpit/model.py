@@ -16,7 +16,7 @@ from typing import Literal
 Severity = Literal["critical", "warning", "info"]
 SEVERITY_RANK: Mapping[str, int] = {"critical": 0, "warning": 1, "info": 2}
 
-SubjectKind = Literal["job", "node", "partition", "training_job", "pool", "cluster", "project", "file"]
+SubjectKind = Literal["job", "node", "partition", "training_job", "pool", "cluster", "project", "file", "user"]
 SourceKind = Literal["slurm", "modelarts"]
 
 

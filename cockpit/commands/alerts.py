@@ -1,0 +1,94 @@
+"""``cockpit alerts``: the alert history (what fired, when, and why).
+
+Reads the JSON-lines history the TUI and ``cockpit watch`` append to. With
+``--demo`` it plays the built-in demo site forward a few polls and shows the
+alerts that fired, without touching the real history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime, timedelta
+
+from cockpit.errors import UserError
+from cockpit.text import clean
+from cockpit.watch.alerts import Alert, AlertConfig
+from cockpit.watch.history import AlertHistory, default_history_path
+
+_SEV = {"critical": "CRIT", "warning": "WARN", "info": "info"}
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from cockpit.cli import add_common
+
+    p = subparsers.add_parser("alerts", help="show the alert history", description=__doc__.splitlines()[0])
+    add_common(p)
+    p.add_argument("--json", action="store_true", help="one JSON object per alert (JSON lines)")
+    p.add_argument("--last", type=int, default=50, metavar="N", help="newest N alerts (default 50, 0 = all)")
+    p.add_argument("--history", metavar="FILE", help=f"history file (default {default_history_path()})")
+    p.set_defaults(func=run)
+
+
+def format_alert(a: Alert) -> str:
+    """One line: local time, severity, rule, subject, title (hostile text cleaned)."""
+    t = a.time.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    return f"{t}  {_SEV.get(a.severity, a.severity):4}  {a.rule:18}  {clean(str(a.subject), 60):30}  {clean(a.title, 300)}"
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.last < 0:
+        raise UserError("--last must be >= 0")
+    last = args.last or None
+    if args.demo:
+        alerts = demo_alerts(args.demo_seed)
+        alerts = alerts[-last:] if last else alerts
+    else:
+        history = AlertHistory(args.history)
+        try:
+            alerts = history.load(last)
+        except OSError as exc:
+            raise UserError(f"cannot read {history.path}: {exc.strerror or exc}") from None
+        if history.skipped:
+            print(f"cockpit: skipped {history.skipped} malformed line(s) in {history.path}", file=sys.stderr)
+    if args.json:
+        for a in alerts:
+            print(json.dumps(a.to_json(), ensure_ascii=False))
+        return 0
+    if not alerts:
+        print("no alerts")
+        return 0
+    for a in alerts:
+        print(format_alert(a))
+    return 0
+
+
+def demo_alerts(seed: int, polls: int = 12, step_s: int = 60) -> list[Alert]:
+    """Play the demo site ``polls`` polls forward (``step_s`` apart) through the watcher."""
+    import asyncio
+
+    try:
+        from cockpit.diagnosis.engine import diagnose
+        from cockpit.sources.demo import demo_sources
+    except ImportError as exc:
+        raise UserError(f"the demo site is not available in this build ({exc.name})") from None
+    from cockpit.watch.watcher import Watcher
+
+    now = [datetime.now(UTC).replace(microsecond=0)]
+    watcher = Watcher(AlertConfig())
+
+    async def play() -> None:
+        sources = demo_sources(seed, lambda: now[0])
+        try:
+            for _ in range(polls):
+                for s in sources:
+                    snap = await s.poll()
+                    watcher.observe(snap, diagnose(snap, None, now[0]) if snap.ok else [], now[0])
+                now[0] += timedelta(seconds=step_s)
+        finally:
+            for s in sources:
+                await s.close()
+
+    asyncio.run(play())
+    return watcher.alerts

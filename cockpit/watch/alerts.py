@@ -1,0 +1,384 @@
+"""Alerts: what fired, the rules from config, mutes and the repeat rate limit.
+
+An :class:`Alert` is one thing an operator would want mail for (Slurm's
+``--mail-type=ALL`` classes plus the guides' prevention checks). Alerts are
+produced by :func:`cockpit.watch.transitions.detect`, filtered by
+:class:`AlertRules` (mutes, rate limit), appended to the history file and sent to
+the notification channels.
+
+Config (TOML, read raw by the config loader and handed to :meth:`AlertConfig.from_table`)::
+
+    [alerts]
+    initializing_min = 8        # ModelArts job Initializing longer than this
+    storage_pct = 85            # shared filesystem use or inode use at/above this
+    repeat_s = 3600             # same rule + subject at most once per this many seconds
+    failures_window_min = 60    # a user's jobs failing repeatedly: N failures ...
+    failures_count = 3          # ... within the window
+    mute = ["node:cn003", "rule:storage", "job:42@hpc", "source:lab"]
+
+    [notify]
+    webhook = "https://chat.example/robot?key=..."
+    webhook_template = "generic"  # generic | slack | wecom | dingtalk | feishu
+    notify_command = "logger -t cockpit"
+    bell = true
+    timeout_s = 10
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from cockpit.errors import ConfigError
+from cockpit.model import SEVERITY_RANK, Evidence, Finding, Severity, Subject
+
+# Rule names (stable: mutes, history and scripts key on them).
+RULES: tuple[str, ...] = (
+    "job_failed",          # Slurm job turned FAILED / TIMEOUT / OUT_OF_MEMORY / NODE_FAIL
+    "node_unhealthy",      # node entered DRAIN or DOWN
+    "pending_never_runs",  # PENDING on a reason that never resolves by itself
+    "repeated_failures",   # one user's jobs failing N times within the window
+    "init_slow",           # ModelArts job Initializing past the threshold
+    "training_failed",     # ModelArts job Failed / Abnormal
+    "source_down",         # a cluster / project stopped answering
+    "source_recovered",    # ... and came back
+    "storage",             # shared filesystem (bytes or inodes) above the threshold
+)
+TEMPLATES: tuple[str, ...] = ("generic", "slack", "wecom", "dingtalk", "feishu")
+_SUBJECT_KINDS = ("job", "node", "partition", "training_job", "pool", "cluster", "project", "file", "user")
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """One fired alert.
+
+    ``time`` is when it was detected (tz-aware UTC), ``rule`` one of :data:`RULES`,
+    ``subject`` what it is about, ``title`` one line for the alert pane,
+    ``finding`` the engine's explanation when one matched, ``source`` the
+    cluster / project name, ``user`` the job owner when known (repeated failures).
+    """
+
+    time: datetime
+    rule: str
+    severity: Severity
+    subject: Subject
+    title: str
+    finding: Finding | None = None
+    source: str = ""
+    user: str = ""
+
+    @property
+    def key(self) -> str:
+        """Rate-limit key: rule + subject."""
+        s = self.subject
+        return f"{self.rule}|{s.kind}|{s.source}|{s.id}"
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (history lines, webhook ``generic`` body, command hook stdin)."""
+        out: dict[str, Any] = {
+            "time": self.time.isoformat(),
+            "rule": self.rule,
+            "severity": self.severity,
+            "subject": _subject_json(self.subject),
+            "title": self.title,
+            "source": self.source,
+        }
+        if self.user:
+            out["user"] = self.user
+        if self.finding is not None:
+            out["finding"] = finding_to_json(self.finding)
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Alert:
+        """Inverse of :meth:`to_json`. Raises ``ValueError``/``KeyError``/``TypeError`` on bad input."""
+        sev = d["severity"]
+        if sev not in SEVERITY_RANK:
+            raise ValueError(f"unknown severity {sev!r}")
+        t = datetime.fromisoformat(d["time"])
+        if t.tzinfo is None:
+            raise ValueError("alert time without a zone")
+        f = d.get("finding")
+        return cls(
+            time=t,
+            rule=str(d["rule"]),
+            severity=sev,
+            subject=_subject_from(d["subject"]),
+            title=str(d["title"]),
+            finding=finding_from_json(f) if f else None,
+            source=str(d.get("source", "")),
+            user=str(d.get("user", "")),
+        )
+
+
+def _subject_json(s: Subject) -> dict[str, str]:
+    return {"kind": s.kind, "source": s.source, "id": s.id}
+
+
+def _subject_from(d: Mapping[str, Any]) -> Subject:
+    if d["kind"] not in _SUBJECT_KINDS:
+        raise ValueError(f"unknown subject kind {d['kind']!r}")
+    return Subject(kind=d["kind"], source=str(d["source"]), id=str(d["id"]))
+
+
+def finding_to_json(f: Finding) -> dict[str, Any]:
+    """The parts of a Finding an alert needs to explain itself later (no ``related``)."""
+    return {
+        "root_cause": f.root_cause,
+        "severity": f.severity,
+        "subject": _subject_json(f.subject),
+        "title": f.title,
+        "explanation": f.explanation,
+        "remedy": f.remedy,
+        "confidence": f.confidence,
+        "evidence": [
+            {"where": e.where, "text": e.text, "line": e.line, "path": e.path, "offset": e.offset, "tier": e.tier}
+            for e in f.evidence
+        ],
+    }
+
+
+def finding_from_json(d: Mapping[str, Any]) -> Finding:
+    return Finding(
+        root_cause=str(d["root_cause"]),
+        severity=d["severity"],
+        subject=_subject_from(d["subject"]),
+        title=str(d["title"]),
+        explanation=str(d.get("explanation", "")),
+        remedy=str(d.get("remedy", "")),
+        confidence=float(d.get("confidence", 0.8)),
+        evidence=tuple(
+            Evidence(
+                where=str(e["where"]), text=str(e["text"]), line=e.get("line"), path=str(e.get("path", "")),
+                offset=e.get("offset"), tier=int(e.get("tier", 0)),
+            )
+            for e in d.get("evidence", ())
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- config
+
+
+@dataclass(frozen=True, slots=True)
+class Mute:
+    """``rule:NAME`` mutes a rule; ``KIND:ID[@SOURCE]`` a subject; ``source:NAME`` a whole source."""
+
+    rule: str = ""
+    kind: str = ""
+    id: str = ""
+    source: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> Mute:
+        """Raises ``ValueError`` with a message fit for a ConfigError."""
+        head, sep, rest = text.partition(":")
+        if not sep or not rest:
+            raise ValueError(f"mute {text!r}: expected 'rule:NAME', 'source:NAME' or 'KIND:ID[@SOURCE]'")
+        if head == "rule":
+            if rest not in RULES:
+                raise ValueError(f"mute {text!r}: unknown rule {rest!r} (known: {', '.join(RULES)})")
+            return cls(rule=rest)
+        if head == "source":
+            return cls(source=rest)
+        if head not in _SUBJECT_KINDS:
+            raise ValueError(f"mute {text!r}: unknown kind {head!r} (rule, source, {', '.join(_SUBJECT_KINDS)})")
+        ident, _, source = rest.partition("@")
+        return cls(kind=head, id=ident, source=source)
+
+    def matches(self, alert: Alert) -> bool:
+        if self.rule:
+            return alert.rule == self.rule
+        if not self.kind:
+            return alert.subject.source == self.source or alert.source == self.source
+        s = alert.subject
+        return s.kind == self.kind and s.id == self.id and (not self.source or s.source == self.source)
+
+    def __str__(self) -> str:
+        if self.rule:
+            return f"rule:{self.rule}"
+        if not self.kind:
+            return f"source:{self.source}"
+        return f"{self.kind}:{self.id}" + (f"@{self.source}" if self.source else "")
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyConfig:
+    """Where alerts go besides the alert pane. Empty strings mean "off"."""
+
+    webhook: str = ""
+    webhook_template: str = "generic"
+    notify_command: str = ""
+    bell: bool = True
+    timeout_s: float = 10.0
+    min_severity: Severity = "warning"  # alerts below this are kept in history only
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, Any], path: str = "") -> NotifyConfig:
+        """Parse the ``[notify]`` table. Raises ConfigError naming file and key."""
+        t = dict(table)
+        known = {"webhook", "webhook_template", "notify_command", "bell", "timeout_s", "min_severity"}
+        _reject_unknown(t, known, path, "notify")
+        webhook = _get(t, "webhook", str, "", path, "notify")
+        if webhook and not webhook.startswith(("http://", "https://")):
+            raise ConfigError(f"webhook must be an http:// or https:// URL, got {webhook!r}", path, key="notify.webhook")
+        template = _get(t, "webhook_template", str, "generic", path, "notify")
+        if template not in TEMPLATES:
+            raise ConfigError(f"unknown template {template!r} (one of {', '.join(TEMPLATES)})", path, key="notify.webhook_template")
+        timeout = float(_get(t, "timeout_s", (int, float), 10.0, path, "notify"))
+        if timeout <= 0:
+            raise ConfigError("must be > 0 seconds", path, key="notify.timeout_s")
+        sev = _get(t, "min_severity", str, "warning", path, "notify")
+        if sev not in SEVERITY_RANK:
+            raise ConfigError(f"unknown severity {sev!r} (critical, warning, info)", path, key="notify.min_severity")
+        command = _get(t, "notify_command", str, "", path, "notify")
+        if command:
+            import shlex
+
+            try:
+                shlex.split(command)
+            except ValueError as exc:
+                raise ConfigError(f"cannot split command: {exc}", path, key="notify.notify_command") from None
+        return cls(
+            webhook=webhook, webhook_template=template, notify_command=command,
+            bell=_get(t, "bell", bool, True, path, "notify"), timeout_s=timeout, min_severity=sev,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AlertConfig:
+    """Thresholds, mutes and notification settings. Defaults come from the troubleshooting guides."""
+
+    initializing_s: int = 8 * 60
+    storage_pct: float = 85.0
+    repeat_s: int = 3600
+    failures_window_s: int = 60 * 60
+    failures_count: int = 3
+    mutes: tuple[Mute, ...] = ()
+    notify: NotifyConfig = field(default_factory=NotifyConfig)
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, Any] | None, path: str = "", notify_table: Mapping[str, Any] | None = None) -> AlertConfig:
+        """Parse the ``[alerts]`` table (``notify_table`` = ``[notify]``, also accepted nested as ``alerts.notify``).
+
+        Raises :class:`ConfigError` naming ``path`` and the key for a wrong type, a
+        value out of range, an unknown key or a malformed mute.
+        """
+        t = dict(table or {})
+        nested = t.pop("notify", None)
+        if nested is not None and not isinstance(nested, Mapping):
+            raise ConfigError("must be a table", path, key="alerts.notify")
+        known = {"initializing_min", "storage_pct", "repeat_s", "failures_window_min", "failures_count", "mute"}
+        _reject_unknown(t, known, path, "alerts")
+        init_min = _get(t, "initializing_min", (int, float), 8, path, "alerts")
+        storage = _get(t, "storage_pct", (int, float), 85, path, "alerts")
+        repeat = _get(t, "repeat_s", int, 3600, path, "alerts")
+        window = _get(t, "failures_window_min", (int, float), 60, path, "alerts")
+        count = _get(t, "failures_count", int, 3, path, "alerts")
+        if init_min <= 0:
+            raise ConfigError("must be > 0 minutes", path, key="alerts.initializing_min")
+        if not 0 < storage <= 100:
+            raise ConfigError("must be a percentage in (0, 100]", path, key="alerts.storage_pct")
+        if repeat < 0:
+            raise ConfigError("must be >= 0 seconds", path, key="alerts.repeat_s")
+        if window <= 0:
+            raise ConfigError("must be > 0 minutes", path, key="alerts.failures_window_min")
+        if count < 2:
+            raise ConfigError("must be >= 2", path, key="alerts.failures_count")
+        raw_mutes = _get(t, "mute", list, [], path, "alerts")
+        mutes = []
+        for m in raw_mutes:
+            if not isinstance(m, str):
+                raise ConfigError(f"mute entries are strings, got {m!r}", path, key="alerts.mute")
+            try:
+                mutes.append(Mute.parse(m))
+            except ValueError as exc:
+                raise ConfigError(str(exc), path, key="alerts.mute") from None
+        nt = notify_table if notify_table is not None else nested
+        return cls(
+            initializing_s=int(init_min * 60), storage_pct=float(storage), repeat_s=repeat,
+            failures_window_s=int(window * 60), failures_count=count, mutes=tuple(mutes),
+            notify=NotifyConfig.from_table(nt or {}, path),
+        )
+
+
+def _reject_unknown(t: Mapping[str, Any], known: set[str], path: str, table: str) -> None:
+    for k in t:
+        if k not in known:
+            raise ConfigError(f"unknown key (known: {', '.join(sorted(known))})", path, key=f"{table}.{k}")
+
+
+def _get(t: Mapping[str, Any], key: str, types: type | tuple[type, ...], default: Any, path: str, table: str) -> Any:
+    if key not in t:
+        return default
+    v = t[key]
+    # TOML booleans are ints in Python: never accept one where a number is meant.
+    if (isinstance(v, bool) and types is not bool) or not isinstance(v, types):
+        names = types.__name__ if isinstance(types, type) else " or ".join(x.__name__ for x in types)
+        raise ConfigError(f"expected {names}, got {v!r}", path, key=f"{table}.{key}")
+    return v
+
+
+# --------------------------------------------------------------------------- rules
+
+
+class AlertRules:
+    """Mutes plus the repeat rate limit (same rule + subject at most once per ``repeat_s``).
+
+    Holds the time each alert key last fired; :meth:`seed` restores it from the
+    history so a restart does not re-send what fired an hour ago. Runtime mutes
+    (from a key in the alert pane) are added with :meth:`mute`.
+    """
+
+    def __init__(self, config: AlertConfig | None = None) -> None:
+        self.config = config or AlertConfig()
+        self._mutes: list[Mute] = list(self.config.mutes)
+        self._last: dict[str, datetime] = {}
+
+    @property
+    def mutes(self) -> tuple[Mute, ...]:
+        return tuple(self._mutes)
+
+    def mute(self, spec: str | Mute) -> Mute:
+        """Add a mute (``"node:cn003"``, ``"rule:storage"``). Raises ValueError on a bad spec."""
+        m = spec if isinstance(spec, Mute) else Mute.parse(spec)
+        if m not in self._mutes:
+            self._mutes.append(m)
+        return m
+
+    def unmute(self, spec: str | Mute) -> bool:
+        m = spec if isinstance(spec, Mute) else Mute.parse(spec)
+        if m in self._mutes:
+            self._mutes.remove(m)
+            return True
+        return False
+
+    def is_muted(self, alert: Alert) -> bool:
+        return any(m.matches(alert) for m in self._mutes)
+
+    def seed(self, history: Iterable[Alert]) -> None:
+        """Remember when each key last fired (alerts from the history file)."""
+        for a in history:
+            prev = self._last.get(a.key)
+            if prev is None or a.time > prev:
+                self._last[a.key] = a.time
+
+    def filter(self, alerts: Sequence[Alert], now: datetime | None = None) -> list[Alert]:
+        """Alerts that pass mutes and the rate limit, in input order; records them as fired.
+
+        ``now`` defaults to each alert's own time.
+        """
+        out: list[Alert] = []
+        window = timedelta(seconds=self.config.repeat_s)
+        for a in alerts:
+            if self.is_muted(a):
+                continue
+            t = now or a.time
+            last = self._last.get(a.key)
+            if last is not None and t - last < window:
+                continue
+            self._last[a.key] = t
+            out.append(a)
+        return out

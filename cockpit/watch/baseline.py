@@ -1,0 +1,248 @@
+"""ModelArts init-log baselines: how a good start looked, to diff a stuck one against.
+
+For each training job that reached Running, the first 50 lines of its startup log
+(``TrainingJob.log_preview``) are kept per (pool, image) in a JSON file. For a job
+stuck in Initializing, :func:`diff_against_baseline` lines its log up with the
+closest good run: which steps it passed, where it stopped, what should have come
+next, and how long each step took then and now (when lines carry timestamps).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import platformdirs
+
+from cockpit.model import TrainingJob
+from cockpit.text import strip_ansi
+
+KEEP_LINES = 50
+PER_KEY = 3  # most recent good runs kept per (pool, image)
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """First lines of a good run's startup log. ``captured_at`` is ISO 8601 UTC."""
+
+    job_id: str
+    name: str
+    pool: str
+    image: str
+    captured_at: str
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StepDiff:
+    """One line of the aligned logs.
+
+    ``status``: ``passed`` (in both), ``missing`` (the good run had it, the stuck one
+    has not reached it), ``extra`` (only in the stuck log: often the error).
+    ``then_s`` / ``now_s``: seconds since the previous timestamped line in the good /
+    stuck log; None without timestamps.
+    """
+
+    text: str
+    status: str
+    then_s: float | None = None
+    now_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineDiff:
+    """Where a stuck startup stopped compared with ``baseline``.
+
+    ``last_passed`` is the last baseline line the stuck log reached (None: not even
+    the first), ``next_expected`` the baseline lines that should come next,
+    ``stalled_s`` how long the stuck log has been silent since its last timestamp
+    (needs ``now``), ``then_next_s`` how long the good run took for that next step.
+    """
+
+    baseline_job_id: str
+    steps: tuple[StepDiff, ...]
+    passed: int
+    total: int
+    last_passed: str | None
+    next_expected: tuple[str, ...]
+    stalled_s: float | None = None
+    then_next_s: float | None = None
+
+    @property
+    def summary(self) -> str:
+        if self.passed == self.total:
+            return f"reached every step of good run {self.baseline_job_id}"
+        where = f"after {self.last_passed!r}" if self.last_passed else "before the first step"
+        nxt = f"; the good run went on with {self.next_expected[0]!r}" if self.next_expected else ""
+        took = f" ({self.then_next_s:.0f}s then" if self.then_next_s is not None else ""
+        if took:
+            took += f", silent {self.stalled_s:.0f}s now)" if self.stalled_s is not None else ")"
+        return f"stopped {where} (step {self.passed}/{self.total} of good run {self.baseline_job_id}){nxt}{took}"
+
+
+# Timestamps seen in container / ModelArts startup logs: ISO 8601 with T or space,
+# optional fraction (',' from Python logging, '.' elsewhere) and zone.
+_TS = re.compile(
+    r"(?P<d>\d{4}-\d{2}-\d{2})[T ](?P<t>\d{2}:\d{2}:\d{2})(?:[.,](?P<f>\d{1,9}))?(?P<z>Z|[+-]\d{2}:?\d{2})?"
+)
+# Variable parts that differ between two good runs: timestamps, numbers, hex ids, paths under /tmp.
+_VARIABLE = (
+    (_TS, "<ts>"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),
+    (re.compile(r"\b[0-9a-f]{12,}\b", re.I), "<hex>"),
+    (re.compile(r"\d+(?:\.\d+)?"), "<n>"),
+    (re.compile(r"\s+"), " "),
+)
+
+
+def line_time(line: str) -> datetime | None:
+    """The first timestamp in ``line`` (naive ones taken as UTC), else None."""
+    m = _TS.search(line)
+    if not m:
+        return None
+    frac = (m["f"] or "0")[:6].ljust(6, "0")
+    zone = m["z"] or "+00:00"
+    zone = "+00:00" if zone == "Z" else (zone if ":" in zone else zone[:3] + ":" + zone[3:])
+    try:
+        return datetime.fromisoformat(f"{m['d']}T{m['t']}.{frac}{zone}")
+    except ValueError:
+        return None
+
+
+def normalise(line: str) -> str:
+    """A line with its run-specific parts masked, for matching two runs' logs."""
+    s = strip_ansi(line).strip()
+    for pat, rep in _VARIABLE:
+        s = pat.sub(rep, s)
+    return s
+
+
+def _durations(lines: Sequence[str]) -> list[float | None]:
+    """Seconds since the previous timestamped line, per line (None without a timestamp)."""
+    out: list[float | None] = []
+    prev: datetime | None = None
+    for ln in lines:
+        t = line_time(ln)
+        if t is None:
+            out.append(None)
+            continue
+        out.append((t - prev).total_seconds() if prev is not None else 0.0)
+        prev = t
+    return out
+
+
+def diff_against_baseline(stuck_log_lines: Sequence[str], baseline: Baseline, now: datetime | None = None) -> BaselineDiff:
+    """Align a stuck job's startup log with a good run's (pure; ``now`` for the silence)."""
+    base = list(baseline.lines)
+    stuck = [ln for ln in stuck_log_lines if ln.strip()][: max(KEEP_LINES * 2, len(base))]
+    nb, ns = [normalise(x) for x in base], [normalise(x) for x in stuck]
+    db, ds = _durations(base), _durations(stuck)
+    sm = difflib.SequenceMatcher(a=nb, b=ns, autojunk=False)
+    steps: list[StepDiff] = []
+    passed_idx: list[int] = []
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal":
+            for k in range(i2 - i1):
+                passed_idx.append(i1 + k)
+                steps.append(StepDiff(stuck[j1 + k], "passed", db[i1 + k], ds[j1 + k]))
+            continue
+        steps += [StepDiff(stuck[j], "extra", None, ds[j]) for j in range(j1, j2)]
+        steps += [StepDiff(base[i], "missing", db[i], None) for i in range(i1, i2)]
+    last = max(passed_idx) if passed_idx else None
+    nxt_start = 0 if last is None else last + 1
+    next_expected = tuple(base[nxt_start: nxt_start + 3])
+    stalled = None
+    if now is not None:
+        times = [t for t in (line_time(x) for x in stuck) if t is not None]
+        if times:
+            stalled = max(0.0, (now - times[-1]).total_seconds())
+    # time the good run spent reaching its next timestamped line
+    then_next = next((d for d in db[nxt_start:] if d is not None), None) if next_expected else None
+    return BaselineDiff(
+        baseline_job_id=baseline.job_id, steps=tuple(steps), passed=len(passed_idx), total=len(base),
+        last_passed=base[last] if last is not None else None, next_expected=next_expected,
+        stalled_s=stalled, then_next_s=then_next,
+    )
+
+
+def default_baseline_path() -> Path:
+    return Path(platformdirs.user_state_dir("cockpit")) / "init-baselines.json"
+
+
+def _reached_running(job: TrainingJob) -> bool:
+    return (job.phase == "Running" and job.console_phase == "Running") or job.phase == "Completed"
+
+
+class BaselineStore:
+    """Good startup logs per (pool, image), persisted as one JSON file.
+
+    File shape: ``{"version": 1, "baselines": [Baseline as dict, ...]}``. A corrupt
+    file is treated as empty (and replaced on the next save): baselines are a cache.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, per_key: int = PER_KEY) -> None:
+        self.path = Path(path) if path is not None else default_baseline_path()
+        self.per_key = per_key
+        self._items: list[Baseline] = self._load()
+
+    def _load(self) -> list[Baseline]:
+        try:
+            d = json.loads(self.path.read_text(encoding="utf-8"))
+            return [Baseline(**{**b, "lines": tuple(b["lines"])}) for b in d["baselines"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return []
+
+    @property
+    def baselines(self) -> tuple[Baseline, ...]:
+        return tuple(self._items)
+
+    def record(self, job: TrainingJob, now: datetime | None = None) -> Baseline | None:
+        """Keep ``job``'s first 50 startup lines if it reached Running and is not kept yet.
+
+        Returns the new baseline (and saves the file), else None. Raises OSError when
+        the file cannot be written.
+        """
+        if not _reached_running(job) or not job.log_preview.strip():
+            return None
+        if any(b.job_id == job.job_id for b in self._items):
+            return None
+        lines = tuple(ln for ln in strip_ansi(job.log_preview).splitlines() if ln.strip())[:KEEP_LINES]
+        b = Baseline(job.job_id, job.name, job.pool_name or job.pool_id, job.image,
+                     (now or datetime.now(UTC)).isoformat(timespec="seconds"), lines)
+        same = [x for x in self._items if (x.pool, x.image) == (b.pool, b.image)]
+        drop = {x.job_id for x in same[: max(0, len(same) + 1 - self.per_key)]}
+        self._items = [x for x in self._items if x.job_id not in drop] + [b]
+        self.save()
+        return b
+
+    def closest_baseline(self, job: TrainingJob) -> Baseline | None:
+        """Newest good run with the same pool and image, else same image, else same pool."""
+        pool = job.pool_name or job.pool_id
+        for match in (
+            lambda b: b.pool == pool and b.image == job.image,
+            lambda b: bool(job.image) and b.image == job.image,
+            lambda b: bool(pool) and b.pool == pool,
+        ):
+            found = [b for b in self._items if match(b) and b.job_id != job.job_id]
+            if found:
+                return max(found, key=lambda b: b.captured_at)
+        return None
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = json.dumps({"version": 1, "baselines": [asdict(b) for b in self._items]}, ensure_ascii=False)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".baselines-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(data)
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

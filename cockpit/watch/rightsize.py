@@ -1,0 +1,152 @@
+"""Right-sizing ``--mem`` and ``--time`` from a job's sacct history.
+
+Input: :class:`AcctRecord` rows from ``sacct_history_argv(user, name)`` (or
+``sacct -j``): job rows carry ReqMem / Elapsed / Timelimit, step rows (``batch``,
+``0``...) carry MaxRSS, so rows are grouped by job id first. Suggestions follow the
+guides: ``--mem`` = peak MaxRSS × 1.2 rounded up to a unit a human would type,
+``--time`` = longest Elapsed × 1.3 rounded up to 5 / 15 / 60-minute steps.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cockpit.model import AcctRecord
+
+MEM_FACTOR = 1.2
+TIME_FACTOR = 1.3
+_LIVE = {"RUNNING", "PENDING", "REQUEUED", "SUSPENDED", "CONFIGURING", "COMPLETING"}
+
+
+@dataclass(frozen=True, slots=True)
+class RightSize:
+    """A suggestion with its evidence. Memory in MiB, times in seconds; None = no data.
+
+    ``mem_arg`` / ``time_arg`` are ready to paste (``--mem=6G``, ``--time=01:30:00``).
+    ``runs`` counts finished runs used; ``oom_runs`` / ``timeout_runs`` ended at the
+    limit, so their real need was higher than what was measured (see ``notes``).
+    """
+
+    runs: int
+    mem_mib: int | None = None
+    mem_arg: str = ""
+    mem_peak_mib: int | None = None
+    mem_p95_mib: int | None = None
+    req_mem_mib: int | None = None  # the latest run's request
+    time_s: int | None = None
+    time_arg: str = ""
+    elapsed_max_s: int | None = None
+    elapsed_p95_s: int | None = None
+    timelimit_s: int | None = None  # the latest run's limit
+    oom_runs: int = 0
+    timeout_runs: int = 0
+    notes: tuple[str, ...] = ()
+
+    @property
+    def summary(self) -> str:
+        """One line for a finding or the job screen."""
+        parts = []
+        if self.mem_arg:
+            parts.append(f"{self.mem_arg} (peak {fmt_mem(self.mem_peak_mib)}, p95 {fmt_mem(self.mem_p95_mib)})")
+        if self.time_arg:
+            parts.append(f"{self.time_arg} (longest {fmt_duration(self.elapsed_max_s)}, p95 {fmt_duration(self.elapsed_p95_s)})")
+        return f"from {self.runs} run{'s' if self.runs != 1 else ''}: " + ", ".join(parts) if parts else "no usable history"
+
+
+def round_mem_mib(mib: float) -> int:
+    """Round up to 256 MiB below 1 GiB, 512 MiB below 4 GiB, 1 GiB below 64 GiB, then 4 GiB."""
+    for limit, step in ((1024, 256), (4096, 512), (65536, 1024)):
+        if mib <= limit:
+            return max(step, math.ceil(mib / step) * step)
+    return math.ceil(mib / 4096) * 4096
+
+
+def round_time_s(seconds: float) -> int:
+    """Round up to 5 minutes up to 1 h, 15 minutes up to 6 h, whole hours beyond."""
+    for limit, step in ((3600, 300), (6 * 3600, 900)):
+        if seconds <= limit:
+            return max(step, math.ceil(seconds / step) * step)
+    return math.ceil(seconds / 3600) * 3600
+
+
+def fmt_mem(mib: int | None) -> str:
+    if mib is None:
+        return "?"
+    return f"{mib // 1024}G" if mib % 1024 == 0 else f"{mib}M"
+
+
+def fmt_duration(seconds: int | None) -> str:
+    """Slurm's time format: ``[D-]HH:MM:SS``."""
+    if seconds is None:
+        return "?"
+    d, rest = divmod(int(seconds), 86400)
+    h, rest = divmod(rest, 3600)
+    m, s = divmod(rest, 60)
+    return (f"{d}-" if d else "") + f"{h:02d}:{m:02d}:{s:02d}"
+
+
+def _p95(values: Sequence[int]) -> int:
+    """Nearest-rank 95th percentile."""
+    s = sorted(values)
+    return s[max(0, math.ceil(0.95 * len(s)) - 1)]
+
+
+def suggest(records: Sequence[AcctRecord]) -> RightSize:
+    """Suggest ``--mem`` and ``--time`` from finished runs in ``records``.
+
+    Runs still PENDING/RUNNING and sacct's placeholder rows are ignored. An
+    OUT_OF_MEMORY run counts its ReqMem as a lower bound of the peak; a TIMEOUT
+    run its Timelimit as a lower bound of the elapsed time.
+    """
+    jobs: dict[str, list[AcctRecord]] = {}
+    for r in records:
+        if r.placeholder:
+            continue
+        jobs.setdefault(r.job_id, []).append(r)
+    peaks, elapsed = [], []
+    req_mem = limit = None
+    ooms = timeouts = runs = 0
+    for rows in jobs.values():
+        head = next((r for r in rows if r.step == ""), rows[0])
+        if head.state in _LIVE:
+            continue
+        runs += 1
+        rss = [r.max_rss_mib for r in rows if r.max_rss_mib is not None]
+        peak = max(rss) if rss else None
+        if head.state == "OUT_OF_MEMORY" or any(r.state == "OUT_OF_MEMORY" for r in rows):
+            ooms += 1
+            if head.req_mem_mib is not None:
+                peak = max(peak or 0, head.req_mem_mib)
+        if peak is not None:
+            peaks.append(peak)
+        el = head.elapsed_s
+        if head.state == "TIMEOUT":
+            timeouts += 1
+            if head.timelimit_s is not None:
+                el = max(el or 0, head.timelimit_s)
+        if el is not None:
+            elapsed.append(el)
+        req_mem = head.req_mem_mib if head.req_mem_mib is not None else req_mem
+        limit = head.timelimit_s if head.timelimit_s is not None else limit
+    notes = []
+    if ooms:
+        notes.append(f"{ooms} run(s) ran out of memory: their real peak is above the request, so this is a floor; check the next run's MaxRSS")
+    if timeouts:
+        notes.append(f"{timeouts} run(s) hit the time limit: their real duration is unknown, so this is a floor")
+    if runs and not peaks:
+        notes.append("no MaxRSS recorded (jobacct_gather disabled?): cannot size --mem")
+    mem = time = None
+    if peaks:
+        mem = round_mem_mib(max(peaks) * MEM_FACTOR)
+    if elapsed and max(elapsed) > 0:
+        time = round_time_s(max(elapsed) * TIME_FACTOR)
+    return RightSize(
+        runs=runs,
+        mem_mib=mem, mem_arg=f"--mem={fmt_mem(mem)}" if mem else "",
+        mem_peak_mib=max(peaks) if peaks else None, mem_p95_mib=_p95(peaks) if peaks else None, req_mem_mib=req_mem,
+        time_s=time, time_arg=f"--time={fmt_duration(time)}" if time else "",
+        elapsed_max_s=max(elapsed) if elapsed else None, elapsed_p95_s=_p95(elapsed) if elapsed else None,
+        timelimit_s=limit, oom_runs=ooms, timeout_runs=timeouts, notes=tuple(notes),
+    )

@@ -1,0 +1,234 @@
+"""From one snapshot to the next: what changed that an operator wants to hear about.
+
+Pure functions, no I/O, no clock: ``now`` is passed in. ``detect`` compares the
+previous snapshot of a source with the current one and turns transitions into
+:class:`~cockpit.watch.alerts.Alert`\\ s, attaching the engine's finding for the
+subject when there is one. Conditions that were already true at the first poll
+(``prev is None``) do not fire: only changes do, plus an unreachable source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from cockpit.model import Finding, Severity, SlurmJob, SlurmNode, Snapshot, Subject, TrainingJob
+from cockpit.watch.alerts import Alert, AlertConfig
+from cockpit.watch.storage import FsUsage
+
+# Slurm end states worth a page (--mail-type=FAIL / TIME_LIMIT classes).
+FAILED_STATES: frozenset[str] = frozenset({"FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE"})
+_FAILED_SEVERITY: dict[str, Severity] = {"NODE_FAIL": "critical", "BOOT_FAIL": "critical"}
+
+# squeue reasons after which a PENDING job will not start without someone acting.
+NEVER_RUNS_REASONS: frozenset[str] = frozenset({
+    "PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit", "PartitionDown", "PartitionInactive",
+    "DependencyNeverSatisfied", "launch_failed_requeued_held", "JobHeldAdmin",
+    "BadConstraints", "InvalidAccount", "InvalidQOS", "AccountNotAllowed", "QOSNotAllowed",
+})
+# Engine labels (docs/root-causes.md) that mean the same.
+NEVER_RUNS_CAUSES: frozenset[str] = frozenset({
+    "pending_partition_limit", "dependency_failed", "pending_launch_failed_held", "submit_rejected_unsatisfiable",
+})
+TRAINING_FAILED_PHASES: frozenset[str] = frozenset({"Failed", "Abnormal"})
+
+
+def detect(
+    prev: Snapshot | None,
+    cur: Snapshot,
+    findings: Sequence[Finding],
+    now: datetime,
+    *,
+    config: AlertConfig | None = None,
+    recent: Sequence[Alert] = (),
+    last_good: Snapshot | None = None,
+) -> list[Alert]:
+    """Alerts for what changed between ``prev`` and ``cur`` (same source).
+
+    * ``findings``: the engine's findings for ``cur``; the first one whose subject
+      matches is attached to each alert (most likely cause first).
+    * ``config``: thresholds (Initializing minutes, failure window); defaults from the guides.
+    * ``recent``: alerts already fired (history), used to count a user's failures
+      within ``failures_window_s``.
+    * ``last_good``: the last snapshot without an error; jobs and nodes are compared
+      against it (else ``prev``) so a poll that failed in between does not make every
+      job look new.
+
+    Returns alerts in a stable order: source, nodes, jobs, training jobs, repeated failures.
+    """
+    cfg = config or AlertConfig()
+    out: list[Alert] = []
+    by_subject: dict[Subject, Finding] = {}
+    for f in findings:
+        by_subject.setdefault(f.subject, f)
+
+    # --- the source itself
+    src = Subject("cluster" if cur.kind == "slurm" else "project", cur.source, cur.source)
+    if cur.error is not None and (prev is None or prev.ok):
+        e = cur.error
+        where = f" ({e.where})" if e.where else ""
+        out.append(Alert(now, "source_down", "critical", src, f"{cur.source} unreachable: {e.kind}: {e.message}{where}",
+                         by_subject.get(src), cur.source))
+    elif cur.ok and prev is not None and not prev.ok:
+        out.append(Alert(now, "source_recovered", "info", src, f"{cur.source} answers again", None, cur.source))
+    if not cur.ok:
+        return out
+
+    base = last_good if last_good is not None else prev
+    if base is None or not base.ok:
+        return out
+
+    out += _nodes(base, cur, now, by_subject)
+    failures = _jobs(base, cur, now, by_subject)
+    out += failures
+    out += _training(base, cur, now, by_subject, cfg)
+    out += _repeated(out, recent, cur.source, now, cfg)
+    return out
+
+
+def _node_title(n: SlurmNode, entered: str) -> str:
+    reason = f": {n.reason}" if n.reason else ""
+    who = f" [{n.reason_user}]" if n.reason_user else ""
+    return f"node {n.name} entered {entered} ({n.state_label}){reason}{who}"
+
+
+def _nodes(prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Subject, Finding]) -> list[Alert]:
+    before = {n.name: n for n in prev.nodes}
+    out = []
+    for n in cur.nodes:
+        p = before.get(n.name)
+        entered = []
+        if n.is_down and (p is None or not p.is_down):
+            entered.append("DOWN")
+        if n.is_drain and (p is None or not p.is_drain):
+            entered.append("DRAIN")
+        if not entered:
+            continue
+        subj = Subject("node", cur.source, n.name)
+        sev: Severity = "critical" if "DOWN" in entered else "warning"
+        out.append(Alert(now, "node_unhealthy", sev, subj, _node_title(n, "+".join(entered)), by_subject.get(subj), cur.source))
+    return out
+
+
+def _job_title(j: SlurmJob) -> str:
+    where = f" on {j.node_list}" if j.node_list else ""
+    code = f" exit {j.exit_code}" if j.exit_code is not None else ""
+    return f"job {j.job_id} ({j.name}, {j.user}) {j.state}{code}{where}"
+
+
+def _never_runs(j: SlurmJob, finding: Finding | None) -> bool:
+    if not j.is_pending:
+        return False
+    if finding is not None and finding.root_cause in NEVER_RUNS_CAUSES:
+        return True
+    return j.reason in NEVER_RUNS_REASONS
+
+
+def _jobs(prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Subject, Finding]) -> list[Alert]:
+    before = {j.job_id: j for j in prev.jobs}
+    out = []
+    for j in cur.jobs:
+        p = before.get(j.job_id)
+        subj = Subject("job", cur.source, j.job_id)
+        f = by_subject.get(subj)
+        if j.state in FAILED_STATES and (p is None or p.state != j.state):
+            title = _job_title(j) + (f": {f.title}" if f else "")
+            out.append(Alert(now, "job_failed", _FAILED_SEVERITY.get(j.state, "warning"), subj, title, f, cur.source, j.user))
+        elif _never_runs(j, f) and not (p is not None and p.is_pending and p.reason == j.reason):
+            title = f"job {j.job_id} ({j.name}, {j.user}) PENDING ({j.reason}) will not start by itself" + (f": {f.title}" if f else "")
+            out.append(Alert(now, "pending_never_runs", "warning", subj, title, f, cur.source, j.user))
+    return out
+
+
+def _init_since(t: TrainingJob) -> datetime | None:
+    return t.phase_since or t.create_time
+
+
+def _initializing_for(t: TrainingJob, at: datetime) -> float | None:
+    """Seconds the job has been Initializing at ``at``, None when it is not Initializing."""
+    if t.console_phase != "Initializing":
+        return None
+    since = _init_since(t)
+    return None if since is None else (at - since).total_seconds()
+
+
+def _training(prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Subject, Finding], cfg: AlertConfig) -> list[Alert]:
+    before = {t.job_id: t for t in prev.training_jobs}
+    out = []
+    limit = cfg.initializing_s
+    for t in cur.training_jobs:
+        p = before.get(t.job_id)
+        subj = Subject("training_job", cur.source, t.job_id)
+        f = by_subject.get(subj)
+        if t.phase in TRAINING_FAILED_PHASES and (p is None or p.phase != t.phase):
+            title = f"training job {t.name} {t.phase}" + (f" ({t.secondary_phase})" if t.secondary_phase else "")
+            title += f": {f.title}" if f else ""
+            out.append(Alert(now, "training_failed", "critical", subj, title, f, cur.source, t.user))
+            continue
+        age = _initializing_for(t, now)
+        if age is None or age <= limit:
+            continue
+        # Crossed between the two polls (or appeared already past it since the last poll).
+        before_age = _initializing_for(p, prev.taken_at) if p is not None else None
+        if p is not None and before_age is not None and before_age > limit:
+            continue
+        pool = f" in pool {t.pool_name}" if t.pool_name else ""
+        title = f"training job {t.name} Initializing for {int(age // 60)} min{pool} (threshold {limit // 60} min)"
+        title += f": {f.title}" if f else ""
+        out.append(Alert(now, "init_slow", "warning", subj, title, f, cur.source, t.user))
+    return out
+
+
+def _repeated(new: Sequence[Alert], recent: Sequence[Alert], source: str, now: datetime, cfg: AlertConfig) -> list[Alert]:
+    """A user's N-th failure within the window fires once (the rate limit keeps it from repeating)."""
+    start = now - timedelta(seconds=cfg.failures_window_s)
+    kinds = {"job_failed", "training_failed"}
+    fresh_users = {a.user for a in new if a.rule in kinds and a.user}
+    out = []
+    for user in sorted(fresh_users):
+        seen: set[str] = set()
+        for a in [*recent, *new]:
+            if a.rule in kinds and a.user == user and a.source == source and a.time >= start:
+                seen.add(a.subject.id)
+        if len(seen) >= cfg.failures_count:
+            win = cfg.failures_window_s // 60
+            out.append(Alert(now, "repeated_failures", "warning", Subject("user", source, user),
+                             f"{len(seen)} jobs of {user} failed within {win} min: {', '.join(sorted(seen))}", None, source, user))
+    return out
+
+
+def storage_alerts(
+    source: str,
+    prev: Sequence[FsUsage] | None,
+    cur: Sequence[FsUsage],
+    now: datetime,
+    *,
+    config: AlertConfig | None = None,
+    findings: Sequence[Finding] = (),
+) -> list[Alert]:
+    """A filesystem crossing ``storage_pct`` (bytes or inodes) since the previous df.
+
+    ``prev`` None (first collection) fires nothing: only a crossing does. ``findings``
+    are :func:`cockpit.diagnosis.storage_rules.storage_findings` for ``cur``.
+    """
+    cfg = config or AlertConfig()
+    if prev is None:
+        return []
+    thr = cfg.storage_pct
+
+    def over(u: FsUsage) -> bool:
+        return u.use_pct >= thr or (u.inodes_pct is not None and u.inodes_pct >= thr)
+
+    was = {u.mount for u in prev if over(u)}
+    by_subject = {f.subject: f for f in findings}
+    out, seen = [], set()
+    for u in cur:
+        if u.mount in seen or not over(u) or u.mount in was:
+            continue
+        seen.add(u.mount)
+        subj = Subject("file", source, u.mount)
+        ino = f", inodes {u.inodes_pct:.0f}%" if u.inodes_pct is not None else ""
+        sev: Severity = "critical" if max(u.use_pct, u.inodes_pct or 0) >= 98 else "warning"
+        out.append(Alert(now, "storage", sev, subj,
+                         f"{u.mount} on {source} at {u.use_pct:.0f}%{ino} (threshold {thr:g}%)", by_subject.get(subj), source))
+    return out

@@ -1,0 +1,86 @@
+"""The small stateful glue the TUI hub and ``cockpit watch`` share.
+
+Per source it keeps the previous snapshot (and the last good one), runs
+:func:`detect`, filters through :class:`AlertRules`, appends to the history and
+hands the result to the notifier in a background thread. It never raises for a
+history or notification problem: those land in ``last_error``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Sequence
+from datetime import datetime
+
+from cockpit.model import Finding, Snapshot
+from cockpit.watch.alerts import Alert, AlertConfig, AlertRules
+from cockpit.watch.history import AlertHistory
+from cockpit.watch.notify import Notifier
+from cockpit.watch.storage import FsUsage
+from cockpit.watch.transitions import detect, storage_alerts
+
+KEEP = 500  # alerts kept in memory for the alert pane
+
+
+class Watcher:
+    """``observe(snapshot, findings, now)`` after every poll; read ``alerts`` for the pane.
+
+    ``history`` / ``notifier`` may be None (tests, ``--no-history``). On creation the
+    last ``KEEP`` alerts are loaded from the history and seed the rate limit, so a
+    restart neither forgets nor re-sends.
+    """
+
+    def __init__(self, config: AlertConfig | None = None, history: AlertHistory | None = None,
+                 notifier: Notifier | None = None) -> None:
+        self.config = config or AlertConfig()
+        self.rules = AlertRules(self.config)
+        self.history = history
+        self.notifier = notifier
+        self.last_error = ""
+        self._lock = threading.Lock()
+        self._prev: dict[str, Snapshot] = {}
+        self._good: dict[str, Snapshot] = {}
+        self._storage: dict[str, list[FsUsage]] = {}
+        self._alerts: deque[Alert] = deque(maxlen=KEEP)
+        if history is not None:
+            try:
+                past = history.load(KEEP)
+            except OSError as exc:
+                past, self.last_error = [], f"alert history: {exc}"
+            self._alerts.extend(past)
+            self.rules.seed(past)
+
+    @property
+    def alerts(self) -> list[Alert]:
+        """Alerts oldest first (history plus this session)."""
+        with self._lock:
+            return list(self._alerts)
+
+    def observe(self, snapshot: Snapshot, findings: Sequence[Finding], now: datetime,
+                storage: Sequence[FsUsage] | None = None, storage_findings: Sequence[Finding] = ()) -> list[Alert]:
+        """Detect, filter, record and send; returns the alerts that fired now."""
+        src = snapshot.source
+        with self._lock:
+            prev, good = self._prev.get(src), self._good.get(src)
+            raw = detect(prev, snapshot, findings, now, config=self.config, recent=list(self._alerts), last_good=good)
+            if storage is not None:
+                raw += storage_alerts(src, self._storage.get(src), storage, now, config=self.config, findings=storage_findings)
+                self._storage[src] = list(storage)
+            self._prev[src] = snapshot
+            if snapshot.ok:
+                self._good[src] = snapshot
+            fired = self.rules.filter(raw, now)
+            self._alerts.extend(fired)
+        if fired:
+            self._deliver(fired)
+        return fired
+
+    def _deliver(self, fired: list[Alert]) -> None:
+        if self.history is not None:
+            try:
+                self.history.append(fired)
+            except OSError as exc:
+                self.last_error = f"alert history: {exc}"
+        if self.notifier is not None:
+            self.notifier.dispatch(fired)
