@@ -1,0 +1,66 @@
+"""``cockpit check-config``: validate the config and try each source once.
+
+Secrets are never printed: ModelArts keys show as the environment variable names
+with ``set``/``missing``. A bad config exits 2 with one line naming file, line, key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+
+from cockpit.text import clean
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from cockpit.cli import add_common
+
+    p = subparsers.add_parser("check-config", help="validate the config and test each source", description=__doc__.splitlines()[0])
+    add_common(p)
+    p.add_argument("--timeout", type=float, default=30.0, metavar="S", help="per-source poll timeout (default 30)")
+    p.add_argument("--no-poll", action="store_true", help="only validate, do not contact the sources")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cockpit.commands.snapshot import poll_all
+    from cockpit.config import load_config
+    from cockpit.sources.factory import build_sources
+
+    config = load_config(args.config)
+    if not config.exists:
+        print(f"no config at {config.path}: the cockpit runs the demo site")
+        return 0
+    print(f"config {config.path}: OK")
+    lines: dict[str, str] = {}
+    for c in config.clusters.values():
+        if c.transport == "ssh":
+            target = f"ssh {c.user + '@' if c.user else ''}{c.host}:{c.port} key={c.key or '(ssh default)'} " \
+                     f"known_hosts={c.known_hosts or 'NOT CHECKED'}"
+        else:
+            target = "local"
+        lines[c.name] = f"cluster {c.name}: {target}, every {c.interval:g} s"
+    for m in config.modelarts.values():
+        ak = "set" if os.environ.get(m.ak_env) else "missing"
+        sk = "set" if os.environ.get(m.sk_env) else "missing"
+        where = m.endpoint or m.region
+        lines[m.name] = (f"modelarts {m.name}: {where} project {m.project_id}, AK ${m.ak_env} {ak}, "
+                         f"SK ${m.sk_env} {sk}, every {m.interval:g} s")
+    if args.no_poll:
+        for ln in lines.values():
+            print(f"  {ln}")
+        return 0
+    sources = build_sources(config)
+    snaps = asyncio.run(poll_all(sources, args.timeout))
+    bad = 0
+    for snap in snaps:
+        if snap.error:
+            bad += 1
+            status = f"FAILS [{snap.error.kind}] {clean(snap.error.message, 300)}"
+        elif snap.kind == "slurm":
+            status = f"answers (Slurm {snap.slurm_version or '?'}: {len(snap.nodes)} nodes, {len(snap.jobs)} jobs)"
+        else:
+            status = f"answers ({len(snap.training_jobs)} training jobs, {len(snap.pools)} pools)"
+        print(f"  {lines.get(snap.source, snap.source)}: {status}")
+    return 2 if bad else 0

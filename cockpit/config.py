@@ -1,0 +1,312 @@
+"""The cockpit's TOML config: clusters (Slurm over local/SSH), ModelArts projects, UI.
+
+Located at ``--config FILE`` or ``platformdirs.user_config_dir("cockpit")/config.toml``
+(``~/.config/cockpit/config.toml``). A missing default file is not an error: the
+config then has no sources and the cockpit runs its demo. Every problem (TOML syntax,
+unknown key, wrong type, value out of range) raises :class:`ConfigError` naming the
+file, the line and the key.
+
+Example::
+
+    [clusters.lab]
+    transport = "ssh"            # or "local"
+    host = "127.0.0.1"
+    port = 2222
+    user = "root"
+    key = "~/.ssh/id_ed25519"
+    known_hosts = "~/.ssh/known_hosts"
+    interval = 15                # seconds, at least 5
+
+    [modelarts.prod]
+    region = "cn-north-4"
+    project_id = "0b1e8c5d2f9a4c6e8d7f0a1b2c3d4e5f"
+    ak_env = "HUAWEICLOUD_SDK_AK"
+    sk_env = "HUAWEICLOUD_SDK_SK"
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cockpit.errors import ConfigError
+
+MIN_INTERVAL = 5.0  # seconds; faster polling loads the controller for nothing
+
+
+def default_config_path() -> Path:
+    """``<XDG config dir>/cockpit/config.toml``."""
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("cockpit")) / "config.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterConfig:
+    """One Slurm cluster. ``known_hosts=None`` only with ``insecure_ignore_host_key``."""
+
+    name: str
+    transport: str = "local"  # local | ssh
+    host: str = ""
+    port: int = 22
+    user: str | None = None
+    key: str | None = None
+    known_hosts: str | None = "~/.ssh/known_hosts"
+    interval: float = 15.0  # seconds between polls
+    slurmctld_log: str = "/var/log/slurm/slurmctld.log"
+    slurmd_log: str = "/var/log/slurm/slurmd.log"  # %n = node name
+    timezone: str = "UTC"  # zone Slurm prints its local times in
+    storage_paths: tuple[str, ...] = ()
+    allow_actions: bool = False
+    ssh_config: bool = True  # honour ~/.ssh/config
+    insecure_ignore_host_key: bool = False
+    connect_timeout: float = 10.0  # seconds
+    command_timeout: float = 20.0  # seconds
+
+
+@dataclass(frozen=True, slots=True)
+class ModelArtsConfig:
+    """One ModelArts project. Keys come from the named environment variables, never the file."""
+
+    name: str
+    region: str = ""
+    endpoint: str = ""
+    project_id: str = ""
+    workspace: str = ""
+    ak_env: str = "HUAWEICLOUD_SDK_AK"
+    sk_env: str = "HUAWEICLOUD_SDK_SK"
+    interval: float = 30.0
+    verify_ssl: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class UiConfig:
+    bell: bool = True
+    theme: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    path: str = ""
+    clusters: dict[str, ClusterConfig] = field(default_factory=dict)
+    modelarts: dict[str, ModelArtsConfig] = field(default_factory=dict)
+    ui: UiConfig = field(default_factory=UiConfig)
+    alerts: dict[str, Any] = field(default_factory=dict)  # raw [alerts] table, read by the alerts issue
+    exists: bool = True  # False when the default file was absent
+
+    @property
+    def has_sources(self) -> bool:
+        return bool(self.clusters or self.modelarts)
+
+
+# field -> (accepted types, description)
+_CLUSTER_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "transport": ((str,), "string"),
+    "host": ((str,), "string"),
+    "port": ((int,), "integer"),
+    "user": ((str,), "string"),
+    "key": ((str,), "string"),
+    "known_hosts": ((str,), "string"),
+    "interval": ((int, float), "number"),
+    "slurmctld_log": ((str,), "string"),
+    "slurmd_log": ((str,), "string"),
+    "timezone": ((str,), "string"),
+    "storage_paths": ((list,), "list of strings"),
+    "allow_actions": ((bool,), "boolean"),
+    "ssh_config": ((bool,), "boolean"),
+    "insecure_ignore_host_key": ((bool,), "boolean"),
+    "connect_timeout": ((int, float), "number"),
+    "command_timeout": ((int, float), "number"),
+}
+_MODELARTS_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "region": ((str,), "string"),
+    "endpoint": ((str,), "string"),
+    "project_id": ((str,), "string"),
+    "workspace": ((str,), "string"),
+    "ak_env": ((str,), "string"),
+    "sk_env": ((str,), "string"),
+    "interval": ((int, float), "number"),
+    "verify_ssl": ((bool,), "boolean"),
+}
+_UI_KEYS: dict[str, tuple[tuple[type, ...], str]] = {"bell": ((bool,), "boolean"), "theme": ((str,), "string")}
+_TOP = {"clusters", "modelarts", "ui", "alerts"}
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+class _Loader:
+    def __init__(self, path: str, text: str) -> None:
+        self.path, self.lines = path, text.splitlines()
+
+    def line_of(self, dotted: str) -> int | None:
+        """Best-effort line of a key: its table header, then ``key =`` inside that table."""
+        parts = dotted.split(".")
+        table, key = parts[:-1], parts[-1]
+        start = 0
+        if table:
+            hdr = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(re.escape(p) for p in table) + r"\s*\]")
+            for i, ln in enumerate(self.lines):
+                if hdr.match(ln):
+                    start = i
+                    break
+            else:
+                return self._find_key(key, 0, len(self.lines)) or self._find_table(dotted)
+        end = next((i for i in range(start + 1, len(self.lines)) if self.lines[i].lstrip().startswith("[")), len(self.lines))
+        found = self._find_key(key, start, end)
+        if found:
+            return found
+        return self._find_table(dotted) or start + 1
+
+    def _find_key(self, key: str, start: int, end: int) -> int | None:
+        pat = re.compile(r"^\s*[\"']?" + re.escape(key) + r"[\"']?\s*=")
+        for i in range(start, end):
+            if pat.match(self.lines[i]):
+                return i + 1
+        return None
+
+    def _find_table(self, dotted: str) -> int | None:
+        hdr = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(re.escape(p) for p in dotted.split(".")) + r"\s*\]")
+        return next((i + 1 for i, ln in enumerate(self.lines) if hdr.match(ln)), None)
+
+    def error(self, dotted: str, message: str) -> ConfigError:
+        return ConfigError(message, path=self.path, line=self.line_of(dotted), key=dotted)
+
+    def check(self, dotted_prefix: str, table: dict[str, Any], spec: dict[str, tuple[tuple[type, ...], str]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in table.items():
+            dotted = f"{dotted_prefix}.{k}"
+            if k not in spec:
+                raise self.error(dotted, f"unknown key {k!r} (known: {', '.join(sorted(spec))})")
+            types, desc = spec[k]
+            if isinstance(v, bool) and bool not in types:
+                raise self.error(dotted, f"must be a {desc}, not a boolean")
+            if not isinstance(v, types):
+                raise self.error(dotted, f"must be a {desc}, not {type(v).__name__} {v!r}")
+            if desc == "list of strings" and not all(isinstance(x, str) for x in v):
+                raise self.error(dotted, "must be a list of strings")
+            out[k] = v
+        return out
+
+    def interval(self, dotted: str, value: float) -> float:
+        if value < MIN_INTERVAL:
+            raise self.error(dotted, f"interval {value:g} s is below the floor of {MIN_INTERVAL:g} s")
+        return float(value)
+
+
+def _table(ld: _Loader, data: dict[str, Any], key: str) -> dict[str, Any]:
+    v = data.get(key, {})
+    if not isinstance(v, dict):
+        raise ld.error(key, f"{key} must be a table ([{key}.NAME])")
+    return v
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Read and validate the config. ``path=None``: the default path, absent -> empty Config.
+
+    An explicit path that does not exist is a ConfigError (the user asked for it).
+    Raises ConfigError naming file, line and key for every problem.
+    """
+    explicit = path is not None
+    p = Path(path).expanduser() if explicit else default_config_path()
+    if not p.exists():
+        if explicit:
+            raise ConfigError("config file not found", path=str(p))
+        return Config(path=str(p), exists=False)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read: {exc}", path=str(p)) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+        raise ConfigError(f"TOML syntax error: {msg}", path=str(p), line=int(m.group(1)) if m else None) from None
+    ld = _Loader(str(p), text)
+    for k in data:
+        if k not in _TOP:
+            raise ld.error(k, f"unknown top-level key {k!r} (known: {', '.join(sorted(_TOP))})")
+
+    clusters: dict[str, ClusterConfig] = {}
+    for name, raw in _table(ld, data, "clusters").items():
+        prefix = f"clusters.{name}"
+        if not isinstance(raw, dict):
+            raise ld.error(prefix, "must be a table")
+        if not _NAME_RE.match(name):
+            raise ld.error(prefix, "cluster names use letters, digits, '.', '_' and '-'")
+        v = ld.check(prefix, raw, _CLUSTER_KEYS)
+        transport = v.get("transport", "local")
+        if transport not in ("local", "ssh"):
+            raise ld.error(f"{prefix}.transport", f"transport must be 'local' or 'ssh', not {transport!r}")
+        if transport == "ssh" and not v.get("host"):
+            raise ld.error(f"{prefix}.host", "an ssh cluster needs host")
+        port = v.get("port", 22)
+        if not 0 < port < 65536:
+            raise ld.error(f"{prefix}.port", f"port {port} is out of range")
+        kh = v.get("known_hosts", "~/.ssh/known_hosts")
+        insecure = v.get("insecure_ignore_host_key", False)
+        if kh.lower() == "none":
+            if not insecure:
+                raise ld.error(f"{prefix}.known_hosts", 'known_hosts = "none" needs insecure_ignore_host_key = true')
+            kh = None
+        tz = v.get("timezone", "UTC")
+        try:
+            from zoneinfo import ZoneInfo
+
+            ZoneInfo(tz)
+        except Exception:
+            raise ld.error(f"{prefix}.timezone", f"unknown time zone {tz!r}") from None
+        clusters[name] = ClusterConfig(
+            name=name,
+            transport=transport,
+            host=v.get("host", ""),
+            port=port,
+            user=v.get("user"),
+            key=v.get("key"),
+            known_hosts=kh,
+            interval=ld.interval(f"{prefix}.interval", v.get("interval", 15)),
+            slurmctld_log=v.get("slurmctld_log", ClusterConfig.slurmctld_log),
+            slurmd_log=v.get("slurmd_log", ClusterConfig.slurmd_log),
+            timezone=tz,
+            storage_paths=tuple(v.get("storage_paths", ())),
+            allow_actions=v.get("allow_actions", False),
+            ssh_config=v.get("ssh_config", True),
+            insecure_ignore_host_key=insecure,
+            connect_timeout=float(v.get("connect_timeout", 10.0)),
+            command_timeout=float(v.get("command_timeout", 20.0)),
+        )
+
+    modelarts: dict[str, ModelArtsConfig] = {}
+    for name, raw in _table(ld, data, "modelarts").items():
+        prefix = f"modelarts.{name}"
+        if not isinstance(raw, dict):
+            raise ld.error(prefix, "must be a table")
+        if not _NAME_RE.match(name):
+            raise ld.error(prefix, "project names use letters, digits, '.', '_' and '-'")
+        v = ld.check(prefix, raw, _MODELARTS_KEYS)
+        if not v.get("project_id"):
+            raise ld.error(f"{prefix}.project_id", "project_id is required")
+        if not v.get("region") and not v.get("endpoint"):
+            raise ld.error(f"{prefix}.region", "region (or endpoint) is required")
+        for k in ("ak_env", "sk_env"):
+            if k in v and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v[k]):
+                raise ld.error(f"{prefix}.{k}", f"{k} names an environment variable, e.g. HUAWEICLOUD_SDK_AK (never the key itself)")
+        modelarts[name] = ModelArtsConfig(
+            name=name,
+            region=v.get("region", ""),
+            endpoint=v.get("endpoint", ""),
+            project_id=v["project_id"],
+            workspace=v.get("workspace", ""),
+            ak_env=v.get("ak_env", "HUAWEICLOUD_SDK_AK"),
+            sk_env=v.get("sk_env", "HUAWEICLOUD_SDK_SK"),
+            interval=ld.interval(f"{prefix}.interval", v.get("interval", 30)),
+            verify_ssl=v.get("verify_ssl", True),
+        )
+
+    ui_raw = _table(ld, data, "ui")
+    ui_v = ld.check("ui", ui_raw, _UI_KEYS)
+    ui = UiConfig(bell=ui_v.get("bell", True), theme=ui_v.get("theme"))
+    alerts = _table(ld, data, "alerts")
+    return Config(path=str(p), clusters=clusters, modelarts=modelarts, ui=ui, alerts=dict(alerts))

@@ -1,0 +1,115 @@
+"""Config -> live sources, and the source selection every CLI command shares."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from cockpit.config import ClusterConfig, Config, load_config
+from cockpit.errors import UserError
+from cockpit.sources.base import Source
+
+
+def build_transport(cfg: ClusterConfig) -> Any:
+    """LocalTransport or SshTransport for one cluster entry."""
+    from cockpit.sources.transport import LocalTransport, SshTransport
+
+    if cfg.transport == "local":
+        return LocalTransport(name=cfg.name)
+    return SshTransport(
+        cfg.host,
+        cfg.port,
+        cfg.user,
+        cfg.key,
+        cfg.known_hosts,
+        cfg.connect_timeout,
+        ssh_config=cfg.ssh_config,
+        insecure_ignore_host_key=cfg.insecure_ignore_host_key,
+        name=cfg.name,
+    )
+
+
+def build_cluster(cfg: ClusterConfig, *, clock: Callable[[], datetime] | None = None) -> Source:
+    from cockpit.sources.slurm import SlurmSource
+
+    return SlurmSource(
+        cfg.name,
+        build_transport(cfg),
+        interval=cfg.interval,
+        clock=clock,
+        tz=ZoneInfo(cfg.timezone),
+        slurmctld_log=cfg.slurmctld_log,
+        slurmd_log=cfg.slurmd_log,
+        storage_paths=cfg.storage_paths,
+        command_timeout=cfg.command_timeout,
+    )
+
+
+def build_sources(
+    config: Config,
+    *,
+    clock: Callable[[], datetime] | None = None,
+    clusters: list[str] | None = None,
+    modelarts: list[str] | None = None,
+) -> list[Source]:
+    """One source per config entry (optionally only the named ones), clusters first.
+
+    Raises UserError when a ModelArts entry exists but the ModelArts source is unavailable.
+    """
+    sources: list[Source] = []
+    for name, cfg in config.clusters.items():
+        if clusters is None or name in clusters:
+            sources.append(build_cluster(cfg, clock=clock))
+    wanted = [(n, c) for n, c in config.modelarts.items() if modelarts is None or n in modelarts]
+    if wanted:
+        try:
+            from cockpit.sources.modelarts import ModelArtsSource
+        except ImportError as exc:
+            raise UserError(f"ModelArts support is not available: {exc}") from None
+        for _, cfg in wanted:
+            sources.append(ModelArtsSource.from_config(cfg, clock=clock))
+    return sources
+
+
+def demo(seed: int = 7, clock: Callable[[], datetime] | None = None) -> list[Source]:
+    try:
+        from cockpit.sources.demo import demo_sources
+    except ImportError as exc:
+        raise UserError(f"the demo site is not available: {exc}") from None
+    return demo_sources(seed=seed) if clock is None else demo_sources(seed=seed, clock=clock)
+
+
+def _names(arg: Any) -> list[str] | None:
+    if arg is None:
+        return None
+    return [arg] if isinstance(arg, str) else list(arg)
+
+
+def select_sources(args: argparse.Namespace, *, clock: Callable[[], datetime] | None = None) -> list[Source]:
+    """Sources for a CLI command: ``--demo``, else the config (no config -> the demo).
+
+    ``--cluster NAME`` / ``--modelarts NAME`` (when the command has them) restrict the
+    selection; an unknown name raises UserError listing the known ones.
+    """
+    if getattr(args, "demo", False):
+        return demo(getattr(args, "demo_seed", 7), clock)
+    config = load_config(getattr(args, "config", None))
+    if not config.has_sources:
+        if getattr(args, "config", None):
+            raise UserError(f"{config.path}: no [clusters.NAME] or [modelarts.NAME] entries")
+        return demo(getattr(args, "demo_seed", 7), clock)
+    clusters = _names(getattr(args, "cluster", None))
+    projects = _names(getattr(args, "modelarts", None))
+    for names, known, what in ((clusters, config.clusters, "cluster"), (projects, config.modelarts, "ModelArts project")):
+        for n in names or ():
+            if n not in known:
+                listed = ", ".join(sorted(known)) or "none"
+                raise UserError(f"unknown {what} {n!r} in {config.path} (known: {listed})")
+    if clusters is not None and projects is None:
+        projects = []
+    elif projects is not None and clusters is None:
+        clusters = []
+    return build_sources(config, clock=clock, clusters=clusters, modelarts=projects)

@@ -1,0 +1,98 @@
+import subprocess
+import sys
+
+import pytest
+
+from cockpit.config import load_config
+from cockpit.errors import ConfigError
+
+EXAMPLE = """\
+[clusters.lab]
+transport = "ssh"            # or "local"
+host = "127.0.0.1"
+port = 2222
+user = "root"
+key = "~/.ssh/id_ed25519"
+known_hosts = "~/.ssh/known_hosts"
+interval = 15                # seconds
+
+[modelarts.prod]
+region = "cn-north-4"
+endpoint = "http://127.0.0.1:8443"   # optional; overrides the region's endpoint
+project_id = "0b1e8c5d2f9a4c6e8d7f0a1b2c3d4e5f"
+ak_env = "HUAWEICLOUD_SDK_AK"         # names of the environment variables holding the keys
+sk_env = "HUAWEICLOUD_SDK_SK"
+interval = 30
+"""
+
+
+def write(tmp_path, text):
+    p = tmp_path / "config.toml"
+    p.write_text(text)
+    return p
+
+
+def test_example_config(tmp_path):
+    cfg = load_config(write(tmp_path, EXAMPLE + "\n[clusters.here]\ntransport = \"local\"\n[ui]\nbell = false\n"))
+    lab = cfg.clusters["lab"]
+    assert (lab.transport, lab.host, lab.port, lab.user, lab.interval) == ("ssh", "127.0.0.1", 2222, "root", 15.0)
+    assert lab.known_hosts == "~/.ssh/known_hosts" and lab.ssh_config and not lab.allow_actions
+    assert cfg.clusters["here"].transport == "local" and cfg.clusters["here"].interval == 15.0
+    prod = cfg.modelarts["prod"]
+    assert (prod.region, prod.project_id, prod.ak_env, prod.interval) == ("cn-north-4", "0b1e8c5d2f9a4c6e8d7f0a1b2c3d4e5f", "HUAWEICLOUD_SDK_AK", 30.0)
+    assert cfg.ui.bell is False and cfg.has_sources
+
+
+def test_missing_default_file_gives_empty_config(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nowhere"))
+    cfg = load_config(None)
+    assert not cfg.has_sources and not cfg.exists
+
+
+def test_missing_explicit_file_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "nope.toml")
+
+
+@pytest.mark.parametrize(
+    ("mutation", "line", "key", "words"),
+    [
+        (("interval = 15 ", "interval = 2  "), 8, "clusters.lab.interval", "floor"),
+        (("port = 2222", "port = \"2222\""), 4, "clusters.lab.port", "integer"),
+        (("user = \"root\"", "usr = \"root\""), 5, "clusters.lab.usr", "unknown key"),
+        (("transport = \"ssh\"", "transport = \"telnet\""), 2, "clusters.lab.transport", "local"),
+        (("project_id = \"0b1e8c5d2f9a4c6e8d7f0a1b2c3d4e5f\"\n", ""), 10, "modelarts.prod.project_id", "required"),
+        (("interval = 30", "interval = 1"), 16, "modelarts.prod.interval", "floor"),
+    ],
+)
+def test_errors_name_file_line_and_key(tmp_path, mutation, line, key, words):
+    p = write(tmp_path, EXAMPLE.replace(*mutation))
+    with pytest.raises(ConfigError) as ei:
+        load_config(p)
+    err = ei.value
+    assert err.key == key and err.line == line and words in str(err)
+    assert str(err).startswith(f"{p}:{line}: [{key}]")
+
+
+def test_toml_syntax_error_has_line(tmp_path):
+    p = write(tmp_path, EXAMPLE.replace('host = "127.0.0.1"', "host = 127.0.0.1 oops"))
+    with pytest.raises(ConfigError) as ei:
+        load_config(p)
+    assert ei.value.line == 3 and "TOML syntax error" in str(ei.value)
+
+
+def test_known_hosts_none_needs_explicit_insecure(tmp_path):
+    p = write(tmp_path, EXAMPLE.replace('known_hosts = "~/.ssh/known_hosts"', 'known_hosts = "none"'))
+    with pytest.raises(ConfigError, match="insecure_ignore_host_key"):
+        load_config(p)
+    p = write(tmp_path, EXAMPLE.replace('known_hosts = "~/.ssh/known_hosts"', 'known_hosts = "none"\ninsecure_ignore_host_key = true'))
+    assert load_config(p).clusters["lab"].known_hosts is None
+
+
+def test_check_config_cli_exit_2_one_line(tmp_path):
+    p = write(tmp_path, EXAMPLE.replace("interval = 15 ", "interval = 1  "))
+    res = subprocess.run([sys.executable, "-m", "cockpit", "check-config", "--config", str(p)],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert f"{p}:8" in res.stderr and "clusters.lab.interval" in res.stderr
