@@ -245,6 +245,7 @@ class TrainingJob:
     log_preview: str = ""  # startup log of the first task (<= 5 MB per the API)
     log_task: str = ""
     workspace_id: str = ""
+    log_changed_at: datetime | None = None  # when the poller last saw log_preview grow
 
     @property
     def console_phase(self) -> str:

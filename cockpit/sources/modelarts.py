@@ -1,0 +1,431 @@
+"""ModelArtsSource: one ModelArts project (region + project id) as Snapshots.
+
+Each ``poll()`` lists training jobs (pages of 50), fetches details, stages, events and
+the first task's startup-log preview for the jobs worth diagnosing (not Running or
+Completed: Initializing ones, recently Failed ones), and lists the dedicated pools with
+their nodes (cached ``pool_cache_s``), plus the flavor's maximum available resource for
+flavors of waiting jobs. The blocking SDK runs in threads (``asyncio.to_thread``) with
+bounded concurrency. API failures become ``Snapshot(error=SourceError(...))``; a 429's
+``Retry-After`` is honoured by not calling the API again before it has passed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import re
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from cockpit.errors import ParseError, UserError
+from cockpit.model import (
+    Artifacts,
+    LogLocation,
+    LogText,
+    Pool,
+    Snapshot,
+    SourceError,
+    Subject,
+    TrainingJob,
+)
+from cockpit.sources.modelarts_api import (
+    ModelArtsApi,
+    ModelArtsApiError,
+    SdkModelArtsApi,
+    SdkSettings,
+)
+from cockpit.sources.modelarts_parse import (
+    parse_flavor_max_available,
+    parse_pool,
+    parse_training_job,
+    parse_training_job_list,
+)
+from cockpit.sources.transport import FileStat, RemoteFileError
+
+if TYPE_CHECKING:
+    from cockpit.config import ModelArtsConfig
+
+PAGE = 50  # list_training_jobs accepts limit 1..50
+WAITING_PHASES = frozenset({"Creating", "Pending"})
+QUIET_PHASES = frozenset({"Running", "Completed"})
+RECENT_FAILURE_S = 24 * 3600  # Failed/Abnormal jobs younger than this get details
+LOG_SCHEME = "modelarts://"
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def log_path(job_id: str, task: str) -> str:
+    """Path the log viewer uses for a task's startup-log preview."""
+    return f"{LOG_SCHEME}{job_id}/{task}"
+
+
+def _error(exc: ModelArtsApiError) -> SourceError:
+    head = f"HTTP {exc.status} " if exc.status else ""
+    code = f"{exc.code}: " if exc.code and exc.code != str(exc.status) else ""
+    return SourceError(kind=exc.kind, message=f"{head}{code}{exc.message}".strip(), where=exc.where,
+                       retry_after_s=exc.retry_after_s)
+
+
+class ModelArtsSource:
+    """:class:`cockpit.sources.base.Source` for ModelArts training jobs and pools."""
+
+    kind = "modelarts"
+
+    def __init__(
+        self,
+        name: str,
+        api: ModelArtsApi,
+        *,
+        interval: float = 30.0,
+        clock: Callable[[], datetime] = utc_now,
+        pool_cache_s: float = 60,
+        max_jobs: int = 500,
+        concurrency: int = 8,
+    ) -> None:
+        self.name = name
+        self.api = api
+        self.interval = interval
+        self.clock = clock
+        self.pool_cache_s = pool_cache_s
+        self.max_jobs = max_jobs
+        self._sem = asyncio.Semaphore(concurrency)
+        self._pools: tuple[Pool, ...] | None = None
+        self._pools_at = 0.0  # monotonic time of the cached pool list
+        self._blocked_until = 0.0  # monotonic; set from Retry-After
+        self._blocked_error: SourceError | None = None
+        self._logs: dict[str, str] = {}  # modelarts://job/task -> preview text
+        self._log_seen: dict[str, tuple[int, datetime]] = {}  # job id -> (size, first seen at that size)
+        self._last: Snapshot | None = None
+
+    # ------------------------------------------------------------------ build
+
+    @classmethod
+    def from_config(cls, cfg: ModelArtsConfig, *, clock: Callable[[], datetime] | None = None) -> ModelArtsSource:
+        """Build from a ``[modelarts.NAME]`` config entry; keys read from the env vars it names.
+
+        Raises UserError when the variables are unset (names them, never the values) or
+        project_id is missing.
+        """
+        name = str(getattr(cfg, "name", "modelarts"))
+        ak_env = getattr(cfg, "ak_env", "") or "HUAWEICLOUD_SDK_AK"
+        sk_env = getattr(cfg, "sk_env", "") or "HUAWEICLOUD_SDK_SK"
+        ak, sk = os.environ.get(ak_env, ""), os.environ.get(sk_env, "")
+        missing = [n for n, v in ((ak_env, ak), (sk_env, sk)) if not v]
+        if missing:
+            raise UserError(f"modelarts.{name}: set the environment variable(s) {', '.join(missing)} "
+                            "to the access key / secret key of the ModelArts project")
+        project_id = getattr(cfg, "project_id", "") or os.environ.get("HUAWEICLOUD_SDK_PROJECT_ID", "")
+        if not project_id:
+            raise UserError(f"modelarts.{name}: project_id is required (without it the SDK calls IAM)")
+        region, endpoint = getattr(cfg, "region", "") or "", getattr(cfg, "endpoint", "") or ""
+        if not region and not endpoint:
+            raise UserError(f"modelarts.{name}: set region (e.g. cn-north-4) or endpoint")
+        settings = SdkSettings(
+            ak=ak, sk=sk, project_id=project_id, region=region, endpoint=endpoint,
+            workspace=getattr(cfg, "workspace", "") or "",
+            verify_ssl=bool(getattr(cfg, "verify_ssl", True)),
+            security_token=os.environ.get("HUAWEICLOUD_SDK_SECURITY_TOKEN", ""),
+        )
+        return cls(name, SdkModelArtsApi(settings), interval=float(getattr(cfg, "interval", 30.0) or 30.0),
+                   clock=clock or utc_now)
+
+    # ------------------------------------------------------------------ helpers
+
+    async def _call(self, fn: Callable[..., dict], *args: Any) -> dict:
+        async with self._sem:
+            return await asyncio.to_thread(fn, *args)
+
+    def _throttle(self, exc: ModelArtsApiError) -> None:
+        if exc.kind == "throttled":
+            self._blocked_until = time.monotonic() + (exc.retry_after_s or self.interval)
+            self._blocked_error = _error(exc)
+
+    async def _optional(self, fn: Callable[..., dict], *args: Any, warnings: list[str], what: str) -> dict | None:
+        """A call whose failure degrades the snapshot (warning) instead of failing it."""
+        try:
+            return await self._call(fn, *args)
+        except ModelArtsApiError as exc:
+            self._throttle(exc)
+            if exc.kind != "not_found":
+                warnings.append(f"{what}: {exc.kind}: {exc.message}")
+            return None
+
+    # ------------------------------------------------------------------ poll
+
+    async def poll(self) -> Snapshot:
+        """One collection; never raises for API trouble (see module doc)."""
+        now = self.clock()
+        if time.monotonic() < self._blocked_until and self._blocked_error is not None:
+            return Snapshot(source=self.name, kind="modelarts", taken_at=now, error=self._blocked_error)
+        warnings: list[str] = []
+        try:
+            items = await self._list_jobs()
+        except ModelArtsApiError as exc:
+            self._throttle(exc)
+            return Snapshot(source=self.name, kind="modelarts", taken_at=now, error=_error(exc))
+        except ParseError as exc:
+            return Snapshot(source=self.name, kind="modelarts", taken_at=now,
+                            error=SourceError("parse", str(exc), where="POST /training-job-searches"))
+
+        pools = await self._list_pools(warnings)
+        dedicated = {p.pool_id for p in pools}
+        jobs = await asyncio.gather(*(self._job(item, dedicated, now, warnings) for item in items))
+        training_jobs = tuple(j for j in jobs if j is not None)
+        pools = await self._max_available(pools, training_jobs, warnings)
+        snap = Snapshot(source=self.name, kind="modelarts", taken_at=now, training_jobs=training_jobs,
+                        pools=pools, warnings=tuple(warnings))
+        self._last = snap
+        return snap
+
+    async def _list_jobs(self) -> list[dict]:
+        seen: dict[str, dict] = {}
+        page = 0
+        while len(seen) < self.max_jobs:
+            resp = await self._call(self.api.list_training_jobs, page, PAGE)
+            items, total = parse_training_job_list(resp)
+            new = 0
+            for it in items:
+                jid = str((it.get("metadata") or {}).get("id") or "")
+                if jid and jid not in seen:
+                    seen[jid] = dict(it)
+                    new += 1
+            # offset is a page index per the API reference; dedupe guards the other reading
+            if len(items) < PAGE or new == 0 or (total is not None and len(seen) >= total):
+                break
+            page += 1
+        return list(seen.values())[: self.max_jobs]
+
+    def _wants_details(self, item: dict, now: datetime) -> bool:
+        status = item.get("status") or {}
+        phase = status.get("phase") or ""
+        if phase in QUIET_PHASES:
+            return False
+        if phase in {"Failed", "Abnormal", "Terminated"}:
+            meta = item.get("metadata") or {}
+            ended_ms = (status.get("start_time") or meta.get("create_time") or 0) + (status.get("duration") or 0)
+            try:
+                return now.timestamp() - float(ended_ms) / 1000 < RECENT_FAILURE_S
+            except (TypeError, ValueError):
+                return True
+        return True
+
+    async def _job(self, item: dict, dedicated: set[str], now: datetime, warnings: list[str]) -> TrainingJob | None:
+        jid = str((item.get("metadata") or {}).get("id") or "")
+        detail: dict | None = item
+        stages = events = preview = None
+        if self._wants_details(item, now):
+            detail, stages, events = await asyncio.gather(
+                self._optional(self.api.show_training_job, jid, warnings=warnings, what=f"job {jid} details"),
+                self._optional(self.api.list_stages, jid, warnings=warnings, what=f"job {jid} stages"),
+                self._optional(self.api.list_events, jid, warnings=warnings, what=f"job {jid} events"),
+            )
+            detail = detail or item
+            tasks = (detail.get("status") or {}).get("tasks") or []
+            if tasks and isinstance(tasks, list):
+                preview = await self._optional(self.api.logs_preview, jid, str(tasks[0]), warnings=warnings,
+                                               what=f"job {jid} log preview")
+        pool_id = str(((detail.get("spec") or {}).get("resource") or {}).get("pool_id") or "")
+        public = (pool_id not in dedicated) if self._pools is not None else None
+        try:
+            job = parse_training_job(detail, stages, events, preview, pool_public=public, now=now)
+        except ParseError as exc:
+            warnings.append(f"job {jid}: {exc}")
+            try:
+                job = parse_training_job(item, pool_public=public, now=now)
+            except ParseError:
+                return None
+        if preview is not None and job.log_task:
+            self._logs[log_path(job.job_id, job.log_task)] = job.log_preview
+            size = len(job.log_preview)
+            prev = self._log_seen.get(job.job_id)
+            changed = now if prev is None or prev[0] != size else prev[1]
+            self._log_seen[job.job_id] = (size, changed)
+            job = dataclasses.replace(job, log_changed_at=changed)
+        return job
+
+    async def _list_pools(self, warnings: list[str]) -> tuple[Pool, ...]:
+        if self._pools is not None and time.monotonic() - self._pools_at < self.pool_cache_s:
+            return self._pools
+        resp = await self._optional(self.api.list_pools, warnings=warnings, what="pools")
+        if resp is None:
+            return self._pools or ()
+        raw = [p for p in (resp.get("items") or []) if isinstance(p, dict)]
+
+        async def one(p: dict) -> Pool | None:
+            name = str((p.get("metadata") or {}).get("name") or "")
+            nodes = await self._optional(self.api.list_pool_nodes, name, warnings=warnings, what=f"pool {name} nodes")
+            try:
+                return parse_pool(p, nodes)
+            except ParseError as exc:
+                warnings.append(f"pool {name}: {exc}")
+                return None
+
+        parsed = await asyncio.gather(*(one(p) for p in raw))
+        self._pools = tuple(p for p in parsed if p is not None)
+        self._pools_at = time.monotonic()
+        return self._pools
+
+    async def _max_available(self, pools: tuple[Pool, ...], jobs: tuple[TrainingJob, ...],
+                             warnings: list[str]) -> tuple[Pool, ...]:
+        """Attach show_training_flavor_max_available_resource for flavors of waiting jobs."""
+        wanted: dict[str, set[str]] = {}
+        for j in jobs:
+            if j.phase in WAITING_PHASES and j.flavor_id and j.pool_id:
+                wanted.setdefault(j.pool_id, set()).add(j.flavor_id)
+        out = []
+        for pool in pools:
+            flavors = sorted(wanted.get(pool.pool_id, set()) - set(pool.max_available))
+            if not flavors:
+                out.append(pool)
+                continue
+            answers = await asyncio.gather(*(self._optional(self.api.flavor_max_available, f, pool.pool_id,
+                                                            warnings=warnings, what=f"flavor {f} on {pool.pool_id}")
+                                             for f in flavors))
+            extra = dict(pool.max_available)
+            for f, a in zip(flavors, answers, strict=True):
+                if a is not None:
+                    try:
+                        extra[f] = parse_flavor_max_available(a)
+                    except ParseError as exc:
+                        warnings.append(str(exc))
+            out.append(dataclasses.replace(pool, max_available=extra))
+        return tuple(out)
+
+    # ------------------------------------------------------------------ on demand
+
+    def _find_job(self, job_id: str, snapshot: Snapshot) -> TrainingJob | None:
+        return next((j for j in snapshot.training_jobs if j.job_id == job_id or j.name == job_id), None)
+
+    async def fetch_job(self, job_id: str) -> TrainingJob:
+        """Details, stages, events and log preview of one job (the diagnose CLI).
+
+        Raises ModelArtsApiError (not_found for an unknown id) or ParseError.
+        """
+        now = self.clock()
+        detail = await self._call(self.api.show_training_job, job_id)
+        warnings: list[str] = []
+        stages, events = await asyncio.gather(
+            self._optional(self.api.list_stages, job_id, warnings=warnings, what="stages"),
+            self._optional(self.api.list_events, job_id, warnings=warnings, what="events"))
+        tasks = (detail.get("status") or {}).get("tasks") or []
+        preview = None
+        if tasks and isinstance(tasks, list):
+            preview = await self._optional(self.api.logs_preview, job_id, str(tasks[0]), warnings=warnings,
+                                           what="log preview")
+        await self._list_pools(warnings)
+        pool_id = str(((detail.get("spec") or {}).get("resource") or {}).get("pool_id") or "")
+        public = (pool_id not in {p.pool_id for p in self._pools}) if self._pools is not None else None
+        job = parse_training_job(detail, stages, events, preview, pool_public=public, now=now)
+        if job.log_task:
+            self._logs[log_path(job.job_id, job.log_task)] = job.log_preview
+        return job
+
+    async def artifacts(self, subject: Subject, snapshot: Snapshot) -> Artifacts:
+        """Events (``kind="events"``, ``time level source message`` per line, oldest first)
+        and the startup-log preview (``kind="startup"``) of a training job; the node
+        table of a pool (``commands["list_pool_nodes <pool>"]``). Never raises."""
+        if subject.kind == "pool":
+            pool = next((p for p in snapshot.pools if p.pool_id == subject.id or p.name == subject.id), None)
+            if pool is None:
+                return Artifacts()
+            return Artifacts(commands={f"list_pool_nodes {pool.pool_id}": format_nodes(pool)})
+        if subject.kind != "training_job":
+            return Artifacts()
+        job = self._find_job(subject.id, snapshot)
+        if job is None or (not job.events and not job.log_preview):
+            try:
+                job = await self.fetch_job(subject.id)
+            except (ModelArtsApiError, ParseError):
+                if job is None:
+                    return Artifacts()
+        return job_artifacts(job)
+
+    def log_locations(self, subject: Subject, snapshot: Snapshot) -> list[tuple[str, LogLocation]]:
+        if subject.kind != "training_job":
+            return []
+        job = self._find_job(subject.id, snapshot)
+        task = job.log_task if job else "worker-0"
+        jid = job.job_id if job else subject.id
+        return [("startup log", LogLocation(source=self.name, path=log_path(jid, task or "worker-0")))]
+
+    async def _preview_text(self, path: str) -> str:
+        m = re.fullmatch(re.escape(LOG_SCHEME) + r"([^/]+)/([^/]+)", path)
+        if not m:
+            raise RemoteFileError(f"not a ModelArts log path: {path}", path)
+        if path not in self._logs:
+            try:
+                resp = await self._call(self.api.logs_preview, m.group(1), m.group(2))
+            except ModelArtsApiError as exc:
+                raise RemoteFileError(f"{exc.kind}: {exc.message}", path) from None
+            content = resp.get("content", resp.get("context")) if isinstance(resp, dict) else None
+            self._logs[path] = content if isinstance(content, str) else ""
+        return self._logs[path]
+
+    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+        """Bytes of the startup-log preview at ``modelarts://<job_id>/<task>``; RemoteFileError else."""
+        data = (await self._preview_text(path)).encode("utf-8", "replace")
+        return data[max(0, offset): max(0, offset) + max(0, length)]
+
+    async def stat(self, path: str) -> FileStat:
+        data = (await self._preview_text(path)).encode("utf-8", "replace")
+        return FileStat(size=len(data), mtime=self.clock().timestamp())
+
+    async def close(self) -> None:
+        close = getattr(self.api, "close", None)
+        if callable(close):
+            await asyncio.to_thread(close)
+
+
+# --------------------------------------------------------------------------- text views
+
+
+def format_events(job: TrainingJob) -> str:
+    """One line per event, oldest first: ``time level source message``."""
+    far = datetime.min.replace(tzinfo=UTC)
+    rows = sorted(job.events, key=lambda e: e.time or far)
+    return "".join(
+        f"{e.time.isoformat() if e.time else '-'} {e.level} {e.source or '-'} {e.message}\n" for e in rows)
+
+
+def format_nodes(pool: Pool) -> str:
+    """Node table of a pool: name phase flavor ip free/total cpu, memory GiB, gpu, npu."""
+    def pair(free: float | int | None, total: float | int | None) -> str:
+        f = "?" if free is None else f"{free:g}"
+        t = "?" if total is None else f"{total:g}"
+        return f"{f}/{t}"
+
+    def gib(v: int | None) -> float | None:
+        return None if v is None else round(v / 1024, 1)
+
+    lines = ["NAME PHASE FLAVOR IP CPU(free/total) MEM_GiB(free/total) GPU(free/total) NPU(free/total)"]
+    for n in pool.nodes:
+        lines.append(" ".join([n.name, n.phase, n.flavor or "-", n.private_ip or "-", pair(n.free_cpus, n.cpus),
+                               pair(gib(n.free_memory_mib), gib(n.memory_mib)), pair(n.free_gpus, n.gpus),
+                               pair(n.free_npus, n.npus)]))
+    return "\n".join(lines) + "\n"
+
+
+def job_artifacts(job: TrainingJob) -> Artifacts:
+    """Events and startup log of one job as LogTexts for the engine and the log viewer."""
+    logs = []
+    if job.events:
+        logs.append(LogText(name="events", kind="events", data=format_events(job).encode(), subject_id=job.job_id))
+    if job.log_preview:
+        logs.append(LogText(name=f"{job.log_task or 'worker-0'} startup log", kind="startup",
+                            data=job.log_preview.encode("utf-8", "replace"),
+                            path=log_path(job.job_id, job.log_task or "worker-0"), subject_id=job.job_id))
+    return Artifacts(logs=tuple(logs))
+
+
+def backoff_s(failures: int, interval: float, retry_after_s: float | None = None) -> float:
+    """Delay before the next poll after ``failures`` consecutive failures (seconds):
+    Retry-After when the server gave one, else the interval doubled per failure, capped at 10 min."""
+    if retry_after_s is not None:
+        return max(retry_after_s, 1.0)
+    return min(interval * (2 ** max(0, failures - 1)), 600.0)
+
