@@ -50,7 +50,7 @@ def storage_findings(source: str, usages: Sequence[FsUsage], threshold_pct: floa
             remedy=(
                 f"Find the biggest users: `du -xsh {u.mount}/* | sort -h | tail`"
                 + (f", file counts: `du -x --inodes -s {u.mount}/* | sort -n | tail`" if inode else "")
-                + "; clean up or move data to scratch, or ask for a bigger quota."
+                + "; clean up, move data elsewhere, or ask for a bigger quota."
             ),
             evidence=tuple(ev),
             confidence=0.95,

@@ -104,7 +104,8 @@ def suggest(records: Sequence[AcctRecord]) -> RightSize:
     for r in records:
         if r.placeholder:
             continue
-        jobs.setdefault(r.job_id, []).append(r)
+        # parsers split "4.batch" into job_id "4" + step "batch"; tolerate unsplit ids too
+        jobs.setdefault(r.job_id.split(".", 1)[0], []).append(r)
     peaks, elapsed = [], []
     req_mem = limit = None
     ooms = timeouts = runs = 0
