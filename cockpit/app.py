@@ -1,0 +1,117 @@
+"""CockpitApp: the Textual application an operator keeps open in tmux.
+
+The app owns the :class:`~cockpit.hub.Hub` (pollers, snapshots, findings,
+incidents) and the acknowledgement store, routes :class:`~cockpit.hub.HubUpdated`
+to the visible screen, rings the bell once for a new critical incident, and maps
+``enter`` on any subject to its drill-down screen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+
+from cockpit.hub import Hub, HubUpdated
+from cockpit.model import Subject
+from cockpit.screens.commands import CockpitCommands
+from cockpit.screens.dashboard import DashboardScreen
+from cockpit.screens.help import HelpScreen
+from cockpit.screens.incidents import IncidentScreen
+from cockpit.sources.base import Source
+from cockpit.state import AckStore
+
+STYLES = Path(__file__).resolve().parent.parent / "styles" / "cockpit.tcss"
+
+
+def _css_path() -> Path:
+    """``cockpit.styles/cockpit.tcss`` whether installed or run from the checkout."""
+    try:
+        from importlib.resources import files
+
+        p = Path(str(files("cockpit.styles") / "cockpit.tcss"))
+        if p.exists():
+            return p
+    except (ModuleNotFoundError, TypeError):
+        pass
+    return STYLES
+
+
+class CockpitApp(App[int]):
+    """``sources``: the live sources; ``clock`` is frozen in tests; ``banner`` heads the dashboard."""
+
+    TITLE = "Cockpit"
+    CSS_PATH = _css_path()
+    COMMANDS = App.COMMANDS | {CockpitCommands}
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("i", "incidents", "Incidents"),
+        Binding("r", "refresh", "Refresh"),
+        Binding("question_mark", "help", "Help"),
+    ]
+
+    def __init__(
+        self,
+        sources: list[Source],
+        *,
+        clock: Callable[[], datetime] | None = None,
+        bell: bool = True,
+        acks: AckStore | None = None,
+        banner: str = "",
+    ) -> None:
+        super().__init__()
+        self.hub = Hub(sources, clock=clock)
+        self.acks = acks if acks is not None else AckStore()
+        self.bell_enabled = bell
+        self.banner = banner
+        self.bells = 0  # how many times we rang (tests, and honesty about noise)
+
+    def on_mount(self) -> None:
+        self.push_screen(DashboardScreen(self.banner))
+        if self.acks.load_error:
+            self.notify(f"state file ignored: {self.acks.load_error}", severity="warning")
+        self.hub.start(self)
+
+    def on_hub_updated(self, message: HubUpdated) -> None:
+        fresh = [i for i in message.new_critical if not self.acks.is_acked(i.key)]
+        if fresh and self.bell_enabled:
+            self.bells += 1
+            self.bell()
+        refresh = getattr(self.screen, "refresh_data", None)
+        if refresh is not None:
+            refresh()
+
+    # ------------------------------------------------------------------ navigation
+
+    def open_subject(self, subject: Subject) -> None:
+        """Push the drill-down screen for a job, node or training job."""
+        from cockpit.screens.subject import SCREENS_BY_KIND
+
+        screen = SCREENS_BY_KIND.get(subject.kind)
+        if screen is None:
+            self.notify(f"no detail view for {subject}", timeout=3)
+            return
+        if self.hub.lookup(subject) is None and subject.kind != "node":
+            self.notify(f"{subject} is not in the latest snapshot", severity="warning", timeout=3)
+        self.push_screen(screen(subject))
+
+    def action_incidents(self) -> None:
+        if not isinstance(self.screen, IncidentScreen):
+            self.push_screen(IncidentScreen())
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_refresh(self) -> None:
+        self.hub.refresh_now()
+        self.notify("polling every source now", timeout=2)
+
+    async def action_quit(self) -> None:
+        self.workers.cancel_group(self, "poll")
+        await self.hub.close()
+        self.exit(0)

@@ -1,0 +1,59 @@
+"""``cockpit`` with no subcommand: the TUI. Builds sources from the config (or the demo)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+from cockpit.errors import UserError
+
+NO_CONFIG_BANNER = (
+    "DEMO SITE (simulated; no config file). Add a real cluster: "
+    "put [clusters.NAME] in {path} and run `cockpit check-config`"
+)
+
+
+def _quiet_libraries() -> None:
+    """Textual draws on stderr: library loggers must not write there while it runs."""
+    root = logging.getLogger()
+    root.handlers[:] = [logging.NullHandler()]
+    for name in ("asyncssh", "huaweicloudsdkcore", "huaweicloudsdkmodelarts"):
+        lg = logging.getLogger(name)
+        lg.handlers[:] = [logging.NullHandler()]
+        lg.propagate = False
+
+
+def banner_for(args: argparse.Namespace) -> tuple[str, bool]:
+    """(header banner, bell from config). Demo → the banner says so and how to add a cluster."""
+    from cockpit.config import default_config_path, load_config
+
+    if getattr(args, "demo", False):
+        return "DEMO SITE (simulated, --demo)", True
+    config = load_config(getattr(args, "config", None))
+    if not config.has_sources:
+        return NO_CONFIG_BANNER.format(path=getattr(args, "config", None) or default_config_path()), config.ui.bell
+    return "", config.ui.bell
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the TUI until ``q``; returns the exit status (0)."""
+    from cockpit.app import CockpitApp
+    from cockpit.sources.factory import select_sources
+
+    banner, bell = banner_for(args)
+    sources = select_sources(args)
+    if not sources:
+        raise UserError("no sources to watch")
+    _quiet_libraries()
+    state = getattr(args, "state_file", None)
+    from cockpit.state import AckStore
+
+    app = CockpitApp(
+        sources,
+        bell=bell and not getattr(args, "no_bell", False),
+        acks=AckStore(Path(state) if state else None),
+        banner=banner,
+    )
+    code = app.run()
+    return int(code or 0)

@@ -1,0 +1,291 @@
+"""The app's one store: latest snapshot per source, findings, incidents, source status.
+
+One poller per source runs in a Textual worker on the source's interval (backing off
+on errors, honouring ``Retry-After``); the engine and the row projections run in a
+thread so a 100k-job snapshot never blocks a keypress. Every pane and screen reads
+from here, so a second pane never causes a second ``squeue``. After each poll the
+hub posts :class:`HubUpdated` to the app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from textual.message import Message
+
+from cockpit.model import Artifacts, Finding, Incident, Snapshot, SourceError, Subject
+from cockpit.sources.base import Source
+from cockpit.widgets.rows import job_rows, node_rows, training_rows
+from cockpit.widgets.table import Row
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF_S = 300.0
+
+Clock = Callable[[], datetime]
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class HubUpdated(Message):
+    """A source finished a poll (good or failed). ``new_critical``: incidents not seen before."""
+
+    def __init__(self, source: str, new_critical: tuple[Incident, ...] = ()) -> None:
+        super().__init__()
+        self.source = source
+        self.new_critical = new_critical
+
+
+@dataclass
+class SourceState:
+    """What the hub knows about one source. ``snapshot`` is the last *good* one."""
+
+    source: Source
+    snapshot: Snapshot | None = None
+    error: SourceError | None = None  # of the latest poll; None when it succeeded
+    last_attempt: datetime | None = None
+    findings: tuple[Finding, ...] = ()
+    verdicts: dict = field(default_factory=dict)
+    rows: dict[str, list[Row]] = field(default_factory=dict)  # "jobs" | "nodes" | "training"
+    failures: int = 0
+    polls: int = 0
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    artifact_cache: dict[Subject, tuple[Artifacts, tuple[Finding, ...]]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.source.name
+
+    def age_s(self, now: datetime) -> float | None:
+        """Seconds since the last good data was taken."""
+        return None if self.snapshot is None else (now - self.snapshot.taken_at).total_seconds()
+
+    def stale(self, now: datetime) -> bool:
+        """Last poll failed, or the good data is older than two intervals."""
+        if self.error is not None:
+            return True
+        a = self.age_s(now)
+        return a is not None and a > 2 * max(self.source.interval, 1.0)
+
+
+class Hub:
+    """Owns the pollers. ``post`` delivers messages to the app (``App.post_message``)."""
+
+    def __init__(self, sources: list[Source], clock: Clock | None = None) -> None:
+        self.clock: Clock = clock or _utcnow
+        self.states: dict[str, SourceState] = {s.name: SourceState(s) for s in sources}
+        self.incidents: tuple[Incident, ...] = ()
+        self.generation = 0  # bumps on every applied poll; panes skip work when unchanged
+        self._post: Callable[[Message], Any] = lambda m: None
+        self._seen_critical: set[str] = set()
+        self._baseline_done: set[str] = set()
+        self.first_round = asyncio.Event()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self, app: Any) -> None:
+        """Start one poller worker per source on ``app`` (a Textual App)."""
+        self._post = app.post_message
+        for st in self.states.values():
+            app.run_worker(self._poll_loop(st), name=f"poll:{st.name}", group="poll", exit_on_error=False)
+
+    def refresh_now(self) -> None:
+        """``r``: poll every source now (the loops are waiting on their event)."""
+        for st in self.states.values():
+            st.wake.set()
+
+    async def close(self) -> None:
+        for st in self.states.values():
+            try:
+                await st.source.close()
+            except Exception:  # closing a dead connection must not stop quitting
+                log.debug("close %s failed", st.name, exc_info=True)
+
+    async def _poll_loop(self, st: SourceState) -> None:
+        while True:
+            await self.poll_once(st)
+            delay = self._next_delay(st)
+            st.wake.clear()
+            try:
+                await asyncio.wait_for(st.wake.wait(), timeout=delay)
+            except TimeoutError:
+                pass
+
+    def _next_delay(self, st: SourceState) -> float:
+        interval = max(1.0, float(st.source.interval))
+        if st.error is None:
+            return interval
+        delay = min(interval * (2 ** min(st.failures - 1, 6)), MAX_BACKOFF_S)
+        if st.error.retry_after_s:
+            delay = max(delay, float(st.error.retry_after_s))
+        return delay
+
+    # ------------------------------------------------------------------ polling
+
+    async def poll_once(self, st: SourceState) -> None:
+        """Poll one source, diagnose off-thread, publish. Never raises."""
+        now = self.clock()
+        st.last_attempt = now
+        try:
+            snap = await st.source.poll()
+        except Exception as exc:  # a source must not kill its poller; show it instead
+            log.debug("poll %s raised", st.name, exc_info=True)
+            snap = Snapshot(
+                source=st.name,
+                kind=st.source.kind,
+                taken_at=now,
+                error=SourceError("server", f"{type(exc).__name__}: {exc}"),
+            )
+        st.polls += 1
+        if snap.error is not None:
+            st.error = snap.error
+            st.failures += 1
+            self.generation += 1
+            self._post(HubUpdated(st.name))
+            self.first_round_check()
+            return
+        others = [f for s in self.states.values() if s is not st for f in s.findings]
+        try:
+            findings, verdicts, rows, incidents = await asyncio.to_thread(
+                self._analyse, snap, others, self.clock()
+            )
+        except Exception as exc:  # an engine bug must not blank the cockpit
+            log.exception("diagnosis of %s failed", st.name)
+            findings, verdicts, incidents = (), {}, self.incidents
+            rows = self._project(snap, {}, self.clock())
+            snap = dataclasses.replace(snap, warnings=(*snap.warnings, f"diagnosis failed: {exc}"))
+        st.snapshot, st.error, st.failures = snap, None, 0
+        st.findings, st.verdicts, st.rows = findings, verdicts, rows
+        st.artifact_cache.clear()
+        self.incidents = incidents
+        self.generation += 1
+        self._post(HubUpdated(st.name, self._new_critical(st.name, incidents)))
+        self.first_round_check()
+
+    def first_round_check(self) -> None:
+        if all(s.polls for s in self.states.values()):
+            self.first_round.set()
+
+    def _new_critical(self, source: str, incidents: tuple[Incident, ...]) -> tuple[Incident, ...]:
+        """Critical incidents not seen before; a source's first poll only sets the baseline."""
+        mine = [i for i in incidents if i.severity == "critical" and i.subject.source == source]
+        fresh = tuple(i for i in mine if i.key not in self._seen_critical)
+        self._seen_critical.update(i.key for i in mine)
+        if source not in self._baseline_done:
+            self._baseline_done.add(source)
+            return ()
+        return fresh
+
+    def _analyse(
+        self, snap: Snapshot, other_findings: list[Finding], now: datetime
+    ) -> tuple[tuple[Finding, ...], dict, dict[str, list[Row]], tuple[Incident, ...]]:
+        from cockpit.diagnosis.engine import correlate, diagnose, verdicts
+
+        findings = tuple(diagnose(snap, None, now=now))
+        v = verdicts(list(findings))
+        rows = self._project(snap, v, now)
+        incidents = tuple(correlate([*other_findings, *findings]))
+        return findings, v, rows, incidents
+
+    @staticmethod
+    def _project(snap: Snapshot, v: dict, now: datetime) -> dict[str, list[Row]]:
+        return {
+            "jobs": job_rows(snap, v, now),
+            "nodes": node_rows(snap, v),
+            "training": training_rows(snap, v, now),
+        }
+
+    # ------------------------------------------------------------------ reading
+
+    def snapshot(self, source: str) -> Snapshot | None:
+        st = self.states.get(source)
+        return st.snapshot if st else None
+
+    def rows(self, kind: str) -> list[Row]:
+        """Rows of every source for one pane, concatenated in source order."""
+        out: list[Row] = []
+        for st in self.states.values():
+            out.extend(st.rows.get(kind, ()))
+        return out
+
+    def has_kind(self, kind: str) -> bool:
+        return any(st.source.kind == kind for st in self.states.values())
+
+    def findings_for(self, subject: Subject) -> list[Finding]:
+        st = self.states.get(subject.source)
+        if st is None:
+            return []
+        return [f for f in st.findings if f.subject == subject or subject in f.related]
+
+    def incident_for(self, key: str) -> Incident | None:
+        return next((i for i in self.incidents if i.key == key), None)
+
+    def lookup(self, subject: Subject) -> Any:
+        """The model object (SlurmJob, SlurmNode, TrainingJob, Pool) for a subject, or None."""
+        snap = self.snapshot(subject.source)
+        if snap is None:
+            return None
+        items: tuple = {
+            "job": snap.jobs,
+            "node": snap.nodes,
+            "training_job": snap.training_jobs,
+            "pool": snap.pools,
+            "partition": snap.partitions,
+        }.get(subject.kind, ())
+        attr = {"job": "job_id", "training_job": "job_id", "pool": "pool_id"}.get(subject.kind, "name")
+        for it in items:
+            if getattr(it, attr) == subject.id or (subject.kind == "pool" and it.name == subject.id):
+                return it
+        return None
+
+    async def artifacts(self, subject: Subject) -> tuple[Artifacts, tuple[Finding, ...]]:
+        """Fetch the subject's artifacts (sacct, logs, events) and re-run the engine with them.
+
+        Cached until the source's next poll. Returns (artifacts, findings for the subject).
+        Failures come back as empty artifacts with the hub's plain findings.
+        """
+        st = self.states.get(subject.source)
+        if st is None or st.snapshot is None:
+            return Artifacts(), ()
+        cached = st.artifact_cache.get(subject)
+        if cached is not None:
+            return cached
+        snap = st.snapshot
+        try:
+            arts = await st.source.artifacts(subject, snap)
+        except Exception as exc:  # sources should not raise here; show rather than crash
+            log.debug("artifacts %s failed", subject, exc_info=True)
+            arts = Artifacts(commands={"error": f"{type(exc).__name__}: {exc}"})
+        now = self.clock()
+        try:
+            findings = await asyncio.to_thread(_subject_findings, snap, arts, subject, now)
+        except Exception:
+            log.exception("diagnosis with artifacts failed for %s", subject)
+            findings = tuple(self.findings_for(subject))
+        result = (arts, findings)
+        if st.snapshot is snap:
+            st.artifact_cache[subject] = result
+        return result
+
+
+def _subject_findings(snap: Snapshot, arts: Artifacts, subject: Subject, now: datetime) -> tuple[Finding, ...]:
+    """Run the engine on a snapshot narrowed to the subject (keeps nodes/partitions/pools)."""
+    from cockpit.diagnosis.engine import diagnose
+
+    narrowed = snap
+    if subject.kind == "job":
+        narrowed = dataclasses.replace(snap, jobs=tuple(j for j in snap.jobs if j.job_id == subject.id))
+    elif subject.kind == "training_job":
+        narrowed = dataclasses.replace(
+            snap, training_jobs=tuple(t for t in snap.training_jobs if t.job_id == subject.id)
+        )
+    found = diagnose(narrowed, arts, now=now)
+    return tuple(f for f in found if f.subject == subject or subject in f.related)

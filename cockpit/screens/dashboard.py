@@ -1,0 +1,130 @@
+"""The one-glance screen: queue, nodes, ModelArts jobs, incidents strip, source status."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import Footer, Static
+
+from cockpit.model import Subject
+from cockpit.text import clean
+from cockpit.widgets.panes import (
+    IncidentStrip,
+    NodeTable,
+    QueueTable,
+    SourceStatus,
+    TrainingJobTable,
+)
+from cockpit.widgets.rows import split_key
+from cockpit.widgets.table import VirtualTable
+
+from .base import CockpitScreen, FilterBar
+
+PANES = (
+    ("queue", "jobs", "Queue", "job"),
+    ("nodes", "nodes", "Nodes", "node"),
+    ("training", "training", "ModelArts training jobs", "training_job"),
+)
+
+
+class DashboardScreen(CockpitScreen):
+    BINDINGS = [
+        Binding("1", "focus_pane('queue')", "Queue", show=False),
+        Binding("2", "focus_pane('nodes')", "Nodes", show=False),
+        Binding("3", "focus_pane('training')", "ModelArts", show=False),
+        Binding("z", "zoom", "Zoom", show=False),
+    ]
+
+    def __init__(self, banner: str = "") -> None:
+        super().__init__(id="dashboard")
+        self.banner = banner
+        self._applied = -1
+
+    def compose(self) -> ComposeResult:
+        hub = self.hub
+        yield Static(self._title(), id="title")
+        yield SourceStatus(hub, id="status")
+        yield IncidentStrip(hub, lambda: self.cockpit.acks.acked, id="incident-strip")
+        multi_slurm = sum(1 for s in hub.states.values() if s.source.kind == "slurm") > 1
+        multi_ma = sum(1 for s in hub.states.values() if s.source.kind == "modelarts") > 1
+        with Vertical(id="panes"):
+            if hub.has_kind("slurm"):
+                with Vertical(classes="pane", id="queue-pane"):
+                    yield Static(id="queue-title", classes="pane-title")
+                    yield QueueTable(multi_slurm, id="queue")
+                with Vertical(classes="pane", id="nodes-pane"):
+                    yield Static(id="nodes-title", classes="pane-title")
+                    yield NodeTable(multi_slurm, id="nodes")
+            if hub.has_kind("modelarts"):
+                with Vertical(classes="pane", id="training-pane"):
+                    yield Static(id="training-title", classes="pane-title")
+                    yield TrainingJobTable(multi_ma, id="training")
+        yield FilterBar()
+        yield Footer()
+
+    def _title(self) -> Text:
+        t = Text()
+        t.append(" Cockpit ", style="bold reverse")
+        if self.banner:
+            t.append(" " + clean(self.banner, 300), style="yellow")
+        else:
+            t.append("  " + ", ".join(clean(n, 40) for n in self.hub.states), style="bold")
+        t.append("   ?:help  i:incidents  /:filter  ctrl+p:jump  q:quit", style="dim")
+        return t
+
+    def on_mount(self) -> None:
+        self.refresh_data()
+        tables = list(self.query(VirtualTable))
+        if tables:
+            tables[0].focus()
+
+    def refresh_data(self) -> None:
+        hub = self.hub
+        if hub.generation != self._applied:
+            self._applied = hub.generation
+            for pane_id, kind, _label, _sk in PANES:
+                for table in self.query(f"#{pane_id}").results(VirtualTable):
+                    table.set_rows(hub.rows(kind))
+            self.query_one(IncidentStrip).refresh()
+        self.query_one(SourceStatus).refresh()
+        self._update_titles()
+
+    def _update_titles(self) -> None:
+        for pane_id, _kind, label, _sk in PANES:
+            tables = list(self.query(f"#{pane_id}").results(VirtualTable))
+            if not tables:
+                continue
+            table = tables[0]
+            t = Text(f" {label} ", style="bold")
+            shown, total = table.row_count, table.total_count
+            t.append(f"{total}" if shown == total else f"{shown} of {total}", style="cyan")
+            if table.filter_text:
+                t.append(f"  filter “{clean(table.filter_text, 40)}”", style="yellow")
+            self.query_one(f"#{pane_id}-title", Static).update(t)
+
+    def on_input_changed(self) -> None:
+        self._update_titles()
+
+    def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
+        kind = {p[0]: p[3] for p in PANES}.get(event.table.id or "")
+        if kind is None:
+            return
+        source, ident = split_key(event.key)
+        self.cockpit.open_subject(Subject(kind, source, ident))  # type: ignore[arg-type]
+
+    def action_focus_pane(self, pane_id: str) -> None:
+        for table in self.query(f"#{pane_id}").results(VirtualTable):
+            table.focus()
+            return
+        self.notify("no such pane for the configured sources", timeout=2)
+
+    def action_zoom(self) -> None:
+        if self.maximized is not None:
+            self.minimize()
+            return
+        focused = self.focused
+        if isinstance(focused, VirtualTable) and focused.parent is not None:
+            self.maximize(focused.parent, container=False)
+

@@ -1,0 +1,74 @@
+"""``?``: every key, on one modal screen."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    ("Everywhere", (
+        ("q", "quit (exit 0)"),
+        ("i", "incident view"),
+        ("r", "poll every source now"),
+        ("ctrl+p", "command palette: jump to a job id, node, training job, source"),
+        ("?", "this help"),
+        ("esc", "back to the previous screen (cursor kept)"),
+    )),
+    ("Tables", (
+        ("j / k, ↑ / ↓", "move"),
+        ("pgup / pgdn, g / G", "page, top, bottom"),
+        ("enter", "drill down (job, node, training job, incident subject)"),
+        ("/", "filter by any column text (enter keeps it, esc clears)"),
+        ("s / S", "sort by the next column / reverse"),
+        ("tab, 1 2 3", "next pane, focus queue / nodes / ModelArts"),
+        ("z", "zoom the focused pane (again to restore)"),
+    )),
+    ("Job, node, training job", (
+        ("enter", "on an evidence line: open the log at that line; on a log: open it"),
+        ("l", "open the logs"),
+    )),
+    ("Log viewer", (
+        ("e / E", "next / previous error"),
+        ("g / G", "top / bottom"),
+        ("f", "follow new lines (tail -f; truncation is detected)"),
+        ("/ , n / N", "search, next / previous match"),
+        ("w", "wrap long lines"),
+        ("tab / shift+tab", "next / previous log"),
+    )),
+    ("Incidents", (
+        ("enter", "drill into the subject"),
+        ("a", "acknowledge / un-acknowledge (kept in the state file)"),
+        ("x", "export the incident list as Markdown to the current directory"),
+    )),
+)
+
+
+def help_table() -> Table:
+    t = Table.grid(padding=(0, 2))
+    t.add_column(style="bold cyan", no_wrap=True)
+    t.add_column()
+    for section, keys in KEYS:
+        t.add_row(Text(section, style="bold underline"), "")
+        for k, what in keys:
+            t.add_row(k, what)
+        t.add_row("", "")
+    return t
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,question_mark", "app.pop_screen", "Close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 90; max-width: 100%; height: auto; max-height: 100%;
+        border: round $accent; background: $panel; padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(Text("Cockpit keys  (esc closes)", style="bold"))
+            yield Static(help_table())

@@ -1,0 +1,104 @@
+"""Full-screen log viewer with one tab per log of the subject (stdout, stderr, daemons)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Input, Static, Tab, Tabs
+
+from cockpit.text import clean
+from cockpit.widgets.logview import LogReader, LogView
+
+from .base import CockpitScreen
+
+
+class SearchBar(Input):
+    DEFAULT_CSS = "SearchBar { dock: bottom; display: none; height: 3; } SearchBar.-shown { display: block; }"
+    BINDINGS = [Binding("escape", "cancel", show=False)]
+
+    def action_cancel(self) -> None:
+        self.remove_class("-shown")
+        self.screen.query_one(LogView).focus()
+
+
+class LogScreen(CockpitScreen):
+    """``logs``: (tab label, reader); opens tab ``active`` at ``line``/``offset`` or the first error."""
+
+    BINDINGS = [
+        Binding("tab", "tab(1)", "Next log", show=False),
+        Binding("shift+tab", "tab(-1)", "Prev log", show=False),
+    ]
+
+    def __init__(
+        self,
+        title: str,
+        logs: Sequence[tuple[str, LogReader]],
+        active: int = 0,
+        line: int | None = None,
+        offset: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.title_text = title
+        self.logs = list(logs)
+        self.active = active
+        self._line, self._offset = line, offset
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(" " + clean(self.title_text, 200), style="bold"), id="log-title")
+        yield Tabs(*[Tab(Text(clean(name, 60)), id=f"log-{i}") for i, (name, _) in enumerate(self.logs)])
+        yield LogView(id="logview")
+        yield Static(id="log-status")
+        yield SearchBar(placeholder="search (enter: find; n/N next/previous; esc: close)", id="search")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        tabs = self.query_one(Tabs)
+        tabs.can_focus = False  # keys go to the log; tab/shift+tab switch logs
+        if self.logs:
+            tabs.active = f"log-{self.active}"
+            self._open(self.active, self._line, self._offset)
+        else:
+            self.query_one("#log-status", Static).update(Text("no logs known for this subject", style="yellow"))
+        self.query_one(LogView).focus()
+
+    def _open(self, index: int, line: int | None = None, offset: int | None = None) -> None:
+        self.active = index
+        self.query_one(LogView).open(self.logs[index][1], line=line, offset=offset)
+
+    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        if event.tab is None or event.tab.id is None:
+            return
+        index = int(event.tab.id.split("-")[1])
+        if index != self.active:
+            self._open(index)
+        self.query_one(LogView).focus()
+
+    def action_tab(self, step: int) -> None:
+        if len(self.logs) > 1:
+            self.query_one(Tabs).active = f"log-{(self.active + step) % len(self.logs)}"
+
+    def action_filter(self) -> None:  # '/' searches in a log
+        bar = self.query_one(SearchBar)
+        bar.add_class("-shown")
+        bar.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        bar = self.query_one(SearchBar)
+        bar.remove_class("-shown")
+        view = self.query_one(LogView)
+        view.focus()
+        view.search(event.value)
+
+    def on_log_view_changed(self, event: LogView.Changed) -> None:
+        self.query_one("#log-status", Static).update(Text(event.view.status_text(), style="reverse"))
+
+    def action_back(self) -> None:
+        bar = self.query_one(SearchBar)
+        if bar.has_class("-shown"):
+            bar.action_cancel()
+            return
+        super().action_back()

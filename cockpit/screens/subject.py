@@ -1,0 +1,363 @@
+"""Drill-down screens: a Slurm job, a node, a ModelArts training job.
+
+Each shows its fields at once from the hub's snapshot, then fetches the subject's
+artifacts (sacct, logs, events) in a worker, re-runs the engine with them and lists
+the findings with their evidence chain. ``enter`` on an evidence line opens the log
+at that line; ``l`` opens the logs.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from datetime import datetime
+
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Footer, OptionList, Static
+
+from cockpit.model import Artifacts, Evidence, Finding, SlurmJob, SlurmNode, Subject, TrainingJob
+from cockpit.text import clean
+from cockpit.widgets.fmt import (
+    SEVERITY_STYLE,
+    age,
+    job_state_style,
+    mib,
+    node_state_style,
+    phase_style,
+    since,
+    slurm_duration,
+    stamp,
+)
+from cockpit.widgets.logview import BytesLogReader, LogReader, SourceLogReader
+from cockpit.widgets.panes import FindingList, QueueTable
+from cockpit.widgets.rows import job_rows, split_key
+from cockpit.widgets.table import VirtualTable
+
+from .base import CockpitScreen, FilterBar
+from .log import LogScreen
+
+
+def _kv(rows: list[tuple[str, Text | str]]) -> Table:
+    t = Table.grid(padding=(0, 1))
+    t.add_column(style="bold cyan", no_wrap=True)
+    t.add_column(overflow="fold")
+    for k, v in rows:
+        t.add_row(k, v if isinstance(v, Text) else Text(clean(v, 2000)))
+    return t
+
+
+def _styled(value: str, style: str) -> Text:
+    return Text(clean(value, 2000), style=style)
+
+
+class SubjectScreen(CockpitScreen):
+    """Common part: title, fields, findings with evidence, the logs list."""
+
+    BINDINGS = [Binding("l", "logs", "Logs")]
+
+    def __init__(self, subject: Subject) -> None:
+        super().__init__()
+        self.subject = subject
+        self.findings: list[Finding] = []
+        self.logs: list[tuple[str, LogReader]] = []
+        self.artifacts = Artifacts()
+        self._loaded_for = -1
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="subject-title")
+        with VerticalScroll(id="subject-fields"):
+            yield Static(id="fields")
+        yield Static(Text(" Findings and evidence (enter opens the log at that line)", style="bold"), classes="pane-title")
+        yield FindingList(id="findings")
+        yield from self.compose_extra()
+        yield FilterBar()
+        yield Footer()
+
+    def compose_extra(self) -> ComposeResult:
+        return iter(())
+
+    def on_mount(self) -> None:
+        self.refresh_data()
+        self.query_one(FindingList).focus()
+
+    def refresh_data(self) -> None:
+        obj = self.hub.lookup(self.subject)
+        self.query_one("#subject-title", Static).update(self.title_text(obj))
+        self.query_one("#fields", Static).update(self.fields(obj))
+        if self._loaded_for != self.hub.generation:
+            self._loaded_for = self.hub.generation
+            if not self.findings:
+                self.findings = self.hub.findings_for(self.subject)
+                self._show_findings()
+            self._load_artifacts()
+
+    def _show_findings(self) -> None:
+        self.query_one(FindingList).set_findings(self.findings, [name for name, _ in self.logs])
+
+    @work(exclusive=True, group="artifacts")
+    async def _load_artifacts(self) -> None:
+        arts, findings = await self.hub.artifacts(self.subject)
+        self.artifacts = arts
+        self.findings = list(findings) or self.hub.findings_for(self.subject)
+        self.logs = self.build_logs(arts)
+        self._show_findings()
+        obj = self.hub.lookup(self.subject)
+        self.query_one("#fields", Static).update(self.fields(obj))
+
+    def build_logs(self, arts: Artifacts) -> list[tuple[str, LogReader]]:
+        """Files the source names for the subject, then excerpts and command outputs."""
+        st = self.hub.states.get(self.subject.source)
+        snap = st.snapshot if st else None
+        out: list[tuple[str, LogReader]] = []
+        paths: set[str] = set()
+        if st is not None and snap is not None:
+            try:
+                locations = st.source.log_locations(self.subject, snap)
+            except Exception:  # a source bug must not close the screen
+                locations = []
+            for label, loc in locations:
+                paths.add(loc.path)
+                name = posixpath.basename(loc.path) or label
+                out.append((label, SourceLogReader(st.source, loc.path, name=f"{label} {name}" if name != label else label)))
+        for lt in arts.logs:
+            if lt.path and lt.path in paths and lt.kind not in ("slurmctld",):
+                continue
+            label = f"{lt.name} ({lt.kind})" if lt.kind and lt.kind not in lt.name else lt.name
+            out.append((label, BytesLogReader(lt.data, lt.name, kind=lt.kind)))
+        for cmd, text in arts.commands.items():
+            out.append((cmd, BytesLogReader(text.encode("utf-8", "replace"), cmd, kind="command")))
+        return out
+
+    # ------------------------------------------------------------------ navigation
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        oid = event.option.id or ""
+        if oid.startswith("log:"):
+            self.open_log(int(oid[4:]))
+        elif oid.startswith("ev:"):
+            _, fi, ei = oid.split(":")
+            self.open_evidence(self.findings[int(fi)].evidence[int(ei)])
+        elif oid.startswith("f:"):
+            f = self.findings[int(oid[2:])]
+            if f.evidence:
+                self.open_evidence(sorted(f.evidence, key=lambda e: e.tier)[0])
+
+    def open_log(self, index: int, line: int | None = None, offset: int | None = None) -> None:
+        if not self.logs:
+            self.notify("no logs known for this subject (yet)", timeout=3)
+            return
+        self.app.push_screen(LogScreen(str(self.subject), self.logs, index, line, offset))
+
+    def open_evidence(self, ev: Evidence) -> None:
+        index = self._log_for(ev)
+        if index is None:
+            self.notify(clean(f"{ev.where}: {ev.text}", 300), title="evidence (no log file)", timeout=6)
+            return
+        line = ev.line
+        offset = ev.offset if line is None else None
+        self.open_log(index, line, offset)
+
+    def _log_for(self, ev: Evidence) -> int | None:
+        where = ev.where.strip()
+        for i, (_label, reader) in enumerate(self.logs):
+            if ev.path and getattr(reader, "path", None) == ev.path:
+                return i
+        for i, (label, reader) in enumerate(self.logs):
+            path = getattr(reader, "path", "") or ""
+            if where and where in (label, reader.name, posixpath.basename(path)):
+                return i
+        for i, (label, _reader) in enumerate(self.logs):
+            if where and (label.startswith(where) or where.startswith(label.split(" ")[0])):
+                return i
+        return None
+
+    def action_logs(self) -> None:
+        self.open_log(0)
+
+    # ------------------------------------------------------------------ per kind
+
+    def title_text(self, obj: object) -> Text:
+        t = Text(f" {self.subject} ", style="bold reverse")
+        if obj is None:
+            t.append("  no longer in the latest snapshot", style="yellow")
+        return t
+
+    def fields(self, obj: object) -> Table | Text:
+        return Text("")
+
+
+class JobScreen(SubjectScreen):
+    """A Slurm job: squeue fields, sacct rows once fetched, findings, logs."""
+
+    def title_text(self, obj: object) -> Text:
+        t = super().title_text(obj)
+        if isinstance(obj, SlurmJob):
+            t.append(f"  {clean(obj.name, 80)}", style="bold")
+            t.append(f"  {obj.state}", style=job_state_style(obj.state))
+            if obj.is_pending and obj.reason:
+                t.append(f" ({clean(obj.reason, 60)})", style="yellow")
+        return t
+
+    def fields(self, obj: object) -> Table | Text:
+        if not isinstance(obj, SlurmJob):
+            return Text("")
+        j = obj
+        rows: list[tuple[str, Text | str]] = [
+            ("user / account", f"{j.user} / {j.account or '-'}  qos {j.qos or '-'}"),
+            ("partition", j.partition),
+            ("state", _styled(f"{j.state}  reason {j.reason or '-'}", job_state_style(j.state))),
+            ("resources", f"{j.node_count or '-'} nodes, {j.cpus or '-'} CPUs, mem {mib(j.min_memory_mib)}{' per CPU' if j.mem_per_cpu else ''}"),
+            ("time", f"elapsed {slurm_duration(j.elapsed_s)} of limit {slurm_duration(j.time_limit_s) if j.time_limit_s else 'UNLIMITED'}"),
+            ("submitted / start", f"{stamp(j.submit_time)} / {stamp(j.start_time)}"),
+            ("nodes", j.node_list or "-"),
+        ]
+        if j.exit_code is not None:
+            rows.append(("exit code", str(j.exit_code)))
+        if j.dependency:
+            rows.append(("dependency", j.dependency))
+        if j.work_dir:
+            rows.append(("work dir", j.work_dir))
+        if j.stdout_path:
+            rows.append(("stdout", j.stdout_path + (f"   stderr {j.stderr_path}" if j.stderr_path and j.stderr_path != j.stdout_path else "")))
+        if j.comment:
+            rows.append(("comment", j.comment))
+        for rec in self.artifacts.acct[:6]:
+            label = f"sacct {rec.job_id}{'.' + rec.step if rec.step else ''}"
+            rows.append((label, f"{rec.state} exit {rec.exit_code or '-'} MaxRSS {mib(rec.max_rss_mib)} of {mib(rec.req_mem_mib)} elapsed {slurm_duration(rec.elapsed_s)}"))
+        return _kv(rows)
+
+
+class NodeScreen(SubjectScreen):
+    """A node: state and full reason (who, when), load, the jobs on it, its slurmd log."""
+
+    def compose_extra(self) -> ComposeResult:
+        yield Static(id="node-jobs-title", classes="pane-title")
+        yield QueueTable(id="node-jobs")
+
+    def title_text(self, obj: object) -> Text:
+        t = super().title_text(obj)
+        if isinstance(obj, SlurmNode):
+            t.append(f"  {obj.state_label}", style=node_state_style(obj.state, obj.flags))
+        return t
+
+    def fields(self, obj: object) -> Table | Text:
+        if not isinstance(obj, SlurmNode):
+            return Text("")
+        n = obj
+        reason = Text(clean(n.reason, 2000) or "-", style="yellow" if n.reason else "")
+        if n.reason_user or n.reason_time:
+            reason.append(f"  set by {clean(n.reason_user, 40) or '?'} at {stamp(n.reason_time)}", style="dim")
+        rows: list[tuple[str, Text | str]] = [
+            ("state", _styled(n.state_label, node_state_style(n.state, n.flags))),
+            ("reason", reason),
+            ("CPUs", f"{n.cpus_alloc if n.cpus_alloc is not None else '-'} of {n.cpus_total or '-'} allocated, load {n.cpu_load if n.cpu_load is not None else '-'}"),
+            ("memory", f"{mib(n.alloc_memory_mib)} of {mib(n.real_memory_mib)} allocated, {mib(n.free_memory_mib)} free"),
+            ("partitions", ",".join(n.partitions) or "-"),
+        ]
+        if n.gres:
+            rows.append(("gres", n.gres))
+        if n.boot_time:
+            rows.append(("booted", stamp(n.boot_time)))
+        return _kv(rows)
+
+    def refresh_data(self) -> None:
+        super().refresh_data()
+        st = self.hub.states.get(self.subject.source)
+        snap = st.snapshot if st else None
+        if snap is None:
+            return
+        import dataclasses
+
+        mine = dataclasses.replace(snap, jobs=tuple(j for j in snap.jobs if self.subject.id in j.nodes))
+        table = self.query_one("#node-jobs", QueueTable)
+        table.set_rows(job_rows(mine, st.verdicts, self.hub.clock()))
+        self.query_one("#node-jobs-title", Static).update(
+            Text(f" Jobs on {clean(self.subject.id, 60)}: {table.total_count}", style="bold")
+        )
+
+    def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
+        source, ident = split_key(event.key)
+        self.cockpit.open_subject(Subject("job", source, ident))
+
+
+class TrainingJobScreen(SubjectScreen):
+    """A ModelArts training job: phases, stages timeline, events (Warning/Error first),
+    mounts and image with the problem highlighted, startup log."""
+
+    def title_text(self, obj: object) -> Text:
+        t = super().title_text(obj)
+        if isinstance(obj, TrainingJob):
+            t.append(f"  {clean(obj.name, 80)}", style="bold")
+            console = obj.console_phase
+            t.append(f"  {console}", style=phase_style(console))
+            if console != obj.phase:
+                t.append(f" (API: {obj.phase}{' / ' + obj.secondary_phase if obj.secondary_phase else ''})", style="dim")
+        return t
+
+    def _suspects(self) -> str:
+        """Evidence text of the findings, lower-cased: a mount or image named there is the problem."""
+        return " ".join(f"{f.title} {e.text}" for f in self.findings for e in f.evidence).lower()
+
+    def fields(self, obj: object) -> Table | Text:
+        if not isinstance(obj, TrainingJob):
+            return Text("")
+        t = obj
+        now = self.hub.clock()
+        suspects = self._suspects()
+
+        def hot(value: str) -> Text:
+            bad = bool(value) and value.lower() in suspects
+            return Text(clean(value, 2000) or "-", style="bold red" if bad else "")
+
+        rows: list[tuple[str, Text | str]] = [
+            ("phase", _styled(f"{t.console_phase} (API {t.phase}{' / ' + t.secondary_phase if t.secondary_phase else ''}) for {age(since(t.phase_since or t.create_time, now))}", phase_style(t.console_phase))),
+            ("created / started", f"{stamp(t.create_time)} / {stamp(t.start_time)}"),
+            ("pool", f"{t.pool_name or t.pool_id or '-'} ({'public' if t.pool_public else 'dedicated'})"),
+            ("flavor", f"{t.flavor_id or '-'}  ×{t.node_count} nodes"),
+            ("image", hot(t.image)),
+        ]
+        for m in t.mounts:
+            line = hot(m.remote)
+            line.append(f" → {clean(m.local, 200)}  [{m.kind} {m.direction}{', ro' if m.read_only else ''}]", style="dim")
+            rows.append(("mount", line))
+        if t.stages:
+            rows.append(("stages", _timeline(t, now)))
+        events = sorted(t.events, key=lambda e: ({"Error": 0, "Warning": 1}.get(e.level, 2), -(e.time.timestamp() if e.time else 0)))
+        for e in events[:12]:
+            style = {"Error": "bold red", "Warning": "yellow"}.get(e.level, "dim")
+            line = Text(f"{e.level:<7} ", style=style)
+            line.append(f"{stamp(e.time)} {clean(e.source, 40)}: ", style="dim")
+            line.append(clean(e.message, 1000))
+            rows.append(("event", line))
+        for ts in t.task_statuses:
+            rows.append((f"task {ts.task}", f"exit {ts.exit_code if ts.exit_code is not None else '-'} {ts.message}"))
+        return _kv(rows)
+
+    def build_logs(self, arts: Artifacts) -> list[tuple[str, LogReader]]:
+        logs = super().build_logs(arts)
+        obj = self.hub.lookup(self.subject)
+        if isinstance(obj, TrainingJob) and obj.log_preview and not any(r.kind == "startup" for _, r in logs):
+            logs.append(("startup log (preview)", BytesLogReader(obj.log_preview.encode("utf-8", "replace"), "startup log", kind="startup")))
+        return logs
+
+
+def _timeline(t: TrainingJob, now: datetime) -> Text:
+    out = Text()
+    for i, s in enumerate(t.stages):
+        if i:
+            out.append(" → ", style="dim")
+        end = s.end_time or now
+        dur = (end - s.start_time).total_seconds() if s.start_time else None
+        open_ = s.end_time is None
+        out.append(f"{s.name} {age(dur)}{'…' if open_ else ''}", style="bold yellow" if open_ else "")
+        if s.message:
+            out.append(f" ({clean(s.message, 200)})", style="dim")
+    return out
+
+
+SCREENS_BY_KIND = {"job": JobScreen, "node": NodeScreen, "training_job": TrainingJobScreen}
+__all__ = ["JobScreen", "NodeScreen", "SCREENS_BY_KIND", "SEVERITY_STYLE", "TrainingJobScreen"]

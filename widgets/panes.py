@@ -1,0 +1,199 @@
+"""Dashboard widgets: the three tables, the source status line, the incidents strip, findings.
+
+All of them read the hub (``cockpit.hub.Hub``); none does I/O. Text shown here is
+built as ``rich.text.Text`` from :func:`cockpit.text.clean`-ed strings, so markup in a
+job name (``[red]``, ``[@click=...]``) is shown literally.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.widget import Widget
+from textual.widgets import OptionList
+from textual.widgets.option_list import Option
+
+from cockpit.model import SEVERITY_RANK, Finding, Incident
+from cockpit.text import clean
+
+from .fmt import SEVERITY_MARK, SEVERITY_STYLE, age
+from .rows import INCIDENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, TRAINING_COLUMNS
+from .table import Column, VirtualTable
+
+if TYPE_CHECKING:
+    from cockpit.hub import Hub
+
+
+def _drop_cluster(columns: Sequence[Column], multi: bool) -> tuple[Column, ...]:
+    """The CLUSTER/PROJECT column only matters with more than one source."""
+    return tuple(columns) if multi else tuple(c for c in columns if c.label not in ("CLUSTER", "PROJECT"))
+
+
+class QueueTable(VirtualTable):
+    """squeue jobs of every Slurm source with the engine's verdict per row."""
+
+    def __init__(self, multi_source: bool = False, **kw) -> None:
+        super().__init__(_drop_cluster(JOB_COLUMNS, multi_source), empty_text="no jobs", **kw)
+
+
+class NodeTable(VirtualTable):
+    """Nodes, unhealthy first, with the full DRAIN/DOWN reason and who set it when."""
+
+    def __init__(self, multi_source: bool = False, **kw) -> None:
+        super().__init__(_drop_cluster(NODE_COLUMNS, multi_source), empty_text="no nodes", **kw)
+
+
+class TrainingJobTable(VirtualTable):
+    """ModelArts training jobs: console and API phase side by side."""
+
+    def __init__(self, multi_source: bool = False, **kw) -> None:
+        super().__init__(_drop_cluster(TRAINING_COLUMNS, multi_source), empty_text="no training jobs", **kw)
+
+
+class IncidentTable(VirtualTable):
+    def __init__(self, **kw) -> None:
+        super().__init__(INCIDENT_COLUMNS, empty_text="no open incidents", **kw)
+
+
+class SourceStatus(Widget):
+    """One line: per source the age of its last good data, STALE and the error when failing."""
+
+    DEFAULT_CSS = "SourceStatus { height: auto; max-height: 3; padding: 0 1; }"
+
+    def __init__(self, hub: Hub, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.hub = hub
+
+    def on_mount(self) -> None:
+        # ages change once per second; nothing faster is needed (idle CPU ~ 0)
+        self.set_interval(1.0, self.refresh)
+
+    def render(self) -> Text:
+        now = self.hub.clock()
+        out = Text(no_wrap=False, overflow="fold")
+        for i, st in enumerate(self.hub.states.values()):
+            if i:
+                out.append("  │  ", style="dim")
+            stale = st.stale(now)
+            out.append("● ", style="red" if st.error else "yellow" if stale else "green")
+            out.append(clean(st.name, 40), style="bold")
+            if st.snapshot is None and st.error is None:
+                out.append(" connecting…", style="dim")
+                continue
+            a = st.age_s(now)
+            out.append(f" {age(a)} ago" if a is not None else " no data yet")
+            if stale:
+                out.append(" STALE", style="bold reverse red" if st.error else "bold yellow")
+            if st.error is not None:
+                msg = clean(f"{st.error.kind}: {st.error.message}", 120)
+                out.append(f" {msg}", style="red")
+                if st.failures > 1:
+                    out.append(f" (×{st.failures}, retrying)", style="dim")
+            elif st.snapshot is not None and st.snapshot.warnings:
+                out.append(f" {len(st.snapshot.warnings)} warnings", style="yellow")
+        return out
+
+
+class IncidentStrip(Widget):
+    """Open incidents by severity (acknowledged ones counted apart); ``i`` opens the list."""
+
+    DEFAULT_CSS = "IncidentStrip { height: 1; padding: 0 1; }"
+
+    def __init__(self, hub: Hub, acked: Callable[[], frozenset[str]], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.hub = hub
+        self.acked = acked
+
+    def render(self) -> Text:
+        acked = self.acked()
+        counts = {"critical": 0, "warning": 0, "info": 0}
+        n_acked = 0
+        for inc in self.hub.incidents:
+            if inc.key in acked:
+                n_acked += 1
+            else:
+                counts[inc.severity] = counts.get(inc.severity, 0) + 1
+        out = Text("Incidents ", style="bold")
+        for sev in ("critical", "warning", "info"):
+            n = counts[sev]
+            out.append(f"{n} {sev}", style=SEVERITY_STYLE[sev] if n else "dim")
+            out.append("  ")
+        if n_acked:
+            out.append(f"{n_acked} acked  ", style="dim")
+        top = next((i for i in self.hub.incidents if i.key not in acked), None)
+        if top is not None:
+            out.append(f"▶ {clean(top.title, 200)}", style=SEVERITY_STYLE.get(top.severity, ""))
+        out.truncate(max(self.size.width - 2, 10), overflow="ellipsis")
+        return out
+
+
+TIER_NAME = {0: "scheduler", 1: "node", 2: "application"}
+
+
+class FindingList(OptionList):
+    """Findings with their evidence chain (scheduler → node → application) and remedies.
+
+    Option ids: ``ev:<finding>:<evidence>`` (enter opens the log at that line) and
+    ``log:<n>`` for the subject's logs appended at the end.
+    """
+
+    DEFAULT_CSS = "FindingList { height: 1fr; border: none; }"
+
+    def set_findings(self, findings: Sequence[Finding], logs: Sequence[str] = ()) -> None:
+        self.findings = list(findings)
+        self.clear_options()
+        opts: list[Option] = []
+        if not findings:
+            opts.append(Option(Text("No problem found by the engine.", style="green"), disabled=True))
+        ranked = sorted(enumerate(findings), key=lambda t: SEVERITY_RANK.get(t[1].severity, 3))
+        for fi, f in ranked:
+            head = Text()
+            head.append(f" {SEVERITY_MARK.get(f.severity, f.severity)} ", style=f"reverse {SEVERITY_STYLE.get(f.severity, '')}")
+            head.append(f" {clean(f.title, 300)}", style="bold")
+            head.append(f"  [{clean(f.root_cause, 60)}]", style="cyan")
+            opts.append(Option(head, id=f"f:{fi}"))
+            if f.explanation:
+                opts.append(Option(Text("   " + clean(f.explanation, 600), style="dim"), disabled=True))
+            chain = sorted(enumerate(f.evidence), key=lambda t: t[1].tier)
+            for ei, ev in chain:
+                line = Text("   ")
+                line.append(f"{TIER_NAME.get(ev.tier, '?'):<11}", style="magenta")
+                loc = clean(ev.where, 60) + (f":{ev.line}" if ev.line else "")
+                line.append(f" {loc}  ", style="cyan")
+                line.append(clean(ev.text, 400))
+                opts.append(Option(line, id=f"ev:{fi}:{ei}"))
+            if f.remedy:
+                opts.append(Option(Text("   → " + clean(f.remedy, 600), style="green"), disabled=True))
+        if logs:
+            opts.append(Option(Text("Logs", style="bold underline"), disabled=True))
+            for i, name in enumerate(logs):
+                opts.append(Option(Text(f"   ▸ {clean(name, 120)}", style="cyan"), id=f"log:{i}"))
+        self.add_options(opts)
+        first = next((i for i, o in enumerate(opts) if o.id and o.id.startswith("ev:")), None)
+        if first is None:
+            first = next((i for i, o in enumerate(opts) if not o.disabled), None)
+        if first is not None:
+            self.highlighted = first
+
+
+def incident_summary(inc: Incident, acked: bool, now: datetime) -> Text:
+    """Detail lines for the incident under the cursor."""
+    out = Text()
+    out.append(f"{SEVERITY_MARK.get(inc.severity, '')} ", style=SEVERITY_STYLE.get(inc.severity, ""))
+    out.append(clean(inc.title, 400), style="bold")
+    out.append(f"\n{inc.root_cause} · {inc.subject}", style="cyan")
+    if inc.first_seen:
+        out.append(f" · first seen {age((now - inc.first_seen).total_seconds())} ago")
+    if acked:
+        out.append(" · acknowledged", style="green")
+    p = inc.primary
+    if p.remedy:
+        out.append("\n→ " + clean(p.remedy, 600), style="green")
+    if inc.affected:
+        shown = ", ".join(clean(str(s), 60) for s in inc.affected[:12])
+        more = f" and {len(inc.affected) - 12} more" if len(inc.affected) > 12 else ""
+        out.append(f"\naffected ({len(inc.affected)}): {shown}{more}")
+    return out

@@ -1,0 +1,198 @@
+"""Pure projections from snapshots and findings to table rows (run off the UI thread).
+
+Row keys are ``"<source>\\x1f<id>"`` so the same job id on two clusters stays distinct
+and the cursor can follow a job across refreshes. Cells hold raw strings; the table
+cleans them when it draws them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+
+from cockpit.model import SEVERITY_RANK, Finding, Incident, Snapshot
+
+from .fmt import (
+    SEVERITY_MARK,
+    SEVERITY_STYLE,
+    age,
+    job_state_style,
+    mib,
+    node_state_style,
+    phase_style,
+    since,
+    slurm_duration,
+    stamp,
+)
+from .table import Column, Row
+
+SEP = "\x1f"
+
+Verdicts = Mapping[tuple[str, str, str], Finding]
+
+
+def row_key(source: str, ident: str) -> str:
+    return f"{source}{SEP}{ident}"
+
+
+def split_key(key: str) -> tuple[str, str]:
+    source, _, ident = key.partition(SEP)
+    return source, ident
+
+
+JOB_COLUMNS = (
+    Column("JOBID", 9, 0),
+    Column("NAME", 16, 1),
+    Column("USER", 9, 2),
+    Column("PART", 8, 4),
+    Column("STATE", 13, 0),
+    Column("TIME", 10, 3),
+    Column("N/CPU", 8, 5),
+    Column("REASON", 16, 4),
+    Column("VERDICT", 30, 0, flex=True),
+    Column("CLUSTER", 10, 6),
+)
+
+NODE_COLUMNS = (
+    Column("NODE", 10, 0),
+    Column("STATE", 16, 0),
+    Column("CPU", 9, 2, justify="right"),
+    Column("MEM", 11, 3, justify="right"),
+    Column("PARTITIONS", 12, 4),
+    Column("REASON [who when]", 30, 0, flex=True),
+    Column("CLUSTER", 10, 6),
+)
+
+TRAINING_COLUMNS = (
+    Column("NAME", 20, 0),
+    Column("PHASE console/API", 22, 0),
+    Column("IN PHASE", 9, 1),
+    Column("POOL", 14, 3),
+    Column("FLAVOR", 18, 4),
+    Column("VERDICT", 30, 0, flex=True),
+    Column("PROJECT", 10, 6),
+)
+
+INCIDENT_COLUMNS = (
+    Column("SEV", 5, 0),
+    Column("SUBJECT", 22, 0),
+    Column("CAUSE", 20, 2),
+    Column("TITLE", 30, 0, flex=True),
+    Column("FIRST SEEN", 16, 3),
+    Column("AFFECTED", 8, 1, justify="right"),
+    Column("ACK", 3, 1),
+)
+
+
+def _verdict(verdicts: Verdicts, kind: str, source: str, ident: str) -> tuple[str, str, int]:
+    f = verdicts.get((kind, source, ident))
+    if f is None:
+        return "", "", 3
+    return f.title, SEVERITY_STYLE.get(f.severity, ""), SEVERITY_RANK.get(f.severity, 3)
+
+
+def job_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> list[Row]:
+    """One row per squeue job; problems (critical, then warning) first, then queue order."""
+    rows: list[tuple[int, int, Row]] = []
+    src = snapshot.source
+    for n, j in enumerate(snapshot.jobs):
+        title, vstyle, rank = _verdict(verdicts, "job", src, j.job_id)
+        if j.is_pending and j.submit_time is not None:
+            t_s: int | None = int((now - j.submit_time).total_seconds())
+        else:
+            t_s = j.elapsed_s
+        reason = j.reason if j.reason not in ("None", "") else ""
+        cells = (
+            j.job_id,
+            j.name,
+            j.user,
+            j.partition,
+            j.state,
+            slurm_duration(t_s),
+            f"{j.node_count if j.node_count is not None else '-'}/{j.cpus if j.cpus is not None else '-'}",
+            reason,
+            title,
+            src,
+        )
+        styles = ("bold", "", "", "", job_state_style(j.state), "", "", "yellow" if j.is_pending else "", vstyle, "dim")
+        sort = (_job_num(j.job_id), None, None, None, None, t_s, j.cpus, None, rank, None)
+        rows.append((rank, n, Row(row_key(src, j.job_id), cells, styles, sort)))
+    rows.sort(key=lambda t: (t[0] if t[0] < 2 else 2, t[1]))
+    return [r for _, _, r in rows]
+
+
+def _job_num(job_id: str) -> float:
+    head, _, tail = job_id.partition("_")
+    try:
+        return float(head) + (float(tail) / 1e6 if tail.isdigit() else 0.0)
+    except ValueError:
+        return float("inf")
+
+
+def node_rows(snapshot: Snapshot, verdicts: Verdicts) -> list[Row]:
+    """Unhealthy nodes first (DOWN, then DRAIN), then by name."""
+    src = snapshot.source
+    out: list[tuple[tuple, Row]] = []
+    for nd in snapshot.nodes:
+        reason = nd.reason
+        if reason and (nd.reason_user or nd.reason_time):
+            who = " ".join(x for x in (nd.reason_user, stamp(nd.reason_time) if nd.reason_time else "") if x)
+            reason = f"{reason} [{who}]"
+        title, vstyle, rank = _verdict(verdicts, "node", src, nd.name)
+        if not reason and title:
+            reason = title
+        cpu = f"{nd.cpus_alloc if nd.cpus_alloc is not None else '-'}/{nd.cpus_total if nd.cpus_total is not None else '-'}"
+        mem = f"{mib(nd.alloc_memory_mib)}/{mib(nd.real_memory_mib)}"
+        cells = (nd.name, nd.state_label, cpu, mem, ",".join(nd.partitions), reason, src)
+        sstyle = node_state_style(nd.state, nd.flags)
+        styles = ("bold", sstyle, "", "", "", vstyle or ("yellow" if reason else ""), "dim")
+        health = 0 if nd.is_down else 1 if nd.is_unhealthy else 2
+        out.append(((health, rank, nd.name), Row(row_key(src, nd.name), cells, styles)))
+    out.sort(key=lambda t: t[0])
+    return [r for _, r in out]
+
+
+def training_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> list[Row]:
+    """ModelArts training jobs: problems first, then newest first."""
+    src = snapshot.source
+    out: list[tuple[tuple, Row]] = []
+    for t in snapshot.training_jobs:
+        title, vstyle, rank = _verdict(verdicts, "training_job", src, t.job_id)
+        console = t.console_phase
+        phase = console if console == t.phase else f"{console} / {t.phase}"
+        in_phase = since(t.phase_since or t.create_time, now)
+        cells = (t.name or t.job_id, phase, age(in_phase), t.pool_name or t.pool_id, t.flavor_id, title, src)
+        styles = ("bold", phase_style(console), "", "", "", vstyle, "dim")
+        created = t.create_time.timestamp() if t.create_time else 0.0
+        out.append(((min(rank, 2), -created), Row(row_key(src, t.job_id), cells, styles)))
+    out.sort(key=lambda x: x[0])
+    return [r for _, r in out]
+
+
+def incident_rows(incidents: Iterable[Incident], acked: frozenset[str] | set[str]) -> list[Row]:
+    """Ranked severity, then cause (so a cause's incidents sit together), then age."""
+    items = sorted(
+        incidents,
+        key=lambda i: (
+            SEVERITY_RANK.get(i.severity, 3),
+            i.key in acked,
+            i.root_cause,
+            i.first_seen.timestamp() if i.first_seen else 0.0,
+        ),
+    )
+    rows = []
+    for inc in items:
+        is_acked = inc.key in acked
+        sev_style = "dim" if is_acked else SEVERITY_STYLE.get(inc.severity, "")
+        cells = (
+            SEVERITY_MARK.get(inc.severity, inc.severity),
+            str(inc.subject),
+            inc.root_cause,
+            inc.title,
+            stamp(inc.first_seen),
+            str(max(1, len(inc.affected))),
+            "yes" if is_acked else "",
+        )
+        styles = (sev_style, "bold", "cyan", "dim" if is_acked else "", "", "", "green")
+        rows.append(Row(inc.key, cells, styles))
+    return rows
