@@ -187,3 +187,18 @@ def test_from_config_requires_env_vars_and_never_prints_values(monkeypatch):
     monkeypatch.setenv("MY_AK", "ak")
     src = ModelArtsSource.from_config(_Cfg())
     assert src.name == "prod" and src.interval == 15 and src.kind == "modelarts"
+
+
+async def test_snapshot_for_one_job_feeds_the_rules(server):
+    from cockpit.diagnosis.engine import RuleContext
+    from cockpit.diagnosis.modelarts_rules import job_errors
+
+    src = make_source(server)
+    jid = next(jid for jid, j in server.fx["jobs"].items() if j["metadata"]["name"] == "cv-finetune-obs")
+    snap, arts = await src.snapshot_for_job(jid)
+    assert snap.ok and [j.job_id for j in snap.training_jobs] == [jid] and snap.pools
+    assert [lt.kind for lt in arts.logs] == ["events"]
+    (f,) = job_errors(snap.training_jobs[0], RuleContext(snapshot=snap, artifacts=arts, now=NOW))
+    assert f.title == "Initializing 25 min: OBS mount AccessDenied"
+    missing, _ = await src.snapshot_for_job("nope")
+    assert missing.error.kind == "not_found" and "nope" in missing.error.message

@@ -325,6 +325,24 @@ class ModelArtsSource:
             self._logs[log_path(job.job_id, job.log_task)] = job.log_preview
         return job
 
+    async def snapshot_for_job(self, job_id: str) -> tuple[Snapshot, Artifacts]:
+        """One job (with the pools) as a Snapshot plus its events/startup-log artifacts, for
+        ``cockpit diagnose --training-job ID --modelarts NAME``. API failures come back as
+        ``Snapshot(error=...)`` (kind not_found for an unknown id), never raised."""
+        now = self.clock()
+        warnings: list[str] = []
+        try:
+            job = await self.fetch_job(job_id)
+        except ModelArtsApiError as exc:
+            return Snapshot(source=self.name, kind="modelarts", taken_at=now, error=_error(exc)), Artifacts()
+        except ParseError as exc:
+            err = SourceError("parse", str(exc), where=f"GET /training-jobs/{job_id}")
+            return Snapshot(source=self.name, kind="modelarts", taken_at=now, error=err), Artifacts()
+        pools = await self._max_available(await self._list_pools(warnings), (job,), warnings)
+        snap = Snapshot(source=self.name, kind="modelarts", taken_at=now, training_jobs=(job,), pools=pools,
+                        warnings=tuple(warnings))
+        return snap, job_artifacts(job)
+
     async def artifacts(self, subject: Subject, snapshot: Snapshot) -> Artifacts:
         """Events (``kind="events"``, ``time level source message`` per line, oldest first)
         and the startup-log preview (``kind="startup"``) of a training job; the node
