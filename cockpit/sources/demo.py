@@ -1,0 +1,214 @@
+"""The embedded demo site: a simulated Slurm cluster and ModelArts project, no network.
+
+``cockpit --demo`` (and the first run without a config) goes through exactly the code a
+real site uses: :class:`DemoTransport` answers the command lines of
+``cockpit.sources.slurm_commands`` with the text Slurm 22.05 prints and serves the log
+files (``slurm-<id>.out``, ``slurmctld.log``, ``slurmd-<node>.log``) by byte range;
+:class:`DemoModelArtsApi` returns the wire JSON of the ModelArts v2 API. The real
+``SlurmSource`` and ``ModelArtsSource`` read them.
+
+The site is a pure function of (seed, elapsed whole seconds since ``start``): the same
+frozen clock gives identical bytes, a later clock shows jobs that started, finished or
+failed, a node drained at +8 min and a queued training job running from +5 min.
+The failure scenarios are listed in ``cockpit.sources.demo_scenarios.SCENARIOS``.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from cockpit.sources.demo_modelarts import ModelArtsProject
+from cockpit.sources.demo_scenarios import (
+    HISTORY_S,
+    background_jobs,
+    build_nodes,
+    build_partitions,
+    ctld_startup,
+    job_log,
+    node_ctld_lines,
+    scenario_jobs,
+)
+from cockpit.sources.demo_slurm import SlurmCluster
+from cockpit.sources.transport import CommandResult, FileStat, RemoteFileError
+
+DEMO_START = datetime(2026, 11, 29, 20, 30, 0, tzinfo=UTC)
+DEMO_CLUSTER = "demo-hpc"
+DEMO_PROJECT = "demo-modelarts"
+SLURMCTLD_LOG = "/var/log/slurm/slurmctld.log"
+SLURMD_LOG = "/var/log/slurm/slurmd-%n.log"
+
+
+class DemoSite:
+    """The simulated world. ``now_s()`` = whole seconds since ``start`` on ``clock``.
+
+    ``clock`` defaults to the wall clock with ``start`` = construction time mapped to
+    :data:`DEMO_START` (so a live demo always opens on the same story); tests pass a
+    frozen clock and get ``start`` = :data:`DEMO_START`.
+    """
+
+    def __init__(self, seed: int = 7, clock: Callable[[], datetime] | None = None,
+                 start: datetime | None = None) -> None:
+        self.seed = seed
+        if clock is None:
+            offset = datetime.now(UTC) - DEMO_START
+            self.clock: Callable[[], datetime] = lambda: datetime.now(UTC) - offset
+        else:
+            self.clock = clock
+        self.start = start or DEMO_START
+        nodes = build_nodes()
+        partitions = build_partitions()
+        bg, planned = background_jobs(seed, partitions, nodes)
+        self.slurm = SlurmCluster(
+            self.start, nodes, partitions, scenario_jobs() + bg,
+            ctld_startup(-HISTORY_S - 3 * 86400) + node_ctld_lines(), [], job_log(seed), planned,
+        )
+        self.modelarts = ModelArtsProject(self.start)
+
+    def now_s(self) -> int:
+        return int((self.clock() - self.start).total_seconds() // 1)
+
+
+
+
+class DemoTransport:
+    """:class:`cockpit.sources.transport.Transport` over a :class:`DemoSite` (in memory).
+
+    Unknown programs answer like a shell: exit 127 and ``bash: X: command not found``.
+    """
+
+    def __init__(self, site: DemoSite, name: str = DEMO_CLUSTER) -> None:
+        self.site = site
+        self.name = name
+
+    async def run(self, argv: list[str] | tuple[str, ...], timeout: float = 30.0) -> CommandResult:
+        argv = tuple(argv)
+        t = self.site.now_s()
+        prog, args = (argv[0] if argv else ""), list(argv[1:])
+        cl = self.site.slurm
+        if prog == "squeue":
+            out, err, rc = cl.squeue(args, t)
+        elif prog == "scontrol":
+            out, err, rc = cl.scontrol(args, t)
+        elif prog == "sacct":
+            out, err, rc = cl.sacct(args, t)
+        elif prog == "df":
+            out, err, rc = _df(args, t)
+        else:
+            out, err, rc = b"", f"bash: {shlex.quote(prog)}: command not found\n".encode(), 127
+        return CommandResult(argv, out, err, rc)
+
+    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+        f = self.site.slurm.file(path, self.site.now_s())
+        if f is None:
+            raise RemoteFileError(f"{path}: No such file or directory", where=path)
+        return f.read(offset, length)
+
+    async def stat(self, path: str) -> FileStat:
+        f = self.site.slurm.file(path, self.site.now_s())
+        if f is None:
+            raise RemoteFileError(f"{path}: No such file or directory", where=path)
+        return FileStat(size=f.size, mtime=f.mtime)
+
+    async def close(self) -> None:
+        return None
+
+
+# mount point -> (1K-blocks, used fraction at the start, inodes, inode use)
+_FILESYSTEMS = {
+    "/": ("/dev/mapper/rl-root", 104_806_400, 0.41, 52_428_800, 0.08),
+    "/home": ("nfs01:/export/home", 21_474_836_480, 0.63, 1_073_741_824, 0.22),
+    "/scratch": ("lustre01@o2ib:/scratch", 549_755_813_888, 0.78, 4_294_967_296, 0.51),
+    "/shared": ("nfs01:/export/shared", 4_294_967_296, 0.52, 268_435_456, 0.12),
+}
+
+
+def _df(args: list[str], t: int) -> tuple[bytes, bytes, int]:
+    inodes = "-Pi" in args or "-i" in args
+    paths = [a for a in args if not a.startswith("-")] or sorted(_FILESYSTEMS)
+    lines = ["Filesystem     Inodes   IUsed   IFree IUse% Mounted on" if inodes
+             else "Filesystem     1024-blocks      Used Available Capacity Mounted on"]
+    errs, rc = [], 0
+    for p in paths:
+        mount = max((m for m in _FILESYSTEMS if p == m or p.startswith(m.rstrip("/") + "/")), key=len, default=None)
+        if mount is None:
+            errs.append(f"df: {p}: No such file or directory")
+            rc = 1
+            continue
+        dev, blocks, frac, inode_total, ifrac = _FILESYSTEMS[mount]
+        frac = min(0.999, frac + max(0, t) * 1e-7)  # /scratch fills slowly
+        if inodes:
+            used = int(inode_total * ifrac)
+            lines.append(f"{dev} {inode_total} {used} {inode_total - used} {round(ifrac * 100)}% {mount}")
+        else:
+            used = int(blocks * frac)
+            pct = -(-used * 100 // blocks)
+            lines.append(f"{dev} {blocks} {used} {blocks - used} {pct}% {mount}")
+    return "".join(line + "\n" for line in lines).encode(), "".join(e + "\n" for e in errs).encode(), rc
+
+
+class DemoModelArtsApi:
+    """:class:`cockpit.sources.modelarts_api.ModelArtsApi` over a :class:`DemoSite`."""
+
+    def __init__(self, site: DemoSite) -> None:
+        self.site = site
+
+    def _job(self, job_id: str):
+        from cockpit.sources.modelarts_api import ModelArtsApiError
+
+        j = self.site.modelarts.by_id.get(job_id)
+        if j is None or j.created > self.site.now_s():
+            raise ModelArtsApiError("not_found", 404, "ModelArts.2762", f"Training job {job_id} not found.",
+                                    where=f"GET /training-jobs/{job_id}")
+        return j
+
+    def list_training_jobs(self, offset: int, limit: int) -> dict:
+        t = self.site.now_s()
+        ma = self.site.modelarts
+        items = ma.visible(t)
+        limit = max(1, min(50, limit))
+        page = items[offset * limit:(offset + 1) * limit]  # offset is a page index (API reference)
+        return {"total": len(items), "count": len(page), "limit": limit, "offset": offset,
+                "sort_by": "create_time", "order": "desc", "group_by": "", "workspace_id": "0",
+                "ai_project": "", "items": [ma.job_json(j, t) for j in page]}
+
+    def show_training_job(self, job_id: str) -> dict:
+        return self.site.modelarts.job_json(self._job(job_id), self.site.now_s())
+
+    def list_events(self, job_id: str) -> dict:
+        return self.site.modelarts.events_json(self._job(job_id), self.site.now_s())
+
+    def list_stages(self, job_id: str) -> dict:
+        return self.site.modelarts.stages_json(self._job(job_id), self.site.now_s())
+
+    def logs_preview(self, job_id: str, task_id: str) -> dict:
+        return self.site.modelarts.preview_json(self._job(job_id), self.site.now_s())
+
+    def list_pools(self) -> dict:
+        return self.site.modelarts.pools_json()
+
+    def list_pool_nodes(self, pool_name: str) -> dict:
+        from cockpit.sources.modelarts_api import ModelArtsApiError
+
+        nodes = self.site.modelarts.nodes_json(pool_name)
+        if nodes is None:
+            raise ModelArtsApiError("not_found", 404, "ModelArts.50015001", f"Pool {pool_name} not found.",
+                                    where=f"GET /pools/{pool_name}/nodes")
+        return nodes
+
+    def flavor_max_available(self, flavor_id: str, pool_id: str) -> dict:
+        return self.site.modelarts.max_available(flavor_id, pool_id)
+
+
+def demo_sources(seed: int = 7, clock: Callable[[], datetime] | None = None) -> list:
+    """A real SlurmSource and a real ModelArtsSource over one shared :class:`DemoSite`."""
+    from cockpit.sources.modelarts import ModelArtsSource
+    from cockpit.sources.slurm import SlurmSource
+
+    site = DemoSite(seed, clock)
+    return [
+        SlurmSource(DEMO_CLUSTER, DemoTransport(site), interval=5, clock=site.clock,
+                    slurmctld_log=SLURMCTLD_LOG, slurmd_log=SLURMD_LOG),
+        ModelArtsSource(DEMO_PROJECT, DemoModelArtsApi(site), interval=10, clock=site.clock),
+    ]
