@@ -1,0 +1,212 @@
+"""First-red-error finder over log bytes (mmap or bytes; never decodes the whole file).
+
+The *first red error* is the first line that carries a root cause, not the loudest or
+the last one: the scanner searches a single combined regex of the catalogue's *strong*
+patterns (:mod:`cockpit.diagnosis.patterns`) over the raw bytes with ``re.search`` (C
+speed, no Python per-line loop), locates the line with ``rfind(b"\\n")`` and counts the
+line number with ``bytes.count``. Harmless lines (PMIx notice, missing state file) are
+skipped. Only when no strong line exists does it fall back to the first *weak* one (a
+bare ``Killed``, a traceback, a generic ``ERROR``).
+
+Input may hold invalid UTF-8, GBK, CRLF, ANSI colour codes and 10 MB lines: matching is
+on bytes, and only the hit's line (capped) is decoded for display.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+from cockpit.diagnosis.patterns import Pattern, classify, is_harmless, patterns_for
+from cockpit.text import strip_ansi
+
+Buffer = bytes | bytearray | memoryview | mmap.mmap
+
+MAX_TEXT_BYTES = 64 * 1024  # bytes of a huge line decoded for display
+_ANSI_BYTES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+@dataclass(frozen=True, slots=True)
+class ScanHit:
+    """One error line: ``line`` 1-based, ``offset`` byte offset of the line start in the buffer
+    (plus ``start_offset`` when given), ``text`` decoded with ANSI codes and CR removed."""
+
+    line: int
+    offset: int
+    text: str
+    pattern: str
+    label: str
+    severity: str
+    strong: bool = True
+    tier: int = 2
+
+
+try:  # RE2 is a DFA: one pass over the bytes whatever the number of patterns (grep speed).
+    import re2 as _re2
+except ImportError:  # pragma: no cover - the stdlib engine is correct but ~100x slower on big logs
+    _re2 = None
+
+
+@lru_cache(maxsize=64)
+def _combined(kind: str, strong: bool | None):  # -> compiled regex with .search(buf, pos)
+    pats = patterns_for(kind, strong)
+    if not pats:
+        return None
+    src = b"|".join(b"(?:%s)" % p.regex for p in pats)
+    if _re2 is not None:
+        opts = _re2.Options()
+        opts.encoding = _re2.Options.Encoding.LATIN1  # bytes are bytes: invalid UTF-8/GBK safe
+        opts.max_mem = 64 << 20
+        try:
+            return _re2.compile(b"(?m)" + src, opts)
+        except Exception:  # noqa: BLE001 - a pattern RE2 cannot take: use the stdlib engine
+            pass
+    return re.compile(src, re.MULTILINE)
+
+
+def decode_line(raw: bytes) -> str:
+    """Decode one log line for display: UTF-8, else GB18030 (GBK logs), else UTF-8 with
+    replacement; ANSI sequences and CR (CRLF, progress-bar rewrites) removed; never raises."""
+    raw = raw.rstrip(b"\r\n")
+    if b"\r" in raw:
+        raw = raw.rsplit(b"\r", 1)[-1] or raw.replace(b"\r", b"")
+    if b"\x1b" in raw:
+        raw = _ANSI_BYTES.sub(b"", raw)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        try:
+            text = raw.decode("gb18030")
+        except UnicodeDecodeError:
+            text = raw.decode("utf-8", errors="replace")
+    return strip_ansi(text) if "\x1b" in text else text
+
+
+_CHUNK = 16 * 1024 * 1024
+
+
+def count_newlines(buf: Buffer, start: int, end: int) -> int:
+    """Newlines in buf[start:end]; mmap has no ``count``, so count slices of 16 MiB."""
+    if isinstance(buf, bytes | bytearray):
+        return buf.count(b"\n", start, end)
+    total = 0
+    for a in range(start, end, _CHUNK):
+        total += buf[a:min(a + _CHUNK, end)].count(b"\n")
+    return total
+
+
+def _line_bounds(buf: Buffer, start: int, end: int) -> tuple[int, int]:
+    """(line start, line end without the newline) around the match [start, end)."""
+    ls = buf.rfind(b"\n", 0, start) + 1
+    le = buf.find(b"\n", max(end - 1, ls))
+    if le < 0:
+        le = len(buf)
+    return ls, le
+
+
+def _line_bytes(buf: Buffer, ls: int, le: int, match_start: int) -> bytes:
+    if le - ls > MAX_TEXT_BYTES:  # 10 MB lines: keep a window around the match
+        ls = max(ls, match_start - 1024)
+        le = min(le, ls + MAX_TEXT_BYTES)
+    return bytes(buf[ls:le])
+
+
+def _hit(buf: Buffer, ls: int, le: int, mstart: int, line_no: int, kind: str, base: int,
+         fallback: Pattern | None = None) -> ScanHit | None:
+    raw = _line_bytes(buf, ls, le, mstart)
+    if is_harmless(raw):
+        return None
+    p = classify(raw, kind) or fallback
+    if p is None:
+        return None
+    return ScanHit(line=line_no, offset=base + ls, text=decode_line(raw), pattern=p.name,
+                   label=p.label, severity=p.severity, strong=p.strong, tier=p.tier)
+
+
+def _search(buf: Buffer, rx, kind: str, start_offset: int,
+            start_line: int, base: int) -> Iterator[ScanHit]:
+    pos, line_no, counted_to = start_offset, start_line, start_offset
+    n = len(buf)
+    while pos <= n:
+        m = rx.search(buf, pos)
+        if m is None:
+            return
+        ls, le = _line_bounds(buf, m.start(), m.end())
+        line_no += count_newlines(buf, counted_to, ls)
+        counted_to = ls
+        hit = _hit(buf, ls, le, m.start(), line_no, kind, base)
+        if hit is not None:
+            yield hit
+        pos = le + 1
+
+
+def first_error(buf: Buffer, *, kind: str = "app") -> ScanHit | None:
+    """The first line carrying a root cause, or None.
+
+    ``buf``: bytes, bytearray, memoryview or mmap of a whole log (or a range of it: line
+    numbers and offsets are then relative to the range). ``kind``: app | stdout | stderr |
+    slurmctld | slurmd | journal | events | startup | command (daemon kinds skip the
+    generic ``error`` fallback). Strong patterns first; weak ones only if none matched.
+    """
+    if isinstance(buf, memoryview):
+        buf = buf.tobytes() if not buf.contiguous else buf
+    if len(buf) == 0:
+        return None
+    for strong in (True, False):
+        rx = _combined(kind, strong)
+        if rx is None:
+            continue
+        for hit in _search(buf, rx, kind, 0, 1, 0):
+            return hit
+    return None
+
+
+def iter_errors(buf: Buffer, *, kind: str = "app", start_offset: int = 0,
+                start_line: int = 1) -> Iterator[ScanHit]:
+    """Every error line (strong and weak) from ``start_offset`` on, lazily, in file order.
+
+    ``start_offset`` must be a line start and ``start_line`` its 1-based number (the log
+    viewer resumes from its cursor). Offsets are absolute in ``buf``.
+    """
+    rx = _combined(kind, None)
+    if rx is None or len(buf) == 0:
+        return iter(())
+    return _search(buf, rx, kind, start_offset, start_line, 0)
+
+
+def guess_kind(name: str) -> str:
+    """Log kind from a file name: slurmctld / slurmd (daemon logs) or app."""
+    base = os.path.basename(name).lower()
+    if "slurmctld" in base:
+        return "slurmctld"
+    if "slurmd" in base and "journal" not in base:
+        return "slurmd"
+    return "app"
+
+
+def scan_path(path: str, kind: str | None = None) -> ScanHit | None:
+    """First red error of a file via mmap (memory flat in file size). Empty file -> None.
+
+    Raises OSError if the file cannot be opened.
+    """
+    kind = kind or guess_kind(path)
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size == 0:
+            return None
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            return first_error(mm, kind=kind)
+
+
+def iter_path(path: str, kind: str | None = None) -> Iterator[ScanHit]:
+    """Every error line of a file (mmap), lazily."""
+    kind = kind or guess_kind(path)
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            return
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            yield from iter_errors(mm, kind=kind)
