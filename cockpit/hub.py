@@ -88,6 +88,7 @@ class Hub:
         self._seen_critical: set[str] = set()
         self._baseline_done: set[str] = set()
         self.first_round = asyncio.Event()
+        self.watcher: Any = None  # cockpit.watch.Watcher when alerting is on (set by the app)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -123,7 +124,7 @@ class Hub:
         interval = max(1.0, float(st.source.interval))
         if st.error is None:
             return interval
-        delay = min(interval * (2 ** min(st.failures - 1, 6)), MAX_BACKOFF_S)
+        delay = min(interval * (2 ** min(st.failures - 1, 6)), max(MAX_BACKOFF_S, interval))
         if st.error.retry_after_s:
             delay = max(delay, float(st.error.retry_after_s))
         return delay
@@ -149,6 +150,7 @@ class Hub:
             st.error = snap.error
             st.failures += 1
             self.generation += 1
+            await self._watch(snap, ())
             self._post(HubUpdated(st.name))
             self.first_round_check()
             return
@@ -167,8 +169,18 @@ class Hub:
         st.artifact_cache.clear()
         self.incidents = incidents
         self.generation += 1
+        await self._watch(snap, findings)
         self._post(HubUpdated(st.name, self._new_critical(st.name, incidents)))
         self.first_round_check()
+
+    async def _watch(self, snap: Snapshot, findings: tuple[Finding, ...]) -> None:
+        """Alerting (cockpit.watch): transitions -> rules -> history -> notify, off the UI thread."""
+        if self.watcher is None:
+            return
+        try:
+            await asyncio.to_thread(self.watcher.observe, snap, findings, self.clock())
+        except Exception:  # an alerting bug must not stop polling
+            log.exception("alerting for %s failed", snap.source)
 
     def first_round_check(self) -> None:
         if all(s.polls for s in self.states.values()):

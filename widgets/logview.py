@@ -306,12 +306,17 @@ class LogView(ScrollView, can_focus=True):
         n = self.line_count
         line = max(1, min(line, max(n, 1)))
         self.cursor = line
-        height = max(1, self.scrollable_content_region.height)
-        top = int(self.scroll_y)
-        if line - 1 < top or line - 1 >= top + height:
-            self.scroll_to(y=max(0, line - 1 - height // 3), animate=False, immediate=True)
+        self._scroll_to_cursor()
+        # the virtual size may have just grown: scroll again once layout has caught up
+        self.call_after_refresh(self._scroll_to_cursor)
         self.refresh()
         self.post_message(self.Changed(self))
+
+    def _scroll_to_cursor(self) -> None:
+        height = max(1, self.scrollable_content_region.height)
+        top = int(self.scroll_y)
+        if self.cursor - 1 < top or self.cursor - 1 >= top + height:
+            self.scroll_to(y=max(0, self.cursor - 1 - height // 3), animate=False, immediate=True)
 
     def action_move(self, delta: int) -> None:
         self.go_to_line(self.cursor + delta)

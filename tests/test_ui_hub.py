@@ -1,0 +1,90 @@
+"""The hub: one poll feeds every pane; a failing source keeps its old data, marked STALE."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from cockpit.widgets.panes import NodeTable, QueueTable, SourceStatus
+
+from cockpit.app import CockpitApp
+from cockpit.model import SourceError
+from cockpit.screens.dashboard import DashboardScreen
+from cockpit.state import AckStore
+from tests.ui_support import NOW, small_site
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def __call__(self):
+        return self.now
+
+
+async def test_failing_source_keeps_last_good_data_and_says_stale(tmp_path):
+    src = small_site()
+    clock = Clock()
+    app = CockpitApp([src], clock=clock, acks=AckStore(tmp_path / "s.json"))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await app.hub.first_round.wait()
+        await pilot.pause()
+        assert app.screen.query_one(QueueTable).row_count == 30
+        st = app.hub.states["lab"]
+        src.fail = SourceError("unreachable", "ssh: connection refused", where="lab-login")
+        clock.now = NOW + timedelta(minutes=3)
+        await app.hub.poll_once(st)
+        await pilot.pause()
+        status = str(app.screen.query_one(SourceStatus).render())
+        assert "STALE" in status
+        assert "connection refused" in status
+        assert "3m ago" in status  # age of the last good data, not of the failed attempt
+        assert app.screen.query_one(QueueTable).row_count == 30  # old data still shown
+        src.interval = 10.0
+        assert app.hub._next_delay(st) == 10.0
+        await app.hub.poll_once(st)
+        assert app.hub._next_delay(st) == 20.0  # backing off
+        src.fail = SourceError("throttled", "429", retry_after_s=90)
+        await app.hub.poll_once(st)
+        assert app.hub._next_delay(st) == 90.0  # Retry-After wins
+        src.fail = None
+        clock.now = NOW  # the source answers again with fresh data
+        await app.hub.poll_once(st)
+        await pilot.pause()
+        assert "STALE" not in str(app.screen.query_one(SourceStatus).render())
+
+
+async def test_panes_share_one_poll_and_r_polls_again(tmp_path):
+    src = small_site()
+    app = CockpitApp([src], clock=Clock(), acks=AckStore(tmp_path / "s.json"))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await app.hub.first_round.wait()
+        await pilot.pause()
+        assert src.polls == 1  # queue and nodes panes, status line: one poll
+        assert app.screen.query_one(NodeTable).rows[0].cells[0] == "c0"  # the drained node first
+        await pilot.press("r")
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if src.polls == 2:
+                break
+        assert src.polls == 2
+
+
+async def test_hostile_job_names_render_literally_and_q_exits_zero(tmp_path):
+    evil = "[red]pwn[/] \x1b]8;;http://x\x07link\x1b]8;;\x07 [@click=app.quit]"
+    src = small_site(hostile=evil)
+    app = CockpitApp([src], clock=Clock(), acks=AckStore(tmp_path / "s.json"))
+    async with app.run_test(size=(160, 30)) as pilot:
+        await app.hub.first_round.wait()
+        await pilot.pause()
+        table = app.screen.query_one(QueueTable)
+        line = "".join(s.text for s in table.render_line(1))
+        assert "[red]pwn[/]" in line
+        assert "\x1b" not in line
+        await pilot.press("enter")
+        await pilot.pause(0.2)
+        title = str(app.screen.query_one("#subject-title").render())
+        assert "[red]pwn[/]" in title
+        await pilot.press("escape")
+        assert isinstance(app.screen, DashboardScreen)
+        await pilot.press("q")
+    assert app.return_code == 0
