@@ -207,18 +207,41 @@ def _found(payload: dict, kind: str, sid: str, label: str) -> bool:
     return False
 
 
-@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
-def test_every_scenario_is_diagnosed_with_its_label(scenario, capsys, monkeypatch):
-    _engine()
+def _cli_json(argv: list[str]) -> dict:
+    import contextlib
+    import io
     import json
 
     from cockpit.cli import main
 
-    monkeypatch.setattr("cockpit.sources.demo.DEMO_FROZEN_FOR_TESTS", DEMO_START, raising=False)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(argv) == 0
+    return json.loads(buf.getvalue())
+
+
+@pytest.fixture(scope="module")
+def demo_incidents() -> dict:
+    _engine()
+    return _cli_json(["incidents", "--demo", "--json"])
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_every_scenario_is_an_incident_with_its_label(scenario, demo_incidents):
     kind, sid, label = SCENARIOS[scenario]
-    assert main(["incidents", "--demo", "--json"]) == 0
-    payload = json.loads(capsys.readouterr().out)
-    assert _found(payload, kind, sid, label), f"{scenario}: no {label} for {kind} {sid}"
+    assert _found(demo_incidents, kind, sid, label), f"{scenario}: no {label} for {kind} {sid}"
+
+
+def test_diagnose_demo_lists_every_scenario_label():
+    _engine()
+    from cockpit.cli import build_parser
+
+    if "diagnose" not in build_parser()._subparsers._group_actions[0].choices:  # noqa: SLF001
+        pytest.skip("cockpit diagnose not built yet")
+    payload = _cli_json(["diagnose", "--demo", "--json"])
+    labels = {f["root_cause"] for f in payload["findings"]}
+    missing = {label for _, _, label in SCENARIOS.values()} - labels
+    assert not missing, f"labels missing from cockpit diagnose --demo: {sorted(missing)}"
 
 
 def test_artifacts_carry_the_evidence_lines():

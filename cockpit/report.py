@@ -1,0 +1,124 @@
+"""The incident list as JSON (scripts, tests) and as ticket-ready Markdown.
+
+JSON contract::
+
+    {"generated_at": ISO, "incidents": [{"key", "root_cause", "severity", "subject": {kind, source, id},
+      "title", "first_seen": ISO | null, "acknowledged": bool, "affected": [{kind, source, id}],
+      "findings": [{"root_cause", "severity", "subject", "title", "explanation", "remedy",
+                    "evidence": [{"file", "line", "text"}]}]}]}
+
+Incidents are sorted most severe first, then oldest first. User-controlled text (job
+names, reasons, log lines) is cleaned of terminal control sequences; in Markdown it is
+escaped so it cannot open links, headings or tables, and evidence goes in code fences
+longer than any backtick run inside.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime
+
+from cockpit.model import SEVERITY_RANK, Evidence, Finding, Incident, Subject
+from cockpit.text import clean
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~])")
+
+
+def _iso(dt: datetime | None) -> str | None:
+    return dt.isoformat() if dt is not None else None
+
+
+def _subject(s: Subject) -> dict:
+    return {"kind": s.kind, "source": s.source, "id": s.id}
+
+
+def _evidence(e: Evidence) -> dict:
+    return {"file": e.where, "line": e.line, "text": clean(e.text)}
+
+
+def _finding(f: Finding) -> dict:
+    return {
+        "root_cause": f.root_cause, "severity": f.severity, "subject": _subject(f.subject),
+        "title": clean(f.title), "explanation": clean(f.explanation, 8192), "remedy": clean(f.remedy, 8192),
+        "evidence": [_evidence(e) for e in f.evidence],
+    }
+
+
+def sort_incidents(incidents: Iterable[Incident]) -> list[Incident]:
+    """Most severe first, then oldest first (unknown first_seen last), then key."""
+    return sorted(incidents, key=lambda i: (SEVERITY_RANK.get(i.severity, 9),
+                                            i.first_seen is None,
+                                            i.first_seen.timestamp() if i.first_seen else 0.0, i.key))
+
+
+def incidents_json(incidents: Iterable[Incident], now: datetime, acked: Iterable[str] = frozenset()) -> dict:
+    """The JSON document above for ``incidents`` as of ``now``."""
+    acked = set(acked)
+    return {
+        "generated_at": now.isoformat(),
+        "incidents": [
+            {
+                "key": i.key, "root_cause": i.root_cause, "severity": i.severity, "subject": _subject(i.subject),
+                "title": clean(i.title), "first_seen": _iso(i.first_seen), "acknowledged": i.key in acked,
+                "affected": [_subject(s) for s in i.affected],
+                "findings": [_finding(f) for f in i.findings],
+            }
+            for i in sort_incidents(incidents)
+        ],
+    }
+
+
+def md_escape(text: str) -> str:
+    """One line of user text, safe inside Markdown prose (no links, emphasis, tables)."""
+    return _MD_SPECIAL.sub(r"\\\1", clean(text))
+
+
+def _fence(lines: list[str]) -> list[str]:
+    longest = max((len(m) for ln in lines for m in re.findall(r"`+", ln)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, *lines, fence]
+
+
+def _age(first: datetime | None, now: datetime) -> str:
+    if first is None:
+        return "unknown"
+    secs = max(0, int((now - first).total_seconds()))
+    h, rem = divmod(secs, 3600)
+    return f"{first.isoformat(timespec='seconds')} ({h} h {rem // 60} min ago)" if h else \
+        f"{first.isoformat(timespec='seconds')} ({rem // 60} min ago)"
+
+
+def incidents_markdown(incidents: Iterable[Incident], now: datetime, acked: Iterable[str] = frozenset()) -> str:
+    """A ticket-ready report: one section per incident with subject, label, first seen,
+    affected jobs, explanation, remedy and the evidence chain as code blocks."""
+    acked = set(acked)
+    ordered = sort_incidents(incidents)
+    counts = {sev: sum(1 for i in ordered if i.severity == sev) for sev in ("critical", "warning", "info")}
+    out = [
+        "# Cockpit incident report",
+        "",
+        f"Generated {now.isoformat(timespec='seconds')}: {len(ordered)} incident(s), "
+        f"{counts['critical']} critical, {counts['warning']} warning, {counts['info']} info.",
+    ]
+    for n, inc in enumerate(ordered, 1):
+        f = inc.primary
+        ack = " (acknowledged)" if inc.key in acked else ""
+        out += ["", f"## {n}. [{inc.severity.upper()}] {md_escape(inc.title)}{ack}", ""]
+        out.append(f"- **Subject:** {md_escape(str(inc.subject))}")
+        out.append(f"- **Root cause:** `{inc.root_cause}`")
+        out.append(f"- **First seen:** {_age(inc.first_seen, now)}")
+        if inc.affected:
+            shown = ", ".join(md_escape(str(s)) for s in inc.affected[:50])
+            more = f" and {len(inc.affected) - 50} more" if len(inc.affected) > 50 else ""
+            out.append(f"- **Affected ({len(inc.affected)}):** {shown}{more}")
+        if f.explanation:
+            out += ["", md_escape(f.explanation)]
+        if f.remedy:
+            out += ["", f"**What to do:** {md_escape(f.remedy)}"]
+        evidence = [e for fnd in inc.findings for e in fnd.evidence]
+        if evidence:
+            out += ["", "**Evidence:**", ""]
+            lines = [f"{clean(e.where)}{':' + str(e.line) if e.line else ''}: {clean(e.text)}" for e in evidence]
+            out += _fence(lines)
+    return "\n".join(out) + "\n"

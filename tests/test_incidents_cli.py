@@ -1,0 +1,120 @@
+"""``cockpit incidents`` and the incident report (JSON contract, ticket Markdown)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from cockpit.model import Evidence, Finding, Incident, Subject
+from cockpit.report import incidents_json, incidents_markdown, md_escape
+
+NOW = datetime(2026, 11, 29, 20, 30, tzinfo=UTC)
+
+
+def _incident(label: str, severity: str, sid: str, minutes_ago: int, title: str = "", evidence=(), affected=()):
+    subj = Subject("job", "demo-hpc", sid)
+    f = Finding(label, severity, subj, title or f"{label} on {sid}", explanation="why", remedy="--mem=80G",
+                evidence=tuple(evidence), first_seen=NOW - timedelta(minutes=minutes_ago))
+    return Incident(f.key, label, severity, subj, f.title, (f,), tuple(affected), f.first_seen)
+
+
+def test_json_is_sorted_most_severe_then_oldest_and_keeps_the_contract():
+    incs = [
+        _incident("pending_priority", "info", "3", 50),
+        _incident("time_limit", "critical", "2", 5),
+        _incident("oom_killed", "critical", "1", 30, evidence=[Evidence("slurm-1.out", "Killed", line=4)]),
+        _incident("queued_insufficient_resources", "warning", "4", 40),
+    ]
+    doc = incidents_json(incs, NOW, acked={incs[1].key})
+    assert [i["root_cause"] for i in doc["incidents"]] == [
+        "oom_killed", "time_limit", "queued_insufficient_resources", "pending_priority"]
+    first = doc["incidents"][0]
+    assert first["subject"] == {"kind": "job", "source": "demo-hpc", "id": "1"}
+    assert first["findings"][0]["evidence"] == [{"file": "slurm-1.out", "line": 4, "text": "Killed"}]
+    assert set(first["findings"][0]) >= {"root_cause", "severity", "subject", "title", "explanation", "remedy", "evidence"}
+    assert doc["incidents"][1]["acknowledged"] is True and first["acknowledged"] is False
+    json.dumps(doc)  # serialisable as is
+
+
+def test_markdown_escapes_user_text_and_fences_evidence():
+    hostile = "[click](http://evil) **bold** # \x1b[31mred\x1b[0m | pipe"
+    ev = [Evidence("slurm-9.out", "```` fence breaker ``` and \x1b]52;c;aGk=\x07", line=12)]
+    inc = _incident("command_not_found", "critical", "9", 3, title=hostile, evidence=ev,
+                    affected=[Subject("job", "demo-hpc", "9"), Subject("job", "demo-hpc", "10")])
+    md = incidents_markdown([inc], NOW, acked={inc.key})
+    assert "\x1b" not in md
+    assert "[click](http" not in md and r"\[click\]\(http" in md
+    assert "(acknowledged)" in md and "`command_not_found`" in md and "**Affected (2):**" in md
+    lines = md.splitlines()
+    start = lines.index("**Evidence:**") + 2
+    assert lines[start] == "`````" and lines[start + 2] == "`````"  # fence longer than the ```` inside
+    assert lines[start + 1].startswith("slurm-9.out:12: ````")
+    assert md_escape("a_b*c") == r"a\_b\*c"
+
+
+def test_markdown_for_no_incidents_says_so():
+    md = incidents_markdown([], NOW)
+    assert "0 incident(s)" in md and "##" not in md
+
+
+def _run_cli(argv: list[str]) -> str:
+    from cockpit.cli import main
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(argv) == 0
+    return buf.getvalue()
+
+
+@pytest.fixture
+def fake_engine(monkeypatch):
+    """A stand-in engine: one finding per subject whose fetched logs contain 'Killed'.
+
+    Checks the command's plumbing (poll, evidence fetched, correlate, output) apart from
+    the real rules, which have their own tests.
+    """
+    from cockpit.diagnosis import engine
+
+    seen: dict = {}
+
+    def diagnose(snapshot, artifacts=None, now=None):
+        seen.setdefault("logs", []).extend(artifacts.logs if artifacts else ())
+        out = []
+        for log in artifacts.logs if artifacts else ():
+            if log.kind == "stdout" and b"Killed" in log.data:
+                out.append(Finding("oom_killed", "critical", Subject("job", snapshot.source, log.subject_id),
+                                   f"job {log.subject_id} killed", evidence=(Evidence(log.name, "Killed"),),
+                                   first_seen=now))
+        return out
+
+    def correlate(findings):
+        return [Incident(f.key, f.root_cause, f.severity, f.subject, f.title, (f,), (), f.first_seen)
+                for f in findings]
+
+    monkeypatch.setattr(engine, "diagnose", diagnose, raising=False)
+    monkeypatch.setattr(engine, "correlate", correlate, raising=False)
+    return seen
+
+
+def test_incidents_demo_json_fetches_log_evidence(fake_engine):
+    doc = json.loads(_run_cli(["incidents", "--demo", "--json"]))
+    ids = {i["subject"]["id"] for i in doc["incidents"]}
+    assert "48102" in ids  # the OOM job whose stdout says only "Killed"
+    assert any(log.name == "slurmctld.log" for log in fake_engine["logs"])
+
+
+def test_incidents_demo_markdown_and_table(fake_engine):
+    md = _run_cli(["incidents", "--demo", "--markdown"])
+    assert md.startswith("# Cockpit incident report") and "`oom_killed`" in md
+    table = _run_cli(["incidents", "--demo"])
+    assert "oom_killed" in table and "incident(s)" in table
+
+
+def test_incidents_demo_cluster_filter(fake_engine):
+    doc = json.loads(_run_cli(["incidents", "--demo", "--cluster", "demo-modelarts", "--json"]))
+    assert all(i["subject"]["source"] == "demo-modelarts" for i in doc["incidents"])
+    assert "48102" not in {i["subject"]["id"] for i in doc["incidents"]}  # demo-hpc was not polled
