@@ -1,0 +1,181 @@
+"""Shared fixtures: the local Slurm lab (lab/slurm-up.sh + lab/sshd-up.sh) and helpers.
+
+Lab tests skip with a reason unless we are root and ``sinfo`` answers. Waiting is
+always by polling a condition with a deadline, never a fixed sleep.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+LAB_DIR = Path(os.environ.get("SLURM_LAB_DIR", "/tmp/slurmlab"))
+REPO = Path(__file__).resolve().parent.parent
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """``export K=V`` lines of the lab's env.sh files."""
+    out: dict[str, str] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            m = re.match(r"\s*export\s+([A-Z_][A-Z0-9_]*)=(.*)$", line)
+            if m:
+                out[m.group(1)] = m.group(2).strip().strip('"').strip("'")
+    return out
+
+
+@dataclass(frozen=True)
+class LabEnv:
+    dir: Path
+    ctld_log: str
+    slurmd_log_pattern: str
+    jobs_dir: str
+    cgroup: bool
+    ssh_host: str
+    ssh_port: int
+    ssh_user: str
+    ssh_key: str
+    ssh_known_hosts: str
+    env: dict[str, str]
+
+    def run(self, *argv: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(argv, capture_output=True, text=True, check=check, timeout=timeout,
+                              env={**os.environ, **self.env})
+
+    def sbatch(self, *args: str) -> str:
+        """Submit into the lab (work dir = jobs dir); returns the job id."""
+        res = self.run("sbatch", "--parsable", "-D", self.jobs_dir, *args)
+        return res.stdout.strip().split(";")[0]
+
+    def scancel(self, *job_ids: str) -> None:
+        self.run("scancel", *job_ids, check=False)
+
+    def job_state(self, job_id: str) -> tuple[str, str]:
+        """(state, reason) from squeue, '' when squeue no longer lists it."""
+        res = self.run("squeue", "-h", "-t", "all", "-j", job_id, "-o", "%T|%r", check=False)
+        line = res.stdout.strip().splitlines()[:1]
+        return tuple(line[0].split("|", 1)) if line else ("", "")  # type: ignore[return-value]
+
+    def wait_state(self, job_id: str, states: set[str], timeout: float = 60) -> str:
+        return wait_for(lambda: (s := self.job_state(job_id)[0]) in states and s, timeout,
+                        f"job {job_id} to reach {sorted(states)}")
+
+    def ctld_pid(self) -> int:
+        return int((self.dir / "run" / "slurmctld.pid").read_text().split()[0])
+
+    def slurm_up(self) -> None:
+        subprocess.run(["bash", str(REPO / "lab" / "slurm-up.sh")], check=True, capture_output=True, timeout=180)
+
+
+def wait_for(cond: Callable[[], Any], timeout: float, what: str, every: float = 0.3) -> Any:
+    """Poll ``cond`` until truthy (returns its value) or fail the test after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(every)
+
+
+async def await_for(cond: Callable[[], Any], timeout: float, what: str, every: float = 0.3) -> Any:
+    """Async ``wait_for``: ``cond`` may be a coroutine function."""
+    import asyncio
+    import inspect
+
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if inspect.isawaitable(value):
+            value = await value
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(every)
+
+
+@pytest.fixture(scope="session")
+def lab_env() -> LabEnv:
+    if os.geteuid() != 0:
+        pytest.skip("Slurm lab needs root (run lab/slurm-up.sh as root)")
+    if not shutil.which("sinfo"):
+        pytest.skip("Slurm lab not installed: run `bash lab/slurm-up.sh --fresh && bash lab/sshd-up.sh`")
+    env = read_env_file(LAB_DIR / "env.sh")
+    ssh = read_env_file(LAB_DIR / "ssh" / "env.sh")
+    if not env:
+        pytest.skip(f"Slurm lab not up: {LAB_DIR}/env.sh missing (run lab/slurm-up.sh)")
+    try:
+        res = subprocess.run(["sinfo", "-h"], capture_output=True, text=True, timeout=15,
+                             env={**os.environ, **env})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"Slurm lab does not answer: {exc}")
+    if res.returncode != 0:
+        pytest.skip(f"Slurm lab does not answer: {res.stderr.strip()[:200]}")
+    return LabEnv(
+        dir=LAB_DIR,
+        ctld_log=env.get("SLURM_LAB_CTLD_LOG", str(LAB_DIR / "log" / "slurmctld.log")),
+        slurmd_log_pattern=env.get("SLURM_LAB_SLURMD_LOG_PATTERN", str(LAB_DIR / "log" / "slurmd-%n.log")),
+        jobs_dir=env.get("SLURM_LAB_JOBS_DIR", str(LAB_DIR / "jobs")),
+        cgroup=env.get("SLURM_LAB_CGROUP", "1") != "0",
+        ssh_host=ssh.get("SLURM_LAB_SSH_HOST", "127.0.0.1"),
+        ssh_port=int(ssh.get("SLURM_LAB_SSH_PORT", "2222")),
+        ssh_user=ssh.get("SLURM_LAB_SSH_USER", "root"),
+        ssh_key=ssh.get("SLURM_LAB_SSH_KEY", ""),
+        ssh_known_hosts=ssh.get("SLURM_LAB_SSH_KNOWN_HOSTS", ""),
+        env=env,
+    )
+
+
+@pytest.fixture(scope="session")
+def lab_ssh(lab_env: LabEnv) -> LabEnv:
+    if not lab_env.ssh_key or not Path(lab_env.ssh_key).exists():
+        pytest.skip("lab sshd not up: run `bash lab/sshd-up.sh`")
+    return lab_env
+
+
+def make_lab_source(lab: LabEnv, transport: str, **kw: Any) -> Any:
+    from cockpit.sources.slurm import SlurmSource
+    from cockpit.sources.transport import LocalTransport, SshTransport
+
+    if transport == "local":
+        t: Any = LocalTransport()
+    else:
+        t = SshTransport(lab.ssh_host, lab.ssh_port, lab.ssh_user, lab.ssh_key, lab.ssh_known_hosts,
+                         connect_timeout=5, ssh_config=False)
+    return SlurmSource(f"lab-{transport}", t, slurmctld_log=lab.ctld_log, slurmd_log=lab.slurmd_log_pattern,
+                       interval=5, **kw)
+
+
+@pytest.fixture
+async def local_lab_source(lab_env: LabEnv):
+    src = make_lab_source(lab_env, "local")
+    yield src
+    await src.close()
+
+
+@pytest.fixture
+async def ssh_lab_source(lab_ssh: LabEnv):
+    src = make_lab_source(lab_ssh, "ssh")
+    yield src
+    await src.close()
+
+
+@pytest.fixture(params=["local", "ssh"])
+async def lab_source(request, lab_env: LabEnv):
+    """The SlurmSource over each transport in turn."""
+    if request.param == "ssh":
+        request.getfixturevalue("lab_ssh")
+    src = make_lab_source(lab_env, request.param)
+    yield src
+    await src.close()
