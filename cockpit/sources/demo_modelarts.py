@@ -22,6 +22,7 @@ _FLAVORS = {
     "modelarts.vm.gpu.4a100": (32, 4, 256, "NVIDIA-A100"),
     "modelarts.vm.gpu.1a100": (8, 1, 64, "NVIDIA-A100"),
     "modelarts.vm.gpu.8v100": (64, 8, 512, "NVIDIA-V100"),
+    "modelarts.vm.gpu.1v100": (8, 1, 64, "NVIDIA-V100"),
     "modelarts.vm.cpu.8u": (8, 0, 32, ""),
 }
 
@@ -160,7 +161,7 @@ def build_jobs() -> list[MaJob]:
         # evolution: queued three minutes at the start, runs from +5 min
         MaJob(9, "vit-small-queued", -3 * m, ((-3 * m, "Pending", "Queuing"), (5 * m, "Running", "Running")),
               (("scheduling", -3 * m, 5 * m - 40), ("preparing", 5 * m - 40, 5 * m), ("running", 5 * m, None)),
-              pool=POOL_TEAM, flavor="modelarts.vm.gpu.8v100",
+              pool=POOL_TEAM, flavor="modelarts.vm.gpu.1v100",
               events=((-3 * m, "Info", "Job", "Training job created."),
                       (-3 * m + 2, "Info", "Job", "The training job is queuing and awaiting resource allocation."),
                       (5 * m - 30, "Info", "K8S", _pod(9, "Pulled", f'Successfully pulled image "{SWR}/ml-team/pytorch-train:2.1.0-cuda12.1"')),

@@ -33,7 +33,7 @@ SCENARIOS: dict[str, tuple[str, str, str]] = {
     "ma-image-pull": ("training_job", "5b1c0a4e-7d21-4f3a-9c11-000000000005", "image_pull_failed"),
     "ma-no-bash": ("training_job", "5b1c0a4e-7d21-4f3a-9c11-000000000006", "container_entrypoint_failed"),
     "ma-queued-public": ("training_job", "5b1c0a4e-7d21-4f3a-9c11-000000000007", "queued_insufficient_resources"),
-    "ma-pool-fragmented": ("pool", "pool-7f3a9c21", "pool_fragmented"),
+    "ma-pool-fragmented": ("training_job", "5b1c0a4e-7d21-4f3a-9c11-000000000008", "pool_fragmented"),
     "ma-pool-node-abnormal": ("pool", "pool-7f3a9c21", "pool_node_abnormal"),
 }
 
