@@ -23,6 +23,7 @@ from cockpit.screens.help import HelpScreen
 from cockpit.screens.incidents import IncidentScreen
 from cockpit.sources.base import Source
 from cockpit.state import AckStore
+from cockpit.watch.watcher import Watcher
 
 STYLES = Path(__file__).resolve().parent.parent / "styles" / "cockpit.tcss"
 
@@ -50,6 +51,7 @@ class CockpitApp(App[int]):
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("i", "incidents", "Incidents"),
+        Binding("A", "alerts", "Alerts"),
         Binding("r", "refresh", "Refresh"),
         Binding("question_mark", "help", "Help"),
     ]
@@ -62,9 +64,11 @@ class CockpitApp(App[int]):
         bell: bool = True,
         acks: AckStore | None = None,
         banner: str = "",
+        watcher: Watcher | None = None,
     ) -> None:
         super().__init__()
         self.hub = Hub(sources, clock=clock)
+        self.hub.watcher = watcher  # alert log + notifications (cockpit.watch); None = off
         self.acks = acks if acks is not None else AckStore()
         self.bell_enabled = bell
         self.banner = banner
@@ -102,6 +106,12 @@ class CockpitApp(App[int]):
     def action_incidents(self) -> None:
         if not isinstance(self.screen, IncidentScreen):
             self.push_screen(IncidentScreen())
+
+    def action_alerts(self) -> None:
+        from cockpit.screens.alerts import AlertScreen
+
+        if not isinstance(self.screen, AlertScreen):
+            self.push_screen(AlertScreen())
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

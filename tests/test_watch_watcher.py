@@ -55,3 +55,14 @@ def test_alerts_command_prints_history(tmp_path, capsys):
     assert main(["alerts", "--history", str(tmp_path / "none.jsonl")]) == 0
     assert capsys.readouterr().out == "no alerts\n"
     assert main(["alerts", "--last", "-1"]) == 2
+
+
+def test_alerts_demo_plays_the_demo_site_forward(capsys, monkeypatch):
+    import cockpit.diagnosis.engine as engine
+
+    # the demo story, independent of which engine rules exist yet
+    monkeypatch.setattr(engine, "diagnose", lambda snap, artifacts=None, now=None: [], raising=False)
+    assert main(["alerts", "--demo", "--json"]) == 0
+    got = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {"rule": "node_unhealthy", "id": "cn040"} in [{"rule": a["rule"], "id": a["subject"]["id"]} for a in got]
+    assert all(a["source"] in ("demo-hpc", "demo-modelarts") for a in got)

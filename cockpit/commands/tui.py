@@ -45,6 +45,11 @@ def run(args: argparse.Namespace) -> int:
     sources = select_sources(args)
     if not sources:
         raise UserError("no sources to watch")
+    from cockpit.config import load_config
+    from cockpit.watch.watcher import watcher_for
+
+    demo = bool(getattr(args, "demo", False))
+    watcher = watcher_for(None if demo else load_config(getattr(args, "config", None)), demo=demo)
     _quiet_libraries()
     state = getattr(args, "state_file", None)
     from cockpit.state import AckStore
@@ -54,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         bell=bell and not getattr(args, "no_bell", False),
         acks=AckStore(Path(state) if state else None),
         banner=banner,
+        watcher=watcher,
     )
     code = app.run()
     return int(code or 0)

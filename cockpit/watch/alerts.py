@@ -16,7 +16,7 @@ Config (TOML, read raw by the config loader and handed to :meth:`AlertConfig.fro
     failures_count = 3          # ... within the window
     mute = ["node:cn003", "rule:storage", "job:42@hpc", "source:lab"]
 
-    [notify]
+    [alerts.notify]             # nested: the config loader only knows [alerts]
     webhook = "https://chat.example/robot?key=..."
     webhook_template = "generic"  # generic | slack | wecom | dingtalk | feishu
     notify_command = "logger -t cockpit"
@@ -261,7 +261,7 @@ class AlertConfig:
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any] | None, path: str = "", notify_table: Mapping[str, Any] | None = None) -> AlertConfig:
-        """Parse the ``[alerts]`` table (``notify_table`` = ``[notify]``, also accepted nested as ``alerts.notify``).
+        """Parse the ``[alerts]`` table; ``[alerts.notify]`` nested in it (or passed as ``notify_table``).
 
         Raises :class:`ConfigError` naming ``path`` and the key for a wrong type, a
         value out of range, an unknown key or a malformed mute.

@@ -84,3 +84,17 @@ class Watcher:
                 self.last_error = f"alert history: {exc}"
         if self.notifier is not None:
             self.notifier.dispatch(fired)
+
+
+def watcher_for(config: object | None, *, demo: bool = False) -> Watcher:
+    """The TUI's / ``cockpit watch``'s watcher from a loaded :class:`cockpit.config.Config`.
+
+    Reads ``config.alerts`` (the raw ``[alerts]`` table, ``[alerts.notify]`` nested);
+    raises ConfigError on a bad table. The demo keeps alerts in memory only and
+    sends nothing, so playing with it never pages anyone.
+    """
+    table = getattr(config, "alerts", None) or {}
+    cfg = AlertConfig.from_table(table, getattr(config, "path", ""))
+    if demo:
+        return Watcher(cfg)
+    return Watcher(cfg, history=AlertHistory(), notifier=Notifier(cfg.notify))

@@ -1,0 +1,155 @@
+"""``A``: the alert log (what fired, newest first), with mutes.
+
+Reads ``hub.watcher`` (a :class:`cockpit.watch.Watcher`); ``enter`` opens the
+alert's subject, ``m`` mutes that subject, ``M`` mutes the rule, both for this
+session (put them in ``[alerts] mute`` to keep them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Static
+
+from cockpit.text import clean
+from cockpit.watch.alerts import Alert, Mute
+from cockpit.widgets.fmt import SEVERITY_MARK, SEVERITY_STYLE
+from cockpit.widgets.table import Column, Row, VirtualTable
+
+from .base import CockpitScreen, FilterBar
+
+ALERT_COLUMNS = (
+    Column("TIME", 19, 0),
+    Column("SEV", 4, 0),
+    Column("RULE", 18, 2),
+    Column("SUBJECT", 24, 1),
+    Column("ALERT", 40, 0, flex=True),
+)
+
+
+def alert_rows(alerts: Sequence[Alert]) -> list[Row]:
+    """Newest first; the row key is the alert's index in ``alerts`` (stable while appending)."""
+    rows = []
+    for i in range(len(alerts) - 1, -1, -1):
+        a = alerts[i]
+        t = a.time.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+        rows.append(Row(str(i), (t, SEVERITY_MARK.get(a.severity, a.severity), a.rule, str(a.subject), a.title),
+                        ("dim", SEVERITY_STYLE.get(a.severity, ""), "cyan", "bold", ""), sort=(a.time.timestamp(),)))
+    return rows
+
+
+class AlertTable(VirtualTable):
+    def __init__(self, **kw) -> None:
+        super().__init__(ALERT_COLUMNS, empty_text="no alerts yet: transitions appear here as they happen", **kw)
+
+
+class AlertScreen(CockpitScreen):
+    BINDINGS = [
+        Binding("m", "mute_subject", "Mute subject"),
+        Binding("M", "mute_rule", "Mute rule"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="alerts")
+        self._alerts: list[Alert] = []
+        self._applied: tuple[int, int] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="alerts-title", classes="pane-title")
+        yield AlertTable(id="alert-table")
+        yield Static(id="alert-detail")
+        yield FilterBar()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_data()
+        self.query_one(AlertTable).focus()
+
+    @property
+    def watcher(self):
+        return getattr(self.hub, "watcher", None)
+
+    def refresh_data(self) -> None:
+        w = self.watcher
+        alerts = w.alerts if w is not None else []
+        table = self.query_one(AlertTable)
+        state = (len(alerts), id(alerts[-1]) if alerts else 0)
+        if state != self._applied:
+            self._applied = state
+            self._alerts = alerts
+            table.set_rows(alert_rows(alerts))
+        t = Text(" Alerts ", style="bold reverse")
+        if w is None:
+            t.append("  alerting is off", style="bold")
+        else:
+            t.append(f"  {len(alerts)} kept", style="bold")
+            if w.rules.mutes:
+                t.append(f", muted: {', '.join(str(m) for m in w.rules.mutes)}", style="yellow")
+            if w.last_error:
+                t.append(f"  {w.last_error}", style="red")
+        t.append("   enter: open  m: mute subject  M: mute rule  esc: back", style="dim")
+        self.query_one("#alerts-title", Static).update(t)
+        self._show_detail(table.cursor_key)
+
+    def _alert(self, key: str | None) -> Alert | None:
+        if key is None or not key.isdigit() or int(key) >= len(self._alerts):
+            return None
+        return self._alerts[int(key)]
+
+    def _show_detail(self, key: str | None) -> None:
+        a = self._alert(key)
+        detail = self.query_one("#alert-detail", Static)
+        if a is None:
+            detail.update("")
+            return
+        t = Text()
+        t.append(clean(a.title), style=SEVERITY_STYLE.get(a.severity, ""))
+        t.append(f"\n{a.subject} · {a.rule} · {_ago(a.time, self.hub.clock())}", style="dim")
+        f = a.finding
+        if f is not None:
+            if f.explanation:
+                t.append("\n" + clean(f.explanation))
+            if f.remedy:
+                t.append("\nDo: ", style="bold green")
+                t.append(clean(f.remedy))
+            for e in f.evidence[:4]:
+                t.append(f"\n  {clean(e.where)}: ", style="cyan")
+                t.append(clean(e.text, 300))
+        detail.update(t)
+
+    def on_virtual_table_cursor_moved(self, event: VirtualTable.CursorMoved) -> None:
+        self._show_detail(event.key)
+
+    def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
+        a = self._alert(event.key)
+        if a is not None and a.subject.kind in ("job", "node", "training_job"):
+            self.cockpit.open_subject(a.subject)
+
+    def _mute(self, make) -> None:
+        a = self._alert(self.query_one(AlertTable).cursor_key)
+        if a is None or self.watcher is None:
+            return
+        m = self.watcher.rules.mute(make(a))
+        self.notify(f"muted {m} for this session", timeout=3)
+        self.refresh_data()
+
+    def action_mute_subject(self) -> None:
+        self._mute(lambda a: Mute(kind=a.subject.kind, id=a.subject.id, source=a.subject.source))
+
+    def action_mute_rule(self) -> None:
+        self._mute(lambda a: Mute(rule=a.rule))
+
+
+def _ago(t: datetime, now: datetime) -> str:
+    s = int((now - t).total_seconds())
+    if s < 60:
+        return f"{max(s, 0)}s ago"
+    if s < 3600:
+        return f"{s // 60} min ago"
+    if s < 86400:
+        return f"{s // 3600} h ago"
+    return f"{s // 86400} d ago"
