@@ -92,8 +92,9 @@ def _verdict(verdicts: Verdicts, kind: str, source: str, ident: str) -> tuple[st
 
 
 def job_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> list[Row]:
-    """One row per squeue job; problems (critical, then warning) first, then queue order."""
-    rows: list[tuple[int, int, Row]] = []
+    """One row per squeue job: jobs with a critical/warning verdict first, then active jobs
+    (pending before running), then finished ones; squeue order inside each group."""
+    rows: list[tuple[tuple[int, int, int], int, Row]] = []
     src = snapshot.source
     for n, j in enumerate(snapshot.jobs):
         title, vstyle, rank = _verdict(verdicts, "job", src, j.job_id)
@@ -116,9 +117,14 @@ def job_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> list[Row]
         )
         styles = ("bold", "", "", "", job_state_style(j.state), "", "", "yellow" if j.is_pending else "", vstyle, "dim")
         sort = (_job_num(j.job_id), None, None, None, None, t_s, j.cpus, None, rank, None)
-        rows.append((rank, n, Row(row_key(src, j.job_id), cells, styles, sort)))
-    rows.sort(key=lambda t: (t[0] if t[0] < 2 else 2, t[1]))
+        group = 0 if rank < 2 else 1 if j.is_active else 2
+        rows.append(((group, rank, _STATE_ORDER.get(j.state, 1)), n, Row(row_key(src, j.job_id), cells, styles, sort)))
+    rows.sort(key=lambda t: (t[0], t[1]))
     return [r for _, _, r in rows]
+
+
+# inside a group: dead jobs, then pending, then running, then the rest (squeue order kept)
+_STATE_ORDER = {"FAILED": 0, "OUT_OF_MEMORY": 0, "TIMEOUT": 0, "NODE_FAIL": 0, "PENDING": 1, "RUNNING": 2}
 
 
 def _job_num(job_id: str) -> float:

@@ -71,7 +71,7 @@ class CockpitCommands(Provider):
                     break
                 s = matcher.match(label)
                 if s > 0 and not any(f[2] == ident and f[1] == kind for f in fuzzy + exact):
-                    fuzzy.append((s * 0.5, kind, ident, label, subject))
+                    fuzzy.append((0.5 * s / (s + 1.0), kind, ident, label, subject))  # Matcher scores are unbounded
         for score, kind, ident, label, subject in (exact + fuzzy)[:MAX_HITS]:
             n += 1
             text = clean(label, 120)
