@@ -194,6 +194,12 @@ def _engine():
 
     if not hasattr(engine, "diagnose") or not hasattr(engine, "correlate"):
         pytest.skip("diagnosis engine (diagnose/correlate) not built yet")
+    try:
+        import cockpit.diagnosis.slurm_rules  # noqa: F401
+
+        import cockpit.diagnosis.modelarts_rules  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"diagnosis rules not built yet: {exc}")
     return engine
 
 
