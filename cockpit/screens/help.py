@@ -14,6 +14,7 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("Everywhere", (
         ("q", "quit (exit 0)"),
         ("i", "incident view"),
+        ("A", "alert log (m / M: mute subject / rule)"),
         ("r", "poll every source now"),
         ("ctrl+p", "command palette: jump to a job id, node, training job, source"),
         ("?", "this help"),
