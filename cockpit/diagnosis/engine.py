@@ -9,11 +9,22 @@ share a cause into incidents.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from cockpit.model import Artifacts, Finding, Snapshot
+from cockpit.model import (
+    SEVERITY_RANK,
+    AcctRecord,
+    Artifacts,
+    Evidence,
+    Finding,
+    Incident,
+    LogText,
+    Snapshot,
+    Subject,
+)
 
 RuleFn = Callable[[object, "RuleContext"], Iterable[Finding]]
 
@@ -38,6 +49,14 @@ def rules_for(kind: str) -> list[RuleFn]:
 
 @dataclass(frozen=True)
 class RuleContext:
+    """What every rule may look at besides its subject; built once per :func:`diagnose`.
+
+    ``partitions``/``nodes``/``pools`` map names (pool id) to objects; ``acct`` maps a job
+    id to its sacct rows (job row first); ``logs`` maps a subject id (job id, node name,
+    training job id, "" for unattributed bundle files) to its log excerpts. ``cache`` holds
+    per-snapshot aggregates rules compute once (site rules, scans); keys are the rule's.
+    """
+
     snapshot: Snapshot
     artifacts: Artifacts
     now: datetime
@@ -45,6 +64,56 @@ class RuleContext:
     partitions: dict = field(default_factory=dict)
     nodes: dict = field(default_factory=dict)
     pools: dict = field(default_factory=dict)
+    acct: dict = field(default_factory=dict)
+    logs: dict = field(default_factory=dict)
+    cache: dict = field(default_factory=dict)
+
+    def acct_for(self, job_id: str) -> list[AcctRecord]:
+        return self.acct.get(job_id, [])
+
+    def logs_for(self, subject_id: str) -> list[LogText]:
+        return self.logs.get(subject_id, [])
+
+    def scan(self, log: LogText):  # -> ScanHit | None, cached per log
+        """First red error of one log excerpt (cached: several rules ask)."""
+        from cockpit.diagnosis.logscan import first_error
+
+        key = ("scan", id(log))
+        if key not in self.cache:
+            self.cache[key] = first_error(log.data, kind=_scan_kind(log.kind))
+        return self.cache[key]
+
+    def strong_hits(self, log: LogText, limit: int = 50) -> list:
+        """Strong error lines of one log, in order (cached), at most ``limit``."""
+        from cockpit.diagnosis.logscan import iter_errors
+
+        key = ("hits", id(log))
+        if key not in self.cache:
+            out = []
+            for h in iter_errors(log.data, kind=_scan_kind(log.kind)):
+                if h.strong:
+                    out.append(h)
+                    if len(out) >= limit:
+                        break
+            self.cache[key] = out
+        return self.cache[key]
+
+
+def _scan_kind(kind: str) -> str:
+    return kind if kind in {"slurmctld", "slurmd"} else ("events" if kind == "events" else "app")
+
+
+def log_evidence(log: LogText, hit, tier: int | None = None) -> Evidence:
+    """Evidence for a scan hit: file name, absolute line and byte offset so the viewer jumps."""
+    line = (log.base_line + hit.line - 1) if log.base_line is not None else None
+    return Evidence(
+        where=log.name,
+        text=hit.text,
+        line=line,
+        path=log.path,
+        offset=log.base_offset + hit.offset,
+        tier=hit.tier if tier is None else tier,
+    )
 
 
 _loaded = False
@@ -71,3 +140,179 @@ def iter_subjects(snapshot: Snapshot) -> Iterator[tuple[str, object]]:
     for pool in snapshot.pools:
         yield "pool", pool
     yield "site", snapshot
+
+
+# --------------------------------------------------------------------------- running the rules
+
+# Lower = more likely the root cause when severity and confidence tie: infrastructure and
+# specific causes before their symptoms (Kill task failed is often the symptom of an epilog
+# or a D-state process; a generic application error is the symptom of everything).
+_SYMPTOM_RANK: dict[str, int] = {
+    "node_drain_kill_task_failed": 1,
+    "node_not_responding": 1,
+    "node_drain_admin": 2,
+    "cancelled_by_user": 2,
+    "pending_resources": 3,
+    "pending_priority": 3,
+    "pending_dependency": 3,
+    "application_error": 4,
+    "no_failure": 9,
+}
+_KIND_RANK = {"cluster": 0, "node": 1, "partition": 2, "pool": 2, "job": 3, "training_job": 3, "file": 4}
+
+# Rule exceptions from the last diagnose() (a broken rule must not hide the others).
+LAST_RULE_ERRORS: list[str] = []
+
+
+def sort_key(f: Finding) -> tuple:
+    return (
+        SEVERITY_RANK.get(f.severity, 3),
+        -round(f.confidence, 3),
+        _SYMPTOM_RANK.get(f.root_cause, 0),
+        _KIND_RANK.get(f.subject.kind, 5),
+        f.subject.id,
+    )
+
+
+def build_context(snapshot: Snapshot, artifacts: Artifacts, now: datetime) -> RuleContext:
+    acct: dict[str, list[AcctRecord]] = {}
+    for r in artifacts.acct:
+        acct.setdefault(r.job_id, []).append(r)
+    for rows in acct.values():
+        rows.sort(key=lambda r: r.step != "")
+    logs: dict[str, list[LogText]] = {}
+    for lt in artifacts.logs:
+        logs.setdefault(lt.subject_id, []).append(lt)
+    return RuleContext(
+        snapshot=snapshot,
+        artifacts=artifacts,
+        now=now,
+        partitions={p.name: p for p in snapshot.partitions},
+        nodes={n.name: n for n in snapshot.nodes},
+        pools={p.pool_id: p for p in snapshot.pools},
+        acct=acct,
+        logs=logs,
+    )
+
+
+def _merge(a: Finding, b: Finding) -> Finding:
+    """Two findings with one key: keep the stronger, pool their evidence."""
+    keep, other = (a, b) if sort_key(a) <= sort_key(b) else (b, a)
+    seen = {(e.where, e.line, e.text) for e in keep.evidence}
+    extra = tuple(e for e in other.evidence if (e.where, e.line, e.text) not in seen)
+    if not extra:
+        return keep
+    ev = tuple(sorted(keep.evidence + extra, key=lambda e: e.tier))[:12]
+    return replace(keep, evidence=ev)
+
+
+def diagnose(snapshot: Snapshot, artifacts: Artifacts | None = None, now: datetime | None = None) -> list[Finding]:
+    """Every registered rule over every subject of ``snapshot``; most likely root cause first.
+
+    ``artifacts``: on-demand sacct rows and log excerpts (None = none). ``now``: the clock
+    (defaults to ``snapshot.taken_at``). Findings sharing a :attr:`Finding.key` are merged.
+    Order: severity, then confidence, then cause-before-symptom. Pure; never raises for bad
+    data (a rule that raises is skipped and noted in :data:`LAST_RULE_ERRORS`; set
+    ``COCKPIT_STRICT_RULES=1`` to re-raise).
+    """
+    _load_rule_modules()
+    ctx = build_context(snapshot, artifacts or Artifacts(), now or snapshot.taken_at)
+    strict = bool(os.environ.get("COCKPIT_STRICT_RULES"))
+    found: dict[str, Finding] = {}
+    errors: list[str] = []
+    for kind, subject in iter_subjects(snapshot):
+        for fn in _RULES.get(kind, ()):
+            try:
+                produced = fn(subject, ctx)
+                if produced is None:
+                    continue
+                for f in produced:
+                    prev = found.get(f.key)
+                    found[f.key] = f if prev is None else _merge(prev, f)
+            except Exception as exc:  # noqa: BLE001 - one bad rule must not blind the cockpit
+                if strict:
+                    raise
+                errors.append(f"{fn.__module__}.{fn.__name__}: {type(exc).__name__}: {exc}")
+    LAST_RULE_ERRORS[:] = errors
+    return sorted(found.values(), key=sort_key)
+
+
+def verdicts(findings: Iterable[Finding]) -> dict[tuple[str, str, str], Finding]:
+    """(subject kind, source, id) -> the top finding for that subject (table verdict columns)."""
+    out: dict[tuple[str, str, str], Finding] = {}
+    for f in sorted(findings, key=sort_key):
+        out.setdefault((f.subject.kind, f.subject.source, f.subject.id), f)
+    return out
+
+
+# Job causes that a sick node explains (the job is a symptom of the node).
+_NODE_SYMPTOMS = frozenset({
+    "node_not_responding", "application_error", "oom_killed", "node_down_unexpected_reboot",
+    "gpu_hardware_error", "mpi_network_error", "nccl_communication_error", "disk_full",
+    "node_drain_kill_task_failed", "node_drain_prolog_epilog_failed", "pending_launch_failed_held",
+})
+
+
+def correlate(findings: list[Finding]) -> list[Incident]:
+    """Fold findings into incidents: one cause, many symptoms.
+
+    A node finding (DRAIN/DOWN with its reason) absorbs the critical/warning job findings
+    whose ``related`` names that node and whose cause a sick node explains (NODE_FAIL,
+    Killed, OOM, ...): one incident naming the node, the jobs in ``affected``. Other
+    critical/warning findings are one incident each; info findings (will run) are none.
+    Incident keys are stable across polls (acks survive). Sorted by severity, then oldest.
+    """
+    ordered = sorted(findings, key=sort_key)
+    node_heads: dict[tuple[str, str], Finding] = {}
+    for f in ordered:
+        if f.subject.kind == "node" and f.severity != "info":
+            node_heads.setdefault((f.subject.source, f.subject.id), f)
+    grouped: dict[tuple[str, str], list[Finding]] = {k: [] for k in node_heads}
+    singles: list[Finding] = []
+    for f in ordered:
+        if f.severity == "info":
+            continue
+        if f.subject.kind == "node":
+            if node_heads.get((f.subject.source, f.subject.id)) is not f:
+                grouped[(f.subject.source, f.subject.id)].append(f)
+            continue
+        target = None
+        if f.root_cause in _NODE_SYMPTOMS:
+            for rel in f.related:
+                if rel.kind == "node" and (rel.source, rel.id) in node_heads:
+                    target = (rel.source, rel.id)
+                    break
+        if target is not None:
+            grouped[target].append(f)
+        else:
+            singles.append(f)
+    incidents: list[Incident] = []
+    for (source, node), head in node_heads.items():
+        members = grouped[(source, node)]
+        affected = tuple(dict.fromkeys(m.subject for m in members if m.subject.kind != "node"))
+        firsts = [x.first_seen for x in (head, *members) if x.first_seen is not None]
+        title = head.title + (f" ({len(affected)} job{'s' if len(affected) != 1 else ''} affected)" if affected else "")
+        incidents.append(Incident(
+            key=f"node|{source}|{node}|{head.root_cause}",
+            root_cause=head.root_cause,
+            severity=min((head, *members), key=lambda x: SEVERITY_RANK[x.severity]).severity,
+            subject=head.subject,
+            title=title,
+            findings=(head, *members),
+            affected=affected,
+            first_seen=min(firsts) if firsts else None,
+        ))
+    for f in singles:
+        incidents.append(Incident(key=f.key, root_cause=f.root_cause, severity=f.severity, subject=f.subject,
+                                  title=f.title, findings=(f,), affected=f.related, first_seen=f.first_seen))
+
+    def inc_key(i: Incident) -> tuple:
+        ts = i.first_seen.timestamp() if i.first_seen else float("inf")
+        return (SEVERITY_RANK.get(i.severity, 3), ts, i.key)
+
+    return sorted(incidents, key=inc_key)
+
+
+def subject_label(s: Subject) -> str:
+    """``job 191``, ``node c05``, ``training job abc``: the subject without its source."""
+    return f"{ {'training_job': 'training job'}.get(s.kind, s.kind)} {s.id}"
