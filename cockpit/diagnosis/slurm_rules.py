@@ -559,6 +559,9 @@ _NODE_CHECKS = {
         "Do not just resume: find the jobs (sacct -N {n} -s OOM -S now-1day), make them ask for enough "
         "--mem, enable ConstrainRAMSpace=yes, then resume."),
 }
+_SHORT = {"node_drain_prolog_epilog_failed": "prolog/epilog failed", "gpu_hardware_error": "GPU hardware fault",
+          "oom_killed": "out of memory", "disk_full": "disk full", "node_config_mismatch": "config differs from hardware",
+          "node_down_unexpected_reboot": "unexpected reboot", "node_drain_loop": "drains again after resume (OOM loop)"}
 _NODE_LOG_CAUSES = {"node_drain_prolog_epilog_failed", "gpu_hardware_error", "oom_killed", "disk_full",
                     "node_config_mismatch", "node_down_unexpected_reboot"}
 
@@ -613,8 +616,8 @@ def node_state(node: SlurmNode, ctx: RuleContext) -> Iterator[Finding]:
     sev: Severity = "warning" if label == "node_drain_admin" else "critical"
     yield Finding(
         root_cause=label, severity=sev, subject=Subject("node", ctx.snapshot.source, node.name),
-        title=f"{word}: {reason or node.state_label}" + (f" ({label.replace('node_', '').replace('_', ' ')})"
-                                                         if label not in {"node_drain_admin"} and reason and
+        title=f"{word}: {reason or node.state_label}" + (f"; cause: {_SHORT.get(label, label)}"
+                                                         if label != "node_drain_admin" and reason and
                                                          classify_reason(reason) != label else ""),
         explanation=f"Node {node.name} is {node.state_label}: {what}.",
         remedy=check.format(n=node.name, u=node.reason_user or "see reason"),

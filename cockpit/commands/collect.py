@@ -1,0 +1,120 @@
+"""``cockpit collect JOBID --cluster NAME --out DIR``: write a job's evidence as a ticket bundle.
+
+The directory holds ``squeue.txt``, ``sacct.txt``, ``scontrol-show-job.txt``,
+``scontrol-show-node.txt`` (the job's nodes) and the log excerpts under their own names
+(``slurm-4.out``, ``slurmctld.log``, ``slurmd-c3.log``), so ``cockpit diagnose --bundle DIR``
+reads it back. Anything that looks like a credential (AK/SK, tokens, passwords, private
+keys) is replaced by ``<redacted>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+
+from cockpit.diagnosis.slurm_rules import fmt_duration
+from cockpit.errors import UserError
+from cockpit.model import Artifacts, Snapshot, Subject
+from cockpit.sources.slurm_commands import SACCT_FIELDS, SEP
+
+_SECRETS = [
+    (re.compile(rb"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S), rb"<redacted private key>"),
+    (re.compile(rb"(?i)((?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key|sk|ak)"
+                rb"[\"']?\s*[:=]\s*[\"']?)[^\s\"',;&]+"), rb"\1<redacted>"),
+    (re.compile(rb"(?i)(Authorization:\s*(?:Bearer|Basic|Token)\s+)\S+"), rb"\1<redacted>"),
+    (re.compile(rb"(?i)(X-Auth-Token:\s*)\S+"), rb"\1<redacted>"),
+    (re.compile(rb"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), rb"<redacted>"),  # AWS-style access key ids
+    # Huawei Cloud AK: 20 upper-case letters and digits; SK: 40 mixed-case (git SHAs are lower-case hex)
+    (re.compile(rb"(?<![A-Za-z0-9])(?=[A-Z0-9]{0,19}[0-9])(?=[A-Z0-9]{0,19}[A-Z])[A-Z0-9]{20}(?![A-Za-z0-9])"), rb"<redacted>"),
+    (re.compile(rb"(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])[A-Za-z0-9/+]{40}"
+                rb"(?![A-Za-z0-9/+=])"), rb"<redacted>"),
+]
+
+
+def redact(data: bytes) -> bytes:
+    """Replace credentials (AK/SK, tokens, passwords, keys) in ``data`` with ``<redacted>``."""
+    for rx, repl in _SECRETS:
+        data = rx.sub(repl, data)
+    return data
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from cockpit.cli import add_common
+
+    p = subparsers.add_parser("collect", help="write a job's evidence as a bundle for a ticket",
+                              description=__doc__.splitlines()[0])
+    add_common(p)
+    p.add_argument("jobid", help="Slurm job id")
+    p.add_argument("--cluster", metavar="NAME", help="the job's cluster (from the config)")
+    p.add_argument("--out", metavar="DIR", required=True, help="directory to write (created; files overwritten)")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="S")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cockpit.commands.diagnose import _slurm_source, with_job
+
+    async def gather() -> tuple[Snapshot, Artifacts]:
+        source = _slurm_source(args)
+        try:
+            snap = await asyncio.wait_for(source.poll(), args.timeout)
+            if snap.error is not None:
+                raise UserError(f"{source.name}: {snap.error.message}")
+            try:
+                arts = await asyncio.wait_for(source.artifacts(Subject("job", source.name, args.jobid), snap),
+                                              args.timeout)
+            except ValueError as exc:
+                raise UserError(f"bad job id {args.jobid!r}: {exc}") from exc
+        finally:
+            await source.close()
+        return with_job(snap, args.jobid, arts), arts
+
+    snap, arts = asyncio.run(gather())
+    written = write_bundle(args.out, args.jobid, snap, arts)
+    for name in written:
+        print(os.path.join(args.out, name))
+    return 0
+
+
+def write_bundle(out: str, job_id: str, snap: Snapshot, arts: Artifacts) -> list[str]:
+    """Write the bundle files; returns their names. Raises UserError if ``out`` can't be written."""
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{out}: {exc.strerror}") from exc
+    files: dict[str, bytes] = {}
+    job = next((j for j in snap.jobs if j.job_id == job_id), None)
+    if job is not None:
+        files["squeue.txt"] = (
+            "JOBID|PARTITION|NAME|USER|STATE|TIME|TIME_LIMIT|NODES|CPUS|MIN_MEMORY|NODELIST|REASON\n"
+            f"{job.job_id}|{job.partition}|{job.name}|{job.user}|{job.state}|{fmt_duration(job.elapsed_s or 0)}|"
+            f"{fmt_duration(job.time_limit_s)}|{job.node_count or ''}|{job.cpus or ''}|"
+            f"{(str(job.min_memory_mib) + 'M') if job.min_memory_mib else ''}|{job.node_list}|{job.reason}\n"
+        ).encode()
+    for label, text in arts.commands.items():
+        if label.startswith("sacct"):
+            files["sacct.txt"] = ("|".join(SACCT_FIELDS) + "\n" + text.replace(SEP, "|")).encode()
+        elif label.startswith("scontrol show job"):
+            files["scontrol-show-job.txt"] = text.encode()
+        elif label.startswith("error: "):
+            files.setdefault("collect-errors.txt", b"")
+            files["collect-errors.txt"] += f"{label[7:]}: {text}\n".encode()
+    nodes = [n for n in snap.nodes if job is not None and n.name in job.nodes]
+    if nodes:
+        files["scontrol-show-node.txt"] = "".join(
+            f"NodeName={n.name} CPUTot={n.cpus_total or 0} RealMemory={n.real_memory_mib or 0} "
+            f"State={n.state_label} Partitions={','.join(n.partitions)} Reason={n.reason}\n" for n in nodes).encode()
+    for lt in arts.logs:
+        name = os.path.basename(lt.path or lt.name) or lt.name
+        if name in files:
+            name = f"{lt.kind}-{name}"
+        files[name] = lt.data
+    written = []
+    for name, data in files.items():
+        safe = os.path.basename(name).lstrip(".") or "file.txt"
+        with open(os.path.join(out, safe), "wb") as fh:
+            fh.write(redact(data))
+        written.append(safe)
+    return written

@@ -1,0 +1,253 @@
+"""``cockpit diagnose``: why is this job stuck or dead? Findings with evidence, Rich or JSON.
+
+Forms:
+  cockpit diagnose --bundle DIR [--json]        offline: a directory of ticket files
+  cockpit diagnose JOBID --cluster NAME [--json] live: squeue/scontrol/sacct + logs of the job
+  cockpit diagnose --demo [--json]              every finding on the demo site, grouped
+
+Exit status: 0 when no critical finding, 1 when there is one, 2 on a user error.
+The JSON shape is the bundle contract (``cockpit.diagnosis.bundle``):
+``{"findings": [...], "first_error": {...} | null}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+import sys
+from datetime import UTC, datetime
+
+from cockpit.errors import UserError
+from cockpit.model import Artifacts, Finding, Incident, Snapshot, Subject
+from cockpit.text import clean
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from cockpit.cli import add_common
+
+    p = subparsers.add_parser("diagnose", help="why is this job stuck or dead (findings with evidence)",
+                              description=__doc__.splitlines()[0])
+    add_common(p)
+    p.add_argument("jobid", nargs="?", help="Slurm job id (with --cluster)")
+    p.add_argument("--bundle", metavar="DIR", help="diagnose a directory of ticket files offline")
+    p.add_argument("--cluster", metavar="NAME", help="the cluster of JOBID (from the config)")
+    p.add_argument("--json", action="store_true", help="machine-readable JSON (the bundle contract)")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="give up after S seconds (default 60)")
+    # ModelArts: the ModelArts engineer adds --training-job/--modelarts here and a branch in run().
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.bundle:
+        from cockpit.diagnosis.bundle import diagnose_bundle
+
+        report = diagnose_bundle(args.bundle)
+        return _emit(args, list(report.findings), report.to_json())
+    # ModelArts branch goes here: `if getattr(args, "training_job", None): return _run_training_job(args)`
+    if args.jobid:
+        findings, payload = asyncio.run(_live_job(args))
+        return _emit(args, findings, payload)
+    if args.demo or not args.cluster:
+        return _site(args)
+    raise UserError("give a JOBID with --cluster NAME, or --bundle DIR, or --demo")
+
+
+# --------------------------------------------------------------------------- live job
+
+
+async def _live_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
+    from cockpit.diagnosis.engine import diagnose
+
+    source = _slurm_source(args)
+    try:
+        snap = await asyncio.wait_for(source.poll(), args.timeout)
+        if snap.error is not None:
+            raise UserError(f"{source.name}: {snap.error.message}")
+        subject = Subject("job", source.name, args.jobid)
+        try:
+            arts = await asyncio.wait_for(source.artifacts(subject, snap), args.timeout)
+        except ValueError as exc:
+            raise UserError(f"bad job id {args.jobid!r}: {exc}") from exc
+    finally:
+        await source.close()
+    snap = with_job(snap, args.jobid, arts)
+    if not any(j.job_id == args.jobid for j in snap.jobs):
+        raise UserError(f"job {args.jobid} not found on {source.name} (not in squeue, scontrol or sacct)")
+    narrowed = dataclasses.replace(snap, jobs=tuple(j for j in snap.jobs if j.job_id == args.jobid))
+    findings = diagnose(narrowed, arts, now=snap.taken_at)
+    mine = [f for f in findings if (f.subject.kind == "job" and f.subject.id == args.jobid)
+            or any(r.kind == "node" and r.id == f.subject.id for j in narrowed.jobs for r in ())
+            or (f.subject.kind == "node" and f.subject.id in {n for j in narrowed.jobs for n in j.nodes})
+            or f.subject.kind == "cluster"]
+    return mine, payload(mine)
+
+
+def _slurm_source(args: argparse.Namespace):
+    from cockpit.sources.factory import select_sources
+
+    sources = [s for s in select_sources(args) if s.kind == "slurm"]
+    if args.cluster:
+        sources = [s for s in sources if s.name == args.cluster] or sources
+    if not sources:
+        raise UserError("no Slurm cluster configured (add [clusters.NAME] to the config or use --demo)")
+    return sources[0]
+
+
+def with_job(snap: Snapshot, job_id: str, arts: Artifacts) -> Snapshot:
+    """Make sure the job is in the snapshot: finished jobs leave squeue, scontrol/sacct remember."""
+    from cockpit.sources import slurm
+
+    for label, text in arts.commands.items():
+        if label.startswith("scontrol show job") and text:
+            try:
+                jobs = [j for j in slurm.parse_scontrol_job(text)[0] if j.job_id == job_id]
+            except Exception:  # noqa: BLE001 - a partial record: fall back to squeue/sacct
+                jobs = []
+            if jobs:
+                others = tuple(j for j in snap.jobs if j.job_id != job_id)
+                return dataclasses.replace(snap, jobs=(*others, jobs[0]))
+    if any(j.job_id == job_id for j in snap.jobs):
+        return snap
+    rows = [r for r in arts.acct if r.job_id == job_id and not r.step]
+    if rows:
+        from cockpit.model import SlurmJob
+        from cockpit.sources import hostlist
+
+        r = rows[0]
+        try:
+            nodes = hostlist.expand(r.node_list) if r.node_list else ()
+        except Exception:  # noqa: BLE001
+            nodes = ()
+        job = SlurmJob(job_id=job_id, name=r.job_name, user=r.user, partition=r.partition, state=r.state,
+                       reason=r.reason or "None", node_list=r.node_list, nodes=nodes, exit_code=r.exit_code,
+                       elapsed_s=r.elapsed_s, time_limit_s=r.timelimit_s, start_time=r.start_time, end_time=r.end_time)
+        return dataclasses.replace(snap, jobs=(*snap.jobs, job))
+    return snap
+
+
+def payload(findings: list[Finding]) -> dict:
+    """The bundle JSON contract for live findings; first_error from the top finding's evidence."""
+    from cockpit.diagnosis.engine import subject_label
+    from cockpit.diagnosis.patterns import classify
+
+    first = None
+    if findings and findings[0].root_cause != "no_failure":
+        top = findings[0]
+        with_line = [e for e in top.evidence if e.line is not None]
+        match = [e for e in with_line if (p := classify(e.text.encode())) is not None and p.label == top.root_cause]
+        pick = (match or with_line or [None])[0]
+        if pick is not None:
+            first = {"file": pick.where, "line": pick.line, "text": pick.text}
+    return {
+        "findings": [
+            {"root_cause": f.root_cause, "severity": f.severity, "subject": subject_label(f.subject),
+             "title": f.title, "explanation": f.explanation, "remedy": f.remedy,
+             "evidence": [{"file": e.where, "line": e.line, "text": e.text} for e in f.evidence]}
+            for f in findings
+        ],
+        "first_error": first,
+    }
+
+
+# --------------------------------------------------------------------------- whole site (demo)
+
+
+def _site(args: argparse.Namespace) -> int:
+    findings, incidents = asyncio.run(_site_findings(args))
+    if args.json:
+        out = payload(findings)
+        out["incidents"] = [{"key": i.key, "root_cause": i.root_cause, "severity": i.severity,
+                             "subject": str(i.subject), "title": i.title,
+                             "affected": [str(a) for a in i.affected]} for i in incidents]
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        _print_incidents(incidents, findings)
+    return 1 if any(f.severity == "critical" for f in findings) else 0
+
+
+async def _site_findings(args: argparse.Namespace) -> tuple[list[Finding], list[Incident]]:
+    from cockpit.diagnosis.engine import correlate, diagnose, sort_key
+    from cockpit.sources.factory import select_sources
+
+    sources = select_sources(args)
+    findings: list[Finding] = []
+    try:
+        for s in sources:
+            snap = await asyncio.wait_for(s.poll(), args.timeout)
+            findings.extend(diagnose(snap, None, now=snap.taken_at))
+    finally:
+        for s in sources:
+            await s.close()
+    findings.sort(key=sort_key)
+    return findings, correlate(findings)
+
+
+# --------------------------------------------------------------------------- output
+
+
+_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _emit(args: argparse.Namespace, findings: list[Finding], data: dict) -> int:
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        _print_findings(findings, data.get("first_error"))
+    return 1 if any(f.severity == "critical" for f in findings) else 0
+
+
+def _print_findings(findings: list[Finding], first_error: dict | None) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from cockpit.diagnosis.engine import subject_label
+
+    con = Console(file=sys.stdout, highlight=False)
+    if not findings:
+        con.print("No finding: nothing looks wrong.")
+        return
+    for i, f in enumerate(findings):
+        head = Text()
+        head.append(f"{f.severity.upper():8} ", style=_STYLE.get(f.severity, ""))
+        head.append(f"{subject_label(f.subject)}: ", style="bold")
+        head.append(clean(f.title))
+        head.append(f"  [{f.root_cause}]", style="dim")
+        con.print(head)
+        if i < 5:
+            if f.explanation:
+                con.print(Text("  why:    " + clean(f.explanation, 1000)))
+            if f.remedy:
+                con.print(Text("  do:     " + clean(f.remedy, 1000), style="green"))
+            for e in f.evidence[:6]:
+                loc = e.where + (f":{e.line}" if e.line else "")
+                con.print(Text(f"  {loc:28} ", style="dim") + Text(clean(e.text, 200)))
+    if first_error:
+        con.print(Text(f"\nfirst red error: {first_error['file']}:{first_error['line']}: ", style="bold")
+                  + Text(clean(first_error["text"], 300), style="red"))
+
+
+def _print_incidents(incidents: list[Incident], findings: list[Finding]) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    con = Console(file=sys.stdout, highlight=False)
+    con.print(Text(f"{len(incidents)} incident(s), {len(findings)} finding(s) at "
+                   f"{datetime.now(UTC):%Y-%m-%d %H:%M:%SZ}", style="bold"))
+    for inc in incidents:
+        line = Text(f"{inc.severity.upper():8} ", style=_STYLE.get(inc.severity, ""))
+        line.append(f"{inc.subject}: ", style="bold")
+        line.append(clean(inc.title))
+        line.append(f"  [{inc.root_cause}]", style="dim")
+        con.print(line)
+        if inc.primary.remedy:
+            con.print(Text("  do: " + clean(inc.primary.remedy, 400), style="green"))
+        if inc.affected:
+            con.print(Text("  affected: " + ", ".join(str(a) for a in inc.affected[:12])
+                           + (" …" if len(inc.affected) > 12 else ""), style="dim"))
+    info = [f for f in findings if f.severity == "info"]
+    if info:
+        con.print(Text(f"\n{len(info)} informational finding(s) (jobs that will run):", style="bold"))
+        for f in info[:20]:
+            con.print(Text(f"  {f.subject}: {clean(f.title)}", style="cyan"))
