@@ -51,7 +51,7 @@ class CockpitApp(App[int]):
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("i", "incidents", "Incidents"),
-        Binding("A", "alerts", "Alerts"),
+        Binding("A", "alerts", "Alerts", show=False),  # listed in help (?); footer kept short
         Binding("r", "refresh", "Refresh"),
         Binding("question_mark", "help", "Help"),
     ]
