@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import re
 import sys
 from datetime import UTC, datetime
 
@@ -77,10 +78,11 @@ async def _live_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
         raise UserError(f"job {args.jobid} not found on {source.name} (not in squeue, scontrol or sacct)")
     narrowed = dataclasses.replace(snap, jobs=tuple(j for j in snap.jobs if j.job_id == args.jobid))
     findings = diagnose(narrowed, arts, now=snap.taken_at)
+    # the job's findings plus those of its nodes (allocated, or named in its pending reason)
+    job = narrowed.jobs[0]
+    named = set(job.nodes) | {n.name for n in snap.nodes if re.search(rf"\b{re.escape(n.name)}\b", job.reason or "")}
     mine = [f for f in findings if (f.subject.kind == "job" and f.subject.id == args.jobid)
-            or any(r.kind == "node" and r.id == f.subject.id for j in narrowed.jobs for r in ())
-            or (f.subject.kind == "node" and f.subject.id in {n for j in narrowed.jobs for n in j.nodes})
-            or f.subject.kind == "cluster"]
+            or (f.subject.kind == "node" and f.subject.id in named) or f.subject.kind == "cluster"]
     return mine, payload(mine)
 
 

@@ -355,6 +355,19 @@ def _env_remedy(job: SlurmJob) -> str:
             "Load the same modules in the batch script (or use a container), then resubmit.")
 
 
+_CMD = re.compile(r"(?:: line \d+)?: ([^:\s]+): (?:command not found|No such file or directory)")
+_LIB = re.compile(r"loading shared libraries: ([^:\s]+)")
+
+
+def _env_phrase(cause: str, text: str) -> str:
+    """'run_analysis: command not found on the compute node' from the hit line."""
+    if cause == "command_not_found" and (m := _CMD.search(text)):
+        return f"{m.group(1).rsplit('/', 1)[-1]}: command not found on the compute node"
+    if cause == "missing_shared_library" and (m := _LIB.search(text)):
+        return f"{m.group(1)} missing on the compute node"
+    return ""
+
+
 _ENV_CAUSES = {"command_not_found", "missing_shared_library", "module_load_failed"}
 _LOG_CAUSE_TEXT = {
     "command_not_found": ("a command was not found on the compute node", "env"),
@@ -421,7 +434,7 @@ def _ended(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
     ec = job.exit_code or (row.exit_code if row else None)
     ev = [_state_evidence(job), *_acct_evidence(rows)]
     hits = _log_hits(job.job_id, ctx)
-    strong = [(lt, h) for lt, h in hits if h.strong and h.label != "application_error"]
+    strong = [(lt, h) for lt, h in hits if h.strong and h.label not in {"application_error", "cancelled_by_user"}]
     ev.extend(log_evidence(lt, h, _tier_for(lt, h)) for lt, h in hits[:4])
     labels = [h.label for _, h in strong]
     exit_text = explain_exit(ec)
@@ -470,9 +483,7 @@ def _ended(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
         if remedy == "env" or cause in _ENV_CAUSES:
             remedy = _env_remedy(job)
         fast = " within seconds" if _fast(job, row) else ""
-        title = f"failed{fast}: {text}"
-        if cause in _ENV_CAUSES:
-            title += " (environment differs login vs compute node)"
+        title = f"failed{fast}: {_env_phrase(cause, h.text) or text}"
         yield _finding(job, ctx, cause, "critical", title,
                        f"{h.text.strip()[:200]} ({lt.name}:{(lt.base_line or 1) + h.line - 1}). " + exit_text,
                        remedy or "See the evidence line.", ev, 0.9)
