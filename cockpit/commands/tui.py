@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 from cockpit.errors import UserError
@@ -36,13 +38,26 @@ def banner_for(args: argparse.Namespace) -> tuple[str, bool]:
     return "", config.ui.bell
 
 
+def demo_clock() -> Callable[[], datetime]:
+    """Wall clock shifted so a live demo opens on the demo's story (``DEMO_START``).
+
+    The app and the demo site must share it, or every age on screen would be off
+    by the shift (and the data shown as STALE).
+    """
+    from cockpit.sources.demo import DEMO_START
+
+    offset = datetime.now(UTC) - DEMO_START
+    return lambda: datetime.now(UTC) - offset
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the TUI until ``q``; returns the exit status (0)."""
     from cockpit.app import CockpitApp
     from cockpit.sources.factory import select_sources
 
     banner, bell = banner_for(args)
-    sources = select_sources(args)
+    clock = demo_clock() if banner.startswith("DEMO") else None
+    sources = select_sources(args, clock=clock)
     if not sources:
         raise UserError("no sources to watch")
     from cockpit.config import load_config
@@ -60,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         acks=AckStore(Path(state) if state else None),
         banner=banner,
         watcher=watcher,
+        clock=clock,
     )
     code = app.run()
     return int(code or 0)

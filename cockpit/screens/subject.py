@@ -126,7 +126,8 @@ class SubjectScreen(CockpitScreen):
         for lt in arts.logs:
             if lt.path and lt.path in paths and lt.kind not in ("slurmctld",):
                 continue
-            label = f"{lt.name} ({lt.kind})" if lt.kind and lt.kind not in lt.name else lt.name
+            # an excerpt the source cut for this subject (e.g. its slurmctld.log lines)
+            label = f"{lt.name} (lines for {self.subject.id})" if lt.name in {n for n, _ in out} else lt.name
             out.append((label, BytesLogReader(lt.data, lt.name, kind=lt.kind)))
         for cmd, text in arts.commands.items():
             out.append((cmd, BytesLogReader(text.encode("utf-8", "replace"), cmd, kind="command")))
@@ -170,8 +171,10 @@ class SubjectScreen(CockpitScreen):
             path = getattr(reader, "path", "") or ""
             if where and where in (label, reader.name, posixpath.basename(path)):
                 return i
+        # command evidence: squeue/scontrol lines are best read in `scontrol show job`
+        prefixes = {"squeue": "scontrol show", "scontrol": "scontrol show"}.get(where, where)
         for i, (label, _reader) in enumerate(self.logs):
-            if where and (label.startswith(where) or where.startswith(label.split(" ")[0])):
+            if prefixes and (label.startswith(prefixes) or where.startswith(label.split(" ")[0])):
                 return i
         return None
 

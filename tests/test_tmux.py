@@ -1,0 +1,87 @@
+"""Smoke test in a real terminal: ``cockpit --demo`` in a detached tmux session."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True).stdout
+
+
+def capture(session: str) -> str:
+    return tmux("capture-pane", "-p", "-t", session)
+
+
+def wait_for(session: str, *texts: str, timeout: float = 20.0) -> str:
+    """The screen once every text is on it at the same time (frames are drawn in parts)."""
+    deadline = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < deadline:
+        screen = capture(session)
+        if all(t in screen for t in texts):
+            return screen
+        time.sleep(0.2)
+    raise AssertionError(f"{texts!r} never appeared together; screen was:\n{screen}")
+
+
+def press(session: str, key: str) -> None:
+    """Send one key; a pause after it so ESC is not read as the start of alt+<next key>."""
+    tmux("send-keys", "-t", session, key)
+    time.sleep(0.4)
+
+
+def alive(session: str) -> bool:
+    return subprocess.run(["tmux", "has-session", "-t", session], capture_output=True).returncode == 0
+
+
+def test_demo_in_tmux(tmp_path):
+    session = f"cockpit-test-{uuid.uuid4().hex[:8]}"
+    env = f"XDG_STATE_HOME={tmp_path} XDG_CONFIG_HOME={tmp_path} TERM=xterm-256color"
+    cmd = f"cd {tmp_path} && {env} {sys.executable} -m cockpit --demo; echo EXITED=$?; sleep 1"
+    tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd)
+    try:
+        # header, the three panes, the incidents strip after the first poll, the DOWN* node
+        wait_for(session, "DEMO SITE", "JOBID", "Nodes", "ModelArts", "critical", "DOWN*")
+        press(session, "i")
+        wait_for(session, "SEV", "SUBJECT", "CRIT", "open,")  # the incident view
+        press(session, "Escape")
+        press(session, "?")
+        wait_for(session, "Cockpit keys")
+        press(session, "Escape")
+        press(session, "q")
+        screen = wait_for(session, "EXITED=")
+        assert "EXITED=0" in screen
+        assert "Traceback" not in screen
+        deadline = time.monotonic() + 10
+        while alive(session) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not alive(session), "the session should end after q"
+    finally:
+        if alive(session):
+            tmux("kill-session", "-t", session)
+
+
+def test_no_color_is_honoured(tmp_path):
+    """NO_COLOR: still usable (states readable as text)."""
+    session = f"cockpit-test-{uuid.uuid4().hex[:8]}"
+    env = f"NO_COLOR=1 XDG_STATE_HOME={tmp_path} XDG_CONFIG_HOME={tmp_path}"
+    cmd = f"cd {tmp_path} && {env} {sys.executable} -m cockpit --demo --no-bell; echo EXITED=$?; sleep 5"
+    tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", cmd)
+    try:
+        wait_for(session, "JOBID", "STATE", "critical", "Nodes")
+        press(session, "q")
+        assert "EXITED=0" in wait_for(session, "EXITED=")
+    finally:
+        if alive(session):
+            tmux("kill-session", "-t", session)
+
+

@@ -1,0 +1,67 @@
+"""Snapshot tests (pytest-textual-snapshot) of the main screens on the demo with a frozen clock.
+
+Regenerate after an intended visual change with ``pytest tests/test_ui_snapshots.py
+--snapshot-update`` and look at the SVGs in the report before committing them.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from cockpit.app import CockpitApp
+from cockpit.model import Subject
+from cockpit.sources.demo import demo_sources
+from cockpit.state import AckStore
+
+NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
+SIZES = [(80, 24), (160, 48)]
+
+
+def frozen() -> datetime:
+    return NOW
+
+
+def demo_app(tmp_path) -> CockpitApp:
+    return CockpitApp(
+        demo_sources(7, clock=frozen),
+        clock=frozen,
+        acks=AckStore(tmp_path / "state.json"),
+        banner="DEMO SITE (simulated, --demo)",
+    )
+
+
+async def _settle(pilot, cond=lambda app: True) -> None:
+    app = pilot.app
+    await app.hub.first_round.wait()
+    for _ in range(300):
+        await pilot.pause(0.02)
+        if cond(app) and not any(w.is_running for w in app.workers if w.group != "poll"):
+            break
+    await pilot.pause(0.1)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_dashboard(snap_compare, tmp_path, size):
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=_settle)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_job_screen(snap_compare, tmp_path, size):
+    async def open_job(pilot):
+        await _settle(pilot)
+        pilot.app.open_subject(Subject("job", "demo-hpc", "48102"))
+        await _settle(pilot, lambda app: bool(getattr(app.screen, "logs", None)))
+
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=open_job)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_incident_view(snap_compare, tmp_path, size):
+    async def open_incidents(pilot):
+        await _settle(pilot)
+        await pilot.press("i")
+        await _settle(pilot)
+
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=open_incidents)
