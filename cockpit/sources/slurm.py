@@ -887,7 +887,8 @@ def _cmd_label(argv: tuple[str, ...] | list[str]) -> str:
 def _job_log_re(job_id: str) -> re.Pattern[bytes]:
     # Same forms the controller and slurmd print: JobId=13, job 13, JOB 13, [13.batch]
     j = re.escape(job_id.encode())
-    return re.compile(rb"(?:JobId=" + j + rb"|[Jj]ob " + j + rb"|JOB " + j + rb"|\[" + j + rb"\.)(?:[^0-9]|$)")
+    # "[13.0]" step prefixes end in a dot, the named forms must not run into a longer id.
+    return re.compile(rb"(?:(?:JobId=|StepId=|[Jj]ob |JOB )" + j + rb"(?![0-9])|\[" + j + rb"[.\]])")
 
 
 def _node_log_re(node: str) -> re.Pattern[bytes]:
