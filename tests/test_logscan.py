@@ -1,0 +1,125 @@
+"""First-red-error scanner: cascades, harmless lines, hostile bytes, properties."""
+
+from __future__ import annotations
+
+import mmap
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cockpit.diagnosis.logscan import first_error, iter_errors, scan_path
+from cockpit.diagnosis.patterns import PATTERNS, classify
+
+
+def test_root_cause_before_cascade():
+    log = (b"epoch 1\n"
+           b"/var/spool/slurmd/job00191/slurm_script: line 28:  8156 Killed   python3 main.py\n"
+           b"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup.\n"
+           b"Bus error (core dumped)\n")
+    h = first_error(log)
+    assert (h.line, h.label, h.strong) == (3, "oom_killed", True)
+    assert h.offset == log.index(b"slurmstepd")
+
+
+def test_timeout_before_later_application_errors():
+    log = (b"working\nslurmstepd: error: *** JOB 1 ON c1 CANCELLED AT 2026-11-29T20:29:29 DUE TO TIME LIMIT ***\n"
+           b"Traceback (most recent call last):\nOSError: [Errno 5] Input/output error\n")
+    assert first_error(log).label == "time_limit"
+
+
+def test_harmless_lines_are_skipped():
+    log = (b"srun: error: mpi/pmix_v3: init: (null) [0]: mpi_pmix.c:193: pmi/pmix: can not load PMIx library\n"
+           b"slurmctld: error: Could not open job state file /var/spool/slurm/job_state: No such file or directory\n"
+           b"all good\n")
+    assert first_error(log) is None
+    assert list(iter_errors(log)) == []
+
+
+def test_step_memory_warning_on_completed_job_is_only_a_symptom():
+    log = b"slurmstepd: error: Exceeded step memory limit at some point.\ndone\n"
+    h = first_error(log)
+    assert h is not None and not h.strong and h.severity == "warning"
+
+
+def test_crlf_ansi_invalid_utf8_gbk():
+    log = ("日志开始\r\n".encode() + b"\x1b[1;31mERROR\x1b[0m: \xff\xfe broken bytes\r\n"
+           + "错误: 磁盘 No space left on device\r\n".encode("gbk"))
+    h = first_error(log)
+    assert (h.line, h.label) == (3, "disk_full")
+    assert h.text == "错误: 磁盘 No space left on device"  # GBK decoded, CR gone
+    errs = list(iter_errors(log))
+    assert [e.line for e in errs] == [2, 3]
+    assert errs[0].text.startswith("ERROR: ") and "\x1b" not in errs[0].text and "\r" not in errs[0].text
+
+
+def test_ten_megabyte_line():
+    log = b"x" * (10 * 1024 * 1024) + b" CUDA driver version is insufficient for CUDA runtime version\nnext\n"
+    h = first_error(log)
+    assert h.line == 1 and h.offset == 0 and h.label == "cuda_driver_mismatch"
+    assert len(h.text) <= 70 * 1024
+
+
+def test_iter_errors_resumes_from_offset():
+    log = b"a\nerror: one\nb\nerror: two\n"
+    errs = list(iter_errors(log))
+    assert [(e.line, e.text) for e in errs] == [(2, "error: one"), (4, "error: two")]
+    again = list(iter_errors(log, start_offset=errs[0].offset + len(b"error: one\n"), start_line=3))
+    assert [(e.line, e.offset) for e in again] == [(4, errs[1].offset)]
+
+
+def test_scan_path_mmap_and_empty(tmp_path):
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    assert scan_path(str(empty)) is None
+    f = tmp_path / "slurm-3.out"
+    f.write_bytes(b"starting analysis\n/tmp/x/slurm_script: line 5: run_analysis: command not found\n")
+    h = scan_path(str(f))
+    assert (h.line, h.label) == (2, "command_not_found")
+    with open(f, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        assert first_error(mm) == h
+
+
+def test_daemon_logs_skip_generic_noise():
+    log = b"[2026-01-01T00:00:00] error: some routine complaint\n"
+    assert first_error(log, kind="slurmd").strong is False  # only the daemon 'error:' symptom
+    assert first_error(b"[t] Launching batch job 4\n", kind="slurmctld") is None
+
+
+def test_every_pattern_compiles_and_matches_its_own_example():
+    examples = {
+        "slurm_time_limit": b"*** JOB 5 ON c1 CANCELLED AT 2020-01-01T00:00:00 DUE TO TIME LIMIT ***",
+        "nccl": b"h:15:91 [3] include/socket.h 398 NCCL WARN Call to write failed : Connection reset by peer.",
+        "mpi_network": b"slurmd: error: connect io: Connection refused",
+        "gpu_fault": b"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
+        "disk_quota": b"cp: cannot create regular file 'x': Disk quota exceeded",
+        "k8s_mount_failed": b"  Warning  FailedMount  18m  kubelet  MountVolume.SetUp failed for volume",
+    }
+    for name, line in examples.items():
+        assert classify(line).name == name
+    assert len({p.name for p in PATTERNS}) == len(PATTERNS)
+
+
+_lines = st.lists(st.one_of(
+    st.binary(max_size=80).map(lambda b: b.replace(b"\n", b"")),
+    st.sampled_from([b"Killed", b"error: x", b"\x1b[31mERROR\x1b[0m", b"No space left on device\r",
+                     b"Detected 1 oom-kill event(s)", "错误".encode("gbk"), b"\xff\xfe\xfd"]),
+), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_lines)
+def test_property_never_raises_and_lines_match_bytes(lines):
+    buf = b"\n".join(lines)
+    hits = list(iter_errors(buf))
+    first = first_error(buf)
+    for h in hits:
+        # the offset is a line start and the line number counts the newlines before it
+        assert h.offset == 0 or buf[h.offset - 1:h.offset] == b"\n"
+        assert h.line == buf.count(b"\n", 0, h.offset) + 1
+    assert [h.line for h in hits] == sorted({h.line for h in hits})
+    if first is not None:
+        assert first.line in {h.line for h in hits}
+        strong = [h for h in hits if h.strong]
+        assert first == (strong[0] if strong else hits[0])
+    else:
+        assert hits == []
