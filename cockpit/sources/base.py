@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from cockpit.model import Artifacts, LogLocation, Snapshot, Subject, SourceKind
+from cockpit.model import Artifacts, LogLocation, Snapshot, SourceKind, Subject
 from cockpit.sources.transport import FileStat
 
 
