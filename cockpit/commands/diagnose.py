@@ -91,7 +91,7 @@ def _slurm_source(args: argparse.Namespace):
 
     sources = [s for s in select_sources(args) if s.kind == "slurm"]
     if args.cluster:
-        sources = [s for s in sources if s.name == args.cluster] or sources
+        sources = [s for s in sources if s.name == args.cluster]
     if not sources:
         raise UserError("no Slurm cluster configured (add [clusters.NAME] to the config or use --demo)")
     return sources[0]

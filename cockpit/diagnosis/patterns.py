@@ -135,7 +135,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("shared_lib", r"error while loading shared libraries|cannot open shared object file", "missing_shared_library", tier=2),
     _p("lmod", r"Lmod has detected the following error|module: command not found|[Mm]odule(?:File)? .* not found|"
        r"ERROR: Unable to locate a modulefile", "module_load_failed", tier=2),
-    _p("command_not_found", r": command not found|: line \d+: [^\n:]+: No such file or directory|"
+    # bash: "x: command not found"; dash (sbatch --wrap, /bin/sh): "script: 4: x: not found"
+    _p("command_not_found", r": command not found|: \d+: [^\n:]+: not found\s*$|: line \d+: [^\n:]+: No such file or directory|"
        r"execve\(\): [^\n:]+: No such file or directory|exited with exit code 127",
        "command_not_found", tier=2),
     _p("slurm_cancelled", r"CANCELLED AT \S+ \*\*\*|_slurm_rpc_kill_job: REQUEST_KILL_JOB", "cancelled_by_user",

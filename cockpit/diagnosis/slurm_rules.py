@@ -355,7 +355,7 @@ def _env_remedy(job: SlurmJob) -> str:
             "Load the same modules in the batch script (or use a container), then resubmit.")
 
 
-_CMD = re.compile(r"(?:: line \d+)?: ([^:\s]+): (?:command not found|No such file or directory)")
+_CMD = re.compile(r"(?:: line \d+|: \d+)?: ([^:\s]+): (?:command not found|not found|No such file or directory)")
 _LIB = re.compile(r"loading shared libraries: ([^:\s]+)")
 
 
