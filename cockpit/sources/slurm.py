@@ -37,6 +37,16 @@ from cockpit.model import (
     SourceError,
     Subject,
 )
+from cockpit.safety import (  # noqa: F401 (validate_* re-exported)
+    JOB_ID_RE,
+    NODE_RE,
+    USER_RE,
+    validate_job_id,
+    validate_job_name,
+    validate_node_name,
+    validate_path,
+    validate_user,
+)
 from cockpit.sources import hostlist
 from cockpit.sources.slurm_commands import SACCT_FIELDS, SEP, SQUEUE_FIELDS
 
@@ -848,35 +858,13 @@ def parse_sacct_json(text: str, tz: tzinfo = UTC) -> tuple[list[AcctRecord], lis
 
 # --------------------------------------------------------------------------- the source
 
-_JOB_ID_RE = re.compile(r"^\d{1,10}(?:_\d{1,10})?(?:\+\d{1,4})?$")
-_NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_USER_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
+# Validators live in cockpit.safety (one place); re-exported here for older imports.
+_JOB_ID_RE, _NODE_RE, _USER_RE = JOB_ID_RE, NODE_RE, USER_RE
 
 STDOUT_TAIL = 1 << 20  # bytes of stdout/stderr handed to the engine
 CTLD_TAIL = 8 << 20  # bytes of slurmctld.log searched for a job's lines
 SLURMD_TAIL = 4 << 20  # bytes of slurmd.log searched for a job's lines
 NODE_TAIL = 1 << 20  # bytes of slurmd.log shown for a node
-
-
-def validate_job_id(job_id: str) -> str:
-    """Return ``job_id`` if it is a Slurm job id (``123``, ``123_4``, ``123+1``); else ValueError."""
-    if not isinstance(job_id, str) or not _JOB_ID_RE.match(job_id):
-        raise ValueError(f"not a Slurm job id: {job_id!r}")
-    return job_id
-
-
-def validate_node_name(name: str) -> str:
-    """Return ``name`` if it is a plain node name (letters, digits, ``.-_``); else ValueError."""
-    if not isinstance(name, str) or not _NODE_RE.match(name):
-        raise ValueError(f"not a Slurm node name: {name!r}")
-    return name
-
-
-def validate_path(path: str) -> str:
-    """An absolute path without NUL/newlines (it goes to read_range, never to a shell)."""
-    if not isinstance(path, str) or not path.startswith("/") or any(c in path for c in "\x00\n\r"):
-        raise ValueError(f"not an absolute path: {path!r}")
-    return path
 
 
 def _cmd_label(argv: tuple[str, ...] | list[str]) -> str:
@@ -1018,10 +1006,8 @@ class SlurmSource:
         """Past runs of ``user``'s job ``name`` over ``days`` (right-sizing). Raises ValueError on bad input."""
         from cockpit.sources.slurm_commands import sacct_history_argv
 
-        if not _USER_RE.match(user or ""):
-            raise ValueError(f"not a user name: {user!r}")
-        if not name or any(c in name for c in "\x00\n\r") or name.startswith("-"):
-            raise ValueError(f"not a job name: {name!r}")
+        validate_user(user)
+        validate_job_name(name)
         return parse_sacct(await self._run(sacct_history_argv(user, name, days)), self.tz)[0]
 
     def _find_job(self, snapshot: Snapshot, job_id: str) -> SlurmJob | None:
