@@ -307,6 +307,28 @@ class SourceError:
 
 
 @dataclass(frozen=True, slots=True)
+class FsUsage:
+    """One shared filesystem as ``df -P`` (+ ``df -Pi``) reports it (parsed by ``cockpit.watch.storage``).
+
+    Sizes in MiB (floored), ``use_pct`` is df's Capacity column (used / (used + avail),
+    rounded up like df), ``inodes_pct`` df -Pi's IUse% (None when the filesystem has
+    no inode count, e.g. some network filesystems print ``-``). ``path`` is the path
+    that was asked for, ``mount`` where df says it is mounted.
+    """
+
+    mount: str
+    size_mib: int
+    used_mib: int
+    avail_mib: int
+    use_pct: float
+    inodes_pct: float | None = None
+    path: str = ""
+    filesystem: str = ""
+    inodes_used: int | None = None
+    inodes_total: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything one poll of one source saw. Immutable; replaced wholesale each poll.
 
@@ -325,6 +347,7 @@ class Snapshot:
     error: SourceError | None = None
     warnings: tuple[str, ...] = ()  # rows skipped as malformed etc.
     slurm_version: str = ""
+    storage: tuple[FsUsage, ...] = ()  # df of the cluster's configured storage_paths (empty: none configured)
 
     @property
     def ok(self) -> bool:
@@ -356,6 +379,8 @@ class Artifacts:
     acct: tuple[AcctRecord, ...] = ()
     logs: tuple[LogText, ...] = ()
     commands: Mapping[str, str] = field(default_factory=dict)  # e.g. 'scontrol show job 4' -> text
+    # Past runs of the same user + job name (sacct -u U --name N), fetched for OOM/TIMEOUT jobs: right-sizing.
+    history: tuple[AcctRecord, ...] = ()
 
 
 # --------------------------------------------------------------------------- findings

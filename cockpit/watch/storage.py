@@ -13,31 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cockpit.errors import ParseError
+from cockpit.model import FsUsage  # lives in the model (Snapshot.storage); re-exported here
 from cockpit.sources.slurm_commands import df_argv
 from cockpit.sources.transport import Transport
 from cockpit.text import decode
 
-
-@dataclass(frozen=True, slots=True)
-class FsUsage:
-    """One filesystem as ``df -P`` (+ ``df -Pi``) reports it.
-
-    Sizes in MiB (floored), ``use_pct`` is df's Capacity column (used / (used + avail),
-    rounded up like df), ``inodes_pct`` df -Pi's IUse% (None when the filesystem has
-    no inode count, e.g. some network filesystems print ``-``). ``path`` is the path
-    that was asked for, ``mount`` where df says it is mounted.
-    """
-
-    mount: str
-    size_mib: int
-    used_mib: int
-    avail_mib: int
-    use_pct: float
-    inodes_pct: float | None = None
-    path: str = ""
-    filesystem: str = ""
-    inodes_used: int | None = None
-    inodes_total: int | None = None
+__all__ = ["FsUsage", "StorageReport", "collect_storage", "parse_df"]
 
 
 @dataclass(frozen=True, slots=True)
