@@ -239,7 +239,9 @@ _SQUEUE_HEADERS = {
 def _split_rows(text: str) -> tuple[str, list[str]]:
     """Pick the separator (``\\x1f`` if present, else ``|``) and return non-empty lines."""
     sep = SEP if SEP in text else "|"
-    return sep, [ln for ln in text.splitlines() if ln.strip()]
+    # Only LF ends a row: str.splitlines() also splits on \x0b \x0c \x1c-\x1e \x85 \u2028,
+    # which a job name may contain (the job would vanish from the queue).
+    return sep, [ln.removesuffix("\r") for ln in text.split("\n") if ln.strip()]
 
 
 def _job_from_cols(c: dict[str, str], tz: tzinfo) -> SlurmJob:
@@ -370,7 +372,8 @@ def parse_scontrol_records(text: str) -> list[dict[str, str]]:
     """
     records: list[list[str]] = []
     cur: list[str] | None = None
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines(): a Reason may contain \x0c, \x85, \u2028
+        line = line.removesuffix("\r")
         if not line.strip():
             cur = None
             continue
