@@ -85,6 +85,8 @@ class SubjectScreen(CockpitScreen):
         self.query_one(FindingList).focus()
 
     def refresh_data(self) -> None:
+        if not self.query("#fields"):  # a poll landed before compose finished; on_mount refreshes
+            return
         obj = self.hub.lookup(self.subject)
         self.query_one("#subject-title", Static).update(self.title_text(obj))
         self.query_one("#fields", Static).update(self.fields(obj))
