@@ -19,6 +19,7 @@ _ANSI = re.compile(
   | \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?   # OSC ... BEL/ST (OSC 8 links, OSC 52 clipboard)
   | \x1b[PX^_][^\x1b]*(?:\x1b\\)?        # DCS, SOS, PM, APC ... ST
   | \x1b[@-Z\\-_]                        # other two-byte Fe escapes
+  | \x1b[ -/]+[0-~]?                     # nF escapes: ESC ( 0 charset designation, ESC # 8 ...
   | \x1b.?                               # bare ESC (and whatever it would have modified)
   | \x9b[0-?]*[ -/]*[@-~]?               # 8-bit CSI
   | [\x90\x98\x9d\x9e\x9f][^\x9c\x07]*[\x9c\x07]?  # 8-bit DCS/SOS/OSC/PM/APC strings
