@@ -5,7 +5,8 @@ Forms:
   cockpit diagnose JOBID --cluster NAME [--json] live: squeue/scontrol/sacct + logs of the job
   cockpit diagnose --demo [--json]              every finding on the demo site, grouped
 
-Exit status: 0 when no critical finding, 1 when there is one, 2 on a user error.
+Exit status (JOBID, --bundle): 0 when no critical finding, 1 when there is one; the site overview
+exits 0; 2 on a user error.
 The JSON shape is the bundle contract (``cockpit.diagnosis.bundle``):
 ``{"findings": [...], "first_error": {...} | null}``.
 """
@@ -166,7 +167,7 @@ def _site(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         _print_incidents(incidents, findings)
-    return 1 if any(f.severity == "critical" for f in findings) else 0
+    return 0  # an overview, like `cockpit incidents`: exit 1 is for one job's / bundle's diagnosis
 
 
 async def _site_findings(args: argparse.Namespace) -> tuple[list[Finding], list[Incident]]:
@@ -178,7 +179,20 @@ async def _site_findings(args: argparse.Namespace) -> tuple[list[Finding], list[
     try:
         for s in sources:
             snap = await asyncio.wait_for(s.poll(), args.timeout)
-            findings.extend(diagnose(snap, None, now=snap.taken_at))
+            found = {f.key: f for f in diagnose(snap, None, now=snap.taken_at)}
+            # failed jobs: fetch their evidence (sacct, logs) so the verdict names the cause,
+            # for the most recent few only (each costs commands on the controller)
+            failed = [j for j in snap.jobs if j.state in _DEEPEN][-MAX_DEEPEN:]
+            for job in failed:
+                try:
+                    arts = await asyncio.wait_for(s.artifacts(Subject("job", s.name, job.job_id), snap), args.timeout)
+                except (ValueError, TimeoutError):
+                    continue
+                one = dataclasses.replace(snap, jobs=(job,))
+                for key in [k for k, f in found.items() if f.subject.kind == "job" and f.subject.id == job.job_id]:
+                    del found[key]
+                found.update((f.key, f) for f in diagnose(one, arts, now=snap.taken_at) if f.subject.kind == "job")
+            findings.extend(found.values())
     finally:
         for s in sources:
             await s.close()
@@ -188,6 +202,9 @@ async def _site_findings(args: argparse.Namespace) -> tuple[list[Finding], list[
 
 # --------------------------------------------------------------------------- output
 
+
+_DEEPEN = {"FAILED", "OUT_OF_MEMORY", "NODE_FAIL", "TIMEOUT", "BOOT_FAIL"}
+MAX_DEEPEN = 20
 
 _STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 

@@ -319,9 +319,9 @@ def _pending(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
         return
     if base.startswith(("QOS", "Assoc")) or base in {"MaxJobsPerUser", "AssocGrpJobsLimit"}:
         per_job = "PerJob" in base or "MinCpu" in base or "MaxWall" in base
-        sev: Severity = "warning" if per_job else "info"
+        sev: Severity = "warning"  # the "never runs without a change" group: someone must act
         title = (f"never runs: exceeds a per-job {('QOS' if base.startswith('QOS') else 'association')} limit ({base})"
-                 if per_job else f"waits for a QOS/association limit ({base}); will run")
+                 if per_job else f"held by a QOS/association limit ({base}); runs only as your other jobs end")
         yield _finding(job, ctx, "pending_qos_limit", sev, title,
                        f"Reason={base}: " + ("the request exceeds a per-job limit; it never runs as submitted."
                                               if per_job else "your running usage is at a group/user limit; "
