@@ -77,7 +77,7 @@ class CockpitApp(App[int]):
     def on_mount(self) -> None:
         self.push_screen(DashboardScreen(self.banner))
         if self.acks.load_error:
-            self.notify(f"state file ignored: {self.acks.load_error}", severity="warning")
+            self.notify(f"state file ignored: {self.acks.load_error}", severity="warning", markup=False)
         self.hub.start(self)
 
     def on_hub_updated(self, message: HubUpdated) -> None:
@@ -97,10 +97,10 @@ class CockpitApp(App[int]):
 
         screen = SCREENS_BY_KIND.get(subject.kind)
         if screen is None:
-            self.notify(f"no detail view for {subject}", timeout=3)
+            self.notify(f"no detail view for {subject}", timeout=3, markup=False)
             return
         if self.hub.lookup(subject) is None and subject.kind != "node":
-            self.notify(f"{subject} is not in the latest snapshot", severity="warning", timeout=3)
+            self.notify(f"{subject} is not in the latest snapshot", severity="warning", timeout=3, markup=False)
         self.push_screen(screen(subject))
 
     def action_incidents(self) -> None:

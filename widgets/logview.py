@@ -287,7 +287,7 @@ class LogView(ScrollView, can_focus=True):
             at = self.cursor
             self._reset()
             self.message = f"{reader.name} shrank to {size} bytes (truncated or rotated): reindexed"
-            self.notify(self.message, severity="warning")
+            self.notify(self.message, severity="warning", markup=False)
             self._want_line, self._want_offset, self._landed = at, None, False
             self._index()
         elif size > self._fsize:
@@ -409,7 +409,8 @@ class LogView(ScrollView, can_focus=True):
                     return
                 end = pos
         self.app.bell()
-        self.notify(f"“{clean(self.search_text, 60)}” not found {'below' if direction > 0 else 'above'}", timeout=3)
+        self.notify(f"“{clean(self.search_text, 60)}” not found {'below' if direction > 0 else 'above'}", timeout=3,
+                    markup=False)
 
     # ------------------------------------------------------------------ window cache
 

@@ -85,6 +85,6 @@ class IncidentScreen(CockpitScreen):
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
-            self.notify(f"cannot write {path}: {clean(str(exc), 200)}", severity="error")
+            self.notify(f"cannot write {path}: {clean(str(exc), 200)}", severity="error", markup=False)
             return
-        self.notify(f"incidents exported to {path}", title="Markdown", timeout=8)
+        self.notify(f"incidents exported to {path}", title="Markdown", timeout=8, markup=False)

@@ -158,7 +158,8 @@ class SubjectScreen(CockpitScreen):
     def open_evidence(self, ev: Evidence) -> None:
         index = self._log_for(ev)
         if index is None:
-            self.notify(clean(f"{ev.where}: {ev.text}", 300), title="evidence (no log file)", timeout=6)
+            self.notify(clean(f"{ev.where}: {ev.text}", 300), title="evidence (no log file)", timeout=6,
+                        markup=False)
             return
         line = ev.line
         offset = ev.offset if line is None else None
