@@ -178,7 +178,9 @@ class Hub:
         if self.watcher is None:
             return
         try:
-            await asyncio.to_thread(self.watcher.observe, snap, findings, self.clock())
+            # storage (df of the cluster's storage_paths) only from a good poll: a failed one has none
+            storage = snap.storage if snap.ok and snap.storage else None
+            await asyncio.to_thread(self.watcher.observe, snap, findings, self.clock(), storage)
         except Exception:  # an alerting bug must not stop polling
             log.exception("alerting for %s failed", snap.source)
 

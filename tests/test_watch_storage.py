@@ -65,10 +65,12 @@ def test_storage_findings_bytes_or_inodes():
     assert [f.subject.id for f in storage_findings("hpc", usages, 90)] == ["/scratch"]
 
 
-def test_storage_alert_on_crossing_only():
+def test_storage_alert_on_crossing_and_first_sight():
     low = [FsUsage("/home", 100, 80, 20, 80.0, 10.0)]
     high = [FsUsage("/home", 100, 86, 14, 86.0, 10.0)]
-    assert storage_alerts("hpc", None, high, T0) == []  # first collection: baseline
+    # first collection: a level alert for what is already over, nothing for what is not
+    assert [a.subject.id for a in storage_alerts("hpc", None, high, T0)] == ["/home"]
+    assert storage_alerts("hpc", None, low, T0) == []
     out = storage_alerts("hpc", low, high, T0, findings=storage_findings("hpc", high))
     assert [(a.rule, a.subject.kind, a.subject.id) for a in out] == [("storage", "file", "/home")]
     assert "86%" in out[0].title and out[0].finding is not None

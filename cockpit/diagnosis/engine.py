@@ -125,7 +125,7 @@ def _load_rule_modules() -> None:
         return
     _loaded = True
     # Imported for their @rule side effects.
-    from cockpit.diagnosis import modelarts_rules, slurm_rules  # noqa: F401
+    from cockpit.diagnosis import modelarts_rules, slurm_rules, storage_rules  # noqa: F401
 
 
 def iter_subjects(snapshot: Snapshot) -> Iterator[tuple[str, object]]:

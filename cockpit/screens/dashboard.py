@@ -18,6 +18,7 @@ from cockpit.widgets.panes import (
     TrainingJobTable,
 )
 from cockpit.widgets.rows import split_key
+from cockpit.widgets.storage import StorageStrip
 from cockpit.widgets.table import VirtualTable
 
 from .base import CockpitScreen, FilterBar
@@ -57,6 +58,7 @@ class DashboardScreen(CockpitScreen):
                 with Vertical(classes="pane", id="nodes-pane"):
                     yield Static(id="nodes-title", classes="pane-title")
                     yield NodeTable(multi_slurm, id="nodes")
+                    yield StorageStrip(hub, id="storage")  # df of storage_paths; hidden when none
             if hub.has_kind("modelarts"):
                 with Vertical(classes="pane", id="training-pane"):
                     yield Static(id="training-title", classes="pane-title")
@@ -88,6 +90,8 @@ class DashboardScreen(CockpitScreen):
                 for table in self.query(f"#{pane_id}").results(VirtualTable):
                     table.set_rows(hub.rows(kind))
             self.query_one(IncidentStrip).refresh()
+            for strip in self.query(StorageStrip):
+                strip.refresh_from_hub()
         self.query_one(SourceStatus).refresh()
         self._update_titles()
 

@@ -119,9 +119,12 @@ class DemoTransport:
 _FILESYSTEMS = {
     "/": ("/dev/mapper/rl-root", 104_806_400, 0.41, 52_428_800, 0.08),
     "/home": ("nfs01:/export/home", 21_474_836_480, 0.63, 1_073_741_824, 0.22),
-    "/scratch": ("lustre01@o2ib:/scratch", 549_755_813_888, 0.78, 4_294_967_296, 0.51),
+    # /scratch starts above the guides' 85 % alert threshold: the storage alert scenario
+    "/scratch": ("lustre01@o2ib:/scratch", 549_755_813_888, 0.905, 4_294_967_296, 0.51),
     "/shared": ("nfs01:/export/shared", 4_294_967_296, 0.52, 268_435_456, 0.12),
+    "/opt/apps": ("nfs02:/export/apps", 2_147_483_648, 0.47, 134_217_728, 0.31),
 }
+STORAGE_PATHS = ("/home", "/scratch", "/opt/apps")  # what the demo cluster's config would list
 
 
 def _df(args: list[str], t: int) -> tuple[bytes, bytes, int]:
@@ -209,6 +212,6 @@ def demo_sources(seed: int = 7, clock: Callable[[], datetime] | None = None) -> 
     site = DemoSite(seed, clock)
     return [
         SlurmSource(DEMO_CLUSTER, DemoTransport(site), interval=5, clock=site.clock,
-                    slurmctld_log=SLURMCTLD_LOG, slurmd_log=SLURMD_LOG),
+                    slurmctld_log=SLURMCTLD_LOG, slurmd_log=SLURMD_LOG, storage_paths=STORAGE_PATHS),
         ModelArtsSource(DEMO_PROJECT, DemoModelArtsApi(site), interval=10, clock=site.clock),
     ]

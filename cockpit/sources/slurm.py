@@ -959,8 +959,10 @@ class SlurmSource:
         self._cache.clear()
         self._detail.clear()
         results = await asyncio.gather(
-            self._run(SQUEUE_ARGV), self._run(NODES_ARGV), self._run(PARTITIONS_ARGV), return_exceptions=True
+            self._run(SQUEUE_ARGV), self._run(NODES_ARGV), self._run(PARTITIONS_ARGV), self._storage(),
+            return_exceptions=True,
         )
+        storage_res = results.pop()
         for res in results:
             if isinstance(res, TransportError):
                 return Snapshot(self.name, "slurm", taken, error=SourceError(res.kind, res.message, res.where))
@@ -979,6 +981,12 @@ class SlurmSource:
         except ParseError as exc:
             return Snapshot(self.name, "slurm", taken, error=SourceError("parse", str(exc), exc.where))
         warnings += w1 + w2 + w3
+        storage: tuple = ()
+        if isinstance(storage_res, BaseException):  # df trouble must not hide the queue
+            warnings.append(f"df {' '.join(self.storage_paths)}: {_err_text(storage_res)}")
+        else:
+            storage, df_errors = storage_res
+            warnings += [f"df: {e}" if not e.startswith("df:") else e for e in df_errors]
         version = ""
         m = re.search(r"\bVersion=(\S+)", nodes_out)
         if m:
@@ -992,7 +1000,18 @@ class SlurmSource:
             partitions=tuple(parts),
             warnings=tuple(warnings),
             slurm_version=version,
+            storage=storage,
         )
+
+    async def _storage(self) -> tuple[tuple, tuple[str, ...]]:
+        """``df -P`` / ``df -Pi`` of ``storage_paths``: (usages, df's complaints). Raises like ``_run``."""
+        if not self.storage_paths:
+            return (), ()
+        from cockpit.watch.storage import collect_storage
+
+        self.command_counts["df"] += 2
+        report = await collect_storage(self.transport, self.storage_paths, timeout=self.command_timeout)
+        return report.usages, report.errors
 
     # ------------------------------------------------------------------ on demand
 

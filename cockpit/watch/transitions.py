@@ -206,20 +206,21 @@ def storage_alerts(
     config: AlertConfig | None = None,
     findings: Sequence[Finding] = (),
 ) -> list[Alert]:
-    """A filesystem crossing ``storage_pct`` (bytes or inodes) since the previous df.
+    """A filesystem at or above ``storage_pct`` (bytes or inodes) that was not at the previous df.
 
-    ``prev`` None (first collection) fires nothing: only a crossing does. ``findings``
-    are :func:`cockpit.diagnosis.storage_rules.storage_findings` for ``cur``.
+    Unlike the other transitions, ``prev`` None (first collection) fires for a filesystem
+    already over: the guides alert on the *level* (a full /scratch fails every job
+    writing to it), and the rate limit plus the seeded history keep a restart from
+    re-sending it within ``repeat_s``. ``findings`` are the ``disk_full`` findings for ``cur``
+    (:func:`cockpit.diagnosis.storage_rules.storage_findings`).
     """
     cfg = config or AlertConfig()
-    if prev is None:
-        return []
     thr = cfg.storage_pct
 
     def over(u: FsUsage) -> bool:
         return u.use_pct >= thr or (u.inodes_pct is not None and u.inodes_pct >= thr)
 
-    was = {u.mount for u in prev if over(u)}
+    was = {u.mount for u in prev or () if over(u)}
     by_subject = {f.subject: f for f in findings}
     out, seen = [], set()
     for u in cur:

@@ -59,8 +59,17 @@ class Watcher:
 
     def observe(self, snapshot: Snapshot, findings: Sequence[Finding], now: datetime,
                 storage: Sequence[FsUsage] | None = None, storage_findings: Sequence[Finding] = ()) -> list[Alert]:
-        """Detect, filter, record and send; returns the alerts that fired now."""
+        """Detect, filter, record and send; returns the alerts that fired now.
+
+        ``storage`` defaults to ``snapshot.storage`` of a good poll that collected any;
+        ``storage_findings`` to the ``file`` findings among ``findings`` (the engine's
+        ``disk_full``), so an alert explains itself.
+        """
         src = snapshot.source
+        if storage is None and snapshot.ok and snapshot.storage:
+            storage = snapshot.storage
+        if storage is not None and not storage_findings:
+            storage_findings = [f for f in findings if f.subject.kind == "file"]
         with self._lock:
             prev, good = self._prev.get(src), self._good.get(src)
             raw = detect(prev, snapshot, findings, now, config=self.config, recent=list(self._alerts), last_good=good)
