@@ -37,7 +37,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--cluster", metavar="NAME", help="the cluster of JOBID (from the config)")
     p.add_argument("--json", action="store_true", help="machine-readable JSON (the bundle contract)")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="give up after S seconds (default 60)")
-    # ModelArts: the ModelArts engineer adds --training-job/--modelarts here and a branch in run().
+    p.add_argument("--training-job", metavar="ID", help="ModelArts training job id (with --modelarts)")
+    p.add_argument("--modelarts", metavar="NAME", help="the ModelArts project of --training-job (from the config)")
     p.set_defaults(func=run)
 
 
@@ -47,7 +48,9 @@ def run(args: argparse.Namespace) -> int:
 
         report = diagnose_bundle(args.bundle)
         return _emit(args, list(report.findings), report.to_json())
-    # ModelArts branch goes here: `if getattr(args, "training_job", None): return _run_training_job(args)`
+    if args.training_job:
+        findings, data = asyncio.run(_live_training_job(args))
+        return _emit(args, findings, data)
     if args.jobid:
         findings, payload = asyncio.run(_live_job(args))
         return _emit(args, findings, payload)
@@ -84,6 +87,32 @@ async def _live_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
     named = set(job.nodes) | {n.name for n in snap.nodes if re.search(rf"\b{re.escape(n.name)}\b", job.reason or "")}
     mine = [f for f in findings if (f.subject.kind == "job" and f.subject.id == args.jobid)
             or (f.subject.kind == "node" and f.subject.id in named) or f.subject.kind == "cluster"]
+    return mine, payload(mine)
+
+
+async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
+    """One ModelArts training job: details, stages, events, startup log and pools, then the engine."""
+    from cockpit.diagnosis.engine import diagnose
+    from cockpit.sources.factory import select_sources
+
+    sources = [s for s in select_sources(args) if s.kind == "modelarts"]
+    if args.modelarts:
+        sources = [s for s in sources if s.name == args.modelarts]
+    if not sources:
+        raise UserError("no ModelArts project configured (add [modelarts.NAME] to the config or use --demo)")
+    source = sources[0]
+    try:
+        snap, arts = await asyncio.wait_for(source.snapshot_for_job(args.training_job), args.timeout)
+    except TimeoutError as exc:
+        raise UserError(f"{source.name}: no answer within {args.timeout:g} s") from exc
+    finally:
+        await source.close()
+    if snap.error is not None:
+        raise UserError(f"{source.name}: {snap.error.message}")
+    findings = diagnose(snap, arts, now=snap.taken_at)
+    pools = {p for j in snap.training_jobs for p in (j.pool_id, j.pool_name) if p}
+    mine = [f for f in findings if f.subject.kind == "training_job"
+            or (f.subject.kind == "pool" and f.subject.id in pools)]
     return mine, payload(mine)
 
 

@@ -156,6 +156,8 @@ def _refine(hit: _Hit) -> _Hit:
         return _Hit("storage_access_denied", "critical", hit.evidence, t)
     if "Read-only file system" in t:
         return _Hit("storage_read_only", "critical", hit.evidence, t)
+    if "waiting for the condition" in t:
+        return hit  # kubelet's generic follow-on of a failed mount, not an OBS network problem
     if re.search(r"Connection timeout|Read timeout|timed out|Unable to connect to endpoint", t, re.I):
         return _Hit("storage_connection_error", "critical", hit.evidence, t)
     return hit
@@ -163,7 +165,8 @@ def _refine(hit: _Hit) -> _Hit:
 
 def _bucket(job: TrainingJob) -> str:
     for m in job.mounts:
-        mm = re.match(r"obs://([^/\s]+)", m.remote)
+        # v2 specs give OBS paths as obs://bucket/key or /bucket/key
+        mm = re.match(r"obs://([^/\s]+)", m.remote) or (m.kind == "obs" and re.match(r"/([^/\s]+)", m.remote))
         if mm:
             return mm.group(1)
     return "<bucket>"
@@ -265,6 +268,9 @@ def _remedy(label: str, job: TrainingJob, hit: _Hit) -> tuple[str, str]:
 # --------------------------------------------------------------------------- training-job rules
 
 
+_SPECIFIC_STORAGE = ("storage_access_denied", "storage_read_only", "storage_path_invalid", "storage_connection_error")
+
+
 @rule("training_job")
 def job_errors(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
     """One finding per cause named by an event, a task status, the startup log or an exit code."""
@@ -282,6 +288,11 @@ def job_errors(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
             ev = Evidence("job status", f"{ts.task}: exit code {ts.exit_code}" + (f" ({ts.message})" if ts.message else ""),
                           tier=1)
             by_label.setdefault(label, []).append(_Hit(label, "critical", ev, ts.message or str(ts.exit_code)))
+    # A specific storage cause (access, read-only, bad path) explains the generic mount failures:
+    # keep them as its evidence instead of a second finding.
+    specific = next((lb for lb in _SPECIFIC_STORAGE if lb in by_label), None)
+    if specific and "storage_mount_failed" in by_label:
+        by_label[specific].extend(by_label.pop("storage_mount_failed"))
     prefix = _prefix(job, ctx.now)
     pool = _pool_of(job, ctx)
     related = (Subject("pool", ctx.snapshot.source, pool.pool_id),) if pool else ()
