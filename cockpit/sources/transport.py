@@ -376,7 +376,8 @@ class SshTransport:
                 raise ConnectError(f"ssh {self.target}: connection lost: {exc}", where=f"ssh {self.target}") from None
         script = f"tail -c +{max(0, offset) + 1} -- {shlex.quote(path)} | head -c {max(0, length)}"
         res = await self.run(["sh", "-c", script], timeout=30.0)
-        if res.exit_status != 0 and not res.stdout:
+        # The pipeline's status is head's (0): a missing file shows only on tail's stderr.
+        if (res.exit_status != 0 or res.stderr.strip()) and not res.stdout:
             raise RemoteFileError(f"{path}: {res.stderr.decode(errors='replace').strip()}", where=path)
         return res.stdout
 
