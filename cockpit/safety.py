@@ -26,20 +26,21 @@ class UnsafeValue(UserError, ValueError):
     """
 
 
-# Job ids the cockpit sends: 123, array task 123_4, het component 123+1 (no ranges).
-JOB_ID_RE = re.compile(r"^\d{1,10}(?:_\d{1,10})?(?:\+\d{1,4})?$")
+# Anchored with \Z (``$`` also matches before a trailing newline). Job ids the cockpit sends: 123, array task 123_4, het component 123+1 (no ranges).
+JOB_ID_RE = re.compile(r"^\d{1,10}(?:_\d{1,10})?(?:\+\d{1,4})?\Z", re.ASCII)
 # NodeName: letters, digits and . _ - (hostnames and Slurm's NodeName= values).
-NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 # PartitionName: Slurm accepts the same character set; a leading '-' would be an option.
-PARTITION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
+PARTITION_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}\Z")
 # POSIX portable user names (useradd's default NAME_REGEX, plus upper case for AD sites).
-USER_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$")
+USER_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}\Z")
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def _check(rx: re.Pattern[str], value: object, what: str) -> str:
-    if not isinstance(value, str) or not rx.match(value):
+    # "4\n" passed the old ^...$ checks; without re.ASCII \d matched "４" and other digits.
+    if not isinstance(value, str) or not rx.fullmatch(value):
         raise UnsafeValue(f"not a Slurm {what}: {value!r}")
     return value
 
