@@ -16,7 +16,14 @@ from cockpit.screens.log import LogScreen
 from cockpit.screens.subject import JobScreen, NodeScreen, TrainingJobScreen
 from cockpit.state import AckStore
 from tests.hostile.corpus import MARKUP, visible_text
-from tests.hostile.site import DRAINED_NODE, OOM_JOB, frozen, hostile_sources, screen_lines, screen_segments
+from tests.hostile.site import (
+    DRAINED_NODE,
+    OOM_JOB,
+    frozen,
+    hostile_sources,
+    screen_lines,
+    screen_segments,
+)
 
 EVIL = " ".join(MARKUP)  # every form at once: names, reasons, events, log lines
 
