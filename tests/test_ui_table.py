@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from cockpit.widgets.table import Column, Row, VirtualTable
 from textual.app import App, ComposeResult
 
@@ -30,12 +28,16 @@ async def test_100k_rows_apply_fast_and_render_only_visible():
         table.set_rows(make_rows(1000))
         await pilot.pause()
         rows = make_rows(100_000)
-        t0 = time.perf_counter()
+        drawn: list[int] = []
+        render_line = table.render_line
+        table.render_line = lambda y: drawn.append(y) or render_line(y)  # type: ignore[method-assign]
         table.set_rows(rows)
         await pilot.pause()
-        elapsed = time.perf_counter() - t0
+        table.render_line = render_line  # type: ignore[method-assign]
         assert table.row_count == 100_000
-        assert elapsed < 1.0, f"applying 100k rows took {elapsed:.2f}s"
+        # virtualised: applying 100k rows draws one screenful, not 100k lines
+        # (the wall-clock goal, apply <= 100 ms, lives in bench/bench_ui.py)
+        assert 0 < len(drawn) <= 2 * table.size.height
         lines = screen_text(table)
         assert lines[0].startswith("ID")
         assert lines[1].startswith("0 ")
