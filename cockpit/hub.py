@@ -59,6 +59,7 @@ class SourceState:
     polls: int = 0
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     artifact_cache: dict[Subject, tuple[Artifacts, tuple[Finding, ...]]] = field(default_factory=dict)
+    history_cache: dict[tuple[str, str], tuple] = field(default_factory=dict)  # (user, name) -> sacct rows
 
     @property
     def name(self) -> str:
@@ -167,6 +168,7 @@ class Hub:
         st.snapshot, st.error, st.failures = snap, None, 0
         st.findings, st.verdicts, st.rows = findings, verdicts, rows
         st.artifact_cache.clear()
+        st.history_cache.clear()
         self.incidents = incidents
         self.generation += 1
         await self._watch(snap, findings)
@@ -288,6 +290,24 @@ class Hub:
         if st.snapshot is snap:
             st.artifact_cache[subject] = result
         return result
+
+    async def history(self, source: str, user: str, name: str) -> tuple:
+        """Past runs of ``user``'s job ``name`` (``SlurmSource.history``: sacct rows), cached until the next poll.
+
+        Returns () when the source has no history (ModelArts, fakes) or sacct fails.
+        """
+        st = self.states.get(source)
+        fetch = getattr(st.source, "history", None) if st is not None else None
+        if st is None or fetch is None or not user or not name:
+            return ()
+        key = (user, name)
+        if key not in st.history_cache:
+            try:
+                st.history_cache[key] = tuple(await fetch(user, name))
+            except Exception:  # bad name, sacct missing, transport: nothing to size from
+                log.debug("history %s/%s failed", user, name, exc_info=True)
+                return ()
+        return st.history_cache[key]
 
 
 def _subject_findings(snap: Snapshot, arts: Artifacts, subject: Subject, now: datetime) -> tuple[Finding, ...]:

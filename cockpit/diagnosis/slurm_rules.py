@@ -402,6 +402,14 @@ _LOG_CAUSE_TEXT = {
 }
 
 
+def _with_history(remedy: str, ctx: RuleContext) -> str:
+    """Append the right-sizing from ``Artifacts.history`` (past runs, fetched for OOM/TIMEOUT jobs)."""
+    from cockpit.watch.rightsize import history_hint
+
+    hint = history_hint(ctx.artifacts.history)
+    return f"{remedy} {hint}" if hint else remedy
+
+
 def _oom(job: SlurmJob, ctx: RuleContext, rows: list[AcctRecord], ev: list[Evidence], conf: float) -> Finding:
     rss = _max_rss(rows)
     req = _req_mem(job, rows)
@@ -420,6 +428,7 @@ def _oom(job: SlurmJob, ctx: RuleContext, rows: list[AcctRecord], ev: list[Evide
         remedy = (f"Resubmit with a larger --mem (sacct -j {job.job_id} -o JobID,ReqMem,MaxRSS shows what it "
                   "used; ask for about 1.2 x MaxRSS).")
     title = "out of memory" + (f": {' vs '.join(nums)}" if nums else "") + (f" on {job.node_list}" if job.node_list else "")
+    remedy = _with_history(remedy, ctx)
     return _finding(job, ctx, "oom_killed", "critical", title,
                     "The job (or one of its steps) used more memory than it asked for and the cgroup / kernel OOM "
                     "killer ended it. Later 'Killed', 'Bus error' or 'CANCELLED' lines are the consequence.",
@@ -453,7 +462,8 @@ def _ended(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
                        "Slurm cancelled the job when its time limit ran out (TIMEOUT; the batch step shows "
                        "CANCELLED 0:15 = SIGTERM). Application errors printed after that are the consequence. "
                        + exit_text,
-                       f"Resubmit with --time={fmt_duration(new)}{cap}, or checkpoint and restart in pieces.",
+                       _with_history(f"Resubmit with --time={fmt_duration(new)}{cap}, or checkpoint and restart "
+                                     "in pieces.", ctx),
                        ev, 0.95)
         return
     if state == "CANCELLED" and not strong:

@@ -197,7 +197,27 @@ class SubjectScreen(CockpitScreen):
 
 
 class JobScreen(SubjectScreen):
-    """A Slurm job: squeue fields, sacct rows once fetched, findings, logs."""
+    """A Slurm job: squeue fields, sacct rows once fetched, right-sizing from history, findings, logs."""
+
+    rightsize: object = None  # cockpit.watch.rightsize.RightSize once the history is in
+
+    def refresh_data(self) -> None:
+        fresh = self._loaded_for != self.hub.generation
+        super().refresh_data()
+        if fresh:
+            self._load_history()
+
+    @work(exclusive=True, group="history")
+    async def _load_history(self) -> None:
+        """sacct history of the same user + job name (on demand, cached in the hub until the next poll)."""
+        from cockpit.watch.rightsize import suggest
+
+        job = self.hub.lookup(self.subject)
+        if not isinstance(job, SlurmJob):
+            return
+        records = await self.hub.history(self.subject.source, job.user, job.name)
+        self.rightsize = suggest(records) if records else None
+        self.query_one("#fields", Static).update(self.fields(job))
 
     def title_text(self, obj: object) -> Text:
         t = super().title_text(obj)
@@ -231,6 +251,12 @@ class JobScreen(SubjectScreen):
             rows.append(("stdout", j.stdout_path + (f"   stderr {j.stderr_path}" if j.stderr_path and j.stderr_path != j.stdout_path else "")))
         if j.comment:
             rows.append(("comment", j.comment))
+        rs = self.rightsize
+        if rs is not None:
+            line = Text(clean(rs.summary, 300), style="bold green" if rs.mem_arg or rs.time_arg else "dim")  # type: ignore[attr-defined]
+            for note in rs.notes[:1]:  # type: ignore[attr-defined]
+                line.append(f"\n{clean(note, 300)}", style="dim")
+            rows.append(("right-size", line))
         for rec in self.artifacts.acct[:6]:
             label = f"sacct {rec.job_id}{'.' + rec.step if rec.step else ''}"
             rows.append((label, f"{rec.state} exit {rec.exit_code or '-'} MaxRSS {mib(rec.max_rss_mib)} of {mib(rec.req_mem_mib)} elapsed {slurm_duration(rec.elapsed_s)}"))

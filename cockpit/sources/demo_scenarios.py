@@ -122,6 +122,11 @@ def scenario_jobs() -> list[DemoJob]:
                              (34 * 60, f"{_script(48102)}: line 14: 48213 Killed                  STAR --runThreadN 16 --genomeDir /shared/ref/GRCh38_star --readFilesIn S12_R1.fq.gz S12_R2.fq.gz")),
                      slurmd=(("cn007", oom_start + 34 * 60 - 0.05, "[48102.batch] task/cgroup: task_cgroup_memory_check_oom: StepId=48102.batch hit memory limit at least once during execution. This may or may not result in some failure."),
                              ("cn007", oom_start + 34 * 60 - 0.04, "[48102.batch] error: Detected 1 oom-kill event(s) in StepId=48102.batch. Some of your processes may have been killed by the cgroup out-of-memory handler."))))
+    # earlier good runs of the same user + job name: sacct history for right-sizing --mem (no squeue rows)
+    for jid, days, rss_gib in ((47311, 9, 57.4), (47688, 4, 60.9)):
+        jobs.append(_job(jid, "align-star-oom", "chen", "cpu", 16, 65536, 8 * 3600, -days * 86400 - 120,
+                         start=-days * 86400, run_s=2 * 3600 + 41 * 60 + jid % 600, nodes=("cn007",),
+                         max_rss_kib=int(rss_gib * 1024 * 1024), priority=10100))
     # TIMEOUT, with cascading application errors after the time-limit line
     to_start = -(4 * 3600 + 30 * 60)
     wrf = [(30 + 120 * k, f"Timing for main: time 2026-11-28_{(k * 10) // 60:02d}:{(k * 10) % 60:02d}:00 on domain   3:  {118 + (k % 7) * 1.37:9.5f} elapsed seconds") for k in range(0, 120)]

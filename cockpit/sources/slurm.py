@@ -864,6 +864,7 @@ def parse_sacct_json(text: str, tz: tzinfo = UTC) -> tuple[list[AcctRecord], lis
 # Validators live in cockpit.safety (one place); re-exported here for older imports.
 _JOB_ID_RE, _NODE_RE, _USER_RE = JOB_ID_RE, NODE_RE, USER_RE
 
+_SIZED_STATES = frozenset({"OUT_OF_MEMORY", "TIMEOUT"})  # artifacts carry sacct history for these
 STDOUT_TAIL = 1 << 20  # bytes of stdout/stderr handed to the engine
 CTLD_TAIL = 8 << 20  # bytes of slurmctld.log searched for a job's lines
 SLURMD_TAIL = 4 << 20  # bytes of slurmd.log searched for a job's lines
@@ -1145,7 +1146,30 @@ class SlurmSource:
             path = self._slurmd_path(n)
             tasks.append((f"slurmd.log {n}", self._grep_log(path.rsplit("/", 1)[-1], "slurmd", path, SLURMD_TAIL, jre, job_id)))
         logs = await self._gather_logs(tasks, commands)
-        return Artifacts(acct=tuple(acct), logs=tuple(logs), commands=commands)
+        history = await self._history_for(job, acct, commands)
+        return Artifacts(acct=tuple(acct), logs=tuple(logs), commands=commands, history=history)
+
+    async def _history_for(self, job: SlurmJob | None, acct: list[AcctRecord], commands: dict[str, str]) -> tuple[AcctRecord, ...]:
+        """Past runs (same user + job name) of a job that ended OUT_OF_MEMORY / TIMEOUT: one sacct call.
+
+        Only for those two states: their remedy is a --mem / --time, which history sizes.
+        A failure lands in ``commands`` as ``error: sacct history``.
+        """
+        head = next((r for r in acct if r.step == ""), None)
+        state = job.state if job is not None else (head.state if head else "")
+        if head is not None and head.state in _SIZED_STATES:
+            state = head.state
+        if state not in _SIZED_STATES:
+            return ()
+        user = (job.user if job is not None else "") or (head.user if head else "")
+        name = (job.name if job is not None else "") or (head.job_name if head else "")
+        try:
+            return tuple(await self.history(user, name))
+        except (ValueError, ParseError) as exc:  # a name sacct cannot take; nothing to size from
+            commands["error: sacct history"] = str(exc)
+        except Exception as exc:  # noqa: BLE001 - transport trouble must not lose the other evidence
+            commands["error: sacct history"] = _err_text(exc)
+        return ()
 
     async def _node_artifacts(self, node: str) -> Artifacts:
         commands: dict[str, str] = {}

@@ -52,9 +52,13 @@ def sacct_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 
 def sacct_history_argv(user: str, name: str, days: int = 30) -> tuple[str, ...]:
-    """Past runs of one user's job name (right-sizing --mem/--time from history)."""
+    """Past runs of one user's job name (right-sizing --mem/--time from history).
+
+    No ``-X``: MaxRSS is only recorded on step rows (``ID.batch``, ``ID.0``); the job
+    rows carry ReqMem, Elapsed and Timelimit. ``rightsize.suggest`` groups them by job.
+    """
     return (
-        "sacct", "-P", f"--delimiter={SEP}", "-n", "-X", "-u", user, "--name", name,
+        "sacct", "-P", f"--delimiter={SEP}", "-n", "-u", user, "--name", name,
         "-S", f"now-{days}days", "-o", ",".join(SACCT_FIELDS),
     )
 

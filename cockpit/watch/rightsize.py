@@ -151,3 +151,19 @@ def suggest(records: Sequence[AcctRecord]) -> RightSize:
         elapsed_max_s=max(elapsed) if elapsed else None, elapsed_p95_s=_p95(elapsed) if elapsed else None,
         timelimit_s=limit, oom_runs=ooms, timeout_runs=timeouts, notes=tuple(notes),
     )
+
+
+def history_hint(records: Sequence[AcctRecord]) -> str:
+    """A sentence for OOM / TIMEOUT remedies from ``Artifacts.history`` ("" without usable runs).
+
+    ``records``: sacct rows of the same user + job name (``sacct_history_argv``), the
+    failed job's own rows included (its OOM / TIMEOUT is a floor, see :func:`suggest`).
+    """
+    if not records:
+        return ""
+    rs = suggest(records)
+    if not (rs.mem_arg or rs.time_arg):
+        return ""
+    name = next((r.job_name for r in records if r.step == "" and r.job_name), "")
+    of = f" of {name!r}" if name else ""
+    return f"Sized from sacct history{of} (last 30 days) {rs.summary}."
