@@ -67,7 +67,10 @@ def parse_time(value: Any, where: str = "") -> datetime | None:
         return None
     if isinstance(value, int | float) and not isinstance(value, bool):
         secs = value / 1000 if value > 10_000_000_000 else value  # ms vs s
-        return datetime.fromtimestamp(secs, UTC)
+        try:
+            return datetime.fromtimestamp(secs, UTC)
+        except (ValueError, OverflowError, OSError):  # NaN, year > 9999, out of the platform's range
+            raise ParseError(f"timestamp out of range {value!r}", where) from None
     if isinstance(value, str):
         if value.strip().isdigit():
             return parse_time(int(value.strip()), where)
@@ -76,7 +79,10 @@ def parse_time(value: Any, where: str = "") -> datetime | None:
             dt = datetime.fromisoformat(text)
         except ValueError:
             raise ParseError(f"bad timestamp {value!r}", where) from None
-        return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).astimezone(UTC)
+        try:
+            return (dt if dt.tzinfo else dt.replace(tzinfo=UTC)).astimezone(UTC)
+        except OverflowError:  # 0001-01-01T00:00+01:00
+            raise ParseError(f"timestamp out of range {value!r}", where) from None
     raise ParseError(f"bad timestamp {value!r}", where)
 
 
