@@ -393,10 +393,13 @@ class Subject:
     kind: SubjectKind
     source: str
     id: str
+    # Human name (a training job's name: its id is a UUID). Not part of identity.
+    name: str = field(default="", compare=False)
 
     def __str__(self) -> str:
         label = {"training_job": "training job"}.get(self.kind, self.kind)
-        return f"{label} {self.id}" + (f" @{self.source}" if self.source else "")
+        shown = self.name if self.kind == "training_job" and self.name else self.id
+        return f"{label} {shown}" + (f" @{self.source}" if self.source else "")
 
 
 @dataclass(frozen=True, slots=True)

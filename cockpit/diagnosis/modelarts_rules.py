@@ -72,7 +72,7 @@ def init_threshold_s(job: TrainingJob) -> int:
 
 
 def _subject(job: TrainingJob, ctx: RuleContext) -> Subject:
-    return Subject("training_job", ctx.snapshot.source, job.job_id)
+    return Subject("training_job", ctx.snapshot.source, job.job_id, name=job.name)
 
 
 def _pool_of(job: TrainingJob, ctx: RuleContext) -> Pool | None:
@@ -580,5 +580,5 @@ def pool_abnormal_nodes(pool: Pool, ctx: RuleContext) -> Iterator[Finding]:
                "contact support if hardware is faulty.",
         evidence=tuple(evidence),
         confidence=0.9,
-        related=tuple(Subject("training_job", ctx.snapshot.source, j.job_id) for j in waiting),
+        related=tuple(Subject("training_job", ctx.snapshot.source, j.job_id, name=j.name) for j in waiting),
     )

@@ -158,7 +158,7 @@ def _training(prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Sub
     limit = cfg.initializing_s
     for t in cur.training_jobs:
         p = before.get(t.job_id)
-        subj = Subject("training_job", cur.source, t.job_id)
+        subj = Subject("training_job", cur.source, t.job_id, name=t.name)
         f = by_subject.get(subj)
         if t.phase in TRAINING_FAILED_PHASES and (p is None or p.phase != t.phase):
             title = f"training job {t.name} {t.phase}" + (f" ({t.secondary_phase})" if t.secondary_phase else "")
