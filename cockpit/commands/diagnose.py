@@ -200,7 +200,8 @@ def _site(args: argparse.Namespace) -> int:
 
 
 async def _site_findings(args: argparse.Namespace) -> tuple[list[Finding], list[Incident]]:
-    from cockpit.diagnosis.engine import correlate, diagnose, sort_key
+    from cockpit.diagnosis.engine import correlate, sort_key
+    from cockpit.enrich import EvidenceCache, diagnose_with_evidence
     from cockpit.sources.factory import select_sources
 
     sources = select_sources(args)
@@ -208,20 +209,10 @@ async def _site_findings(args: argparse.Namespace) -> tuple[list[Finding], list[
     try:
         for s in sources:
             snap = await asyncio.wait_for(s.poll(), args.timeout)
-            found = {f.key: f for f in diagnose(snap, None, now=snap.taken_at)}
-            # failed jobs: fetch their evidence (sacct, logs) so the verdict names the cause,
-            # for the most recent few only (each costs commands on the controller)
-            failed = [j for j in snap.jobs if j.state in _DEEPEN][-MAX_DEEPEN:]
-            for job in failed:
-                try:
-                    arts = await asyncio.wait_for(s.artifacts(Subject("job", s.name, job.job_id), snap), args.timeout)
-                except (ValueError, TimeoutError):
-                    continue
-                one = dataclasses.replace(snap, jobs=(job,))
-                for key in [k for k, f in found.items() if f.subject.kind == "job" and f.subject.id == job.job_id]:
-                    del found[key]
-                found.update((f.key, f) for f in diagnose(one, arts, now=snap.taken_at) if f.subject.kind == "job")
-            findings.extend(found.values())
+            # failed jobs, sick nodes, stuck training jobs: their evidence names the cause
+            cache = EvidenceCache(budget=MAX_DEEPEN, concurrency=8, timeout=args.timeout)
+            evidence = await cache.refresh(s, snap)
+            findings.extend(diagnose_with_evidence(snap, evidence, snap.taken_at))
     finally:
         for s in sources:
             await s.close()
@@ -232,8 +223,7 @@ async def _site_findings(args: argparse.Namespace) -> tuple[list[Finding], list[
 # --------------------------------------------------------------------------- output
 
 
-_DEEPEN = {"FAILED", "OUT_OF_MEMORY", "NODE_FAIL", "TIMEOUT", "BOOT_FAIL"}
-MAX_DEEPEN = 20
+MAX_DEEPEN = 200  # subjects whose evidence is fetched (sacct, scontrol, log ranges) per source
 
 _STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 

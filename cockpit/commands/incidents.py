@@ -14,12 +14,9 @@ import json
 import sys
 from datetime import UTC, datetime
 
-from cockpit.model import Artifacts, Finding, Snapshot, Subject
+from cockpit.model import Finding
 
-FAILED_STATES = {"FAILED", "OUT_OF_MEMORY", "TIMEOUT", "NODE_FAIL", "CANCELLED", "BOOT_FAIL", "DEADLINE"}
-QUIET_PHASES = {"Running", "Completed", "Terminated"}
 MAX_ARTIFACTS = 200  # subjects whose evidence is fetched per source
-CONCURRENCY = 8
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,28 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def evidence_subjects(snap: Snapshot) -> list[Subject]:
-    """Subjects worth fetching evidence for: failed jobs, unhealthy nodes, troubled training jobs."""
-    out = [Subject("job", snap.source, j.job_id) for j in snap.jobs if j.state in FAILED_STATES]
-    out += [Subject("node", snap.source, n.name) for n in snap.nodes if n.is_unhealthy]
-    out += [Subject("training_job", snap.source, t.job_id) for t in snap.training_jobs
-            if t.phase not in QUIET_PHASES]
-    return out[:MAX_ARTIFACTS]
-
-
-def merge_artifacts(parts: list[Artifacts]) -> Artifacts:
-    commands: dict[str, str] = {}
-    for a in parts:
-        commands.update(a.commands)
-    return Artifacts(acct=tuple(r for a in parts for r in a.acct),
-                     logs=tuple(log for a in parts for log in a.logs), commands=commands)
-
-
 async def collect(sources: list, now_fn=None) -> tuple[list[Finding], list[str]]:
-    """Poll each source once, fetch evidence, diagnose. Returns (findings, source errors)."""
-    from cockpit.diagnosis.engine import diagnose
+    """Poll each source once, fetch evidence (cockpit.enrich), diagnose. Returns (findings, source errors)."""
+    from cockpit.enrich import EvidenceCache, diagnose_with_evidence
 
-    sem = asyncio.Semaphore(CONCURRENCY)
     errors: list[str] = []
     findings: list[Finding] = []
 
@@ -65,17 +44,10 @@ async def collect(sources: list, now_fn=None) -> tuple[list[Finding], list[str]]
         if snap.error is not None:
             errors.append(f"{src.name}: {snap.error.kind}: {snap.error.message}")
             return
-
-        async def fetch(subject: Subject) -> Artifacts:
-            async with sem:
-                try:
-                    return await src.artifacts(subject, snap)
-                except Exception as exc:  # noqa: BLE001 - one subject's evidence must not stop the list
-                    errors.append(f"{src.name}: evidence for {subject}: {exc}")
-                    return Artifacts()
-
-        arts = await asyncio.gather(*(fetch(s) for s in evidence_subjects(snap)))
-        findings.extend(diagnose(snap, merge_artifacts(list(arts)), now=snap.taken_at))
+        cache = EvidenceCache(budget=MAX_ARTIFACTS, concurrency=8)
+        evidence = await cache.refresh(src, snap)
+        errors.extend(cache.errors)
+        findings.extend(diagnose_with_evidence(snap, evidence, snap.taken_at))
 
     try:
         await asyncio.gather(*(one(s) for s in sources))

@@ -286,6 +286,7 @@ def correlate(findings: list[Finding]) -> list[Incident]:
             grouped[target].append(f)
         else:
             singles.append(f)
+    singles = _fold_bulk(singles)
     incidents: list[Incident] = []
     for (source, node), head in node_heads.items():
         members = grouped[(source, node)]
@@ -302,7 +303,11 @@ def correlate(findings: list[Finding]) -> list[Incident]:
             affected=affected,
             first_seen=min(firsts) if firsts else None,
         ))
-    for f in singles:
+    for item in singles:
+        if isinstance(item, Incident):
+            incidents.append(item)
+            continue
+        f = item
         incidents.append(Incident(key=f.key, root_cause=f.root_cause, severity=f.severity, subject=f.subject,
                                   title=f.title, findings=(f,), affected=f.related, first_seen=f.first_seen))
 
@@ -311,6 +316,45 @@ def correlate(findings: list[Finding]) -> list[Incident]:
         return (SEVERITY_RANK.get(i.severity, 3), ts, i.key)
 
     return sorted(incidents, key=inc_key)
+
+
+# Causes that hit many jobs of one user at once (a QOS/association limit): one incident per
+# (cluster, cause, user), or folded into the cluster's surge incident when there is one.
+_BULK = frozenset({"pending_qos_limit", "cancelled_by_user"})
+
+
+def _fold_bulk(singles: list[Finding]) -> list[Finding | Incident]:
+    surge = {f.subject.source: f for f in singles if f.root_cause == "priority_qos_surge"}
+    groups: dict[tuple[str, str, str], list[Finding]] = {}
+    out: list[Finding | Incident] = []
+    for f in singles:
+        if f.root_cause in _BULK and f.subject.kind == "job":
+            user = next((r.id for r in f.related if r.kind == "user"), "")
+            head = surge.get(f.subject.source)
+            key = (f.subject.source, "surge", "") if head else (f.subject.source, f.root_cause, user)
+            groups.setdefault(key, []).append(f)
+        elif f.root_cause != "priority_qos_surge":
+            out.append(f)
+    for (source, cause, user), members in groups.items():
+        head = surge.pop(source) if cause == "surge" else members[0]
+        rest = [m for m in members if m is not head]
+        affected = tuple(dict.fromkeys(m.subject for m in rest))
+        firsts = [x.first_seen for x in (head, *rest) if x.first_seen is not None]
+        if cause == "surge":
+            title, key = head.title, head.key
+        else:
+            who = f" ({user})" if user else ""
+            title = f"{len(members)} jobs{who}: {head.title}" if len(members) > 1 else head.title
+            key = f"bulk|{source}|{cause}|{user}" if len(members) > 1 else head.key
+        out.append(Incident(
+            key=key, root_cause=head.root_cause,
+            severity=min((head, *rest), key=lambda x: SEVERITY_RANK[x.severity]).severity,
+            subject=head.subject if cause == "surge" or len(members) == 1 else Subject("cluster", source, source),
+            title=title, findings=(head, *rest), affected=affected,
+            first_seen=min(firsts) if firsts else None,
+        ))
+    out.extend(surge.values())  # a surge with no member findings stays an incident of its own
+    return out
 
 
 def subject_label(s: Subject) -> str:

@@ -197,8 +197,15 @@ def _finding(job: SlurmJob, ctx: RuleContext, cause: str, sev: Severity, title: 
     return Finding(
         root_cause=cause, severity=sev, subject=_job_subject(job.job_id, ctx), title=title,
         explanation=explanation, remedy=remedy, evidence=_ev_sorted(evidence), confidence=confidence,
-        first_seen=job.end_time or job.submit_time, related=_node_subjects(job, ctx),
+        first_seen=job.end_time or job.submit_time, related=_node_subjects(job, ctx) + _user_subject(job, ctx, cause),
     )
+
+
+def _user_subject(job: SlurmJob, ctx: RuleContext, cause: str) -> tuple[Subject, ...]:
+    # per-user causes: correlate() folds one user's many jobs into one incident by this
+    if cause in {"pending_qos_limit", "cancelled_by_user"} and job.user:
+        return (Subject("user", ctx.snapshot.source, job.user),)
+    return ()
 
 
 # --------------------------------------------------------------------------- per-partition aggregates
@@ -469,7 +476,8 @@ def _ended(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
     if state == "CANCELLED" and not strong:
         by = row.cancelled_by if row else ""
         who = f"uid {by}" if by else "a user or admin"
-        yield _finding(job, ctx, "cancelled_by_user", "warning", f"cancelled by {who}",
+        # a person's decision, not a fault: shown on the job, no incident of its own
+        yield _finding(job, ctx, "cancelled_by_user", "info", f"cancelled by {who}",
                        f"The job was cancelled (scancel) by {who}, not by a limit or a failure. " + exit_text,
                        f"sacct -j {job.job_id} -o JobID,State,End shows when; ask the owner / check the "
                        "slurmctld.log REQUEST_KILL_JOB line for who.", ev, 0.9)

@@ -1,0 +1,152 @@
+"""Evidence for the subjects that need it, so verdicts name causes, not symptoms.
+
+A poll alone says a job FAILED with NonZeroExitCode; the cause (``command not found``,
+a missing library, ``Connection refused`` in slurmd.log) is in sacct rows and logs.
+This module picks the subjects worth that cost (failed jobs, unhealthy nodes, troubled
+training jobs), fetches their artifacts through the source with bounded concurrency,
+and re-runs the engine per subject with its evidence. One implementation serves the TUI
+hub, ``cockpit incidents`` and ``cockpit diagnose --demo``.
+
+Controller cost stays bounded: a subject is fetched once per *fingerprint* (a finished
+job's state and end time do not change, so its evidence is fetched once, not every poll),
+and at most ``budget`` new subjects are fetched per poll; the rest wait for the next one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Iterable
+from datetime import datetime
+
+from cockpit.model import Artifacts, Finding, Snapshot, Subject
+
+log = logging.getLogger(__name__)
+
+FAILED_STATES = frozenset({"FAILED", "OUT_OF_MEMORY", "TIMEOUT", "NODE_FAIL", "BOOT_FAIL", "DEADLINE"})
+QUIET_PHASES = frozenset({"Running", "Completed", "Terminated"})
+
+
+def _fingerprint(snap: Snapshot, subject: Subject) -> tuple:
+    """What, when it changes, makes cached evidence stale."""
+    if subject.kind == "job":
+        j = next((j for j in snap.jobs if j.job_id == subject.id), None)
+        return ("job", j.state, j.end_time) if j else ("job",)
+    if subject.kind == "node":
+        n = next((n for n in snap.nodes if n.name == subject.id), None)
+        return ("node", n.state, n.flags, n.reason, n.reason_time) if n else ("node",)
+    t = next((t for t in snap.training_jobs if t.job_id == subject.id), None)
+    return ("tj", t.phase, t.secondary_phase, len(t.events), len(t.log_preview)) if t else ("tj",)
+
+
+def evidence_subjects(snap: Snapshot) -> list[Subject]:
+    """Subjects whose evidence can change a verdict, most recent failures first.
+
+    Failed jobs (FAILED, OUT_OF_MEMORY, TIMEOUT, NODE_FAIL, BOOT_FAIL, DEADLINE; not
+    CANCELLED: a user's decision), unhealthy nodes (DRAIN/DOWN), training jobs that are not
+    quietly Running/Completed.
+    """
+    failed = [j for j in snap.jobs if j.state in FAILED_STATES]
+    failed.sort(key=lambda j: j.end_time.timestamp() if j.end_time else 0.0, reverse=True)
+    out = [Subject("job", snap.source, j.job_id) for j in failed]
+    out += [Subject("node", snap.source, n.name) for n in snap.nodes if n.is_unhealthy]
+    out += [Subject("training_job", snap.source, t.job_id, name=t.name) for t in snap.training_jobs
+            if t.phase not in QUIET_PHASES]
+    return out
+
+
+def _narrow(snap: Snapshot, subject: Subject) -> Snapshot:
+    """The snapshot seen by one subject's rules: its own row, the site around it."""
+    if subject.kind == "job":
+        return dataclasses.replace(snap, jobs=tuple(j for j in snap.jobs if j.job_id == subject.id),
+                                   training_jobs=(), pools=())
+    if subject.kind == "training_job":
+        return dataclasses.replace(snap, training_jobs=tuple(t for t in snap.training_jobs if t.job_id == subject.id),
+                                   jobs=(), nodes=(), partitions=())
+    return dataclasses.replace(snap, nodes=tuple(n for n in snap.nodes if n.name == subject.id),
+                               training_jobs=(), pools=())
+
+
+def diagnose_with_evidence(snap: Snapshot, evidence: dict[Subject, Artifacts], now: datetime) -> list[Finding]:
+    """The site's findings, where each subject with evidence is diagnosed with its artifacts.
+
+    A subject's evidence-backed findings replace its snapshot-only ones (a FAILED job's
+    "non-zero exit" becomes "command not found"); everything else is unchanged.
+    """
+    from cockpit.diagnosis.engine import diagnose, sort_key
+
+    found = {f.key: f for f in diagnose(snap, None, now=now)}
+    for subject, arts in evidence.items():
+        if not (arts.acct or arts.logs or arts.commands):
+            continue
+        try:
+            mine = [f for f in diagnose(_narrow(snap, subject), arts, now=now)
+                    if f.subject.kind == subject.kind and f.subject.id == subject.id]
+        except Exception:  # one subject's bad evidence must not drop the site's findings
+            log.exception("diagnosis of %s with evidence failed", subject)
+            continue
+        if not mine:
+            continue
+        for key in [k for k, f in found.items() if f.subject.kind == subject.kind and f.subject.id == subject.id]:
+            del found[key]
+        found.update((f.key, f) for f in mine)
+    return sorted(found.values(), key=sort_key)
+
+
+class EvidenceCache:
+    """Per-source evidence, fetched at most once per subject fingerprint.
+
+    ``budget`` bounds new fetches per :meth:`refresh` (controller load per interval);
+    ``concurrency`` bounds simultaneous fetches; ``timeout`` (seconds) bounds each one.
+    """
+
+    def __init__(self, budget: int = 16, concurrency: int = 4, timeout: float = 30.0) -> None:
+        self.budget = budget
+        self.concurrency = concurrency
+        self.timeout = timeout
+        self._store: dict[Subject, tuple[tuple, Artifacts]] = {}
+        self.errors: list[str] = []
+
+    def cached(self, snap: Snapshot) -> dict[Subject, Artifacts]:
+        """Evidence still valid for ``snap`` (no I/O)."""
+        out: dict[Subject, Artifacts] = {}
+        for subject in evidence_subjects(snap):
+            hit = self._store.get(subject)
+            if hit and hit[0] == _fingerprint(snap, subject):
+                out[subject] = hit[1]
+        return out
+
+    def missing(self, snap: Snapshot) -> list[Subject]:
+        """Subjects needing a fetch, at most ``budget`` of them, most recent failures first."""
+        todo = []
+        for subject in evidence_subjects(snap):
+            hit = self._store.get(subject)
+            if hit is None or hit[0] != _fingerprint(snap, subject):
+                todo.append(subject)
+        return todo[: self.budget]
+
+    async def refresh(self, source, snap: Snapshot, subjects: Iterable[Subject] | None = None) -> dict[Subject, Artifacts]:
+        """Fetch the missing evidence through ``source.artifacts``; return all valid evidence.
+
+        Never raises: a subject whose fetch fails is remembered with empty artifacts (so it is
+        not retried every poll) and the failure is kept in ``errors``.
+        """
+        todo = list(subjects) if subjects is not None else self.missing(snap)
+        sem = asyncio.Semaphore(self.concurrency)
+        self.errors = []
+
+        async def fetch(subject: Subject) -> None:
+            async with sem:
+                try:
+                    arts = await asyncio.wait_for(source.artifacts(subject, snap), self.timeout)
+                except Exception as exc:  # noqa: BLE001 - one subject's evidence must not stop the rest
+                    self.errors.append(f"{source.name}: evidence for {subject}: {exc}")
+                    arts = Artifacts()
+                self._store[subject] = (_fingerprint(snap, subject), arts)
+
+        await asyncio.gather(*(fetch(s) for s in todo))
+        live = set(evidence_subjects(snap))
+        for gone in [s for s in self._store if s not in live]:
+            del self._store[gone]  # jobs that left the queue: forget, memory stays bounded
+        return self.cached(snap)
