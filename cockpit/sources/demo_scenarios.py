@@ -121,7 +121,9 @@ def scenario_jobs() -> list[DemoJob]:
                              (690, "Nov 29 19:49:41 ..... started mapping"),
                              (34 * 60, f"{_script(48102)}: line 14: 48213 Killed                  STAR --runThreadN 16 --genomeDir /shared/ref/GRCh38_star --readFilesIn S12_R1.fq.gz S12_R2.fq.gz")),
                      slurmd=(("cn007", oom_start + 34 * 60 - 0.05, "[48102.batch] task/cgroup: task_cgroup_memory_check_oom: StepId=48102.batch hit memory limit at least once during execution. This may or may not result in some failure."),
-                             ("cn007", oom_start + 34 * 60 - 0.04, "[48102.batch] error: Detected 1 oom-kill event(s) in StepId=48102.batch. Some of your processes may have been killed by the cgroup out-of-memory handler."))))
+                             ("cn007", oom_start + 34 * 60 - 0.04, "[48102.batch] error: Detected 1 oom-kill event(s) in StepId=48102.batch. Some of your processes may have been killed by the cgroup out-of-memory handler.")),
+                     # the controller's account of it (what an operator greps slurmctld.log for)
+                     ctld=((oom_start + 34 * 60 - 0.02, "error: JobId=48102 StepId=48102.batch: Exceeded job memory limit (67089120 > 67108864 KiB) on cn007"),)))
     # earlier good runs of the same user + job name: sacct history for right-sizing --mem (no squeue rows)
     for jid, days, rss_gib in ((47311, 9, 57.4), (47688, 4, 60.9)):
         jobs.append(_job(jid, "align-star-oom", "chen", "cpu", 16, 65536, 8 * 3600, -days * 86400 - 120,
