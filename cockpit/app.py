@@ -23,6 +23,7 @@ from cockpit.screens.help import HelpScreen
 from cockpit.screens.incidents import IncidentScreen
 from cockpit.sources.base import Source
 from cockpit.state import AckStore
+from cockpit.watch.baseline import BaselineRecorder, BaselineStore
 from cockpit.watch.watcher import Watcher
 
 STYLES = Path(__file__).resolve().parent.parent / "styles" / "cockpit.tcss"
@@ -65,10 +66,13 @@ class CockpitApp(App[int]):
         acks: AckStore | None = None,
         banner: str = "",
         watcher: Watcher | None = None,
+        baselines: BaselineStore | None = None,
     ) -> None:
         super().__init__()
         self.hub = Hub(sources, clock=clock)
         self.hub.watcher = watcher  # alert log + notifications (cockpit.watch); None = off
+        # good ModelArts init logs to diff a stuck Initializing job against; None = in memory only
+        self.hub.baselines = BaselineRecorder(baselines if baselines is not None else BaselineStore(persist=False))
         self.acks = acks if acks is not None else AckStore()
         self.bell_enabled = bell
         self.banner = banner

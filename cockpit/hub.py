@@ -90,6 +90,7 @@ class Hub:
         self._baseline_done: set[str] = set()
         self.first_round = asyncio.Event()
         self.watcher: Any = None  # cockpit.watch.Watcher when alerting is on (set by the app)
+        self.baselines: Any = None  # cockpit.watch.baseline.BaselineRecorder: good ModelArts init logs
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -172,6 +173,11 @@ class Hub:
         self.incidents = incidents
         self.generation += 1
         await self._watch(snap, findings)
+        if self.baselines is not None and snap.kind == "modelarts":
+            try:  # startup logs of jobs that reached Running, for the Initializing diff
+                await self.baselines.observe(st.source, snap, self.clock())
+            except Exception:  # a baseline bug must not stop polling
+                log.exception("baselines for %s failed", st.name)
         self._post(HubUpdated(st.name, self._new_critical(st.name, incidents)))
         self.first_round_check()
 

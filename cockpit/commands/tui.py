@@ -61,10 +61,11 @@ def run(args: argparse.Namespace) -> int:
     if not sources:
         raise UserError("no sources to watch")
     from cockpit.config import load_config
-    from cockpit.watch.watcher import watcher_for
+    from cockpit.watch.watcher import baselines_for, watcher_for
 
     demo = bool(getattr(args, "demo", False))
-    watcher = watcher_for(None if demo else load_config(getattr(args, "config", None)), demo=demo)
+    config = None if demo else load_config(getattr(args, "config", None))
+    watcher = watcher_for(config, demo=demo)
     _quiet_libraries()
     state = getattr(args, "state_file", None)
     from cockpit.state import AckStore
@@ -76,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         banner=banner,
         watcher=watcher,
         clock=clock,
+        baselines=baselines_for(config, demo=demo),
     )
     code = app.run()
     return int(code or 0)

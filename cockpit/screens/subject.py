@@ -358,6 +358,10 @@ class TrainingJobScreen(SubjectScreen):
             rows.append(("mount", line))
         if t.stages:
             rows.append(("stages", _timeline(t, now)))
+        if t.console_phase == "Initializing":  # right under the stages: where it stopped vs a good start
+            diff = _baseline_diff(self.hub, t, now)
+            if diff is not None:
+                rows.append(("vs good run", diff))
         events = sorted(t.events, key=lambda e: ({"Error": 0, "Warning": 1}.get(e.level, 2), -(e.time.timestamp() if e.time else 0)))
         for e in events[:12]:
             style = {"Error": "bold red", "Warning": "yellow"}.get(e.level, "dim")
@@ -375,6 +379,43 @@ class TrainingJobScreen(SubjectScreen):
         if isinstance(obj, TrainingJob) and obj.log_preview and not any(r.kind == "startup" for _, r in logs):
             logs.append(("startup log (preview)", BytesLogReader(obj.log_preview.encode("utf-8", "replace"), "startup log", kind="startup")))
         return logs
+
+
+def _secs(s: float | None) -> str:
+    return "-" if s is None else age(s)
+
+
+def _baseline_diff(hub: object, t: TrainingJob, now: datetime) -> Text | None:
+    """Where the stuck startup log stopped vs the closest good run (cockpit.watch.baseline), or None."""
+    from cockpit.watch.baseline import diff_against_baseline, strip_time
+
+    store = getattr(getattr(hub, "baselines", None), "store", None)
+    b = store.closest_baseline(t) if store is not None else None
+    if b is None:
+        return None
+    d = diff_against_baseline(t.log_preview.splitlines(), b, now)
+    out = Text(clean(f"{b.name} ({b.pool or '-'}): ", 200), style="bold")
+    if d.passed == d.total:
+        out.append("reached every step of the good run's startup", style="green")
+        return out
+    where = f"after step {d.passed}/{d.total}" if d.last_passed else "before the first step"
+    out.append(f"stopped {where}", style="bold yellow")
+    if d.next_expected:
+        out.append(clean(f"; next in the good run: {strip_time(d.next_expected[0])!r}", 300), style="yellow")
+    if d.then_next_s is not None:
+        out.append(f" took {_secs(d.then_next_s)} then", style="yellow")
+    if d.stalled_s is not None:
+        out.append(f", silent {_secs(d.stalled_s)} now", style="bold red")
+    passed = [x for x in d.steps if x.status == "passed"]
+    extra = [x for x in d.steps if x.status == "extra"]
+    missing = [x for x in d.steps if x.status == "missing"]
+    # the last step both reached, what only the stuck log has (often the error), what should come next
+    for mark, style, steps in (("✓", "green", passed[-1:]), ("+", "bold red", extra[-2:]), ("✗", "dim", missing[:1])):
+        for x in steps:
+            out.append(f"\n {mark} ", style=style)
+            out.append(f"then {_secs(x.then_s):>4} now {_secs(x.now_s):>4}  ", style="dim")
+            out.append(clean(strip_time(x.text), 160), style=style if mark != "✓" else "")
+    return out
 
 
 def _timeline(t: TrainingJob, now: datetime) -> Text:

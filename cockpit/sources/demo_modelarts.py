@@ -81,6 +81,35 @@ def _progress(start: int, count: int, every: int = 30, ansi: bool = False) -> tu
     return tuple(out)
 
 
+def _startup(start: int, pip_s: int, stuck: bool = False) -> tuple[tuple[int, str], ...]:
+    """worker-0's init log (``{ts}`` = the line's time): code, mount, pip, rendezvous, start.
+
+    ``stuck``: pip cannot reach the mirror and retries, then goes silent (the baseline scenario).
+    """
+    mirror = "https://repo.huaweicloud.com/repository/pypi/simple"
+    head = (
+        (start, "{ts} [ModelArts Service Log][init] task worker-0 starting, image pytorch-train:2.1.0-cuda12.1"),
+        (start + 3, "{ts} [init] downloading code from obs://ml-code/gpt2-zh/ to /home/ma-user/modelarts/user-job-dir"),
+        (start + 9, "{ts} [init] code downloaded: 38 files, 2.1 MB"),
+        (start + 10, "{ts} [init] mounting obs://ml-data/zh-corpus/ at /home/ma-user/modelarts/inputs/data_url_0"),
+        (start + 14, "{ts} [init] mount ready"),
+        (start + 15, f"{{ts}} [init] pip install -r requirements.txt -i {mirror}"),
+    )
+    if stuck:
+        return head + tuple(
+            (start + 15 + 75 * k, f"{{ts}} WARNING: Retrying (Retry(total={4 - k}, connect=None, read=None)) after connection "
+                                  "broken by 'ConnectTimeoutError(\"Connection to repo.huaweicloud.com timed out. "
+                                  "(connect timeout=15)\")': /repository/pypi/simple/transformers/")
+            for k in range(1, 4))
+    t = start + 15 + pip_s
+    return head + (
+        (t, "{ts} [init] installed 14 packages (transformers 4.44.2, datasets 2.20.0, ...)"),
+        (t + 1, "{ts} [init] torch.distributed rendezvous: 1 node(s), MASTER_ADDR=worker-0"),
+        (t + 3, "{ts} [init] rendezvous complete"),
+        (t + 4, "{ts} [Modelarts Service Log]Training start"),
+    )
+
+
 def build_jobs() -> list[MaJob]:
     """The ModelArts scenarios (see ``demo_scenarios.SCENARIOS``) plus healthy jobs."""
     m = 60
@@ -184,6 +213,19 @@ def build_jobs() -> list[MaJob]:
               (("scheduling", -26 * 3600, -26 * 3600 + 5), ("preparing", -26 * 3600 + 5, -26 * 3600 + 45), ("running", -26 * 3600 + 45, -20 * 3600), ("end", -20 * 3600, -20 * 3600)),
               pool=POOL_TEAM, flavor="modelarts.vm.gpu.8v100", exit_code=0,
               log=((-20 * 3600, "[Modelarts Service Log]Training end with return code: 0"),)),
+        # init-log baseline pair, same pool and image: a good start (Running) and one stuck in pip install
+        MaJob(13, "gpt2-zh-pretrain", -2 * 3600, ((-2 * 3600, "Pending", "Creating"), (-2 * 3600 + 90, "Running", "Running")),
+              (("scheduling", -2 * 3600, -2 * 3600 + 6), ("preparing", -2 * 3600 + 6, -2 * 3600 + 90), ("running", -2 * 3600 + 90, None)),
+              pool=POOL_TEAM, flavor="modelarts.vm.gpu.1v100",
+              events=((-2 * 3600, "Info", "Job", "Training job created."), (-2 * 3600 + 90, "Info", "Job", "Training job is running.")),
+              inputs=(("data_url", "/ml-data/zh-corpus/", "/home/ma-user/modelarts/inputs/data_url_0"),),
+              log=(*_startup(-2 * 3600 + 8, 38), *_progress(-2 * 3600 + 100, 200, every=60))),
+        MaJob(14, "gpt2-zh-pretrain-v2", -13 * m, ((-13 * m, "Pending", "Creating"),), init_stages(-13 * m, 0),
+              pool=POOL_TEAM, flavor="modelarts.vm.gpu.1v100",
+              events=((-13 * m, "Info", "Job", "Training job created."),
+                      (-13 * m + 20, "Info", "K8S", _pod(14, "Started", "Started container"))),
+              inputs=(("data_url", "/ml-data/zh-corpus/", "/home/ma-user/modelarts/inputs/data_url_0"),),
+              log=_startup(-13 * m + 22, 0, stuck=True)),
     ]
     return jobs
 
@@ -300,7 +342,7 @@ class ModelArtsProject:
         return {"total_count": 1, "running_records": [{"record_order": 1, "stages": stages}]}
 
     def preview_json(self, j: MaJob, t: int) -> dict:
-        text = "".join(line + "\n" for at, line in j.log if at <= t)
+        text = "".join(line.replace("{ts}", self._iso(at)) + "\n" for at, line in j.log if at <= t)
         size = len(text.encode())
         return {"content": text, "current_size": size, "full_size": size}
 

@@ -15,6 +15,7 @@ Config (TOML, read raw by the config loader and handed to :meth:`AlertConfig.fro
     failures_window_min = 60    # a user's jobs failing repeatedly: N failures ...
     failures_count = 3          # ... within the window
     mute = ["node:cn003", "rule:storage", "job:42@hpc", "source:lab"]
+    baselines = "~/.local/state/cockpit/init-baselines.json"  # ModelArts init-log baselines (default: state dir)
 
     [alerts.notify]             # nested: the config loader only knows [alerts]
     webhook = "https://chat.example/robot?key=..."
@@ -26,6 +27,7 @@ Config (TOML, read raw by the config loader and handed to :meth:`AlertConfig.fro
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -258,6 +260,7 @@ class AlertConfig:
     failures_count: int = 3
     mutes: tuple[Mute, ...] = ()
     notify: NotifyConfig = field(default_factory=NotifyConfig)
+    baselines_path: str = ""  # "" = platformdirs state dir / init-baselines.json
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any] | None, path: str = "", notify_table: Mapping[str, Any] | None = None) -> AlertConfig:
@@ -270,7 +273,7 @@ class AlertConfig:
         nested = t.pop("notify", None)
         if nested is not None and not isinstance(nested, Mapping):
             raise ConfigError("must be a table", path, key="alerts.notify")
-        known = {"initializing_min", "storage_pct", "repeat_s", "failures_window_min", "failures_count", "mute"}
+        known = {"initializing_min", "storage_pct", "repeat_s", "failures_window_min", "failures_count", "mute", "baselines"}
         _reject_unknown(t, known, path, "alerts")
         init_min = _get(t, "initializing_min", (int, float), 8, path, "alerts")
         storage = _get(t, "storage_pct", (int, float), 85, path, "alerts")
@@ -296,11 +299,13 @@ class AlertConfig:
                 mutes.append(Mute.parse(m))
             except ValueError as exc:
                 raise ConfigError(str(exc), path, key="alerts.mute") from None
+        baselines = _get(t, "baselines", str, "", path, "alerts")
         nt = notify_table if notify_table is not None else nested
         return cls(
             initializing_s=int(init_min * 60), storage_pct=float(storage), repeat_s=repeat,
             failures_window_s=int(window * 60), failures_count=count, mutes=tuple(mutes),
             notify=NotifyConfig.from_table(nt or {}, path),
+            baselines_path=os.path.expanduser(baselines) if baselines else "",
         )
 
 

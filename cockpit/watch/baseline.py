@@ -116,6 +116,14 @@ def line_time(line: str) -> datetime | None:
         return None
 
 
+def strip_time(line: str) -> str:
+    """``line`` without its leading timestamp (for display next to then/now durations)."""
+    m = _TS.search(line)
+    if m is None or line[: m.start()].strip():
+        return line
+    return line[m.end():].lstrip()
+
+
 def normalise(line: str) -> str:
     """A line with its run-specific parts masked, for matching two runs' logs."""
     s = strip_ansi(line).strip()
@@ -187,10 +195,12 @@ class BaselineStore:
     file is treated as empty (and replaced on the next save): baselines are a cache.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, per_key: int = PER_KEY) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, per_key: int = PER_KEY, *, persist: bool = True) -> None:
+        """``persist=False`` keeps baselines in memory only (the demo, tests): nothing is read or written."""
         self.path = Path(path) if path is not None else default_baseline_path()
         self.per_key = per_key
-        self._items: list[Baseline] = self._load()
+        self.persist = persist
+        self._items: list[Baseline] = self._load() if persist else []
 
     def _load(self) -> list[Baseline]:
         try:
@@ -232,10 +242,13 @@ class BaselineStore:
         ):
             found = [b for b in self._items if match(b) and b.job_id != job.job_id]
             if found:
-                return max(found, key=lambda b: b.captured_at)
+                # newest first; among runs captured together, the one with the longer startup log
+                return max(found, key=lambda b: (b.captured_at, len(b.lines)))
         return None
 
     def save(self) -> None:
+        if not self.persist:
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         data = json.dumps({"version": 1, "baselines": [asdict(b) for b in self._items]}, ensure_ascii=False)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".baselines-")
@@ -246,3 +259,52 @@ class BaselineStore:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+
+class BaselineRecorder:
+    """Records the startup log of each ModelArts job that reached Running (the hub calls it per poll).
+
+    The poller does not fetch log previews of Running jobs (they are quiet), so the
+    recorder reads the first ``PREVIEW_BYTES`` of worker-0's preview through the
+    source's ``read_range`` once per job, at most ``per_poll`` jobs per poll (newest
+    first), so a project with hundreds of running jobs does not stall a poll.
+    """
+
+    PREVIEW_BYTES = 64 * 1024
+
+    def __init__(self, store: BaselineStore, per_poll: int = 5) -> None:
+        self.store = store
+        self.per_poll = per_poll
+        self.last_error = ""
+        self._tried: set[str] = {b.job_id for b in store.baselines}
+
+    async def observe(self, source: object, snapshot: object, now: datetime) -> list[Baseline]:
+        """Record new good runs of a good ModelArts ``snapshot``; returns what was recorded. Never raises."""
+        import asyncio
+        import dataclasses
+
+        if getattr(snapshot, "kind", "") != "modelarts" or getattr(snapshot, "error", None) is not None:
+            return []
+        fresh = [t for t in snapshot.training_jobs if _reached_running(t) and t.job_id not in self._tried and t.tasks]  # type: ignore[attr-defined]
+        fresh.sort(key=lambda t: t.create_time or now, reverse=True)
+        out: list[Baseline] = []
+        for job in fresh[: self.per_poll]:
+            self._tried.add(job.job_id)
+            text = job.log_preview
+            if not text.strip():
+                from cockpit.sources.modelarts import log_path
+
+                try:
+                    data = await source.read_range(log_path(job.job_id, job.tasks[0]), 0, self.PREVIEW_BYTES)  # type: ignore[attr-defined]
+                except Exception as exc:  # noqa: BLE001 - a missing preview only means no baseline
+                    self.last_error = f"startup log of {job.name}: {exc}"
+                    continue
+                text = data.decode("utf-8", "replace")
+            try:
+                b = await asyncio.to_thread(self.store.record, dataclasses.replace(job, log_preview=text), now)
+            except OSError as exc:
+                self.last_error = f"baselines: {exc}"
+                continue
+            if b is not None:
+                out.append(b)
+        return out

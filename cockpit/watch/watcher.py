@@ -107,3 +107,17 @@ def watcher_for(config: object | None, *, demo: bool = False) -> Watcher:
     if demo:
         return Watcher(cfg)
     return Watcher(cfg, history=AlertHistory(), notifier=Notifier(cfg.notify))
+
+
+def baselines_for(config: object | None, *, demo: bool = False):
+    """The ModelArts init-log :class:`~cockpit.watch.baseline.BaselineStore` for a loaded config.
+
+    Path: ``[alerts] baselines`` or the state dir's ``init-baselines.json``; the demo keeps
+    baselines in memory. Raises ConfigError on a bad ``[alerts]`` table.
+    """
+    from cockpit.watch.baseline import BaselineStore
+
+    if demo:
+        return BaselineStore(persist=False)
+    cfg = AlertConfig.from_table(getattr(config, "alerts", None) or {}, getattr(config, "path", ""))
+    return BaselineStore(cfg.baselines_path or None)
