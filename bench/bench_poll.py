@@ -75,10 +75,10 @@ def measure(jobs: int, nodes: int = 10_000, repeat: int = 3) -> dict:
         results = []
         snap = None
         for _ in range(repeat):
-            snap = None
+            snap = None  # at most the previous snapshot is alive, as in the app (hub keeps one)
             gc.collect()
-            results.append(await poll())
-            snap = results[-1][3]
+            *times, snap = await poll()
+            results.append(tuple(times))
         assert snap is not None and snap.error is None, snap.error if snap else None  # type: ignore[union-attr]
         fl = min([await floor() for _ in range(repeat)])
         squeue = site.output("squeue")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import gc
 import json
 import statistics
 import sys
@@ -108,6 +109,16 @@ async def measure_app(snap, presses: int = 15) -> dict:
             except TimeoutError:
                 return float("nan")
 
+    pauses: list[float] = []  # full (generation 2) garbage collections: they stop every thread
+
+    def on_gc(phase: str, info: dict) -> None:
+        if info.get("generation") == 2:
+            if phase == "start":
+                pauses.append(-time.perf_counter())
+            elif pauses and pauses[-1] < 0:
+                pauses[-1] += time.perf_counter()
+
+    gc.callbacks.append(on_gc)
     out: dict = {"jobs": len(snap.jobs)}
     async with app.run_test(size=(160, 48)) as pilot:
         await asyncio.wait_for(app.hub.first_round.wait(), 120)
@@ -154,6 +165,9 @@ async def measure_app(snap, presses: int = 15) -> dict:
         out["filter_max_s"] = max(typed)
         out["filtered_rows"] = table.row_count
         await keys("escape")
+    gc.callbacks.remove(on_gc)
+    done = [p for p in pauses if p > 0]
+    out["gc2_count"], out["gc2_max_s"] = len(done), max(done, default=0.0)
     return out
 
 

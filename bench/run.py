@@ -95,6 +95,11 @@ def bench_ui(sizes: list[int]) -> list[Row]:
             ratio = r[key] / ref[key]
             rows.append(("2 UI", f"{what} at {n // 1000}k", ms(r[key]), f"{ms(ref[key])} at {sizes[0] // 1000}k",
                          f"{ratio:.2f}×", f"≤ {ms(limit)}, ≤ 1.5× of 1k", ok(r[key] <= limit and ratio <= 1.5)))
+    for n in sizes:
+        r = res[n]
+        rows.append(("2 UI", f"longest full GC pause (gen 2) in the app at {n // 1000}k ({r['gc2_count']} collections)",
+                     ms(r["gc2_max_s"]), f"{ms(ref['gc2_max_s'])} at {sizes[0] // 1000}k", "", "≤ 50 ms (a freeze)",
+                     ok(r["gc2_max_s"] <= 0.05)))
     return rows
 
 
