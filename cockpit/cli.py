@@ -14,7 +14,7 @@ import sys
 
 from cockpit.errors import UserError
 
-COMMANDS = ("snapshot", "check_config", "diagnose", "collect", "incidents", "scan_log", "alerts")
+COMMANDS = ("snapshot", "check_config", "diagnose", "collect", "incidents", "scan_log", "alerts", "watch")
 
 
 def add_common(p: argparse.ArgumentParser) -> None:

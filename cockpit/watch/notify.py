@@ -162,6 +162,7 @@ class Notifier:
         self.config = config
         self.log_path = Path(log_path) if log_path is not None else default_notify_log()
         self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
 
     @property
     def enabled(self) -> bool:
@@ -190,7 +191,13 @@ class Notifier:
             return None
         t = threading.Thread(target=self.send, args=(todo,), name="cockpit-notify", daemon=True)
         t.start()
+        self._threads = [x for x in self._threads if x.is_alive()] + [t]
         return t
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for deliveries still in flight (``cockpit watch --once`` before it exits)."""
+        for t in list(self._threads):
+            t.join(timeout)
 
     def _log(self, failures: Sequence[NotifyResult]) -> None:
         if not failures:

@@ -85,6 +85,16 @@ class Watcher:
             self._deliver(fired)
         return fired
 
+    def record(self, alerts: Sequence[Alert], now: datetime) -> list[Alert]:
+        """Filter alerts found elsewhere (``cockpit watch --once`` conditions) through mutes and the
+        rate limit, then keep, record and send them like :meth:`observe`; returns what fired."""
+        with self._lock:
+            fired = self.rules.filter(list(alerts), now)
+            self._alerts.extend(fired)
+        if fired:
+            self._deliver(fired)
+        return fired
+
     def _deliver(self, fired: list[Alert]) -> None:
         if self.history is not None:
             try:

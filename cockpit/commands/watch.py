@@ -1,0 +1,225 @@
+"""``cockpit watch``: the TUI's alerting without the UI, for cron or a systemd unit.
+
+Polls every source (on its interval, or once with ``--once``), diagnoses, detects
+what changed, filters through the ``[alerts]`` rules (mutes, rate limit), appends to
+the alert history, notifies (``[alerts.notify]`` webhook / command) and prints one
+line per alert (JSON lines with ``--json``).
+
+* Loop (default): transitions between polls, as in the TUI; ``Ctrl-C`` exits 0.
+* ``--once`` (cron): the *conditions* true now (failed jobs still in squeue, drained
+  nodes, full filesystems, slow Initializing jobs, unreachable sources) minus those
+  already true at the previous ``--once`` run (kept in ``--state``, default the state
+  dir's ``watch-state.json``), so each condition is reported once, when it appears.
+  Exit status: 1 when an alert fired, 0 when none did, 2 for a usage/config error.
+
+``--demo`` watches the built-in simulated site and keeps everything in memory (no
+history, no state, no notifications).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import platformdirs
+
+from cockpit.errors import UserError
+from cockpit.model import Finding, Snapshot
+from cockpit.watch.alerts import Alert
+from cockpit.watch.transitions import detect, storage_alerts
+from cockpit.watch.watcher import Watcher
+
+
+def default_state_path() -> Path:
+    return Path(platformdirs.user_state_dir("cockpit")) / "watch-state.json"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from cockpit.cli import add_common
+
+    p = subparsers.add_parser("watch", help="alert without the UI (cron / systemd)", description=__doc__.splitlines()[0])
+    add_common(p)
+    p.add_argument("--once", action="store_true", help="poll every source once, report new conditions, exit (cron)")
+    p.add_argument("--json", action="store_true", help="one JSON object per alert (JSON lines)")
+    p.add_argument("--history", metavar="FILE", help="alert history file (default: state dir alerts.jsonl)")
+    p.add_argument("--state", metavar="FILE", help=f"--once memory of active conditions (default {default_state_path()})")
+    p.add_argument("--cluster", action="append", metavar="NAME", help="only this cluster (repeatable)")
+    p.add_argument("--modelarts", action="append", metavar="NAME", help="only this ModelArts project (repeatable)")
+    p.set_defaults(func=run)
+
+
+# --------------------------------------------------------------------------- pure parts
+
+
+def current_conditions(snap: Snapshot, findings: Sequence[Finding], now: datetime, watcher: Watcher) -> list[Alert]:
+    """Every alert condition true in ``snap`` (as if compared with an empty site), unfiltered.
+
+    An empty previous snapshot turns each transition rule into a level check: a FAILED
+    job in squeue, a DRAIN node, an Initializing job past the threshold; storage over
+    the threshold; the source itself when unreachable.
+    """
+    cfg = watcher.config
+    empty = Snapshot(snap.source, snap.kind, snap.taken_at)
+    out = detect(empty, snap, findings, now, config=cfg, recent=watcher.alerts, last_good=empty)
+    if snap.ok and snap.storage:
+        files = [f for f in findings if f.subject.kind == "file"]
+        out += storage_alerts(snap.source, None, snap.storage, now, config=cfg, findings=files)
+    return out
+
+
+def new_conditions(alerts: Sequence[Alert], previous: Sequence[str]) -> list[Alert]:
+    """Alerts whose key was not active at the previous ``--once`` run (``source_recovered`` never is)."""
+    before = set(previous)
+    return [a for a in alerts if a.key not in before and a.rule != "source_recovered"]
+
+
+def load_state(path: Path) -> dict[str, list[str]]:
+    """``{source: [alert key, ...]}``; a missing or corrupt file is an empty state (first run)."""
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+        return {str(k): [str(x) for x in v] for k, v in d.get("active", {}).items()}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}
+
+
+def save_state(path: Path, active: dict[str, list[str]]) -> None:
+    """Atomic write. Raises OSError when the state dir cannot be written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".watch-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"version": 1, "active": active}, fh)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --------------------------------------------------------------------------- running
+
+
+def _diagnose(snap: Snapshot, now: datetime) -> list[Finding]:
+    if not snap.ok:
+        return []
+    from cockpit.diagnosis.engine import diagnose
+
+    return diagnose(snap, None, now)
+
+
+def _printer(as_json: bool) -> Callable[[Alert], None]:
+    from cockpit.commands.alerts import format_alert
+
+    def emit(a: Alert) -> None:
+        print(json.dumps(a.to_json(), ensure_ascii=False) if as_json else format_alert(a), flush=True)
+
+    return emit
+
+
+async def _poll(source) -> Snapshot:
+    try:
+        return await source.poll()
+    except Exception as exc:  # noqa: BLE001 - a source bug is an unreachable source, not a crash
+        from cockpit.model import SourceError
+
+        return Snapshot(source.name, source.kind, datetime.now(UTC), error=SourceError("server", f"{type(exc).__name__}: {exc}"))
+
+
+async def watch_once(sources: list, watcher: Watcher, clock: Callable[[], datetime],
+                     previous: dict[str, list[str]]) -> tuple[list[Alert], dict[str, list[str]]]:
+    """Poll each source once; returns (alerts that fired, the new active-condition state)."""
+    snaps = await asyncio.gather(*(_poll(s) for s in sources))
+    fired: list[Alert] = []
+    active = dict(previous)
+    for snap in snaps:
+        now = clock()
+        findings = await asyncio.to_thread(_diagnose, snap, now)
+        conds = current_conditions(snap, findings, now, watcher)
+        fresh = new_conditions(conds, previous.get(snap.source, ()))
+        if snap.ok:
+            active[snap.source] = sorted({a.key for a in conds})
+        else:  # keep what we knew about jobs and nodes; remember the outage itself
+            active[snap.source] = sorted(set(previous.get(snap.source, ())) | {a.key for a in conds})
+        fired += watcher.record(fresh, now)
+    return fired, active
+
+
+async def watch_loop(sources: list, watcher: Watcher, clock: Callable[[], datetime], emit: Callable[[Alert], None]) -> None:
+    """Poll each source on its interval forever; transitions as in the TUI."""
+
+    async def one(source) -> None:
+        while True:
+            snap = await _poll(source)
+            now = clock()
+            findings = await asyncio.to_thread(_diagnose, snap, now)
+            for a in await asyncio.to_thread(watcher.observe, snap, findings, now):
+                emit(a)
+            await asyncio.sleep(max(1.0, float(source.interval)))
+
+    await asyncio.gather(*(one(s) for s in sources))
+
+
+def run(args: argparse.Namespace) -> int:
+    from cockpit.config import load_config
+    from cockpit.sources.factory import select_sources
+    from cockpit.watch.alerts import AlertConfig
+    from cockpit.watch.history import AlertHistory
+    from cockpit.watch.notify import Notifier
+
+    demo = bool(args.demo)
+    clock: Callable[[], datetime] | None = None
+    if demo:
+        from cockpit.commands.tui import demo_clock
+
+        clock = demo_clock()
+        watcher = Watcher(AlertConfig())
+    else:
+        config = load_config(args.config)
+        if not config.has_sources:
+            raise UserError(f"{config.path}: no [clusters.NAME] or [modelarts.NAME] to watch (try --demo)")
+        cfg = AlertConfig.from_table(config.alerts, config.path)
+        watcher = Watcher(cfg, history=AlertHistory(args.history), notifier=Notifier(cfg.notify))
+        if watcher.last_error:
+            print(f"cockpit: {watcher.last_error}", file=sys.stderr)
+    sources = select_sources(args, clock=clock)
+    if not sources:
+        raise UserError("no sources to watch")
+    now_fn = clock or (lambda: datetime.now(UTC))
+    emit = _printer(args.json)
+    state_path = Path(args.state) if args.state else default_state_path()
+
+    async def main() -> int:
+        try:
+            if args.once:
+                previous = {} if demo else load_state(state_path)
+                fired, active = await watch_once(sources, watcher, now_fn, previous)
+                for a in fired:
+                    emit(a)
+                if not demo:
+                    try:
+                        save_state(state_path, active)
+                    except OSError as exc:
+                        print(f"cockpit: cannot write {state_path}: {exc.strerror or exc}", file=sys.stderr)
+                return 1 if fired else 0
+            await watch_loop(sources, watcher, now_fn, emit)
+            return 0
+        finally:
+            for s in sources:
+                try:
+                    await s.close()
+                except Exception:  # noqa: BLE001 - closing a dead connection must not hide the result
+                    pass
+
+    try:
+        code = asyncio.run(main())
+    except KeyboardInterrupt:
+        return 0
+    if watcher.notifier is not None:
+        watcher.notifier.join(timeout=watcher.config.notify.timeout_s + 5)
+    return code

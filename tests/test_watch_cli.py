@@ -1,0 +1,74 @@
+"""``cockpit watch``: headless alerting for cron / systemd on the demo site."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from cockpit.cli import main
+from cockpit.commands import watch as watch_cmd
+from cockpit.sources.demo import DEMO_START, demo_sources
+from cockpit.watch.alerts import AlertConfig, Mute
+from cockpit.watch.watcher import Watcher
+
+
+def test_once_demo_json_prints_the_expected_alerts(capsys):
+    code = main(["watch", "--once", "--demo", "--json"])
+    out = capsys.readouterr().out.splitlines()
+    alerts = [json.loads(line) for line in out]
+    assert code == 1  # something fired
+    got = {(a["rule"], a["subject"]["id"]) for a in alerts}
+    assert {("storage", "/scratch"), ("node_unhealthy", "cn013"), ("node_unhealthy", "cn031"),
+            ("job_failed", "48102"), ("job_failed", "48103"), ("pending_never_runs", "48101")} <= got
+    assert ("init_slow", "5b1c0a4e-7d21-4f3a-9c11-000000000014") in got
+    scratch = next(a for a in alerts if a["rule"] == "storage")
+    assert scratch["finding"]["root_cause"] == "disk_full" and "91%" in scratch["title"]
+    assert not any(a["subject"]["id"] in {"/home", "/opt/apps"} for a in alerts)  # below 85 %
+
+
+def test_once_reports_each_condition_once_across_runs(tmp_path):
+    clock = lambda: DEMO_START  # noqa: E731
+
+    async def go():
+        sources = demo_sources(7, clock)
+        w1 = Watcher(AlertConfig())
+        first, state = await watch_cmd.watch_once(sources, w1, clock, {})
+        w2 = Watcher(AlertConfig())  # a new cron run: new process, state from the file
+        watch_cmd.save_state(tmp_path / "s.json", state)
+        again, _ = await watch_cmd.watch_once(sources, w2, clock, watch_cmd.load_state(tmp_path / "s.json"))
+        muted = Watcher(AlertConfig(mutes=(Mute.parse("rule:storage"),)))
+        third, _ = await watch_cmd.watch_once(sources, muted, clock, {})
+        return first, again, third
+
+    first, again, third = asyncio.run(go())
+    assert len(first) > 10 and again == []
+    assert "storage" in {a.rule for a in first} and "storage" not in {a.rule for a in third}
+
+
+def test_state_file_corrupt_is_a_first_run(tmp_path):
+    p = tmp_path / "s.json"
+    p.write_text("{not json")
+    assert watch_cmd.load_state(p) == {}
+    watch_cmd.save_state(p, {"hpc": ["storage|file|hpc|/scratch"]})
+    assert watch_cmd.load_state(p) == {"hpc": ["storage|file|hpc|/scratch"]}
+
+
+def test_ctrl_c_exits_zero(monkeypatch, capsys):
+    async def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(watch_cmd, "watch_loop", interrupted)
+    assert main(["watch", "--demo"]) == 0
+
+
+def test_watch_without_sources_is_a_user_error(tmp_path, capsys):
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[ui]\n")
+    assert main(["watch", "--once", "--config", str(cfg)]) == 2
+    assert "--demo" in capsys.readouterr().err
+
+
+def test_text_lines(capsys):
+    main(["watch", "--once", "--demo"])
+    out = capsys.readouterr().out
+    assert "storage" in out and "/scratch on demo-hpc at 91%" in out
