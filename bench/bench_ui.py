@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.fake_slurm import NOW, generate  # noqa: E402
+from cockpit.diagnosis.engine import correlate  # noqa: E402
 
 
 class StubSource:
@@ -131,7 +132,8 @@ async def measure_app(snap, presses: int = 15) -> dict:
         for k in range(3):
             later = dataclasses.replace(snap, taken_at=NOW + timedelta(seconds=60 * (k + 1)))
             clock_now[0] = later.taken_at
-            findings, verdicts, rows, incidents = await asyncio.to_thread(app.hub._analyse, later, [], clock_now[0])
+            findings, verdicts, rows = await asyncio.to_thread(app.hub._analyse, later, clock_now[0])
+            incidents = tuple(correlate(list(findings)))
             await pilot.pause()
             t0 = time.perf_counter()
             st.snapshot, st.findings, st.verdicts, st.rows = later, findings, verdicts, rows

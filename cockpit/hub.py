@@ -19,6 +19,7 @@ from typing import Any
 
 from textual.message import Message
 
+from cockpit.enrich import EvidenceCache, diagnose_with_evidence
 from cockpit.model import Artifacts, Finding, Incident, Snapshot, SourceError, Subject
 from cockpit.sources.base import Source
 from cockpit.widgets.rows import job_rows, node_rows, training_rows
@@ -60,6 +61,9 @@ class SourceState:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     artifact_cache: dict[Subject, tuple[Artifacts, tuple[Finding, ...]]] = field(default_factory=dict)
     history_cache: dict[tuple[str, str], tuple] = field(default_factory=dict)  # (user, name) -> sacct rows
+    # evidence (sacct, logs) of failed jobs / sick nodes, fetched once per subject state
+    evidence: EvidenceCache = field(default_factory=EvidenceCache)
+    settled: bool = False  # a good poll and its evidence round have been applied
 
     @property
     def name(self) -> str:
@@ -156,30 +160,45 @@ class Hub:
             self._post(HubUpdated(st.name))
             self.first_round_check()
             return
-        others = [f for s in self.states.values() if s is not st for f in s.findings]
-        try:
-            findings, verdicts, rows, incidents = await asyncio.to_thread(
-                self._analyse, snap, others, self.clock()
-            )
-        except Exception as exc:  # an engine bug must not blank the cockpit
-            log.exception("diagnosis of %s failed", st.name)
-            findings, verdicts, incidents = (), {}, self.incidents
-            rows = self._project(snap, {}, self.clock())
-            snap = dataclasses.replace(snap, warnings=(*snap.warnings, f"diagnosis failed: {exc}"))
-        st.snapshot, st.error, st.failures = snap, None, 0
-        st.findings, st.verdicts, st.rows = findings, verdicts, rows
+        # First publish with the evidence already known (no I/O), then fetch what is missing
+        # (new failures only, bounded per poll) and publish again with verdicts that name causes.
+        snap = await self._apply(st, snap, st.evidence.cached(snap))
         st.artifact_cache.clear()
         st.history_cache.clear()
-        self.incidents = incidents
-        self.generation += 1
-        await self._watch(snap, findings)
+        await self._watch(snap, st.findings)
         if self.baselines is not None and snap.kind == "modelarts":
             try:  # startup logs of jobs that reached Running, for the Initializing diff
                 await self.baselines.observe(st.source, snap, self.clock())
             except Exception:  # a baseline bug must not stop polling
                 log.exception("baselines for %s failed", st.name)
-        self._post(HubUpdated(st.name, self._new_critical(st.name, incidents)))
+        missing = st.evidence.missing(snap)
+        self._post(HubUpdated(st.name, self._new_critical(st.name, self.incidents, settled=not missing)))
+        if missing:
+            evidence = await st.evidence.refresh(st.source, snap, missing)
+            if st.snapshot is snap:  # no newer poll overtook this one
+                await self._apply(st, snap, evidence)
+                self._post(HubUpdated(st.name, self._new_critical(st.name, self.incidents, settled=True)))
+        st.settled = True
         self.first_round_check()
+
+    async def _apply(self, st: SourceState, snap: Snapshot, evidence: dict[Subject, Artifacts]) -> Snapshot:
+        """Diagnose off the UI thread and store the results on ``st``; returns the snapshot kept."""
+        try:
+            findings, verdicts, rows = await asyncio.to_thread(self._analyse, snap, self.clock(), evidence)
+        except Exception as exc:  # an engine bug must not blank the cockpit
+            log.exception("diagnosis of %s failed", st.name)
+            findings, verdicts = (), {}
+            rows = self._project(snap, {}, self.clock())
+            snap = dataclasses.replace(snap, warnings=(*snap.warnings, f"diagnosis failed: {exc}"))
+        st.snapshot, st.error, st.failures = snap, None, 0
+        st.findings, st.verdicts, st.rows = findings, verdicts, rows
+        # Correlate across sources from what every source holds *now*: a slower thread that
+        # captured another source's older findings must not overwrite newer incidents.
+        from cockpit.diagnosis.engine import correlate
+
+        self.incidents = tuple(correlate([f for s in self.states.values() for f in s.findings]))
+        self.generation += 1
+        return snap
 
     async def _watch(self, snap: Snapshot, findings: tuple[Finding, ...]) -> None:
         """Alerting (cockpit.watch): transitions -> rules -> history -> notify, off the UI thread."""
@@ -193,29 +212,32 @@ class Hub:
             log.exception("alerting for %s failed", snap.source)
 
     def first_round_check(self) -> None:
-        if all(s.polls for s in self.states.values()):
+        """Every source has answered once (with its evidence round) or failed once."""
+        if all(s.settled or (s.polls and s.error is not None) for s in self.states.values()):
             self.first_round.set()
 
-    def _new_critical(self, source: str, incidents: tuple[Incident, ...]) -> tuple[Incident, ...]:
-        """Critical incidents not seen before; a source's first poll only sets the baseline."""
+    def _new_critical(self, source: str, incidents: tuple[Incident, ...], settled: bool = True) -> tuple[Incident, ...]:
+        """Critical incidents not seen before. A source's first poll (and its first evidence
+        round, which sharpens labels) only sets the baseline: no bell for what was already wrong."""
         mine = [i for i in incidents if i.severity == "critical" and i.subject.source == source]
         fresh = tuple(i for i in mine if i.key not in self._seen_critical)
         self._seen_critical.update(i.key for i in mine)
         if source not in self._baseline_done:
-            self._baseline_done.add(source)
+            if settled:
+                self._baseline_done.add(source)
             return ()
         return fresh
 
     def _analyse(
-        self, snap: Snapshot, other_findings: list[Finding], now: datetime
-    ) -> tuple[tuple[Finding, ...], dict, dict[str, list[Row]], tuple[Incident, ...]]:
-        from cockpit.diagnosis.engine import correlate, diagnose, verdicts
+        self, snap: Snapshot, now: datetime, evidence: dict[Subject, Artifacts] | None = None,
+    ) -> tuple[tuple[Finding, ...], dict, dict[str, list[Row]]]:
+        """Engine + row projection for one snapshot (runs in a thread)."""
+        from cockpit.diagnosis.engine import verdicts
 
-        findings = tuple(diagnose(snap, None, now=now))
+        findings = tuple(diagnose_with_evidence(snap, evidence or {}, now))
         v = verdicts(list(findings))
         rows = self._project(snap, v, now)
-        incidents = tuple(correlate([*other_findings, *findings]))
-        return findings, v, rows, incidents
+        return findings, v, rows
 
     @staticmethod
     def _project(snap: Snapshot, v: dict, now: datetime) -> dict[str, list[Row]]:
@@ -282,7 +304,8 @@ class Hub:
             return cached
         snap = st.snapshot
         try:
-            arts = await st.source.artifacts(subject, snap)
+            # evidence the poller already fetched for this subject's current state: no second fetch
+            arts = st.evidence.cached(snap).get(subject) or await st.source.artifacts(subject, snap)
         except Exception as exc:  # sources should not raise here; show rather than crash
             log.debug("artifacts %s failed", subject, exc_info=True)
             arts = Artifacts(commands={"error": f"{type(exc).__name__}: {exc}"})
