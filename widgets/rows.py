@@ -182,8 +182,9 @@ def incident_rows(incidents: Iterable[Incident], acked: frozenset[str] | set[str
         key=lambda i: (
             SEVERITY_RANK.get(i.severity, 3),
             i.key in acked,
-            i.root_cause,
-            i.first_seen.timestamp() if i.first_seen else 0.0,
+            # then age, oldest first (correlate() already grouped symptoms under their cause)
+            i.first_seen.timestamp() if i.first_seen else float("inf"),
+            i.key,
         ),
     )
     rows = []
