@@ -10,7 +10,7 @@ JSON contract::
 Incidents are sorted most severe first, then oldest first. User-controlled text (job
 names, reasons, log lines) is cleaned of terminal control sequences; in Markdown it is
 escaped so it cannot open links, headings or tables, and evidence goes in code fences
-longer than any backtick run inside.
+longer than any backtick run inside. Credentials are redacted (:func:`cockpit.safety.redact`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from cockpit.model import SEVERITY_RANK, Evidence, Finding, Incident, Subject
+from cockpit.safety import redact
 from cockpit.text import clean
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~])")
@@ -34,13 +35,14 @@ def _subject(s: Subject) -> dict:
 
 
 def _evidence(e: Evidence) -> dict:
-    return {"file": e.where, "line": e.line, "text": clean(e.text)}
+    return {"file": e.where, "line": e.line, "text": redact(clean(e.text))}
 
 
 def _finding(f: Finding) -> dict:
     return {
         "root_cause": f.root_cause, "severity": f.severity, "subject": _subject(f.subject),
-        "title": clean(f.title), "explanation": clean(f.explanation, 8192), "remedy": clean(f.remedy, 8192),
+        "title": redact(clean(f.title)), "explanation": redact(clean(f.explanation, 8192)),
+        "remedy": redact(clean(f.remedy, 8192)),
         "evidence": [_evidence(e) for e in f.evidence],
     }
 
@@ -60,7 +62,7 @@ def incidents_json(incidents: Iterable[Incident], now: datetime, acked: Iterable
         "incidents": [
             {
                 "key": i.key, "root_cause": i.root_cause, "severity": i.severity, "subject": _subject(i.subject),
-                "title": clean(i.title), "first_seen": _iso(i.first_seen), "acknowledged": i.key in acked,
+                "title": redact(clean(i.title)), "first_seen": _iso(i.first_seen), "acknowledged": i.key in acked,
                 "affected": [_subject(s) for s in i.affected],
                 "findings": [_finding(f) for f in i.findings],
             }
@@ -121,4 +123,4 @@ def incidents_markdown(incidents: Iterable[Incident], now: datetime, acked: Iter
             out += ["", "**Evidence:**", ""]
             lines = [f"{clean(e.where)}{':' + str(e.line) if e.line else ''}: {clean(e.text)}" for e in evidence]
             out += _fence(lines)
-    return "\n".join(out) + "\n"
+    return redact("\n".join(out) + "\n")  # log lines quoted as evidence may carry credentials
