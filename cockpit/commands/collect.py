@@ -12,32 +12,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 
 from cockpit.diagnosis.slurm_rules import fmt_duration
 from cockpit.errors import UserError
 from cockpit.model import Artifacts, Snapshot, Subject
+from cockpit.safety import redact_bytes
 from cockpit.sources.slurm_commands import SACCT_FIELDS, SEP
-
-_SECRETS = [
-    (re.compile(rb"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S), rb"<redacted private key>"),
-    (re.compile(rb"(?i)((?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key|sk|ak)"
-                rb"[\"']?\s*[:=]\s*[\"']?)[^\s\"',;&]+"), rb"\1<redacted>"),
-    (re.compile(rb"(?i)(Authorization:\s*(?:Bearer|Basic|Token)\s+)\S+"), rb"\1<redacted>"),
-    (re.compile(rb"(?i)(X-Auth-Token:\s*)\S+"), rb"\1<redacted>"),
-    (re.compile(rb"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), rb"<redacted>"),  # AWS-style access key ids
-    # Huawei Cloud AK: 20 upper-case letters and digits; SK: 40 mixed-case (git SHAs are lower-case hex)
-    (re.compile(rb"(?<![A-Za-z0-9])(?=[A-Z0-9]{0,19}[0-9])(?=[A-Z0-9]{0,19}[A-Z])[A-Z0-9]{20}(?![A-Za-z0-9])"), rb"<redacted>"),
-    (re.compile(rb"(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])[A-Za-z0-9/+]{40}"
-                rb"(?![A-Za-z0-9/+=])"), rb"<redacted>"),
-]
 
 
 def redact(data: bytes) -> bytes:
     """Replace credentials (AK/SK, tokens, passwords, keys) in ``data`` with ``<redacted>``."""
-    for rx, repl in _SECRETS:
-        data = rx.sub(repl, data)
-    return data
+    return redact_bytes(data)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
