@@ -668,7 +668,7 @@ def _json_tolerant(items: list[Any], where: str, build: Callable[[dict[str, Any]
                 out.extend(res)
             else:
                 out.append(res)
-        except (ValueError, KeyError, TypeError, ParseError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, ParseError) as exc:  # wrong-typed field
             warnings.append(f"{where}: entry {i} skipped: {exc!r}")
     if items and not out:
         raise ParseError(f"no usable entry ({warnings[0]})", where=where)
