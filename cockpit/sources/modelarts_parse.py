@@ -72,7 +72,7 @@ def parse_time(value: Any, where: str = "") -> datetime | None:
         except (ValueError, OverflowError, OSError):  # NaN, year > 9999, out of the platform's range
             raise ParseError(f"timestamp out of range {value!r}", where) from None
     if isinstance(value, str):
-        if value.strip().isdigit():
+        if value.strip().isascii() and value.strip().isdigit():  # "¹".isdigit() is True, int() fails
             return parse_time(int(value.strip()), where)
         text = value.strip().replace("Z", "+00:00")
         try:
