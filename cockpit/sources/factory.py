@@ -29,6 +29,9 @@ def build_transport(cfg: ClusterConfig) -> Any:
         ssh_config=cfg.ssh_config,
         insecure_ignore_host_key=cfg.insecure_ignore_host_key,
         name=cfg.name,
+        # the poller already paces retries; the transport must not refuse the next poll's
+        # reconnect, or recovery after sshd returns would take longer than two intervals
+        max_backoff=float(cfg.interval),
     )
 
 
