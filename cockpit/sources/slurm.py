@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, tzinfo
+from functools import lru_cache
 from typing import Any
 
 from cockpit.errors import ParseError
@@ -58,6 +59,7 @@ _MEM_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)(?:i?B)?([nc]?)\s*$", re.
 _MEM_FACTOR = {"K": 1 / 1024, "M": 1, "G": 1024, "T": 1024**2, "P": 1024**3, "": 1}
 
 
+@lru_cache(maxsize=4096)
 def parse_req_mem(s: str | None) -> tuple[int | None, bool]:
     """``ReqMem``/``MIN_MEMORY`` -> (MiB, per_cpu). ``4Gn`` -> (4096, False), ``2Gc`` -> (2048, True).
 
@@ -81,6 +83,9 @@ def parse_mem_mib(s: str | None) -> int | None:
 _DUR_RE = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
 
 
+_DAYS_HOURS_RE = re.compile(r"(\d+)-(\d+)")
+
+
 def parse_duration_s(s: str | None) -> int | None:
     """Slurm duration -> seconds: ``[D-]HH:MM:SS``, ``MM:SS``, ``D-HH`` forms, ``M:SS.mmm``.
 
@@ -89,6 +94,11 @@ def parse_duration_s(s: str | None) -> int | None:
     """
     if s is None:
         return None
+    return _parse_duration_cached(s)
+
+
+@lru_cache(maxsize=65536)
+def _parse_duration_cached(s: str) -> int | None:
     s = s.strip()
     if not s or s in _NULLS or s.upper() in {"UNLIMITED", "INVALID", "PARTITION_LIMIT", "NOT_SET", "INFINITE"}:
         return None
@@ -96,7 +106,7 @@ def parse_duration_s(s: str | None) -> int | None:
     if m:
         days, hours, mins, secs = m.groups()
         return int(days or 0) * 86400 + int(hours or 0) * 3600 + int(mins) * 60 + int(float(secs))
-    m = re.fullmatch(r"(\d+)-(\d+)", s)  # D-HH
+    m = _DAYS_HOURS_RE.fullmatch(s)  # D-HH
     if m:
         return int(m.group(1)) * 86400 + int(m.group(2)) * 3600
     if s.isdigit():
@@ -111,6 +121,13 @@ def parse_time(s: str | None, tz: tzinfo = UTC) -> datetime | None:
     """
     if s is None:
         return None
+    return _parse_time_cached(s, tz)
+
+
+@lru_cache(maxsize=65536)
+def _parse_time_cached(s: str, tz: tzinfo) -> datetime | None:
+    # Cached per distinct string: at 100k jobs most submit/start times repeat, and the
+    # shared (immutable) datetime also saves ~50 bytes per job.
     s = s.strip()
     if s in _NULLS or s == "0":
         return None
@@ -131,13 +148,18 @@ def _epoch(v: Any, tz: tzinfo = UTC) -> datetime | None:
         return None
 
 
+_LEADING_INT_RE = re.compile(r"(\d+)")
+
+
 def _int(s: str | None) -> int | None:
     if s is None:
         return None
+    if s.isdigit() and s.isascii():  # the common case, no regex
+        return int(s)
     s = s.strip()
     if not s or s in _NULLS or s.upper() == "UNLIMITED":
         return None
-    m = re.match(r"^(\d+)", s)  # NumNodes=1-1, NumCPUs=2
+    m = _LEADING_INT_RE.match(s)  # NumNodes=1-1, NumCPUs=2
     return int(m.group(1)) if m else None
 
 
@@ -149,14 +171,19 @@ def _float(s: str | None) -> float | None:
 
 
 def _text(s: str | None) -> str:
-    return "" if s is None or s.strip() in _NULLS else s
+    if not s or s in _NULLS:
+        return ""
+    return "" if s.strip() in _NULLS else s
+
+
+_EXIT_RE = re.compile(r"\s*(\d+):(\d+)\s*")
 
 
 def parse_exit_code(s: str | None) -> ExitCode | None:
     """``0:9`` -> ExitCode(0, 9); empty -> None."""
     if not s:
         return None
-    m = re.fullmatch(r"\s*(\d+):(\d+)\s*", s)
+    m = _EXIT_RE.fullmatch(s)
     if not m:
         return None
     return ExitCode(int(m.group(1)), int(m.group(2)))
@@ -244,43 +271,63 @@ def _split_rows(text: str) -> tuple[str, list[str]]:
     return sep, [ln.removesuffix("\r") for ln in text.split("\n") if ln.strip()]
 
 
-def _job_from_cols(c: dict[str, str], tz: tzinfo) -> SlurmJob:
-    job_id = c["job_id"].strip()
-    if not re.fullmatch(r"\d+(?:_(?:\d+|\[[^\]]*\]))?(?:\+\d+)?", job_id):
+_SQ_JOB_ID_RE = re.compile(r"\d+(?:_(?:\d+|\[[^\]]*\]))?(?:\+\d+)?")
+_STATE_RE = re.compile(r"[A-Z_]+")
+_PRIO_RE = re.compile(r"\d+(\.\d+)?")
+
+
+@lru_cache(maxsize=16384)
+def _expand_nodes(node_list: str) -> tuple[str, ...]:
+    """Cached ``hostlist.expand``: many jobs share a node list; the tuple is immutable."""
+    return hostlist.expand(node_list)
+
+
+def _job_from_cols(f: list[str], ix: dict[str, int], tz: tzinfo) -> SlurmJob:
+    """One squeue row: ``f`` its fields plus a trailing ``""``, ``ix`` column -> index
+    (a column squeue did not print points at that trailing ``""``)."""
+    # Hot path (once per job, 100k per poll at a big site): compiled patterns, cached
+    # time/duration/hostlist parsing, no regex for plain integers.
+    job_id = f[ix["job_id"]].strip()
+    if not _SQ_JOB_ID_RE.fullmatch(job_id):
         raise ValueError(f"bad job id {job_id!r}")
-    state = c.get("state", "").strip().upper()
-    if not state or not re.fullmatch(r"[A-Z_]+", state):
+    state = f[ix["state"]].strip().upper()
+    if not state or not _STATE_RE.fullmatch(state):
         raise ValueError(f"bad state {state!r}")
-    mem, per_cpu = parse_req_mem(c.get("min_memory"))
-    node_list = _text(c.get("node_list", "")).strip()
+    mem, per_cpu = parse_req_mem(f[ix["min_memory"]])
+    node_list = _text(f[ix["node_list"]]).strip()
     # A pending job's %N is empty; a finished job's stays.
-    nodes = hostlist.expand(node_list) if node_list and not node_list.startswith("(") else ()
-    prio = c.get("priority", "").strip()
+    nodes = _expand_nodes(node_list) if node_list and not node_list.startswith("(") else ()
+    prio = f[ix["priority"]].strip()
+    if prio.isdigit() and prio.isascii():
+        priority: int | None = int(prio)
+    else:
+        priority = int(float(prio)) if _PRIO_RE.fullmatch(prio) else None
+    reason = f[ix["reason"]]
     return SlurmJob(
         job_id=job_id,
-        name=c.get("name", ""),
-        user=c.get("user", "").strip(),
-        partition=c.get("partition", "").strip(),
+        name=f[ix["name"]],
+        user=f[ix["user"]].strip(),
+        partition=f[ix["partition"]].strip(),
         state=state,
-        reason=_text(c.get("reason", "")).strip() or "None",
-        cpus=_int(c.get("cpus")),
-        node_count=_int(c.get("node_count")),
+        reason="None" if reason == "None" else (_text(reason).strip() or "None"),
+        cpus=_int(f[ix["cpus"]]),
+        node_count=_int(f[ix["node_count"]]),
         nodes=nodes,
         node_list=node_list,
         min_memory_mib=mem,
         mem_per_cpu=per_cpu,
-        time_limit_s=parse_duration_s(c.get("time_limit")),
-        elapsed_s=parse_duration_s(c.get("elapsed")),
-        submit_time=parse_time(c.get("submit_time"), tz),
-        start_time=parse_time(c.get("start_time"), tz),
-        end_time=parse_time(c.get("end_time"), tz),
-        work_dir=_text(c.get("work_dir", "")),
-        account=_text(c.get("account", "")).strip(),
-        qos=_text(c.get("qos", "")).strip(),
-        dependency=_text(c.get("dependency", "")).strip(),
-        priority=int(float(prio)) if re.fullmatch(r"\d+(\.\d+)?", prio) else None,
-        command=_text(c.get("command", "")),
-        comment=_text(c.get("comment", "")),
+        time_limit_s=parse_duration_s(f[ix["time_limit"]]),
+        elapsed_s=parse_duration_s(f[ix["elapsed"]]),
+        submit_time=parse_time(f[ix["submit_time"]], tz),
+        start_time=parse_time(f[ix["start_time"]], tz),
+        end_time=parse_time(f[ix["end_time"]], tz),
+        work_dir=_text(f[ix["work_dir"]]),
+        account=_text(f[ix["account"]]).strip(),
+        qos=_text(f[ix["qos"]]).strip(),
+        dependency=_text(f[ix["dependency"]]).strip(),
+        priority=priority,
+        command=_text(f[ix["command"]]),
+        comment=_text(f[ix["comment"]]),
     )
 
 
@@ -302,14 +349,17 @@ def parse_squeue(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmJob], list[str]
         cols = [name for _, name in SQUEUE_FIELDS]
     jobs: list[SlurmJob] = []
     warnings: list[str] = []
+    ncols = len(cols)
+    # column -> field index; absent columns read the "" appended to every row
+    ix = {name: ncols for _, name in SQUEUE_FIELDS} | {k: i for i, k in enumerate(cols) if k}
     for i, line in enumerate(lines, 1):
         fields = line.split(sep)
-        if len(fields) != len(cols):
-            warnings.append(f"squeue: row {i} has {len(fields)} fields, expected {len(cols)}: {line[:80]!r}")
+        if len(fields) != ncols:
+            warnings.append(f"squeue: row {i} has {len(fields)} fields, expected {ncols}: {line[:80]!r}")
             continue
-        row = {k: v for k, v in zip(cols, fields, strict=True) if k}
+        fields.append("")
         try:
-            jobs.append(_job_from_cols(row, tz))
+            jobs.append(_job_from_cols(fields, ix, tz))
         except (ValueError, ParseError) as exc:
             warnings.append(f"squeue: row {i} skipped: {exc}")
     if lines and not jobs:
@@ -370,29 +420,37 @@ def parse_scontrol_records(text: str) -> list[dict[str, str]]:
     (``OS=Linux 6.1 #1 SMP``, ``Reason=ECC errors [root@...]``). ``No nodes in the
     system`` style messages give ``[]``.
     """
-    records: list[list[str]] = []
-    cur: list[str] | None = None
+    return list(iter_scontrol_records(text))
+
+
+def iter_scontrol_records(text: str) -> Iterator[dict[str, str]]:
+    """:func:`parse_scontrol_records` one record at a time: a consumer that turns each
+    dict into a model object keeps one dict alive, not 10k (peak memory at big sites)."""
+    segs: list[str] = []
     for line in text.split("\n"):  # not splitlines(): a Reason may contain \x0c, \x85, \u2028
         line = line.removesuffix("\r")
         if not line.strip():
-            cur = None
+            if segs:
+                yield from _record(segs)
+            segs = []
             continue
-        if line[:1].isspace() and cur is not None:
-            cur.append(line.strip())
+        if line[:1].isspace() and segs:
+            segs.append(line.strip())
             continue
-        if "=" not in line:
-            cur = None  # "No jobs in the system", "Slurm ... not found"
-            continue
-        cur = [line.strip()]
-        records.append(cur)
-    out: list[dict[str, str]] = []
-    for segs in records:
-        rec: dict[str, str] = {}
-        for seg in segs:
-            _split_segment(seg, rec)
-        if rec:
-            out.append(rec)
-    return out
+        if segs:
+            yield from _record(segs)
+        # "No jobs in the system", "Slurm ... not found": not a record
+        segs = [line.strip()] if "=" in line else []
+    if segs:
+        yield from _record(segs)
+
+
+def _record(segs: list[str]) -> Iterator[dict[str, str]]:
+    rec: dict[str, str] = {}
+    for seg in segs:
+        _split_segment(seg, rec)
+    if rec:
+        yield rec
 
 
 _REASON_RE = re.compile(r"^(.*?)\s*\[([^@\]\s]+)@([^\]]+)\]\s*$", re.S)
@@ -427,11 +485,14 @@ def split_node_state(state: str) -> tuple[str, tuple[str, ...]]:
     return base, tuple(dict.fromkeys(flags))
 
 
-def _records_or_raise(text: str, key: str, where: str) -> list[dict[str, str]]:
-    recs = parse_scontrol_records(text)
-    if text.strip() and not recs and "=" in text:
+def _records_or_raise(text: str, key: str, where: str) -> Iterator[dict[str, str]]:
+    """Records one by one; ParseError (after the last) when ``text`` had ``=`` but no record."""
+    any_rec = False
+    for rec in iter_scontrol_records(text):
+        any_rec = True
+        yield rec
+    if not any_rec and text.strip() and "=" in text:
         raise ParseError("no Key=value records", where=where)
-    return recs
 
 
 def _tolerant(records: Iterable[dict[str, str]], key: str, where: str, build: Callable[[dict[str, str]], Any]) -> tuple[list[Any], list[str]]:
