@@ -254,10 +254,16 @@ class Hub:
         return st.snapshot if st else None
 
     def rows(self, kind: str) -> list[Row]:
-        """Rows of every source for one pane, concatenated in source order."""
+        """Rows of every source for one pane, concatenated in source order.
+
+        With one source holding rows of ``kind``, its list itself (a ``RowList`` whose key
+        index and search text were built off the UI thread): the table never mutates it."""
+        have = [st.rows[kind] for st in self.states.values() if st.rows.get(kind)]
+        if len(have) == 1:
+            return have[0]
         out: list[Row] = []
-        for st in self.states.values():
-            out.extend(st.rows.get(kind, ()))
+        for rows in have:
+            out.extend(rows)
         return out
 
     def has_kind(self, kind: str) -> bool:

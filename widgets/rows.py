@@ -24,7 +24,7 @@ from .fmt import (
     slurm_duration,
     stamp,
 )
-from .table import Column, Row
+from .table import Column, Row, RowList, prepare_rows
 
 SEP = "\x1f"
 
@@ -91,7 +91,7 @@ def _verdict(verdicts: Verdicts, kind: str, source: str, ident: str) -> tuple[st
     return f.title, SEVERITY_STYLE.get(f.severity, ""), SEVERITY_RANK.get(f.severity, 3)
 
 
-def job_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> list[Row]:
+def job_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> RowList:
     """One row per squeue job: jobs with a critical/warning verdict first, then active jobs
     (pending before running), then finished ones; squeue order inside each group."""
     rows: list[tuple[tuple[int, int, int], int, Row]] = []
@@ -120,7 +120,7 @@ def job_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> list[Row]
         group = 0 if rank < 2 else 1 if j.is_active else 2
         rows.append(((group, rank, _STATE_ORDER.get(j.state, 1)), n, Row(row_key(src, j.job_id), cells, styles, sort)))
     rows.sort(key=lambda t: (t[0], t[1]))
-    return [r for _, _, r in rows]
+    return prepare_rows([r for _, _, r in rows])
 
 
 # inside a group: dead jobs, then pending, then running, then the rest (squeue order kept)
@@ -135,7 +135,7 @@ def _job_num(job_id: str) -> float:
         return float("inf")
 
 
-def node_rows(snapshot: Snapshot, verdicts: Verdicts) -> list[Row]:
+def node_rows(snapshot: Snapshot, verdicts: Verdicts) -> RowList:
     """Unhealthy nodes first (DOWN, then DRAIN), then by name."""
     src = snapshot.source
     out: list[tuple[tuple, Row]] = []
@@ -155,10 +155,10 @@ def node_rows(snapshot: Snapshot, verdicts: Verdicts) -> list[Row]:
         health = 0 if nd.is_down else 1 if nd.is_unhealthy else 2
         out.append(((health, rank, nd.name), Row(row_key(src, nd.name), cells, styles)))
     out.sort(key=lambda t: t[0])
-    return [r for _, r in out]
+    return prepare_rows([r for _, r in out])
 
 
-def training_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> list[Row]:
+def training_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> RowList:
     """ModelArts training jobs: problems first, then newest first."""
     src = snapshot.source
     out: list[tuple[tuple, Row]] = []
@@ -172,7 +172,7 @@ def training_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> list
         created = t.create_time.timestamp() if t.create_time else 0.0
         out.append(((min(rank, 2), -created), Row(row_key(src, t.job_id), cells, styles)))
     out.sort(key=lambda x: x[0])
-    return [r for _, r in out]
+    return prepare_rows([r for _, r in out])
 
 
 def incident_rows(incidents: Iterable[Incident], acked: frozenset[str] | set[str]) -> list[Row]:

@@ -53,6 +53,29 @@ class Row:
     sort: tuple[object, ...] | None = None
 
 
+class RowList(list):
+    """Rows plus what the table would otherwise compute on the UI thread, built once off it
+    (the hub's projection thread): ``key_index`` row key -> position, ``haystack`` the
+    lower-cased search text of each row (``"\\x1f".join(cells).lower()``). Treat as immutable."""
+
+    __slots__ = ("key_index", "haystack")
+
+    key_index: dict[str, int]
+    haystack: list[str]
+
+
+def _search_text(row: Row) -> str:
+    return "\x1f".join(row.cells).lower()
+
+
+def prepare_rows(rows: list[Row]) -> RowList:
+    """Wrap ``rows`` as a :class:`RowList` (O(n); call it off the UI thread)."""
+    out = RowList(rows)
+    out.key_index = {r.key: i for i, r in enumerate(out)}
+    out.haystack = [_search_text(r) for r in out]
+    return out
+
+
 @lru_cache(maxsize=256)
 def _style(spec: str) -> Style:
     return Style.parse(spec) if spec else Style()
@@ -119,7 +142,8 @@ class VirtualTable(ScrollView, can_focus=True):
         self.empty_text = empty_text
         self._all: list[Row] = []
         self._rows: list[Row] = []  # filtered and sorted view
-        self._haystack: list[str] | None = None  # lazily built lower-case search text
+        self._haystack: list[str] | None = None  # lower-case search text (RowList brings it)
+        self._matches: tuple[str, list[int]] | None = None  # (filter, indices into _all) last computed
         self._filter = ""
         self._sort_col: int | None = None
         self._sort_reverse = False
@@ -154,7 +178,8 @@ class VirtualTable(ScrollView, can_focus=True):
         """Replace all rows; the cursor stays on the same key when it still exists."""
         keep = self.cursor_key or self._cursor_key
         self._all = rows
-        self._haystack = None
+        self._haystack = rows.haystack if isinstance(rows, RowList) else None
+        self._matches = None
         self._rebuild(keep)
 
     def set_filter(self, text: str) -> None:
@@ -168,41 +193,62 @@ class VirtualTable(ScrollView, can_focus=True):
 
     def move_to_key(self, key: str) -> bool:
         """Put the cursor on ``key`` (clearing the filter if it hides it)."""
-        for i, row in enumerate(self._rows):
-            if row.key == key:
-                self._set_cursor(i)
-                return True
-        if self._filter and any(r.key == key for r in self._all):
+        i = self._find(self._rows, key)
+        if i is not None:
+            self._set_cursor(i)
+            return True
+        if self._filter and self._find(self._all, key) is not None:
             self.set_filter("")
             return self.move_to_key(key)
         self._cursor_key = key
         return False
 
+    def _filtered(self) -> list[Row]:
+        """Rows of ``_all`` matching the filter. A longer query that contains the previous
+        one only re-checks the previous matches (typing narrows: each key costs less)."""
+        rows, needle = self._all, self._filter
+        if self._haystack is None:
+            self._haystack = [_search_text(r) for r in rows]
+        hay = self._haystack
+        prev = self._matches
+        if prev is not None and prev[0] in needle:
+            idx = [i for i in prev[1] if needle in hay[i]]
+        else:
+            idx = [i for i, h in enumerate(hay) if needle in h]
+        self._matches = (needle, idx)
+        return [rows[i] for i in idx]
+
     def _rebuild(self, keep: str | None) -> None:
+        # O(shown rows) at most; with no filter/sort and a RowList, O(1) plus one frame:
+        # rows are never mutated here, so the hub's list is used as it is.
         rows = self._all
         if self._filter:
-            if self._haystack is None:
-                self._haystack = ["\x1f".join(r.cells).lower() for r in rows]
-            needle = self._filter
-            rows = [r for r, h in zip(rows, self._haystack, strict=True) if needle in h]
+            rows = self._filtered()
         if self._sort_col is not None:
             col = self._sort_col
             rows = sorted(rows, key=lambda r: _sort_value(r, col), reverse=self._sort_reverse)
-        elif rows is self._all:
-            rows = list(rows)
         self._rows = rows
         self.virtual_size = Size(self.size.width, len(rows) + 1)
         index = 0
         if keep is not None:
-            for i, r in enumerate(rows):
-                if r.key == keep:
-                    index = i
-                    break
-            else:
-                index = min(self.cursor, max(0, len(rows) - 1))
+            found = self._find(rows, keep)
+            index = found if found is not None else min(self.cursor, max(0, len(rows) - 1))
         self._cursor_key = keep
         self._set_cursor(index, force=True)
         self.refresh()
+
+    def _find(self, rows: Sequence[Row], key: str) -> int | None:
+        """Position of ``key`` in ``rows``: the old cursor position first (a poll rarely moves
+        it), then the RowList's index, then a scan."""
+        cur = self.cursor
+        if cur < len(rows) and rows[cur].key == key:
+            return cur
+        if rows is self._all and isinstance(rows, RowList):
+            return rows.key_index.get(key)
+        for i, r in enumerate(rows):
+            if r.key == key:
+                return i
+        return None
 
     # ------------------------------------------------------------------ cursor
 
