@@ -76,6 +76,7 @@ def load_snapshot(jobs: int, nodes: int):
 async def measure_app(snap, presses: int = 15) -> dict:
     from cockpit.widgets.panes import QueueTable
 
+    from cockpit import gcpolicy
     from cockpit.app import CockpitApp
     from cockpit.hub import HubUpdated
     from cockpit.state import AckStore
@@ -137,6 +138,7 @@ async def measure_app(snap, presses: int = 15) -> dict:
             await pilot.pause()
             t0 = time.perf_counter()
             st.snapshot, st.findings, st.verdicts, st.rows = later, findings, verdicts, rows
+            gcpolicy.settle()  # as Hub._apply does, on the UI thread
             app.hub.incidents = incidents
             app.hub.generation += 1
             app.post_message(HubUpdated(source.name))

@@ -19,6 +19,7 @@ from typing import Any
 
 from textual.message import Message
 
+from cockpit import gcpolicy
 from cockpit.enrich import EvidenceCache, diagnose_with_evidence
 from cockpit.model import Artifacts, Finding, Incident, Snapshot, SourceError, Subject
 from cockpit.sources.base import Source
@@ -190,8 +191,10 @@ class Hub:
             findings, verdicts = (), {}
             rows = self._project(snap, {}, self.clock())
             snap = dataclasses.replace(snap, warnings=(*snap.warnings, f"diagnosis failed: {exc}"))
+        gcpolicy.release((st.snapshot, st.findings, st.verdicts, st.rows))  # freed off the UI thread
         st.snapshot, st.error, st.failures = snap, None, 0
         st.findings, st.verdicts, st.rows = findings, verdicts, rows
+        gcpolicy.settle()  # the old snapshot is gone: freeze the new one out of full collections
         # Correlate across sources from what every source holds *now*: a slower thread that
         # captured another source's older findings must not overwrite newer incidents.
         from cockpit.diagnosis.engine import correlate
@@ -234,9 +237,10 @@ class Hub:
         """Engine + row projection for one snapshot (runs in a thread)."""
         from cockpit.diagnosis.engine import verdicts
 
-        findings = tuple(diagnose_with_evidence(snap, evidence or {}, now))
-        v = verdicts(list(findings))
-        rows = self._project(snap, v, now)
+        with gcpolicy.bulk():  # acyclic objects by the million: no collections while building
+            findings = tuple(diagnose_with_evidence(snap, evidence or {}, now))
+            v = verdicts(list(findings))
+            rows = self._project(snap, v, now)
         return findings, v, rows
 
     @staticmethod
