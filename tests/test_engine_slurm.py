@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -217,7 +216,8 @@ def test_a_broken_rule_does_not_blind_the_engine(monkeypatch):
     assert engine.LAST_RULE_ERRORS and "bad rule" in engine.LAST_RULE_ERRORS[0]
 
 
-def test_100k_jobs_diagnose_fast():
+def test_100k_jobs_every_unhealthy_job_found_healthy_ones_silent():
+    # Speed at this size is a benchmark goal (bench/bench_poll.py), not a pytest assertion.
     parts = (Partition("p", nodes=tuple(f"n{i}" for i in range(100)), max_time_s=86400, total_nodes=100),)
     nodes = tuple(SlurmNode(f"n{i}", "MIXED", cpus_total=64, real_memory_mib=256000, partitions=("p",)) for i in range(100))
     jobs = []
@@ -227,8 +227,10 @@ def test_100k_jobs_diagnose_fast():
                              node_count=1, nodes=(f"n{i % 100}",), submit_time=NOW - timedelta(minutes=5),
                              exit_code=ExitCode(1, 0) if state == "FAILED" else None))
     snap = Snapshot("lab", "slurm", NOW, jobs=tuple(jobs), nodes=nodes, partitions=parts)
-    t = time.perf_counter()
     findings = diagnose(snap, None, NOW)
-    elapsed = time.perf_counter() - t
     assert len(findings) == 10_000
-    assert elapsed < 5.0, f"{elapsed:.2f} s for 100k jobs"
+    by_job = {f.subject.id: f for f in findings if f.subject.kind == "job"}
+    # every FAILED and every PENDING job has its finding; no RUNNING job has one
+    assert set(by_job) == {str(i) for i in range(0, 100_000, 10)}
+    assert {by_job[str(i)].severity for i in range(0, 100_000, 20)} == {"critical"}  # FAILED
+    assert all(by_job[str(i)].severity == "info" for i in range(10, 100_000, 20))  # Resources: will run
