@@ -211,7 +211,7 @@ def demo_sources(seed: int = 7, clock: Callable[[], datetime] | None = None) -> 
 
     site = DemoSite(seed, clock)
     return [
-        SlurmSource(DEMO_CLUSTER, DemoTransport(site), interval=5, clock=site.clock,
+        SlurmSource(DEMO_CLUSTER, DemoTransport(site), interval=15, clock=site.clock,
                     slurmctld_log=SLURMCTLD_LOG, slurmd_log=SLURMD_LOG, storage_paths=STORAGE_PATHS),
-        ModelArtsSource(DEMO_PROJECT, DemoModelArtsApi(site), interval=10, clock=site.clock),
+        ModelArtsSource(DEMO_PROJECT, DemoModelArtsApi(site), interval=30, clock=site.clock),
     ]
