@@ -28,8 +28,6 @@ from cockpit.widgets.table import Row
 
 log = logging.getLogger(__name__)
 
-MAX_BACKOFF_S = 300.0
-
 Clock = Callable[[], datetime]
 
 
@@ -131,7 +129,9 @@ class Hub:
         interval = max(1.0, float(st.source.interval))
         if st.error is None:
             return interval
-        delay = min(interval * (2 ** min(st.failures - 1, 6)), max(MAX_BACKOFF_S, interval))
+        # Back off, but never past two intervals: a source that comes back must show fresh
+        # data within two intervals (the SSH transport's own backoff is capped the same way).
+        delay = min(interval * (2 ** min(st.failures - 1, 6)), 2 * interval)
         if st.error.retry_after_s:
             delay = max(delay, float(st.error.retry_after_s))
         return delay

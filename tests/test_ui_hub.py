@@ -43,6 +43,8 @@ async def test_failing_source_keeps_last_good_data_and_says_stale(tmp_path):
         assert app.hub._next_delay(st) == 10.0
         await app.hub.poll_once(st)
         assert app.hub._next_delay(st) == 20.0  # backing off
+        await app.hub.poll_once(st)
+        assert app.hub._next_delay(st) == 20.0  # capped at two intervals: recovery stays prompt
         src.fail = SourceError("throttled", "429", retry_after_s=90)
         await app.hub.poll_once(st)
         assert app.hub._next_delay(st) == 90.0  # Retry-After wins
