@@ -17,11 +17,17 @@ from cockpit.errors import UserError
 COMMANDS = ("snapshot", "check_config", "diagnose", "collect", "incidents", "scan_log", "alerts", "watch")
 
 
-def add_common(p: argparse.ArgumentParser) -> None:
-    """Options every command accepts."""
-    p.add_argument("--config", metavar="FILE", help="config file (default: XDG config dir cockpit/config.toml)")
-    p.add_argument("--demo", action="store_true", help="use the built-in simulated site")
-    p.add_argument("--demo-seed", type=int, default=7, metavar="N", help="seed of the demo site (default 7)")
+def add_common(p: argparse.ArgumentParser, *, top: bool = False) -> None:
+    """Options every command accepts, before or after the subcommand.
+
+    On subcommand parsers the defaults are SUPPRESS: otherwise argparse would overwrite a
+    ``cockpit --config F snapshot`` value with the subparser's default and silently ignore F.
+    """
+    d = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
+    p.add_argument("--config", metavar="FILE", default=d(None),
+                   help="config file (default: XDG config dir cockpit/config.toml)")
+    p.add_argument("--demo", action="store_true", default=d(False), help="use the built-in simulated site")
+    p.add_argument("--demo-seed", type=int, default=d(7), metavar="N", help="seed of the demo site (default 7)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="cockpit",
         description="Terminal cockpit for Slurm and ModelArts on-call: why is this job stuck or dead?",
     )
-    add_common(parser)
+    add_common(parser, top=True)
     parser.add_argument("--no-bell", action="store_true", help="do not ring the bell on new critical incidents")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
