@@ -234,3 +234,17 @@ def test_100k_jobs_every_unhealthy_job_found_healthy_ones_silent():
     assert set(by_job) == {str(i) for i in range(0, 100_000, 10)}
     assert {by_job[str(i)].severity for i in range(0, 100_000, 20)} == {"critical"}  # FAILED
     assert all(by_job[str(i)].severity == "info" for i in range(10, 100_000, 20))  # Resources: will run
+
+
+def test_gpu_oom_is_not_a_host_memory_problem():
+    job = SlurmJob("12", "train", "u", "gpu", "FAILED", "NonZeroExitCode", cpus=8, nodes=("g1",), node_list="g1",
+                   min_memory_mib=65536, exit_code=ExitCode(1, 0))
+    out = (b"epoch 0\nTraceback (most recent call last):\n  File \"train.py\", line 3\n"
+           b"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total)\n")
+    snap = Snapshot("lab", "slurm", NOW, jobs=(job,))
+    f = _top_for(diagnose(snap, Artifacts(logs=(LogText("slurm-12.out", "stdout", out, subject_id="12"),)), NOW),
+                 "job", "12")
+    assert f.root_cause == "gpu_out_of_memory"
+    assert "GPU/NPU memory" in f.title
+    assert "gradient accumulation" in f.remedy and "nvidia-smi" in f.remedy and "--mem=" not in f.remedy
+    assert any(e.line == 4 and "CUDA out of memory" in e.text for e in f.evidence)

@@ -123,3 +123,61 @@ def test_property_never_raises_and_lines_match_bytes(lines):
         assert first == (strong[0] if strong else hits[0])
     else:
         assert hits == []
+
+
+# ---------------------------------------------------------------- GPU / NPU out of memory
+
+
+def test_cuda_oom_beats_the_traceback_above_it():
+    log = (b"epoch 1 step 10 loss 2.3\n"
+           b"Traceback (most recent call last):\n"
+           b'  File "train.py", line 10, in <module>\n'
+           b"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total)\n"
+           b"Exception raised from malloc\n")
+    h = first_error(log)
+    assert (h.line, h.label, h.strong) == (4, "gpu_out_of_memory", True)
+
+
+def test_gpu_and_npu_oom_lines_are_labelled():
+    lines = [
+        b"RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity)",
+        b"RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+        b"cudaMalloc failed: cudaErrorMemoryAllocation",
+        b"h:15:91 [3] NCCL WARN Cuda failure 'out of memory'",
+        b"RuntimeError: NPU out of memory. Tried to allocate 1.50 GiB (NPU 0; 60.97 GiB total capacity)",
+        b"[ERROR] RUNTIME(3057,python):2024-05-01-10:00:01.123 [npu_driver.cc:1010] halMemAlloc failed: out of memory",
+        b"E39999: Inner Error! EL0004: Failed to allocate memory.",
+    ]
+    for line in lines:
+        h = first_error(b"Traceback (most recent call last):\n" + line + b"\n")
+        assert (h.line, h.label) == (2, "gpu_out_of_memory"), line
+
+
+def test_host_ram_oom_is_not_a_gpu_oom():
+    assert classify(b"Memory cgroup out of memory: Killed process 4242 (python)").label == "oom_killed"
+    assert classify(b"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=7.batch").label == "oom_killed"
+    assert classify(b"fatal error: runtime: out of memory").label == "application_error"  # Go, host RAM
+
+
+def test_nccl_unhandled_cuda_error_names_the_oom_below_it():
+    log = (b"step 3\n"
+           b"torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1275, unhandled cuda error "
+           b"(run with NCCL_DEBUG=INFO for details), NCCL version 2.14.3\n"
+           b"ncclUnhandledCudaError: Call to CUDA function failed.\n"
+           b"Last error:\n"
+           b"Cuda failure 'out of memory'\n")
+    h = first_error(log)
+    assert (h.line, h.label, h.offset) == (5, "gpu_out_of_memory", log.index(b"Cuda failure"))
+    # without the OOM below, the NCCL line stays the first red error
+    plain = log.replace(b"Cuda failure 'out of memory'", b"Cuda failure 'an illegal memory access'")
+    assert (first_error(plain).line, first_error(plain).label) == (2, "nccl_communication_error")
+
+
+def test_scan_log_cli_reports_the_gpu_oom(tmp_path, capsys):
+    from cockpit.cli import main
+
+    f = tmp_path / "slurm-9.out"
+    f.write_bytes(b"Traceback (most recent call last):\n"
+                  b"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    assert main(["scan-log", str(f)]) == 1
+    assert f"{f}:2: [gpu_out_of_memory] RuntimeError: CUDA out of memory" in capsys.readouterr().out

@@ -209,3 +209,12 @@ def test_modelarts_bundles(case):
     assert top.root_cause in [exp["root_cause"], *exp.get("also_acceptable", [])]
     assert top.evidence[0].where == exp["first_error_file"]
     assert top.evidence[0].text.strip() == exp["first_error_line"]
+
+
+def test_npu_out_of_memory_in_the_startup_log():
+    log = ("Traceback (most recent call last):\n"
+           "RuntimeError: NPU out of memory. Tried to allocate 1.50 GiB (NPU 0; 60.97 GiB total capacity)\n")
+    fs = run(job("oom137", log_preview=log, task_statuses=()))
+    f = next(f for f in fs if f.root_cause == "gpu_out_of_memory")
+    assert f.title == "Failed: NPU out of memory"
+    assert f.evidence[0].line == 2 and "gradient accumulation" in f.remedy

@@ -161,8 +161,27 @@ def first_error(buf: Buffer, *, kind: str = "app") -> ScanHit | None:
         if rx is None:
             continue
         for hit in _search(buf, rx, kind, 0, 1, 0):
-            return hit
+            return _nccl_cause(buf, hit, kind) if strong else hit
     return None
+
+
+# NCCL reports a CUDA failure as "unhandled cuda error" and names it (often "out of memory")
+# a few lines later: that later line is the cause, the NCCL line its messenger.
+_UNHANDLED_CUDA = re.compile(r"unhandled cuda error|ncclUnhandledCudaError", re.I)
+_NCCL_LOOKAHEAD = 4096  # bytes after the NCCL line searched for the CUDA failure it wraps
+
+
+def _nccl_cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
+    if hit.label != "nccl_communication_error" or not _UNHANDLED_CUDA.search(hit.text):
+        return hit
+    start = buf.find(b"\n", hit.offset)
+    if start < 0:
+        return hit
+    window = bytes(buf[start + 1:start + 1 + _NCCL_LOOKAHEAD])
+    for h in _search(window, _combined(kind, True), kind, 0, hit.line + 1, start + 1):
+        if h.label == "gpu_out_of_memory":
+            return h
+    return hit
 
 
 def iter_errors(buf: Buffer, *, kind: str = "app", start_offset: int = 0,

@@ -190,6 +190,9 @@ def _phrase(label: str, job: TrainingJob, hit: _Hit) -> str:
             else "container failed at start"
     if label == "oom_killed":
         return "killed for memory (exit 137)"
+    if label == "gpu_out_of_memory":
+        return "NPU out of memory" if re.search(r"NPU|EL0004|Ascend|\[ERROR\] (?:RUNTIME|DRV|GE|HCCL)", t) \
+            else "GPU out of memory"
     if label == "input_path_not_found":
         return "input path not found on OBS (NoSuchKey)" if re.search(r"404|NoSuchKey", t) else "input path not found"
     return {
@@ -249,6 +252,11 @@ def _remedy(label: str, job: TrainingJob, hit: _Hit) -> tuple[str, str]:
     if label == "oom_killed":
         return ("Exit code 137 means SIGKILL: the container ran out of memory.",
                 "Reduce the batch size or the data held in memory, or choose a flavor with more memory.")
+    if label == "gpu_out_of_memory":
+        return ("The accelerator's own memory (GPU/NPU HBM) ran out; a flavor with more host memory does not help.",
+                "Use a smaller batch size with gradient accumulation, activation checkpointing or mixed precision, "
+                "or a flavor with more (or larger) GPUs/NPUs; check npu-smi info / nvidia-smi for other processes "
+                "holding device memory.")
     if label == "input_path_not_found":
         return ("The code or MoXing asked OBS for an object that does not exist (404 NoSuchKey).",
                 "Check the OBS path spelling (bucket and object names are case-sensitive) and that the data was "

@@ -117,6 +117,16 @@ PATTERNS: tuple[Pattern, ...] = (
        r"exited with code 127|executable file not found in \$PATH|exec format error|OCI runtime (?:create|exec) failed|"
        r"CrashLoopBackOff", "container_entrypoint_failed", tier=1),
     # ---------------------------------------------------------------- GPU / communication
+    # Device memory (HBM) exhausted: before NCCL so "NCCL WARN Cuda failure 'out of memory'" is an OOM.
+    # Host-RAM OOM lines (kernel, cgroup, Go's "runtime: out of memory") stay oom_killed: every
+    # alternative names the device (CUDA/NPU/GPU, a CUDA/cuBLAS/CANN status) or a CANN module.
+    _p("gpu_oom",
+       r"CUDA out of memory|torch\.(?:cuda\.)?OutOfMemoryError|CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|"
+       r"cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|"
+       r"Cuda failure '?out of memory|unhandled cuda error[^\n]*out of memory|OOM when allocating tensor|"
+       r"RESOURCE_EXHAUSTED: Out of memory|(?:NPU|GPU|HBM|[Dd]evice) out of memory|\bEL0004\b|"
+       r"^\[ERROR\] (?:RUNTIME|DRV|GE|HCCL|ASCENDCL|TBE|APP)\b[^\n]*(?:out of memory|[Mm]alloc[^\n]*fail)",
+       "gpu_out_of_memory", tier=2),
     _p("nccl", r"\bNCCL (?:error|WARN)\b|nccl\w*Error|NCCL communicator was aborted|"
        r"Watchdog caught collective operation timeout", "nccl_communication_error", tier=2),
     _p("cuda_driver", r"CUDA driver version is insufficient|driver version is insufficient for CUDA runtime|"

@@ -375,6 +375,10 @@ def _env_phrase(cause: str, text: str) -> str:
     return ""
 
 
+GPU_OOM_REMEDY = ("Reduce the per-device memory: a smaller batch size with gradient accumulation to keep the "
+                  "effective batch, activation (gradient) checkpointing, mixed precision, or shard the model over "
+                  "more GPUs (--gpus). Check nvidia-smi (npu-smi info on Ascend) on the node for other processes "
+                  "holding device memory.")
 _ENV_CAUSES = {"command_not_found", "missing_shared_library", "module_load_failed"}
 _LOG_CAUSE_TEXT = {
     "command_not_found": ("a command was not found on the compute node", "env"),
@@ -392,6 +396,8 @@ _LOG_CAUSE_TEXT = {
     "cuda_driver_mismatch": ("the CUDA runtime needs a newer GPU driver than the node has",
                              "Compare nvidia-smi (driver) with the CUDA version of the build/container; use a "
                              "build for the node's CUDA or ask for a driver upgrade."),
+    "gpu_out_of_memory": ("GPU/NPU memory exhausted (device memory, not host RAM: --mem does not help)",
+                          GPU_OOM_REMEDY),
     "gpu_not_available": ("no usable GPU was visible to the job",
                           "Request GPUs (--gres=gpu:N or --gpus=N) and check nvidia-smi on the node."),
     "gpu_hardware_error": ("a GPU hardware fault (Xid/ECC)",
@@ -790,6 +796,7 @@ _REMEDY_BY_LABEL = {
     "dependency_failed": "scancel the job and resubmit once the parent succeeds, or clear the dependency.",
     "pending_partition_limit": "Fit the request to the partition limits (scontrol show partition).",
     "time_limit": "Resubmit with a longer --time (within the partition MaxTime).",
+    "gpu_out_of_memory": GPU_OOM_REMEDY,
     "oom_killed": "Resubmit with --mem about 1.2 x MaxRSS (sacct -j <id> -o MaxRSS), or use less memory.",
     "cancelled_by_user": "Nothing failed; ask who cancelled it (slurmctld.log REQUEST_KILL_JOB).",
     "application_error": "Read the program's first error above; fix input/code and resubmit.",
