@@ -361,6 +361,10 @@ class LogText:
     ``kind``: stdout | stderr | slurmctld | slurmd | events | startup | app | command.
     ``base_offset``/``base_line`` locate ``data`` in the full file (line numbers are
     1-based; ``base_line`` is None when a tail range was read and the line is unknown).
+    An excerpt of non-contiguous lines (the slurmctld.log lines naming one job) carries
+    ``line_offsets``: the file byte offset of each of its lines, and ``line_numbers``
+    their 1-based file line numbers when known (empty otherwise); use
+    :meth:`file_offset` / :meth:`file_line` to map a line of ``data`` back to the file.
     """
 
     name: str  # file name as the user knows it, e.g. slurm-4.out
@@ -370,6 +374,21 @@ class LogText:
     subject_id: str = ""
     base_offset: int = 0
     base_line: int | None = 1
+    line_offsets: tuple[int, ...] = ()
+    line_numbers: tuple[int, ...] = ()
+
+    def file_offset(self, line: int, offset: int) -> int:
+        """File byte offset of the start of ``data``'s 1-based ``line`` (at ``offset`` in ``data``)."""
+        if self.line_offsets:
+            return self.line_offsets[min(max(line, 1), len(self.line_offsets)) - 1]
+        return self.base_offset + offset
+
+    def file_line(self, line: int) -> int | None:
+        """1-based file line number of ``data``'s 1-based ``line``; None when unknown."""
+        if self.line_offsets:
+            n = len(self.line_numbers)
+            return self.line_numbers[line - 1] if 0 < line <= n else None
+        return None if self.base_line is None else self.base_line + line - 1
 
 
 @dataclass(frozen=True, slots=True)

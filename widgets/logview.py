@@ -53,10 +53,13 @@ class LogReader(Protocol):
 class SourceLogReader:
     """A file on a source (local, SSH, demo) read by ranges."""
 
-    def __init__(self, source, path: str, name: str = "") -> None:
+    def __init__(self, source, path: str, name: str = "", landing_offset: int | None = None) -> None:
         self.source, self.path = source, path
         self.name = name or path.rsplit("/", 1)[-1]
         self.kind = log_kind(f"{self.name} {path}")
+        # where to open when no line is asked for: a shared daemon log (slurmctld.log) opens
+        # at the subject's own first error, not at another job's
+        self.landing_offset = landing_offset
 
     async def read(self, offset: int, length: int) -> bytes:
         return await self.source.read_range(self.path, offset, length)
@@ -183,6 +186,8 @@ class LogView(ScrollView, can_focus=True):
         self.set_follow(False)
         self._reset()
         self.message = ""
+        if line is None and offset is None:
+            offset = getattr(reader, "landing_offset", None)
         self._want_line, self._want_offset = line, offset
         self.cursor = 1
         self.scroll_to(y=0, animate=False, immediate=True)

@@ -105,13 +105,12 @@ def _scan_kind(kind: str) -> str:
 
 def log_evidence(log: LogText, hit, tier: int | None = None) -> Evidence:
     """Evidence for a scan hit: file name, absolute line and byte offset so the viewer jumps."""
-    line = (log.base_line + hit.line - 1) if log.base_line is not None else None
     return Evidence(
         where=log.name,
         text=hit.text,
-        line=line,
+        line=log.file_line(hit.line),
         path=log.path,
-        offset=log.base_offset + hit.offset,
+        offset=log.file_offset(hit.line, hit.offset),
         tier=hit.tier if tier is None else tier,
     )
 

@@ -71,6 +71,10 @@ class LogScreen(CockpitScreen):
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         if event.tab is None or event.tab.id is None:
             return
+        if event.tab.id != self.query_one(Tabs).active:
+            # stale: the first tab's activation on mount arrives after on_mount chose another
+            # tab; reopening would lose the evidence's line
+            return
         index = int(event.tab.id.split("-")[1])
         if index != self.active:
             self._open(index)

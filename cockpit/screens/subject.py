@@ -19,7 +19,16 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, OptionList, Static
 
-from cockpit.model import Artifacts, Evidence, Finding, SlurmJob, SlurmNode, Subject, TrainingJob
+from cockpit.model import (
+    Artifacts,
+    Evidence,
+    Finding,
+    LogText,
+    SlurmJob,
+    SlurmNode,
+    Subject,
+    TrainingJob,
+)
 from cockpit.text import clean
 from cockpit.widgets.fmt import (
     SEVERITY_STYLE,
@@ -116,6 +125,7 @@ class SubjectScreen(CockpitScreen):
         snap = st.snapshot if st else None
         out: list[tuple[str, LogReader]] = []
         paths: set[str] = set()
+        landing = {lt.path: _landing_offset(lt) for lt in arts.logs if lt.path and lt.line_offsets}
         if st is not None and snap is not None:
             try:
                 locations = st.source.log_locations(self.subject, snap)
@@ -124,7 +134,8 @@ class SubjectScreen(CockpitScreen):
             for label, loc in locations:
                 paths.add(loc.path)
                 name = posixpath.basename(loc.path) or label
-                out.append((label, SourceLogReader(st.source, loc.path, name=f"{label} {name}" if name != label else label)))
+                out.append((label, SourceLogReader(st.source, loc.path, name=f"{label} {name}" if name != label else label,
+                                                   landing_offset=landing.get(loc.path))))
         for lt in arts.logs:
             if lt.path and lt.path in paths and lt.kind not in ("slurmctld",):
                 continue
@@ -379,6 +390,18 @@ class TrainingJobScreen(SubjectScreen):
         if isinstance(obj, TrainingJob) and obj.log_preview and not any(r.kind == "startup" for _, r in logs):
             logs.append(("startup log (preview)", BytesLogReader(obj.log_preview.encode("utf-8", "replace"), "startup log", kind="startup")))
         return logs
+
+
+def _landing_offset(lt: LogText) -> int | None:
+    """File offset of the first red error among an excerpt's lines (a shared daemon log's
+    lines for this subject), else of its first line; None for an empty excerpt."""
+    from cockpit.diagnosis.logscan import iter_errors
+
+    if not lt.line_offsets:
+        return None
+    hits = list(iter_errors(lt.data, kind=lt.kind))
+    hit = next((h for h in hits if h.strong), hits[0] if hits else None)
+    return lt.file_offset(hit.line, hit.offset) if hit is not None else lt.line_offsets[0]
 
 
 def _secs(s: float | None) -> str:

@@ -944,6 +944,35 @@ def _job_log_re(job_id: str) -> re.Pattern[bytes]:
     return re.compile(rb"(?:(?:JobId=|StepId=|[Jj]ob |JOB )" + j + rb"(?![0-9])|\[" + j + rb"[.\]])")
 
 
+def grep_excerpt(name: str, kind: str, path: str, subject_id: str, data: bytes, offset: int,
+                 pattern: re.Pattern[bytes]) -> LogText:
+    """The lines of ``data`` (read at file byte ``offset``) that match ``pattern``, as a LogText.
+
+    The lines are not contiguous, so each keeps its own file byte offset (``line_offsets``)
+    and, when ``data`` starts the file (``offset`` 0), its file line number: evidence found
+    in the excerpt then opens the full log at the right line. ``pattern`` must not match
+    across a newline.
+    """
+    starts: list[int] = []
+    numbers: list[int] = []
+    chunks: list[bytes] = []
+    line_no, counted_to, last = 1, 0, -1
+    for m in pattern.finditer(data):
+        ls = data.rfind(b"\n", 0, m.start()) + 1
+        if ls == last:
+            continue
+        le = data.find(b"\n", m.end())
+        le = len(data) if le < 0 else le + 1
+        line_no += data.count(b"\n", counted_to, ls)
+        counted_to, last = ls, ls
+        starts.append(offset + ls)
+        numbers.append(line_no)
+        chunks.append(data[ls:le] if data[le - 1 : le] == b"\n" else data[ls:le] + b"\n")
+    return LogText(name=name, kind=kind, data=b"".join(chunks), path=path, subject_id=subject_id,
+                   base_offset=offset, base_line=None, line_offsets=tuple(starts),
+                   line_numbers=tuple(numbers) if offset == 0 else ())
+
+
 def _node_log_re(node: str) -> re.Pattern[bytes]:
     n = re.escape(node.encode())
     return re.compile(rb"(?<![A-Za-z0-9])" + n + rb"(?![0-9A-Za-z])")
@@ -1135,10 +1164,7 @@ class SlurmSource:
 
     async def _grep_log(self, name: str, kind: str, path: str, limit: int, pattern: re.Pattern[bytes], subject_id: str) -> LogText:
         data, offset = await self._tail(path, limit)
-        lines = [ln for ln in data.splitlines(keepends=True) if pattern.search(ln)]
-        # Matching lines are not contiguous: no line number, offset of the searched range.
-        return LogText(name=name, kind=kind, data=b"".join(lines), path=path, subject_id=subject_id,
-                       base_offset=offset, base_line=None)
+        return grep_excerpt(name, kind, path, subject_id, data, offset, pattern)
 
     async def artifacts(self, subject: Subject, snapshot: Snapshot) -> Artifacts:
         """Evidence for a job or node: sacct rows, ``scontrol show job``, log excerpts.
