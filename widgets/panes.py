@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -141,10 +142,36 @@ class FindingList(OptionList):
     """
 
     DEFAULT_CSS = "FindingList { height: 1fr; border: none; }"
+    BINDINGS = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("g", "first", "Top", show=False),
+        Binding("G", "last", "Bottom", show=False),
+    ]
+
+    def __init__(self, *args, **kw) -> None:
+        super().__init__(*args, **kw)
+        self._shown: tuple | None = None  # what set_findings last drew (skip identical redraws)
+        self._identity: dict[str, tuple] = {}  # option id -> what it shows, stable across polls
+
+    def highlighted_identity(self) -> tuple | None:
+        """What the cursor is on (finding cause + subject, evidence text, log name), or None."""
+        h = self.highlighted
+        if h is None or h >= self.option_count:
+            return None
+        return self._identity.get(self.get_option_at_index(h).id or "")
 
     def set_findings(self, findings: Sequence[Finding], logs: Sequence[str] = ()) -> None:
+        """Show ``findings`` and the ``logs`` names. The cursor stays on the same finding,
+        evidence line or log when they are still there (a poll must not move it)."""
+        shown = (tuple(findings), tuple(logs))
+        if shown == self._shown:
+            return
+        keep = self.highlighted_identity()
+        self._shown = shown
         self.findings = list(findings)
         self.clear_options()
+        identity: dict[str, tuple] = {}
         opts: list[Option] = []
         if not findings:
             opts.append(Option(Text("No problem found by the engine.", style="green"), disabled=True))
@@ -155,6 +182,7 @@ class FindingList(OptionList):
             head.append(f" {clean(f.title, 300)}", style="bold")
             head.append(f"  [{clean(f.root_cause, 60)}]", style="cyan")
             opts.append(Option(head, id=f"f:{fi}"))
+            identity[f"f:{fi}"] = ("f", f.root_cause, f.subject)
             if f.explanation:
                 opts.append(Option(Text("   " + clean(f.explanation, 600), style="dim"), disabled=True))
             chain = sorted(enumerate(f.evidence), key=lambda t: t[1].tier)
@@ -165,13 +193,21 @@ class FindingList(OptionList):
                 line.append(f" {loc}  ", style="cyan")
                 line.append(clean(ev.text, 400))
                 opts.append(Option(line, id=f"ev:{fi}:{ei}"))
+                identity[f"ev:{fi}:{ei}"] = ("ev", f.root_cause, f.subject, ev.where, ev.text)
             if f.remedy:
                 opts.append(Option(Text("   → " + clean(f.remedy, 600), style="green"), disabled=True))
         if logs:
             opts.append(Option(Text("Logs", style="bold underline"), disabled=True))
             for i, name in enumerate(logs):
                 opts.append(Option(Text(f"   ▸ {clean(name, 120)}", style="cyan"), id=f"log:{i}"))
+                identity[f"log:{i}"] = ("log", name)
+        self._identity = identity
         self.add_options(opts)
+        if keep is not None:
+            at = next((i for i, o in enumerate(opts) if o.id and identity.get(o.id) == keep), None)
+            if at is not None:
+                self.highlighted = at
+                return
         first = next((i for i, o in enumerate(opts) if o.id and o.id.startswith("ev:")), None)
         if first is None:
             first = next((i for i, o in enumerate(opts) if not o.disabled), None)
