@@ -21,7 +21,7 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("esc", "back to the previous screen (cursor kept)"),
     )),
     ("Tables", (
-        ("j / k, ↑ / ↓", "move"),
+        ("j / k, ↑ / ↓", "move (also in findings, incidents, alerts and this help)"),
         ("pgup / pgdn, g / G", "page, top, bottom"),
         ("enter", "drill down (job, node, training job, incident subject)"),
         ("/", "filter by any column text (enter keeps it, esc clears)"),
@@ -62,7 +62,13 @@ def help_table() -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,question_mark", "app.pop_screen", "Close")]
+    BINDINGS = [
+        Binding("escape,question_mark", "app.pop_screen", "Close"),
+        Binding("j", "scroll(1)", "Down", show=False),
+        Binding("k", "scroll(-1)", "Up", show=False),
+        Binding("g", "scroll_edge(0)", "Top", show=False),
+        Binding("G", "scroll_edge(1)", "Bottom", show=False),
+    ]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 90; max-width: 100%; height: auto; max-height: 100%;
@@ -73,3 +79,11 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll():
             yield Static(Text("Cockpit keys  (esc closes)", style="bold"))
             yield Static(help_table())
+
+    def action_scroll(self, lines: int) -> None:
+        scroller = self.query_one(VerticalScroll)
+        scroller.scroll_to(y=scroller.scroll_y + lines, animate=False)
+
+    def action_scroll_edge(self, bottom: int) -> None:
+        scroller = self.query_one(VerticalScroll)
+        (scroller.scroll_end if bottom else scroller.scroll_home)(animate=False)
