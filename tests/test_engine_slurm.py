@@ -99,9 +99,10 @@ def test_oom_without_cgroup_is_found_from_the_output():
 
 
 def test_oom_remedy_is_1_2_times_maxrss_rounded():
-    assert suggest_mem_mib(1000) == 1280  # 1200 -> next 256 MiB
+    assert suggest_mem_mib(1000) == 1536  # 1200 -> next 512 MiB (below 4 GiB)
     assert suggest_mem_mib(10 * 1024) == 12 * 1024  # exactly 12 GiB
-    assert suggest_mem_mib(11 * 1024) == 14 * 1024  # 13.2 GiB -> 14G (whole GiB above 4G)
+    assert suggest_mem_mib(11 * 1024) == 14 * 1024  # 13.2 GiB -> 14G (whole GiB below 64 GiB)
+    assert suggest_mem_mib(64 * 1024) == 80 * 1024  # 76.8 GiB -> 80G (4 GiB steps above 64 GiB)
     job = SlurmJob("9", "x", "u", "batch", "FAILED", "None", cpus=1, nodes=("c3",), node_list="c3",
                    min_memory_mib=4096, exit_code=ExitCode(0, 9))
     from cockpit.model import AcctRecord
@@ -111,7 +112,36 @@ def test_oom_remedy_is_1_2_times_maxrss_rounded():
     snap = Snapshot("lab", "slurm", NOW, jobs=(job,))
     f = diagnose(snap, Artifacts(acct=acct), NOW)[0]
     assert f.root_cause == "oom_killed"
-    assert "--mem=5G" in f.remedy and "MaxRSS 3.9G" in f.title
+    assert "--mem=5G (1.2 x MaxRSS 3.9G, rounded up)" in f.remedy and "MaxRSS 3.9G of ReqMem 4G" in f.title
+    assert f.remedy.count("--mem=") == 1
+
+
+def _oom_job(rss_mib, history=()):
+    from cockpit.model import AcctRecord
+
+    job = SlurmJob("9", "x", "u", "batch", "OUT_OF_MEMORY", "OutOfMemory", cpus=1, nodes=("c3",), node_list="c3",
+                   min_memory_mib=4096, exit_code=ExitCode(0, 125))
+    acct = (AcctRecord("9", "", "x", "batch", "OUT_OF_MEMORY", ExitCode(0, 125), 4096, None, 100, 3600, "c3"),
+            AcctRecord("9", "batch", "batch", "", "OUT_OF_MEMORY", ExitCode(0, 125), None, rss_mib, 100, None, "c3"))
+    snap = Snapshot("lab", "slurm", NOW, jobs=(job,))
+    return diagnose(snap, Artifacts(acct=acct, history=tuple(history)), NOW)[0]
+
+
+def test_oom_without_maxrss_sizes_on_reqmem_and_says_so():
+    f = _oom_job(None)
+    assert f.title == "out of memory: ReqMem 4G on c3"  # no "MaxRSS -"
+    assert "--mem=5G (1.2 x ReqMem 4G, rounded up)" in f.remedy and "MaxRSS was not recorded" in f.remedy
+
+
+def test_oom_with_history_uses_the_history_peak_once():
+    from cockpit.model import AcctRecord
+
+    past = [AcctRecord("5", "", "x", "batch", "COMPLETED", ExitCode(0, 0), 8192, None, 50, 3600, "c3", user="u"),
+            AcctRecord("5", "batch", "batch", "", "COMPLETED", ExitCode(0, 0), None, 6000, 50, None, "c3")]
+    f = _oom_job(4200, past)
+    # peak 6000 MiB x 1.2 = 7200 -> 8G: one value, the history's, never a second --mem
+    assert f.remedy.count("--mem=") == 1 and "--mem=8G (1.2 x peak MaxRSS 5.9G of 1 run" in f.remedy
+    assert "MaxRSS 4.1G of ReqMem 4G" in f.title
 
 
 def test_pending_impossible_says_both_numbers():
@@ -248,3 +278,8 @@ def test_gpu_oom_is_not_a_host_memory_problem():
     assert "GPU/NPU memory" in f.title
     assert "gradient accumulation" in f.remedy and "nvidia-smi" in f.remedy and "--mem=" not in f.remedy
     assert any(e.line == 4 and "CUDA out of memory" in e.text for e in f.evidence)
+
+
+def test_oom_maxrss_far_below_the_limit_sizes_on_reqmem():
+    f = _oom_job(2048)  # sampled 2G, killed at 4G: 1.2 x 2G would ask for less than what failed
+    assert "--mem=5G (1.2 x ReqMem 4G, rounded up)" in f.remedy and "sampled MaxRSS 2G" in f.remedy

@@ -52,7 +52,9 @@ def test_oom_artifacts_carry_history_and_remedy_uses_it():
     assert sacct_calls == 2  # sacct -j and one history call
     oom = next(f for f in diagnose(snap, arts) if f.subject.id == "48102")
     assert oom.root_cause == "oom_killed"
-    assert "from 3 runs: --mem=80G" in oom.remedy and "align-star-oom" in oom.remedy
+    # one --mem value, the history peak's (same rounding as rightsize.suggest), with its basis
+    assert oom.remedy.count("--mem=") == 1
+    assert "--mem=80G (1.2 x peak MaxRSS 64G of 3 runs of 'align-star-oom' in sacct history" in oom.remedy
 
 
 def test_timeout_remedy_uses_history_and_plain_failure_fetches_none():

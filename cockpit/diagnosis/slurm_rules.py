@@ -70,10 +70,20 @@ def fmt_mib(mib: float) -> str:
 
 
 def suggest_mem_mib(max_rss_mib: float) -> int:
-    """1.2 x MaxRSS rounded up to a sensible unit: 256 MiB below 4 GiB, then whole GiB."""
-    want = max_rss_mib * 1.2
-    step = 256 if want < 4096 else 1024
-    return int(math.ceil(want / step) * step)
+    """1.2 x MaxRSS rounded up (MiB): :func:`cockpit.watch.rightsize.mem_for_peak`, so the OOM
+    remedy and the history right-sizing never disagree."""
+    from cockpit.watch.rightsize import mem_for_peak
+
+    return mem_for_peak(max_rss_mib)
+
+
+def mem_usage(max_rss_mib: int | None, req_mem_mib: int | None) -> str:
+    """'MaxRSS 64.1G of ReqMem 64G', or only the known half ('ReqMem 64G'); '' when neither is known."""
+    if max_rss_mib and req_mem_mib:
+        return f"MaxRSS {fmt_mib(max_rss_mib)} of ReqMem {fmt_mib(req_mem_mib)}"
+    if max_rss_mib:
+        return f"MaxRSS {fmt_mib(max_rss_mib)}"
+    return f"ReqMem {fmt_mib(req_mem_mib)}" if req_mem_mib else ""
 
 
 def fmt_duration(s: int | None) -> str:
@@ -87,8 +97,11 @@ def fmt_duration(s: int | None) -> str:
 
 
 def suggest_time_s(elapsed_s: int, max_s: int | None) -> int:
-    """1.5 x what it used, rounded up to 15 minutes (capped at the partition MaxTime)."""
-    want = int(math.ceil(elapsed_s * 1.5 / 900) * 900) or 900
+    """1.3 x what it used, rounded up (:func:`cockpit.watch.rightsize.time_for_peak`, the same rule as
+    the history right-sizing), capped at the partition MaxTime."""
+    from cockpit.watch.rightsize import time_for_peak
+
+    want = time_for_peak(elapsed_s)
     return min(want, max_s) if max_s else want
 
 
@@ -415,37 +428,56 @@ _LOG_CAUSE_TEXT = {
 }
 
 
-def _with_history(remedy: str, ctx: RuleContext) -> str:
-    """Append the right-sizing from ``Artifacts.history`` (past runs, fetched for OOM/TIMEOUT jobs)."""
-    from cockpit.watch.rightsize import history_hint
+def _history(ctx: RuleContext):  # -> RightSize | None
+    """Right-sizing from ``Artifacts.history`` (past runs of the same user + name, fetched for
+    OOM/TIMEOUT jobs), computed once per diagnose; None without history."""
+    from cockpit.watch.rightsize import suggest
 
-    hint = history_hint(ctx.artifacts.history)
-    return f"{remedy} {hint}" if hint else remedy
+    if not ctx.artifacts.history:
+        return None
+    if "rightsize" not in ctx.cache:
+        ctx.cache["rightsize"] = suggest(ctx.artifacts.history)
+    return ctx.cache["rightsize"]
+
+
+def _mem_advice(job: SlurmJob, rss: int | None, req: int | None, ctx: RuleContext) -> str:
+    """One ``--mem`` value with its basis: the sacct history peak when there is one (it includes
+    this run), else 1.2 x this run's MaxRSS, else 1.2 x ReqMem (cgroup OOM kills often leave
+    MaxRSS empty, and a job killed at its limit needed at least that)."""
+    from cockpit.watch.rightsize import fmt_mem
+
+    rs = _history(ctx)
+    peak, basis, note = None, "", ""
+    if rss and rss >= 0.9 * (req or 0):  # MaxRSS ~ ReqMem: the measured peak is the basis (issue 3)
+        peak, basis = rss, f"MaxRSS {fmt_mib(rss)}"
+    elif req:
+        peak, basis = req, f"ReqMem {fmt_mib(req)}"
+        note = (" MaxRSS was not recorded (common after a cgroup OOM kill), so this is sized on the request."
+                if not rss else f" Its sampled MaxRSS {fmt_mib(rss)} is below the limit it was killed at, so this "
+                "is sized on the request.")
+    if rs is not None and rs.mem_peak_mib and rs.mem_peak_mib >= (peak or 0):
+        name = next((r.job_name for r in ctx.artifacts.history if r.step == "" and r.job_name), job.name)
+        peak = rs.mem_peak_mib
+        basis = f"peak MaxRSS {fmt_mib(peak)} of {rs.runs} run{'s' if rs.runs != 1 else ''} of {name!r} in sacct history"
+        note = (" Runs that ended OUT_OF_MEMORY count at their ReqMem, so this is a floor: check MaxRSS after the next run."
+                if rs.oom_runs else "")
+    if not peak:
+        return (f"Resubmit with a larger --mem (sacct -j {job.job_id} -o JobID,ReqMem,MaxRSS shows what it "
+                "used; ask for about 1.2 x MaxRSS).")
+    return (f"Resubmit with --mem={fmt_mem(suggest_mem_mib(peak))} (1.2 x {basis}, rounded up), or reduce the "
+            f"memory the program holds (batch size, data loaded at once).{note} "
+            f"sacct -j {job.job_id} -o JobID,ReqMem,MaxRSS,State shows per-step use.")
 
 
 def _oom(job: SlurmJob, ctx: RuleContext, rows: list[AcctRecord], ev: list[Evidence], conf: float) -> Finding:
     rss = _max_rss(rows)
     req = _req_mem(job, rows)
-    nums = []
-    if rss:
-        nums.append(f"MaxRSS {fmt_mib(rss)}")
-    if req:
-        nums.append(f"ReqMem {fmt_mib(req)}")
-    base_mib = max(x for x in (rss, req, 0) if x is not None)
-    if base_mib:
-        mem = suggest_mem_mib(base_mib)
-        remedy = (f"Resubmit with --mem={fmt_mib(mem)} (1.2 x {'MaxRSS' if rss and rss >= (req or 0) else 'ReqMem'}, "
-                  "rounded up), or reduce the memory the program holds (batch size, data loaded at once). "
-                  f"sacct -j {job.job_id} -o JobID,ReqMem,MaxRSS,State shows per-step use.")
-    else:
-        remedy = (f"Resubmit with a larger --mem (sacct -j {job.job_id} -o JobID,ReqMem,MaxRSS shows what it "
-                  "used; ask for about 1.2 x MaxRSS).")
-    title = "out of memory" + (f": {' vs '.join(nums)}" if nums else "") + (f" on {job.node_list}" if job.node_list else "")
-    remedy = _with_history(remedy, ctx)
+    usage = mem_usage(rss, req)
+    title = "out of memory" + (f": {usage}" if usage else "") + (f" on {job.node_list}" if job.node_list else "")
     return _finding(job, ctx, "oom_killed", "critical", title,
                     "The job (or one of its steps) used more memory than it asked for and the cgroup / kernel OOM "
                     "killer ended it. Later 'Killed', 'Bus error' or 'CANCELLED' lines are the consequence.",
-                    remedy, ev, conf)
+                    _mem_advice(job, rss, req, ctx), ev, conf)
 
 
 def _ended(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
@@ -469,14 +501,19 @@ def _ended(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
         tl = (row.timelimit_s if row and row.timelimit_s else job.time_limit_s)
         part = ctx.partitions.get(job.partition)
         nums = f": Elapsed {fmt_duration(el)} >= Timelimit {fmt_duration(tl)}" if el is not None and tl else ""
-        new = suggest_time_s(max(el or 0, tl or 0), part.max_time_s if part else None)
-        cap = f" (partition MaxTime {fmt_duration(part.max_time_s)})" if part and part.max_time_s else ""
+        longest, basis = max(el or 0, tl or 0), "this run's Timelimit, a floor"
+        rs = _history(ctx)
+        if rs is not None and rs.elapsed_max_s and rs.elapsed_max_s >= longest:
+            longest = rs.elapsed_max_s
+            basis = f"the longest of {rs.runs} run{'s' if rs.runs != 1 else ''} in sacct history, {fmt_duration(longest)}"
+        new = suggest_time_s(longest, part.max_time_s if part else None)
+        cap = f"; partition MaxTime {fmt_duration(part.max_time_s)}" if part and part.max_time_s else ""
         yield _finding(job, ctx, "time_limit", "critical", f"hit its time limit{nums}",
                        "Slurm cancelled the job when its time limit ran out (TIMEOUT; the batch step shows "
                        "CANCELLED 0:15 = SIGTERM). Application errors printed after that are the consequence. "
                        + exit_text,
-                       _with_history(f"Resubmit with --time={fmt_duration(new)}{cap}, or checkpoint and restart "
-                                     "in pieces.", ctx),
+                       f"Resubmit with --time={fmt_duration(new)} (1.3 x {basis}, rounded up{cap}), or checkpoint "
+                       "and restart in pieces.",
                        ev, 0.95)
         return
     if state == "CANCELLED" and not strong:

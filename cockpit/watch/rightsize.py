@@ -63,6 +63,18 @@ def round_mem_mib(mib: float) -> int:
     return math.ceil(mib / 4096) * 4096
 
 
+def mem_for_peak(peak_mib: float) -> int:
+    """The ``--mem`` (MiB) for a measured peak: MEM_FACTOR (1.2) x peak, rounded up by
+    :func:`round_mem_mib`. The one rule shared by history right-sizing and the engine's OOM remedy."""
+    return round_mem_mib(peak_mib * MEM_FACTOR)
+
+
+def time_for_peak(elapsed_s: float) -> int:
+    """The ``--time`` (seconds) for a measured longest run: TIME_FACTOR (1.3) x, rounded up by
+    :func:`round_time_s`. Shared with the engine's TIMEOUT remedy."""
+    return round_time_s(elapsed_s * TIME_FACTOR)
+
+
 def round_time_s(seconds: float) -> int:
     """Round up to 5 minutes up to 1 h, 15 minutes up to 6 h, whole hours beyond."""
     for limit, step in ((3600, 300), (6 * 3600, 900)):
@@ -140,9 +152,9 @@ def suggest(records: Sequence[AcctRecord]) -> RightSize:
         notes.append("no MaxRSS recorded (jobacct_gather disabled?): cannot size --mem")
     mem = time = None
     if peaks:
-        mem = round_mem_mib(max(peaks) * MEM_FACTOR)
+        mem = mem_for_peak(max(peaks))
     if elapsed and max(elapsed) > 0:
-        time = round_time_s(max(elapsed) * TIME_FACTOR)
+        time = time_for_peak(max(elapsed))
     return RightSize(
         runs=runs,
         mem_mib=mem, mem_arg=f"--mem={fmt_mem(mem)}" if mem else "",
