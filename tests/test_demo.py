@@ -120,7 +120,7 @@ def test_text_is_what_slurm_22_05_prints():
     assert "State=DOWN+NOT_RESPONDING " in down
     acct = run(tr.run(sc.sacct_argv(["48102"]))).stdout.decode().splitlines()
     assert acct[0].split(sc.SEP)[4:8] == ["OUT_OF_MEMORY", "0:125", "64G", ""]
-    assert acct[1].split(sc.SEP)[:2] == ["48102.batch", "batch"] and acct[1].split(sc.SEP)[7] == "67089120K"
+    assert acct[1].split(sc.SEP)[:2] == ["48102.batch", "batch"] and acct[1].split(sc.SEP)[7] == "67200000K"
     job = run(tr.run(sc.scontrol_job_argv("48101"))).stdout.decode()
     assert "JobState=PENDING Reason=PartitionConfig" in job and "NumCPUs=64" in job and "StartTime=Unknown" in job
     q = run(tr.run(("squeue", "-h", "-j", "48103", "-o", "%.8i|%T|%M|%l|%r"))).stdout.decode()
@@ -195,9 +195,8 @@ def _engine():
     if not hasattr(engine, "diagnose") or not hasattr(engine, "correlate"):
         pytest.skip("diagnosis engine (diagnose/correlate) not built yet")
     try:
-        import cockpit.diagnosis.slurm_rules  # noqa: F401
-
         import cockpit.diagnosis.modelarts_rules  # noqa: F401
+        import cockpit.diagnosis.slurm_rules  # noqa: F401
     except ImportError as exc:
         pytest.skip(f"diagnosis rules not built yet: {exc}")
     return engine
@@ -265,3 +264,16 @@ def test_artifacts_carry_the_evidence_lines():
     assert b"fastqc: command not found" in logs["48104"]
     assert b"error while loading shared libraries" in logs["48105"]
     assert b"DUE TO TIME LIMIT" in logs["48103"]
+
+
+def test_oom_job_usage_exceeds_its_limit_in_sacct_and_slurmctld_log():
+    import re
+
+    tr = DemoTransport(DemoSite(7, frozen(0)))
+    rows = [r.split(sc.SEP) for r in run(tr.run(sc.sacct_argv(["48102"]))).stdout.decode().splitlines()]
+    req_kib = 64 * 1024 * 1024  # ReqMem 64G
+    rss_kib = int(rows[1][7].rstrip("K"))
+    ctld = run(tr.read_range("/var/log/slurm/slurmctld.log", 0, 1 << 22)).decode()
+    used, limit = map(int, re.search(r"JobId=48102 .*Exceeded job memory limit \((\d+) > (\d+) KiB\)", ctld).groups())
+    assert used > limit == req_kib and used == rss_kib  # the usage exceeds the limit, one number everywhere
+    assert rss_kib / req_kib < 1.01  # MaxRSS ~ ReqMem still holds

@@ -54,7 +54,7 @@ def test_oom_artifacts_carry_history_and_remedy_uses_it():
     assert oom.root_cause == "oom_killed"
     # one --mem value, the history peak's (same rounding as rightsize.suggest), with its basis
     assert oom.remedy.count("--mem=") == 1
-    assert "--mem=80G (1.2 x peak MaxRSS 64G of 3 runs of 'align-star-oom' in sacct history" in oom.remedy
+    assert "--mem=80G (1.2 x peak MaxRSS 64.1G of 3 runs of 'align-star-oom' in sacct history" in oom.remedy
 
 
 def test_timeout_remedy_uses_history_and_plain_failure_fetches_none():

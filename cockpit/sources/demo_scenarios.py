@@ -110,11 +110,12 @@ def scenario_jobs() -> list[DemoJob]:
     # 64 CPUs on one node in a partition with MaxCPUsPerNode=48: PartitionConfig forever
     jobs.append(_job(48101, "bert-64cpu", "farid", "cpu", 64, 131072, 86400, -(3 * 3600 + 600),
                      pending_reason="PartitionConfig", priority=10410))
-    # OOM: stdout says only "Killed"; MaxRSS ~ ReqMem; cgroup lines in slurmd.log
+    # OOM: stdout says only "Killed"; MaxRSS ~ ReqMem (just above it: the usage that exceeded the
+    # 64 GiB = 67108864 KiB limit, the same number in sacct and slurmctld.log); cgroup lines in slurmd.log
     oom_start = -52 * 60
     jobs.append(_job(48102, "align-star-oom", "chen", "cpu", 16, 65536, 8 * 3600, oom_start - 95,
                      start=oom_start, run_s=34 * 60, nodes=("cn007",), final_state="OUT_OF_MEMORY",
-                     exit_code=(0, 125), max_rss_kib=67_089_120, priority=10122,
+                     exit_code=(0, 125), max_rss_kib=67_200_000, priority=10122,
                      stdout=((1, "STAR --runThreadN 16 --genomeDir /shared/ref/GRCh38_star --readFilesIn S12_R1.fq.gz S12_R2.fq.gz"),
                              (2, "Nov 29 19:38:12 ..... started STAR run"),
                              (3, "Nov 29 19:38:12 ..... loading genome"),
@@ -123,7 +124,7 @@ def scenario_jobs() -> list[DemoJob]:
                      slurmd=(("cn007", oom_start + 34 * 60 - 0.05, "[48102.batch] task/cgroup: task_cgroup_memory_check_oom: StepId=48102.batch hit memory limit at least once during execution. This may or may not result in some failure."),
                              ("cn007", oom_start + 34 * 60 - 0.04, "[48102.batch] error: Detected 1 oom-kill event(s) in StepId=48102.batch. Some of your processes may have been killed by the cgroup out-of-memory handler.")),
                      # the controller's account of it (what an operator greps slurmctld.log for)
-                     ctld=((oom_start + 34 * 60 - 0.02, "error: JobId=48102 StepId=48102.batch: Exceeded job memory limit (67089120 > 67108864 KiB) on cn007"),)))
+                     ctld=((oom_start + 34 * 60 - 0.02, "error: JobId=48102 StepId=48102.batch: Exceeded job memory limit (67200000 > 67108864 KiB) on cn007"),)))
     # earlier good runs of the same user + job name: sacct history for right-sizing --mem (no squeue rows)
     for jid, days, rss_gib in ((47311, 9, 57.4), (47688, 4, 60.9)):
         jobs.append(_job(jid, "align-star-oom", "chen", "cpu", 16, 65536, 8 * 3600, -days * 86400 - 120,
