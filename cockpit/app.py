@@ -78,6 +78,15 @@ class CockpitApp(App[int]):
         self.banner = banner
         self.bells = 0  # how many times we rang (tests, and honesty about noise)
 
+    def get_line_filters(self):
+        """Under ``NO_COLOR``, severity/state colours become bold/reverse first (widgets.nocolor)."""
+        filters = super().get_line_filters()
+        if self.no_color:
+            from cockpit.widgets.nocolor import SEMANTIC_NO_COLOR
+
+            return [SEMANTIC_NO_COLOR, *filters]
+        return filters
+
     def on_mount(self) -> None:
         self.push_screen(DashboardScreen(self.banner))
         if self.acks.load_error:

@@ -87,7 +87,7 @@ class SourceStatus(Widget):
             a = st.age_s(now)
             out.append(f" {age(a)} ago" if a is not None else " no data yet")
             if stale:
-                out.append(" STALE", style="bold reverse red" if st.error else "bold yellow")
+                out.append(" STALE", style="bold reverse red" if st.error else "bold reverse yellow")
             if st.error is not None:
                 msg = clean(f"{st.error.kind}: {st.error.message}", 120)
                 out.append(f" {msg}", style="red")
