@@ -283,3 +283,12 @@ def test_gpu_oom_is_not_a_host_memory_problem():
 def test_oom_maxrss_far_below_the_limit_sizes_on_reqmem():
     f = _oom_job(2048)  # sampled 2G, killed at 4G: 1.2 x 2G would ask for less than what failed
     assert "--mem=5G (1.2 x ReqMem 4G, rounded up)" in f.remedy and "sampled MaxRSS 2G" in f.remedy
+
+
+def test_mem_usage_omits_the_unknown_half():
+    from cockpit.diagnosis.slurm_rules import mem_usage
+
+    assert mem_usage(65625, 65536) == "MaxRSS 64.1G of ReqMem 64G"
+    assert mem_usage(None, 65536) == "ReqMem 64G"  # job row: no "MaxRSS -"
+    assert mem_usage(65625, None) == "MaxRSS 64.1G"  # step row: no "of -"
+    assert mem_usage(None, None) == ""
