@@ -9,7 +9,10 @@ hub, ``cockpit incidents`` and ``cockpit diagnose --demo``.
 
 Controller cost stays bounded: a subject is fetched once per *fingerprint* (a finished
 job's state and end time do not change, so its evidence is fetched once, not every poll),
-and at most ``budget`` new subjects are fetched per poll; the rest wait for the next one.
+and at most ``budget`` new subjects are fetched per poll (``first_budget`` on the first, so
+the cockpit opens with named causes); the rest wait for the next poll. On a real cluster
+squeue keeps finished jobs only for MinJobAge (300 s by default), so in steady state this
+is one evidence fetch per newly failed job.
 """
 
 from __future__ import annotations
@@ -97,12 +100,17 @@ def diagnose_with_evidence(snap: Snapshot, evidence: dict[Subject, Artifacts], n
 class EvidenceCache:
     """Per-source evidence, fetched at most once per subject fingerprint.
 
-    ``budget`` bounds new fetches per :meth:`refresh` (controller load per interval);
+    ``budget`` bounds new fetches per :meth:`refresh` (controller load per interval; each job
+    fetch is one sacct, one ``scontrol show job`` and log range reads), ``first_budget`` the
+    first refresh;
     ``concurrency`` bounds simultaneous fetches; ``timeout`` (seconds) bounds each one.
     """
 
-    def __init__(self, budget: int = 16, concurrency: int = 4, timeout: float = 30.0) -> None:
+    def __init__(self, budget: int = 4, concurrency: int = 4, timeout: float = 30.0,
+                 first_budget: int | None = 24) -> None:
         self.budget = budget
+        self.first_budget = budget if first_budget is None else first_budget
+        self._refreshed = False
         self.concurrency = concurrency
         self.timeout = timeout
         self._store: dict[Subject, tuple[tuple, Artifacts]] = {}
@@ -124,7 +132,7 @@ class EvidenceCache:
             hit = self._store.get(subject)
             if hit is None or hit[0] != _fingerprint(snap, subject):
                 todo.append(subject)
-        return todo[: self.budget]
+        return todo[: self.budget if self._refreshed else max(self.budget, self.first_budget)]
 
     async def refresh(self, source, snap: Snapshot, subjects: Iterable[Subject] | None = None) -> dict[Subject, Artifacts]:
         """Fetch the missing evidence through ``source.artifacts``; return all valid evidence.
@@ -146,6 +154,7 @@ class EvidenceCache:
                 self._store[subject] = (_fingerprint(snap, subject), arts)
 
         await asyncio.gather(*(fetch(s) for s in todo))
+        self._refreshed = True
         live = set(evidence_subjects(snap))
         for gone in [s for s in self._store if s not in live]:
             del self._store[gone]  # jobs that left the queue: forget, memory stays bounded

@@ -1,0 +1,73 @@
+"""Evidence fetching for verdicts: bounded per poll, once per subject state, causes replace symptoms."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime, timedelta
+
+from cockpit.enrich import EvidenceCache, diagnose_with_evidence, evidence_subjects
+from cockpit.model import Artifacts, LogText, SlurmJob, Snapshot, Subject
+
+T = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)
+
+
+def _failed(i: int) -> SlurmJob:
+    return SlurmJob(job_id=str(100 + i), name=f"j{i}", user="ana", partition="cpu", state="FAILED",
+                    reason="NonZeroExitCode", cpus=1, node_count=1, nodes=("c1",), node_list="c1",
+                    start_time=T - timedelta(seconds=10), end_time=T - timedelta(seconds=8 - i % 5), elapsed_s=2)
+
+
+class CountingSource:
+    name = "hpc"
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def artifacts(self, subject: Subject, snapshot: Snapshot) -> Artifacts:
+        self.calls.append(subject.id)
+        out = b"/var/spool/slurmd/job/slurm_script: line 3: fastqc: command not found\n"
+        return Artifacts(logs=(LogText(f"slurm-{subject.id}.out", "stdout", out, subject_id=subject.id),))
+
+
+async def test_each_failed_job_is_fetched_once_and_within_the_budget():
+    snap = Snapshot("hpc", "slurm", T, jobs=tuple(_failed(i) for i in range(10)))
+    src = CountingSource()
+    cache = EvidenceCache(budget=3, first_budget=5)
+    await cache.refresh(src, snap)
+    assert len(src.calls) == 5  # first round
+    await cache.refresh(src, snap)
+    assert len(src.calls) == 8  # then the per-poll budget
+    await cache.refresh(src, snap)
+    await cache.refresh(src, snap)
+    assert sorted(src.calls) == sorted(j.job_id for j in snap.jobs)  # each once, none twice
+    await cache.refresh(src, snap)
+    assert len(src.calls) == 10  # nothing new: no controller calls
+
+
+async def test_a_changed_job_is_fetched_again_and_a_gone_one_forgotten():
+    job = _failed(0)
+    snap = Snapshot("hpc", "slurm", T, jobs=(job,))
+    src = CountingSource()
+    cache = EvidenceCache()
+    await cache.refresh(src, snap)
+    requeued = dataclasses.replace(job, end_time=T + timedelta(minutes=5))
+    await cache.refresh(src, dataclasses.replace(snap, jobs=(requeued,)))
+    assert src.calls == ["100", "100"]
+    assert cache.cached(Snapshot("hpc", "slurm", T)) == {}
+
+
+async def test_evidence_turns_a_symptom_into_the_cause():
+    snap = Snapshot("hpc", "slurm", T, jobs=(_failed(0),))
+    plain = diagnose_with_evidence(snap, {}, T)
+    assert {f.root_cause for f in plain if f.subject.id == "100"} != {"command_not_found"}
+    cache = EvidenceCache()
+    evidence = await cache.refresh(CountingSource(), snap)
+    causes = [f.root_cause for f in diagnose_with_evidence(snap, evidence, T) if f.subject.id == "100"]
+    assert causes[0] == "command_not_found"
+
+
+def test_cancelled_and_running_jobs_need_no_evidence():
+    cancelled = dataclasses.replace(_failed(1), job_id="7", state="CANCELLED")
+    running = dataclasses.replace(_failed(2), job_id="8", state="RUNNING", end_time=None)
+    snap = Snapshot("hpc", "slurm", T, jobs=(cancelled, running, _failed(3)))
+    assert [s.id for s in evidence_subjects(snap)] == ["103"]
