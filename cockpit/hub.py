@@ -325,6 +325,11 @@ class Hub:
         except Exception:
             log.exception("diagnosis with artifacts failed for %s", subject)
             findings = tuple(self.findings_for(subject))
+        # Findings about *other* subjects (the jobs on a node, the node under a job) are the
+        # hub's current ones, diagnosed with their own evidence: a re-diagnosis here has only
+        # this subject's artifacts and would contradict them ("non-zero exit" beside a drain).
+        others = tuple(f for f in st.findings if f.subject != subject and subject in f.related)
+        findings = tuple(f for f in findings if f.subject == subject) + others
         result = (arts, findings)
         if st.snapshot is snap:
             st.artifact_cache[subject] = result

@@ -90,3 +90,26 @@ async def test_hostile_job_names_render_literally_and_q_exits_zero(tmp_path):
         assert isinstance(app.screen, DashboardScreen)
         await pilot.press("q")
     assert app.return_code == 0
+
+
+async def test_node_screen_shows_the_jobs_current_findings_not_a_contradicting_rediagnosis(tmp_path):
+    """cn013 drained for 'Kill task failed': its jobs failed because of the drain, and the node
+    screen must say so (the hub's enriched findings), not 'non-zero exit' from a re-diagnosis
+    that had only the node's logs."""
+    from cockpit.model import Subject
+    from cockpit.sources.demo import demo_sources
+    from tests.test_ui_flows import frozen
+
+    app = CockpitApp(demo_sources(7, clock=frozen), clock=frozen, acks=AckStore(tmp_path / "s.json"))
+    hub = app.hub
+    for st in hub.states.values():
+        await hub.poll_once(st)
+    node = Subject("node", "demo-hpc", "cn013")
+    _arts, findings = await hub.artifacts(node)
+    assert any(f.subject == node and f.root_cause == "node_drain_kill_task_failed" for f in findings)
+    jobs = [f for f in findings if f.subject.kind == "job"]
+    assert jobs, "the jobs that died with the drain are listed"
+    current = {f.subject: f for f in hub.states["demo-hpc"].findings if f.subject.kind == "job"}
+    for f in jobs:
+        assert f.root_cause != "application_error", f.title
+        assert f == current[f.subject]
