@@ -11,9 +11,11 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+
+from cockpit.sources.hostlist import compress
 
 
 def ts(dt: datetime) -> str:
@@ -63,40 +65,6 @@ def mem(mib: int) -> str:
 def rss_kib(kib: int) -> str:
     """sacct MaxRSS as printed for a step: ``827096K``."""
     return f"{kib}K"
-
-
-def compress(hosts: Iterable[str]) -> str:
-    """Slurm hostlist of names with a numeric suffix: cn001 cn002 cn004 -> cn[001-002,004]."""
-    groups: dict[tuple[str, int], list[int]] = {}
-    order: list[tuple[str, int]] = []
-    plain: list[str] = []
-    for h in hosts:
-        m = re.fullmatch(r"(.*?)(\d+)", h)
-        if not m:
-            plain.append(h)
-            continue
-        key = (m.group(1), len(m.group(2)))
-        if key not in groups:
-            groups[key] = []
-            order.append(key)
-        groups[key].append(int(m.group(2)))
-    out: list[str] = []
-    for prefix, width in order:
-        nums = sorted(set(groups[(prefix, width)]))
-        if len(nums) == 1:
-            out.append(f"{prefix}{nums[0]:0{width}d}")
-            continue
-        ranges: list[str] = []
-        lo = prev = nums[0]
-        for n in [*nums[1:], None]:
-            if n is not None and n == prev + 1:
-                prev = n
-                continue
-            ranges.append(f"{lo:0{width}d}" if lo == prev else f"{lo:0{width}d}-{prev:0{width}d}")
-            if n is not None:
-                lo = prev = n
-        out.append(f"{prefix}[{','.join(ranges)}]")
-    return ",".join(out + plain)
 
 
 def tres_mem(mib: int) -> str:
