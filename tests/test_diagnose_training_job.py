@@ -41,3 +41,43 @@ def test_unknown_project_is_a_user_error(name, capsys, tmp_path):
     rc = main(["diagnose", "--config", str(cfg), "--training-job", "abc", "--modelarts", name])
     assert rc == 2
     assert "prod" in capsys.readouterr().err
+
+
+def test_training_job_by_name_is_the_same_diagnosis_as_by_id(capsys):
+    main(["diagnose", "--demo", "--training-job", STUCK_MOUNT, "--json"])
+    by_id = json.loads(capsys.readouterr().out)
+    import asyncio
+
+    from cockpit.sources.demo import demo_sources
+
+    ma = next(s for s in demo_sources(7) if s.kind == "modelarts")
+    (match,) = asyncio.run(ma.find_job(STUCK_MOUNT))  # the id finds the job and gives its name
+    assert match[0] == STUCK_MOUNT and match[1]
+    rc = main(["diagnose", "--demo", "--training-job", match[1], "--json"])
+    by_name = json.loads(capsys.readouterr().out)
+    assert rc == 1
+    assert [(f["subject"], f["root_cause"]) for f in by_name["findings"]] == \
+        [(f["subject"], f["root_cause"]) for f in by_id["findings"]]
+    assert by_name["findings"][0]["subject"] == f"training job {STUCK_MOUNT}"
+
+
+def test_unknown_name_says_names_or_ids_are_accepted(capsys):
+    assert main(["diagnose", "--demo", "--training-job", "bert-typo"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "cockpit: training job 'bert-typo' not found on demo-modelarts (give a training job's name or its id)"
+
+
+def test_ambiguous_name_lists_the_ids():
+    import asyncio
+
+    from cockpit.commands.diagnose import _resolve_training_job
+    from cockpit.errors import UserError
+
+    class Two:
+        name = "prod"
+
+        async def find_job(self, wanted):
+            return [("id-1", wanted), ("id-2", wanted)]
+
+    with pytest.raises(UserError, match=r"2 training jobs on prod are named 'train': give one id: id-1, id-2"):
+        asyncio.run(_resolve_training_job(Two(), "train"))

@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--cluster", metavar="NAME", help="the cluster of JOBID (from the config)")
     p.add_argument("--json", action="store_true", help="machine-readable JSON (the bundle contract)")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="give up after S seconds (default 60)")
-    p.add_argument("--training-job", metavar="ID", help="ModelArts training job id (with --modelarts)")
+    p.add_argument("--training-job", metavar="NAME|ID", help="ModelArts training job name or id (with --modelarts)")
     p.add_argument("--modelarts", metavar="NAME", help="the ModelArts project of --training-job (from the config)")
     p.set_defaults(func=run)
 
@@ -101,19 +101,43 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
     if not sources:
         raise UserError("no ModelArts project configured (add [modelarts.NAME] to the config or use --demo)")
     source = sources[0]
+    wanted = args.training_job
     try:
-        snap, arts = await asyncio.wait_for(source.snapshot_for_job(args.training_job), args.timeout)
+        job_id = await asyncio.wait_for(_resolve_training_job(source, wanted), args.timeout)
+        snap, arts = await asyncio.wait_for(source.snapshot_for_job(job_id), args.timeout)
     except TimeoutError as exc:
         raise UserError(f"{source.name}: no answer within {args.timeout:g} s") from exc
     finally:
         await source.close()
     if snap.error is not None:
+        if snap.error.kind == "not_found":
+            raise UserError(f"training job {wanted!r} not found on {source.name} "
+                            "(give a training job's name or its id)")
         raise UserError(f"{source.name}: {snap.error.message}")
     findings = diagnose(snap, arts, now=snap.taken_at)
     pools = {p for j in snap.training_jobs for p in (j.pool_id, j.pool_name) if p}
     mine = [f for f in findings if f.subject.kind == "training_job"
             or (f.subject.kind == "pool" and f.subject.id in pools)]
     return mine, payload(mine)
+
+
+async def _resolve_training_job(source, wanted: str) -> str:
+    """The id of the training job named or identified by ``wanted``; an id not in the listing
+    (older than the list window) is passed through for the API to judge. Several jobs with that
+    name -> UserError listing their ids."""
+    from cockpit.sources.modelarts_api import ModelArtsApiError
+
+    find = getattr(source, "find_job", None)
+    if find is None:
+        return wanted
+    try:
+        matches = await find(wanted)
+    except ModelArtsApiError:
+        return wanted  # listing failed: the detail call reports the real error
+    if len(matches) > 1:
+        raise UserError(f"{len(matches)} training jobs on {source.name} are named {wanted!r}: give one id: "
+                        + ", ".join(jid for jid, _ in matches))
+    return matches[0][0] if matches else wanted
 
 
 def _slurm_source(args: argparse.Namespace):

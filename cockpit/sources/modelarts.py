@@ -301,6 +301,19 @@ class ModelArtsSource:
     def _find_job(self, job_id: str, snapshot: Snapshot) -> TrainingJob | None:
         return next((j for j in snapshot.training_jobs if j.job_id == job_id or j.name == job_id), None)
 
+    async def find_job(self, name_or_id: str) -> list[tuple[str, str]]:
+        """(job id, name) of the listed training jobs matching ``name_or_id`` (the TUI shows names,
+        the API wants UUIDs): the job with that id alone if one has it, else every job with that
+        name (several = ambiguous, newest listing order), else []. One list_training_jobs walk
+        (at most ``max_jobs``). Raises ModelArtsApiError when listing fails."""
+        items = await self._list_jobs()
+        ids: list[tuple[str, str]] = []
+        for it in items:
+            meta = it.get("metadata") or {}
+            ids.append((str(meta.get("id") or ""), str(meta.get("name") or "")))
+        by_id = [p for p in ids if p[0] == name_or_id]
+        return by_id or [p for p in ids if p[1] == name_or_id]
+
     async def fetch_job(self, job_id: str) -> TrainingJob:
         """Details, stages, events and log preview of one job (the diagnose CLI).
 
