@@ -1,6 +1,7 @@
 """Acknowledged incidents, kept across sessions in a small JSON file.
 
-File: ``platformdirs.user_state_dir("cockpit")/state.json`` (override with ``path``),
+File: ``platformdirs.user_state_dir("cockpit")/state.json`` (override with ``path``;
+the demo site uses ``state-demo.json`` so its acks never reach a real site),
 shape ``{"version": 1, "acked": ["<incident key>", ...]}``. A missing or corrupt file
 means "nothing acknowledged" (the cockpit must start anyway); writes are atomic.
 """
@@ -20,6 +21,11 @@ log = logging.getLogger(__name__)
 
 def default_state_path() -> Path:
     return Path(platformdirs.user_state_dir("cockpit")) / "state.json"
+
+
+def demo_state_path() -> Path:
+    """Acknowledgements of the demo site: apart from the real ones (``state-demo.json``)."""
+    return default_state_path().with_name("state-demo.json")
 
 
 class AckStore:

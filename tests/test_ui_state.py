@@ -21,3 +21,41 @@ def test_corrupt_state_file_is_ignored_with_a_message(tmp_path):
     assert str(path) in store.load_error
     store.toggle("k")
     assert AckStore(path).is_acked("k")
+
+
+def test_demo_acks_live_in_their_own_state_file(tmp_path, monkeypatch):
+    """Acks made on the demo site must not reappear when the cockpit next starts on a real site."""
+    import argparse
+
+    import cockpit.app
+    from cockpit.commands import tui
+    from cockpit.state import default_state_path, demo_state_path
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert str(default_state_path()).startswith(str(tmp_path))  # never the tester's own state
+    assert demo_state_path() != default_state_path()
+    assert demo_state_path().parent == default_state_path().parent
+    seen = {}
+
+    class FakeApp:
+        def __init__(self, sources, **kw) -> None:
+            seen.update(kw)
+
+        def run(self) -> int:
+            return 0
+
+    monkeypatch.setattr(cockpit.app, "CockpitApp", FakeApp)
+    args = argparse.Namespace(demo=True, demo_seed=7, config=str(tmp_path / "none.toml"), no_bell=True)
+    assert tui.run(args) == 0
+    assert seen["acks"].path == demo_state_path()
+    seen["acks"].toggle("k")
+    assert demo_state_path().exists() and not default_state_path().exists()
+    assert seen["export_dir"] is None
+
+
+def test_export_dir_comes_from_the_ui_config(tmp_path):
+    from cockpit.config import load_config
+
+    cfg = tmp_path / "cockpit.toml"
+    cfg.write_text('[ui]\nexport_dir = "~/tickets"\n', encoding="utf-8")
+    assert load_config(str(cfg)).ui.export_dir == "~/tickets"

@@ -68,7 +68,10 @@ def run(args: argparse.Namespace) -> int:
     watcher = watcher_for(config, demo=demo)
     _quiet_libraries()
     state = getattr(args, "state_file", None)
-    from cockpit.state import AckStore
+    from cockpit.state import AckStore, demo_state_path
+
+    if not state and banner.startswith("DEMO"):  # demo acks must not reappear on a real site
+        state = str(demo_state_path())
 
     app = CockpitApp(
         sources,
@@ -78,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         watcher=watcher,
         clock=clock,
         baselines=baselines_for(config, demo=demo),
+        export_dir=Path(config.ui.export_dir).expanduser() if config is not None and config.ui.export_dir else None,
     )
     code = app.run()
     return int(code or 0)
