@@ -43,7 +43,8 @@ def _css_path() -> Path:
 
 
 class CockpitApp(App[int]):
-    """``sources``: the live sources; ``clock`` is frozen in tests; ``banner`` heads the dashboard."""
+    """``sources``: the live sources; ``clock`` is frozen in tests; ``banner`` heads the dashboard;
+    ``export_dir``: where the incident view's ``x`` writes (default: the current directory)."""
 
     TITLE = "Cockpit"
     CSS_PATH = _css_path()
@@ -67,6 +68,7 @@ class CockpitApp(App[int]):
         banner: str = "",
         watcher: Watcher | None = None,
         baselines: BaselineStore | None = None,
+        export_dir: Path | None = None,
     ) -> None:
         super().__init__()
         self.hub = Hub(sources, clock=clock)
@@ -77,6 +79,8 @@ class CockpitApp(App[int]):
         self.bell_enabled = bell
         self.banner = banner
         self.bells = 0  # how many times we rang (tests, and honesty about noise)
+        # where `x` in the incident view writes its Markdown ([ui] export_dir); None: the cwd
+        self.export_dir = export_dir
 
     def get_line_filters(self):
         """Under ``NO_COLOR``, severity/state colours become bold/reverse first (widgets.nocolor)."""

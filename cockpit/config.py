@@ -86,6 +86,7 @@ class ModelArtsConfig:
 class UiConfig:
     bell: bool = True
     theme: str | None = None
+    export_dir: str | None = None  # where `x` in the incident view writes; None: current directory
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +132,9 @@ _MODELARTS_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "interval": ((int, float), "number"),
     "verify_ssl": ((bool,), "boolean"),
 }
-_UI_KEYS: dict[str, tuple[tuple[type, ...], str]] = {"bell": ((bool,), "boolean"), "theme": ((str,), "string")}
+_UI_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "bell": ((bool,), "boolean"), "theme": ((str,), "string"), "export_dir": ((str,), "string"),
+}
 _TOP = {"clusters", "modelarts", "ui", "alerts"}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -307,6 +310,6 @@ def load_config(path: str | Path | None = None) -> Config:
 
     ui_raw = _table(ld, data, "ui")
     ui_v = ld.check("ui", ui_raw, _UI_KEYS)
-    ui = UiConfig(bell=ui_v.get("bell", True), theme=ui_v.get("theme"))
+    ui = UiConfig(bell=ui_v.get("bell", True), theme=ui_v.get("theme"), export_dir=ui_v.get("export_dir"))
     alerts = _table(ld, data, "alerts")
     return Config(path=str(p), clusters=clusters, modelarts=modelarts, ui=ui, alerts=dict(alerts))

@@ -123,8 +123,10 @@ async def test_palette_jumps_to_a_job(tmp_path):
         assert app.screen.subject == Subject("job", "demo-hpc", OOM_JOB)
 
 
-async def test_incident_view_drilldown_and_ack_persists(tmp_path):
-    app = make_app(tmp_path)
+async def test_incident_view_drilldown_and_ack_persists(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # whatever happens, nothing is written into the checkout
+    exports = tmp_path / "exports"
+    app = make_app(tmp_path, export_dir=exports)
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
         await pilot.press("i")
@@ -139,11 +141,10 @@ async def test_incident_view_drilldown_and_ack_persists(tmp_path):
         assert app.acks.is_acked(key)
         assert "yes" in table.rows[[r.key for r in table.rows].index(key)].cells
         await pilot.press("x")
-        exported = list(tmp_path.glob("*.md")) + list(__import__("pathlib").Path.cwd().glob("cockpit-incidents-*.md"))
-        assert exported
-        for p in exported:
-            if p.name.startswith("cockpit-incidents-"):
-                p.unlink()
+        exported = list(exports.glob("cockpit-incidents-*.md"))
+        assert len(exported) == 1
+        assert first.title.split(":")[0] in exported[0].read_text(encoding="utf-8")
+        assert not list(tmp_path.glob("*.md"))  # the export dir, not the current directory
         table.move_to_key(key)
         await pilot.press("enter")
         await pilot.pause()

@@ -81,8 +81,9 @@ class IncidentScreen(CockpitScreen):
 
         now = self.hub.clock()
         text = incidents_markdown(list(self.hub.incidents), now, acked=self.cockpit.acks.acked)
-        path = Path.cwd() / f"cockpit-incidents-{now.strftime('%Y%m%d-%H%M%S')}.md"
+        path = (self.cockpit.export_dir or Path.cwd()) / f"cockpit-incidents-{now.strftime('%Y%m%d-%H%M%S')}.md"
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
             self.notify(f"cannot write {path}: {clean(str(exc), 200)}", severity="error", markup=False)
