@@ -277,3 +277,21 @@ def test_oom_job_usage_exceeds_its_limit_in_sacct_and_slurmctld_log():
     used, limit = map(int, re.search(r"JobId=48102 .*Exceeded job memory limit \((\d+) > (\d+) KiB\)", ctld).groups())
     assert used > limit == req_kib and used == rss_kib  # the usage exceeds the limit, one number everywhere
     assert rss_kib / req_kib < 1.01  # MaxRSS ~ ReqMem still holds
+
+
+@pytest.mark.parametrize("argv", [
+    ["snapshot", "--demo", "--cluster", "nope"],
+    ["incidents", "--demo", "--modelarts", "nope", "--json"],
+    ["diagnose", "--demo", "--cluster", "nope", "48102"],
+])
+def test_demo_unknown_source_name_is_a_user_error_listing_the_known(argv, capsys):
+    from cockpit.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "'nope'" in err and "known: demo-hpc, demo-modelarts" in err and "Traceback" not in err
+
+
+def test_demo_cluster_selects_one_demo_source():
+    doc = _cli_json(["snapshot", "--demo", "--cluster", "demo-hpc", "--json"])
+    assert [s["source"] for s in doc] == ["demo-hpc"]

@@ -64,11 +64,7 @@ def _select(args: argparse.Namespace) -> list:
         from cockpit.sources.demo import demo_sources
 
         return demo_sources(getattr(args, "demo_seed", 7))
-    sources = select_sources(args)
-    if getattr(args, "demo", False) and (args.cluster or args.modelarts):
-        wanted = set(args.cluster or ()) | set(args.modelarts or ())
-        sources = [s for s in sources if s.name in wanted]
-    return sources
+    return select_sources(args)  # --cluster/--modelarts select among the demo's sources too
 
 
 def run(args: argparse.Namespace) -> int:

@@ -85,6 +85,22 @@ def demo(seed: int = 7, clock: Callable[[], datetime] | None = None) -> list[Sou
     return demo_sources(seed=seed) if clock is None else demo_sources(seed=seed, clock=clock)
 
 
+def _demo_selection(args: argparse.Namespace, clock: Callable[[], datetime] | None,
+                    clusters: list[str] | None, projects: list[str] | None) -> list[Source]:
+    """The demo site's sources (``demo-hpc``, ``demo-modelarts``), restricted by ``--cluster`` /
+    ``--modelarts`` like a config's: either flag may name either demo source. Unknown -> UserError."""
+    sources = demo(getattr(args, "demo_seed", 7), clock)
+    wanted = [*(clusters or ()), *(projects or ())]
+    if not wanted:
+        return sources
+    known = [s.name for s in sources]
+    for n in wanted:
+        if n not in known:
+            what = "cluster" if n in (clusters or ()) else "ModelArts project"
+            raise UserError(f"unknown {what} {n!r} on the demo site (known: {', '.join(known)})")
+    return [s for s in sources if s.name in wanted]
+
+
 def _names(arg: Any) -> list[str] | None:
     if arg is None:
         return None
@@ -97,15 +113,15 @@ def select_sources(args: argparse.Namespace, *, clock: Callable[[], datetime] | 
     ``--cluster NAME`` / ``--modelarts NAME`` (when the command has them) restrict the
     selection; an unknown name raises UserError listing the known ones.
     """
+    clusters = _names(getattr(args, "cluster", None))
+    projects = _names(getattr(args, "modelarts", None))
     if getattr(args, "demo", False):
-        return demo(getattr(args, "demo_seed", 7), clock)
+        return _demo_selection(args, clock, clusters, projects)
     config = load_config(getattr(args, "config", None))
     if not config.has_sources:
         if getattr(args, "config", None):
             raise UserError(f"{config.path}: no [clusters.NAME] or [modelarts.NAME] entries")
-        return demo(getattr(args, "demo_seed", 7), clock)
-    clusters = _names(getattr(args, "cluster", None))
-    projects = _names(getattr(args, "modelarts", None))
+        return _demo_selection(args, clock, clusters, projects)
     for names, known, what in ((clusters, config.clusters, "cluster"), (projects, config.modelarts, "ModelArts project")):
         for n in names or ():
             if n not in known:
