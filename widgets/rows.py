@@ -49,7 +49,8 @@ JOB_COLUMNS = (
     Column("TIME", 10, 3),
     Column("N/CPU", 8, 5),
     Column("REASON", 16, 4),
-    Column("VERDICT", 30, 0, flex=True),
+    # the verdict is what matters: at 80 columns TIME and USER go before it shrinks below 30
+    Column("VERDICT", 30, 0, flex=True, min_width=30),
     Column("CLUSTER", 10, 6),
 )
 
@@ -69,7 +70,7 @@ TRAINING_COLUMNS = (
     Column("IN PHASE", 9, 1),
     Column("POOL", 14, 3),
     Column("FLAVOR", 18, 4),
-    Column("VERDICT", 30, 0, flex=True),
+    Column("VERDICT", 30, 0, flex=True, min_width=28),
     Column("PROJECT", 10, 6),
 )
 

@@ -30,7 +30,8 @@ from cockpit.text import clean
 class Column:
     """``priority`` 0 is always shown; higher numbers are dropped first when narrow.
 
-    ``width`` is in terminal cells; the single ``flex`` column takes what is left.
+    ``width`` is in terminal cells; the single ``flex`` column takes what is left, at
+    least ``min_width`` (other columns are dropped by priority to give it that).
     """
 
     label: str
@@ -38,6 +39,7 @@ class Column:
     priority: int = 0
     flex: bool = False
     justify: str = "left"
+    min_width: int = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,11 +318,10 @@ class VirtualTable(ScrollView, can_focus=True):
         if width == self._layout_for:
             return self._layout
         shown = list(range(len(self.columns)))
-        flex_min = 16
 
         def need(cols: list[int]) -> int:
             return sum(
-                (flex_min if self.columns[i].flex else self.columns[i].width) + 1 for i in cols
+                (self.columns[i].min_width if self.columns[i].flex else self.columns[i].width) + 1 for i in cols
             )
 
         while need(shown) > width and len(shown) > 1:
@@ -332,7 +333,7 @@ class VirtualTable(ScrollView, can_focus=True):
         layout = []
         for i in shown:
             col = self.columns[i]
-            w = max(flex_min, width - fixed - 1) if col.flex else col.width
+            w = max(col.min_width, width - fixed - 1) if col.flex else col.width
             layout.append((i, w))
         self._layout, self._layout_for = layout, width
         return layout

@@ -1,0 +1,20 @@
+"""Small things a new user noticed: narrow screens, titles, notifications, palette ranking."""
+
+from __future__ import annotations
+
+from cockpit.widgets.panes import QueueTable, TrainingJobTable
+
+
+def _widths(table, width: int) -> dict[str, int]:
+    return {table.columns[i].label: w for i, w in table._columns_for(width)}
+
+
+def test_verdict_keeps_room_at_80_columns():
+    cols = _widths(QueueTable(), 79)  # 80 columns minus the scrollbar
+    assert cols["VERDICT"] >= 30
+    assert {"JOBID", "NAME", "STATE"} <= cols.keys()
+    assert sum(w + 1 for w in cols.values()) <= 79
+    wide = _widths(QueueTable(), 159)
+    assert {"USER", "TIME", "REASON", "PART"} <= wide.keys()  # nothing dropped when there is room
+    tj = _widths(TrainingJobTable(), 79)
+    assert tj["VERDICT"] >= 28 and "PHASE console/API" in tj
