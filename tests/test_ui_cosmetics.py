@@ -18,3 +18,19 @@ def test_verdict_keeps_room_at_80_columns():
     assert {"USER", "TIME", "REASON", "PART"} <= wide.keys()  # nothing dropped when there is room
     tj = _widths(TrainingJobTable(), 79)
     assert tj["VERDICT"] >= 28 and "PHASE console/API" in tj
+
+
+async def test_esc_in_the_filter_clears_the_pane_title_at_once(tmp_path):
+    from .test_ui_flows import make_app, ready
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        title = app.screen.query_one("#queue-title")
+        await pilot.press("slash", *"48101", "enter")
+        assert "filter" in str(title.render())
+        gen = app.hub.generation
+        await pilot.press("slash", "escape")
+        await pilot.pause()
+        assert app.hub.generation == gen  # no poll in between: the title changed by itself
+        assert "filter" not in str(title.render()) and " of " not in str(title.render())

@@ -44,6 +44,8 @@ class FilterBar(Input):
     def action_cancel(self) -> None:
         if self.target is not None:
             self.target.set_filter("")
+        # through Input.Changed, so the screen's pane titles drop the "filter …" now too
+        self.value = ""
         self._close()
 
     def _close(self) -> None:
