@@ -34,3 +34,23 @@ async def test_esc_in_the_filter_clears_the_pane_title_at_once(tmp_path):
         await pilot.pause()
         assert app.hub.generation == gen  # no poll in between: the title changed by itself
         assert "filter" not in str(title.render()) and " of " not in str(title.render())
+
+
+async def test_palette_ranks_exact_ids_first_and_drops_subsequence_matches_for_ids(tmp_path):
+    from cockpit.screens.commands import CockpitCommands
+
+    from .test_ui_flows import make_app, ready
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        provider = CockpitCommands(app.screen)
+        hits = provider.ranked("48102")
+        assert [h[2] for h in hits] == ["48102"]  # not 48111 or 49181 (digits in order)
+        node = provider.ranked("cn013")
+        assert node[0][1:3] == ("node", "cn013")
+        assert all("custom-alpine-train" not in h[3] for h in node)
+        # a word still finds names by prefix first, then by subsequence
+        bert = provider.ranked("bert")
+        assert bert and bert[0][0] >= 0.9 and "bert" in bert[0][3]
+        assert provider.ranked("alpine")[0][3].startswith("training job custom-alpine-train")

@@ -13,22 +13,46 @@ from cockpit.text import clean
 MAX_HITS = 40
 
 
+def rank(query: str, ident: str, name: str, label: str) -> float | None:
+    """Score of one item for the palette, or None when it should not be listed.
+
+    Exact id or name 1.0, id or name prefix 0.9, substring of the label 0.6. A query with a
+    digit is an id (``48102``, ``cn013``): nothing else matches it, so subsequence
+    ("fuzzy") matching is left to word queries, scored below 0.5 by the caller.
+    """
+    q = query.strip().lower()
+    ids = (ident.lower(), name.lower())
+    if q in ids:
+        return 1.0
+    if any(x.startswith(q) for x in ids if x):
+        return 0.9
+    if q in label.lower():
+        return 0.6
+    return None
+
+
+def _id_like(query: str) -> bool:
+    return any(ch.isdigit() for ch in query)
+
+
 class CockpitCommands(Provider):
-    """Searches the hub's latest snapshots; ids match by prefix, names fuzzily (capped)."""
+    """Searches the hub's latest snapshots: exact and prefix matches of ids and names first,
+    then substrings; subsequence matches only for queries without digits (capped)."""
 
     def _items(self):
         hub = self.app.hub  # type: ignore[attr-defined]
         for st in hub.states.values():
             snap = st.snapshot
-            yield ("source", st.name, f"source {st.name} ({st.source.kind})", None)
+            yield ("source", st.name, st.name, f"source {st.name} ({st.source.kind})", None)
             if snap is None:
                 continue
             for j in snap.jobs:
-                yield ("job", j.job_id, f"job {j.job_id} {j.name} {j.user} {j.state}", Subject("job", st.name, j.job_id))
+                yield ("job", j.job_id, j.name, f"job {j.job_id} {j.name} {j.user} {j.state}", Subject("job", st.name, j.job_id))
             for n in snap.nodes:
-                yield ("node", n.name, f"node {n.name} {n.state_label}", Subject("node", st.name, n.name))
+                yield ("node", n.name, n.name, f"node {n.name} {n.state_label}", Subject("node", st.name, n.name))
             for t in snap.training_jobs:
-                yield ("training_job", t.job_id, f"training job {t.name} {t.console_phase} {t.job_id}", Subject("training_job", st.name, t.job_id))
+                yield ("training_job", t.job_id, t.name, f"training job {t.name} {t.console_phase} {t.job_id}",
+                       Subject("training_job", st.name, t.job_id))
 
     def _command(self, kind: str, subject: Subject | None, name: str):
         app = self.app
@@ -49,30 +73,33 @@ class CockpitCommands(Provider):
         for inc in list(hub.incidents)[:10]:
             yield DiscoveryHit(Content(clean(f"{inc.severity}: {inc.subject} {inc.title}", 120)), partial(self.app.open_subject, inc.subject), help="incident")  # type: ignore[attr-defined]
 
-    async def search(self, query: str) -> Hits:
+    def ranked(self, query: str) -> list[tuple[float, str, str, str, Subject | None]]:
+        """(score, kind, ident, label, subject), best first, at most MAX_HITS."""
         q = query.strip().lower()
         if not q:
-            return
-        matcher = self.matcher(query)
-        n = 0
-        exact: list = []
-        fuzzy: list = []
-        for kind, ident, label, subject in self._items():
-            lid = ident.lower()
-            if lid == q or lid.startswith(q):
-                exact.append((1.0 if lid == q else 0.9, kind, ident, label, subject))
-            elif len(fuzzy) < 2000 and q in label.lower():
-                fuzzy.append((0.6, kind, ident, label, subject))
-            if len(exact) >= MAX_HITS:
+            return []
+        strong: list = []
+        weak: list = []
+        for kind, ident, name, label, subject in self._items():
+            score = rank(q, ident, name, label)
+            if score is None:
+                continue
+            (strong if score >= 0.9 else weak).append((score, kind, ident, label, subject))
+            if len(strong) >= MAX_HITS:
                 break
-        if len(exact) + len(fuzzy) < MAX_HITS:
-            for kind, ident, label, subject in self._items():
-                if len(fuzzy) >= MAX_HITS:
+        hits = sorted(strong, key=lambda h: -h[0]) + weak[: max(0, MAX_HITS - len(strong))]
+        if len(hits) < MAX_HITS and not _id_like(q):
+            matcher = self.matcher(query)
+            seen = {(h[1], h[2]) for h in hits}
+            for kind, ident, _name, label, subject in self._items():
+                if len(hits) >= MAX_HITS:
                     break
                 s = matcher.match(label)
-                if s > 0 and not any(f[2] == ident and f[1] == kind for f in fuzzy + exact):
-                    fuzzy.append((0.5 * s / (s + 1.0), kind, ident, label, subject))  # Matcher scores are unbounded
-        for score, kind, ident, label, subject in (exact + fuzzy)[:MAX_HITS]:
-            n += 1
+                if s > 0 and (kind, ident) not in seen:
+                    hits.append((0.5 * s / (s + 1.0), kind, ident, label, subject))  # Matcher scores are unbounded
+        return hits[:MAX_HITS]
+
+    async def search(self, query: str) -> Hits:
+        for score, kind, ident, label, subject in self.ranked(query):
             text = clean(label, 120)
             yield Hit(score, Content(text), self._command(kind, subject, ident), text=text, help=kind.replace("_", " "))
