@@ -54,3 +54,24 @@ async def test_palette_ranks_exact_ids_first_and_drops_subsequence_matches_for_i
         bert = provider.ranked("bert")
         assert bert and bert[0][0] >= 0.9 and "bert" in bert[0][3]
         assert provider.ranked("alpine")[0][3].startswith("training job custom-alpine-train")
+
+
+async def test_training_job_title_keeps_its_closing_bracket_when_narrow(tmp_path):
+    from cockpit.model import Subject
+    from cockpit.screens.subject import TrainingJobScreen
+
+    from .test_ui_flows import make_app, ready, until
+
+    for width in (120, 100, 160):
+        app = make_app(tmp_path)
+        async with app.run_test(size=(width, 40)) as pilot:
+            await ready(app, pilot)
+            snap = app.hub.snapshot("demo-modelarts")
+            job = next(t for t in snap.training_jobs if t.name == "detr-coco-obs")
+            app.open_subject(Subject("training_job", "demo-modelarts", job.job_id))
+            await until(pilot, lambda a=app: isinstance(a.screen, TrainingJobScreen), "training job screen")
+            await pilot.pause()
+            line = str(app.screen.query_one("#subject-title").render()).rstrip()
+            assert "detr-coco-obs" in line and "Initializing" in line
+            assert line.count("(") == line.count(")"), line
+            assert len(line) <= width

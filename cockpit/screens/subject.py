@@ -106,6 +106,10 @@ class SubjectScreen(CockpitScreen):
                 self._show_findings()
             self._load_artifacts()
 
+    def on_resize(self) -> None:
+        if self.query("#subject-title"):  # titles fit the width (the training job's phase brackets)
+            self.query_one("#subject-title", Static).update(self.title_text(self.hub.lookup(self.subject)))
+
     def _show_findings(self) -> None:
         self.query_one(FindingList).set_findings(self.findings, [name for name, _ in self.logs])
 
@@ -338,7 +342,13 @@ class TrainingJobScreen(SubjectScreen):
             console = obj.console_phase
             t.append(f"  {console}", style=phase_style(console))
             if console != obj.phase:
-                t.append(f" (API: {obj.phase}{' / ' + obj.secondary_phase if obj.secondary_phase else ''})", style="dim")
+                inner = f"API: {obj.phase}{' / ' + obj.secondary_phase if obj.secondary_phase else ''}"
+                # cut inside the brackets so the title never ends in an open "(API: Pending /"
+                room = self.app.size.width - t.cell_len - 3
+                if room < len(inner) and room >= 8:
+                    inner = inner[: room - 1] + "…"
+                if room >= 8:
+                    t.append(f" ({inner})", style="dim")
         return t
 
     def _suspects(self) -> str:
