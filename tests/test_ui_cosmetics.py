@@ -75,3 +75,23 @@ async def test_training_job_title_keeps_its_closing_bracket_when_narrow(tmp_path
             assert "detr-coco-obs" in line and "Initializing" in line
             assert line.count("(") == line.count(")"), line
             assert len(line) <= width
+
+
+async def test_export_notification_puts_a_short_path_on_its_own_line(tmp_path, monkeypatch):
+    from cockpit.screens.incidents import short_path
+
+    from .test_ui_flows import make_app, ready
+
+    monkeypatch.chdir(tmp_path)
+    app = make_app(tmp_path)  # export_dir None: the current directory
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("i", "x")
+        await pilot.pause()
+        note = list(app._notifications)[-1]
+        head, _, where = note.message.partition("\n")
+        assert head == "incidents exported to"
+        assert where.startswith("./cockpit-incidents-") and (tmp_path / where[2:]).exists()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert short_path(tmp_path / "home" / "t" / "x.md") == "~/t/x.md"
+    assert short_path(tmp_path / "homer" / "x.md") == str(tmp_path / "homer" / "x.md")

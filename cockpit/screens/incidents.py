@@ -88,4 +88,17 @@ class IncidentScreen(CockpitScreen):
         except OSError as exc:
             self.notify(f"cannot write {path}: {clean(str(exc), 200)}", severity="error", markup=False)
             return
-        self.notify(f"incidents exported to {path}", title="Markdown", timeout=8, markup=False)
+        # the path on its own line, short: a toast wrapping inside a file name is unreadable
+        self.notify(f"incidents exported to\n{short_path(path)}", title="Markdown", timeout=8, markup=False)
+
+
+def short_path(path: Path) -> str:
+    """``./name`` in the current directory, ``~/…`` under the home directory, else as is."""
+    try:
+        if path.parent.resolve() == Path.cwd().resolve():
+            return f"./{path.name}"
+    except OSError:
+        pass
+    home = str(Path.home())
+    s = str(path)
+    return "~" + s[len(home):] if home not in ("", "/") and (s == home or s.startswith(home + "/")) else s
