@@ -4,6 +4,7 @@ JSON contract::
 
     {"generated_at": ISO, "incidents": [{"key", "root_cause", "severity", "subject": {kind, source, id},
       "title", "first_seen": ISO | null, "acknowledged": bool, "affected": [{kind, source, id}],
+      "affected_count": int (>= 1, the TUI's count),
       "findings": [{"root_cause", "severity", "subject", "title", "explanation", "remedy",
                     "evidence": [{"file", "line", "text"}]}]}]}
 
@@ -47,6 +48,12 @@ def _finding(f: Finding) -> dict:
     }
 
 
+def affected_count(inc: Incident) -> int:
+    """Subjects an incident touches, as the TUI's incident table counts them: its ``affected``
+    subjects, or 1 (the incident's own subject) when none are listed."""
+    return max(1, len(inc.affected))
+
+
 def sort_incidents(incidents: Iterable[Incident]) -> list[Incident]:
     """Most severe first, then oldest first (unknown first_seen last), then key."""
     return sorted(incidents, key=lambda i: (SEVERITY_RANK.get(i.severity, 9),
@@ -63,7 +70,7 @@ def incidents_json(incidents: Iterable[Incident], now: datetime, acked: Iterable
             {
                 "key": i.key, "root_cause": i.root_cause, "severity": i.severity, "subject": _subject(i.subject),
                 "title": redact(clean(i.title)), "first_seen": _iso(i.first_seen), "acknowledged": i.key in acked,
-                "affected": [_subject(s) for s in i.affected],
+                "affected": [_subject(s) for s in i.affected], "affected_count": affected_count(i),
                 "findings": [_finding(f) for f in i.findings],
             }
             for i in sort_incidents(incidents)

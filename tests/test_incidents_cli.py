@@ -118,3 +118,44 @@ def test_incidents_demo_cluster_filter(fake_engine):
     doc = json.loads(_run_cli(["incidents", "--demo", "--cluster", "demo-modelarts", "--json"]))
     assert all(i["subject"]["source"] == "demo-modelarts" for i in doc["incidents"])
     assert "48102" not in {i["subject"]["id"] for i in doc["incidents"]}  # demo-hpc was not polled
+
+
+@pytest.fixture
+def state_dir(tmp_path, monkeypatch):
+    """The ack files live here: the real one (state.json) and the demo's (state-demo.json)."""
+    import cockpit.state
+
+    monkeypatch.setattr(cockpit.state, "default_state_path", lambda: tmp_path / "state.json")
+    return tmp_path
+
+
+def test_incidents_agree_with_the_tui_on_count_clock_and_acks(state_dir, monkeypatch):
+    from cockpit.widgets.rows import incident_rows
+
+    from cockpit.sources.demo import DEMO_START
+    from cockpit.state import AckStore, demo_state_path
+
+    monkeypatch.setenv("COLUMNS", "250")  # one table row per line
+    first = json.loads(_run_cli(["incidents", "--demo", "--json"]))
+    key = next(i["key"] for i in first["incidents"] if i["subject"]["id"] == "48101")
+    AckStore(demo_state_path()).toggle(key)  # what `a` in the TUI's demo incident view writes
+    AckStore(state_dir / "state.json").toggle("some|real|site|key")
+    doc = json.loads(_run_cli(["incidents", "--demo", "--json"]))
+    # the demo's clock, not the wall clock: ages agree with the TUI's
+    assert abs((datetime.fromisoformat(doc["generated_at"]) - DEMO_START).total_seconds()) < 60
+    acked = {i["key"] for i in doc["incidents"] if i["acknowledged"]}
+    assert acked == {key}
+    # the affected count is the TUI table's
+    incs = [Incident(i["key"], i["root_cause"], i["severity"], Subject(**i["subject"]), i["title"], (),
+                     tuple(Subject(**a) for a in i["affected"]), None) for i in doc["incidents"]]
+    tui = {r.key: r.cells[5] for r in incident_rows(incs, acked)}
+    assert all(str(i["affected_count"]) == tui[i["key"]] for i in doc["incidents"])
+    assert all(i["affected_count"] >= 1 for i in doc["incidents"])
+    table = _run_cli(["incidents", "--demo"])
+    assert "1 acknowledged" in table
+    row = next(ln for ln in table.splitlines() if "48101" in ln)
+    minutes = int(row.split(" min ago")[0].split()[-1])
+    expected = (DEMO_START - datetime.fromisoformat(
+        next(i for i in doc["incidents"] if i["key"] == key)["first_seen"])).total_seconds() // 60
+    assert abs(minutes - expected) <= 1
+    assert row.rstrip(" │").endswith("yes")

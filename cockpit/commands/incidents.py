@@ -32,8 +32,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-async def collect(sources: list, now_fn=None) -> tuple[list[Finding], list[str]]:
-    """Poll each source once, fetch evidence (cockpit.enrich), diagnose. Returns (findings, source errors)."""
+async def collect(sources: list, now_fn=None,
+                  taken: dict[str, datetime] | None = None) -> tuple[list[Finding], list[str]]:
+    """Poll each source once, fetch evidence (cockpit.enrich), diagnose. Returns (findings, source errors).
+
+    ``taken`` (optional) is filled with source name -> the snapshot's ``taken_at``: the "now" of
+    that source's ages (the demo's clock is not the wall clock).
+    """
     from cockpit.enrich import EvidenceCache, diagnose_with_evidence
 
     errors: list[str] = []
@@ -41,6 +46,8 @@ async def collect(sources: list, now_fn=None) -> tuple[list[Finding], list[str]]
 
     async def one(src) -> None:
         snap = await src.poll()
+        if taken is not None:
+            taken[src.name] = snap.taken_at
         if snap.error is not None:
             errors.append(f"{src.name}: {snap.error.kind}: {snap.error.message}")
             return
@@ -72,34 +79,51 @@ def run(args: argparse.Namespace) -> int:
     from cockpit.report import incidents_json, incidents_markdown, sort_incidents
 
     sources = _select(args)
-    findings, errors = asyncio.run(collect(sources))
+    taken: dict[str, datetime] = {}
+    findings, errors = asyncio.run(collect(sources, taken=taken))
     incidents = correlate(findings)
-    now = datetime.now(UTC)
+    # ages are measured against each source's snapshot time, as the TUI does (demo clock != wall clock)
+    now = max(taken.values(), default=None) or datetime.now(UTC)
+    acked = ack_store_for(args).acked
     for e in errors:
         print(f"cockpit: {e}", file=sys.stderr)
     if args.json:
-        json.dump(incidents_json(incidents, now), sys.stdout, indent=2)
+        json.dump(incidents_json(incidents, now, acked=acked), sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif args.markdown:
-        sys.stdout.write(incidents_markdown(incidents, now))
+        sys.stdout.write(incidents_markdown(incidents, now, acked=acked))
     else:
-        _table(sort_incidents(incidents), now)
+        _table(sort_incidents(incidents), now, acked, taken)
     return 0
 
 
-def _table(incidents: list, now: datetime) -> None:
+def ack_store_for(args: argparse.Namespace):  # -> cockpit.state.AckStore
+    """The acknowledgements the TUI reads and writes for the same site: the demo's own file
+    (``state-demo.json``) when the TUI would show the demo, else the real one."""
+    from cockpit.commands.tui import banner_for
+    from cockpit.state import AckStore, demo_state_path
+
+    return AckStore(demo_state_path() if banner_for(args)[0].startswith("DEMO") else None)
+
+
+def _table(incidents: list, now: datetime, acked: frozenset[str] = frozenset(),
+           taken: dict[str, datetime] | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
+    from cockpit.report import affected_count
     from cockpit.text import clean
 
     colour = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
-    table = Table(title=f"{len(incidents)} incident(s)", expand=True)
-    for col in ("severity", "root cause", "subject", "title", "affected", "first seen"):
+    n_acked = sum(1 for i in incidents if i.key in acked)
+    table = Table(title=f"{len(incidents)} incident(s), {n_acked} acknowledged", expand=True)
+    for col in ("severity", "root cause", "subject", "title", "affected", "first seen", "ack"):
         table.add_column(col)
     for i in incidents:
-        age = "" if i.first_seen is None else f"{int((now - i.first_seen).total_seconds() // 60)} min ago"
+        at = (taken or {}).get(i.subject.source, now)
+        age = "" if i.first_seen is None else f"{max(0, int((at - i.first_seen).total_seconds() // 60))} min ago"
         table.add_row(Text(i.severity, style=colour.get(i.severity, "")), Text(i.root_cause),
-                      Text(clean(str(i.subject))), Text(clean(i.title)), Text(str(len(i.affected))), Text(age))
+                      Text(clean(str(i.subject))), Text(clean(i.title)), Text(str(affected_count(i))), Text(age),
+                      Text("yes" if i.key in acked else "", style="green"))
     Console().print(table)
