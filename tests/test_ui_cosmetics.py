@@ -95,3 +95,25 @@ async def test_export_notification_puts_a_short_path_on_its_own_line(tmp_path, m
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert short_path(tmp_path / "home" / "t" / "x.md") == "~/t/x.md"
     assert short_path(tmp_path / "homer" / "x.md") == str(tmp_path / "homer" / "x.md")
+
+
+async def test_wrapped_evidence_lines_hang_under_the_evidence_text(tmp_path):
+    from cockpit.widgets.panes import FindingList
+
+    from cockpit.model import Subject
+    from cockpit.screens.subject import JobScreen
+
+    from .test_ui_flows import OOM_JOB, make_app, ready, until
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 40)) as pilot:
+        await ready(app, pilot)
+        app.open_subject(Subject("job", "demo-hpc", OOM_JOB))
+        await until(pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs), "job logs")
+        fl = app.screen.query_one(FindingList)
+        await pilot.pause()
+        lines = [fl.render_line(y).text for y in range(fl.size.height)]
+        at = next(i for i, t in enumerate(lines) if "node        slurmd-cn007.log" in t)
+        indent = lines[at].index("slurmd-cn007.log")
+        follow = lines[at + 1]
+        assert follow[:indent].strip() == "" and follow[indent] != " ", (lines[at], follow)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding
 from textual.widget import Widget
@@ -177,25 +178,25 @@ class FindingList(OptionList):
             opts.append(Option(Text("No problem found by the engine.", style="green"), disabled=True))
         ranked = sorted(enumerate(findings), key=lambda t: SEVERITY_RANK.get(t[1].severity, 3))
         for fi, f in ranked:
-            head = Text()
-            head.append(f" {SEVERITY_MARK.get(f.severity, f.severity)} ", style=f"reverse {SEVERITY_STYLE.get(f.severity, '')}")
-            head.append(f" {clean(f.title, 300)}", style="bold")
+            mark = Text(f" {SEVERITY_MARK.get(f.severity, f.severity)} ", style=f"reverse {SEVERITY_STYLE.get(f.severity, '')}")
+            mark.append(" ")
+            head = Text(clean(f.title, 300), style="bold")
             head.append(f"  [{clean(f.root_cause, 60)}]", style="cyan")
-            opts.append(Option(head, id=f"f:{fi}"))
+            opts.append(Option(_hanging(mark, head), id=f"f:{fi}"))
             identity[f"f:{fi}"] = ("f", f.root_cause, f.subject)
             if f.explanation:
-                opts.append(Option(Text("   " + clean(f.explanation, 600), style="dim"), disabled=True))
+                opts.append(Option(_hanging(Text("   "), Text(clean(f.explanation, 600), style="dim")), disabled=True))
             chain = sorted(enumerate(f.evidence), key=lambda t: t[1].tier)
             for ei, ev in chain:
-                line = Text("   ")
-                line.append(f"{TIER_NAME.get(ev.tier, '?'):<11}", style="magenta")
+                tier = Text(f"   {TIER_NAME.get(ev.tier, '?'):<11} ", style="magenta")
                 loc = clean(ev.where, 60) + (f":{ev.line}" if ev.line else "")
-                line.append(f" {loc}  ", style="cyan")
+                line = Text(f"{loc}  ", style="cyan")
                 line.append(clean(ev.text, 400))
-                opts.append(Option(line, id=f"ev:{fi}:{ei}"))
+                opts.append(Option(_hanging(tier, line), id=f"ev:{fi}:{ei}"))
                 identity[f"ev:{fi}:{ei}"] = ("ev", f.root_cause, f.subject, ev.where, ev.text)
             if f.remedy:
-                opts.append(Option(Text("   → " + clean(f.remedy, 600), style="green"), disabled=True))
+                opts.append(Option(_hanging(Text("   → ", style="green"), Text(clean(f.remedy, 600), style="green")),
+                                   disabled=True))
         if logs:
             opts.append(Option(Text("Logs", style="bold underline"), disabled=True))
             for i, name in enumerate(logs):
@@ -213,6 +214,15 @@ class FindingList(OptionList):
             first = next((i for i, o in enumerate(opts) if not o.disabled), None)
         if first is not None:
             self.highlighted = first
+
+
+def _hanging(lead: Text, body: Text) -> Table:
+    """``lead`` then ``body``; wrapped lines of ``body`` start under its first character."""
+    grid = Table.grid(padding=0, expand=True)
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1, overflow="fold")
+    grid.add_row(lead, body)
+    return grid
 
 
 def incident_summary(inc: Incident, acked: bool, now: datetime) -> Text:
