@@ -117,3 +117,24 @@ async def test_wrapped_evidence_lines_hang_under_the_evidence_text(tmp_path):
         indent = lines[at].index("slurmd-cn007.log")
         follow = lines[at + 1]
         assert follow[:indent].strip() == "" and follow[indent] != " ", (lines[at], follow)
+
+
+async def test_pending_job_lists_no_missing_log_errors(tmp_path):
+    from cockpit.widgets.panes import FindingList
+
+    from cockpit.model import Subject
+    from cockpit.screens.subject import JobScreen
+
+    from .test_ui_flows import make_app, ready, until
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        app.open_subject(Subject("job", "demo-hpc", "48101"))  # PENDING (PartitionConfig)
+        await until(pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs), "job logs")
+        labels = [label for label, _ in app.screen.logs]
+        assert not any(label.startswith("error:") for label in labels), labels
+        assert labels[-1] == "stdout (not written yet)"
+        assert "slurmctld.log" in labels
+        shown = " ".join(str(o.prompt) for o in app.screen.query_one(FindingList)._options)
+        assert "error: stdout" not in shown

@@ -234,6 +234,24 @@ class JobScreen(SubjectScreen):
         self.rightsize = suggest(records) if records else None
         self.query_one("#fields", Static).update(self.fields(job))
 
+    def build_logs(self, arts: Artifacts) -> list[tuple[str, LogReader]]:
+        """A job that has not started has no stdout/stderr yet: those come last, marked
+        "not written yet", and their "No such file" errors are not listed as logs."""
+        logs = super().build_logs(arts)
+        job = self.hub.lookup(self.subject)
+        if not isinstance(job, SlurmJob) or job.start_time is not None or not job.is_pending:
+            return logs
+        unwritten = {"stdout", "stderr"}
+        kept, later = [], []
+        for label, reader in logs:
+            if label.startswith("error: ") and label[7:] in unwritten and "No such file" in _text_of(reader):
+                continue
+            if label in unwritten:
+                later.append((f"{label} (not written yet)", reader))
+            else:
+                kept.append((label, reader))
+        return kept + later
+
     def title_text(self, obj: object) -> Text:
         t = super().title_text(obj)
         if isinstance(obj, SlurmJob):
@@ -400,6 +418,12 @@ class TrainingJobScreen(SubjectScreen):
         if isinstance(obj, TrainingJob) and obj.log_preview and not any(r.kind == "startup" for _, r in logs):
             logs.append(("startup log (preview)", BytesLogReader(obj.log_preview.encode("utf-8", "replace"), "startup log", kind="startup")))
         return logs
+
+
+def _text_of(reader: LogReader) -> str:
+    """The text of an in-memory reader (a command's output), "" for a file."""
+    data = getattr(reader, "data", b"")
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else ""
 
 
 def _landing_offset(lt: LogText) -> int | None:
