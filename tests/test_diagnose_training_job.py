@@ -81,3 +81,23 @@ def test_ambiguous_name_lists_the_ids():
 
     with pytest.raises(UserError, match=r"2 training jobs on prod are named 'train': give one id: id-1, id-2"):
         asyncio.run(_resolve_training_job(Two(), "train"))
+
+
+def test_cli_prints_the_evidence_line_whole(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["diagnose", "--demo", "--training-job", STUCK_MOUNT]) == 1
+    out = " ".join(capsys.readouterr().out.split())  # undo Rich's wrapping
+    assert "Mount /obs/ml-data-prod/coco/ failed: obsfs: AccessDenied: Access Denied (HTTP 403)" in out
+
+
+def test_evidence_excerpt_keeps_the_matched_phrase_of_a_huge_line():
+    from cockpit.commands.diagnose import evidence_excerpt
+
+    short = "x" * 380 + " AccessDenied"
+    assert evidence_excerpt(short, "storage_access_denied") == short  # <= 400: whole
+    line = "a" * 5000 + " obsfs: AccessDenied: Access Denied (HTTP 403) " + "b" * 5000
+    out = evidence_excerpt(line, "storage_access_denied")
+    assert len(out) <= 400 and "obsfs: AccessDenied: Access Denied (HTTP 403)" in out
+    assert out.startswith("…") and out.endswith("…")
+    head = evidence_excerpt("FailedMount early " + "c" * 600 + " AccessDenied", "")
+    assert head.startswith("FailedMount early") and len(head) == 400  # match within the cap: plain cut

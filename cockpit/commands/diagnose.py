@@ -284,10 +284,32 @@ def _print_findings(findings: list[Finding], first_error: dict | None) -> None:
                 con.print(Text("  do:     " + clean(f.remedy, 1000), style="green"))
             for e in f.evidence[:6]:
                 loc = e.where + (f":{e.line}" if e.line else "")
-                con.print(Text(f"  {loc:28} ", style="dim") + Text(clean(e.text, 200)))
+                con.print(Text(f"  {loc:28} ", style="dim") + Text(evidence_excerpt(e.text, f.root_cause)))
     if first_error:
         con.print(Text(f"\nfirst red error: {first_error['file']}:{first_error['line']}: ", style="bold")
-                  + Text(clean(first_error["text"], 300), style="red"))
+                  + Text(evidence_excerpt(first_error["text"], findings[0].root_cause), style="red"))
+
+
+EVIDENCE_CAP = 400  # characters of one evidence line printed; Rich wraps, never cuts
+
+
+def evidence_excerpt(text: str, label: str = "", cap: int = EVIDENCE_CAP) -> str:
+    """An evidence line for the terminal: whole when it fits ``cap`` characters (cleaned of
+    control sequences), else cut to ``cap`` keeping the phrase that matched the catalogue
+    (preferring a pattern of ``label``) visible: a window around it when it lies past the cap."""
+    from cockpit.diagnosis.patterns import match_span
+
+    text = clean(text, 1 << 20)  # not clean()'s 4096 default: the phrase may lie beyond it
+    if len(text) <= cap:
+        return text
+    span = match_span(text, label or None)
+    if span is None or span[1] <= cap - 1:
+        return text[: cap - 1] + "…"
+    start, end = span
+    width = cap - 2  # room for the two ellipses
+    lo = max(0, min(start - max(0, width - (end - start)) // 3, len(text) - width))
+    hi = min(len(text), lo + width)
+    return ("…" if lo else "") + text[lo:hi] + ("…" if hi < len(text) else "")
 
 
 def _print_incidents(incidents: list[Incident], findings: list[Finding]) -> None:

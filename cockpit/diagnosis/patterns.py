@@ -200,6 +200,28 @@ def classify(line: bytes, kind: str = "app") -> Pattern | None:
     return None
 
 
+def match_span(line: str, label: str | None = None, kind: str = "app") -> tuple[int, int] | None:
+    """Character span of the phrase that makes ``line`` an error: the earliest match of a pattern
+    carrying ``label`` (the finding's root cause) if any, else of any pattern; None if none match.
+    Lets displays that shorten a long line keep that phrase visible."""
+    raw = line.encode("utf-8", "replace")
+    best: tuple[int, int] | None = None
+    for want in ((label,) if label else ()) + (None,):
+        for p in PATTERNS:
+            if (want is not None and p.label != want) or (p.kinds is not None and kind not in p.kinds):
+                continue
+            m = _compiled(p).search(raw)
+            if m is not None and (best is None or m.start() < best[0]):
+                best = (m.start(), m.end())
+        if best is not None:
+            break
+    if best is None:
+        return None
+    def chars(n: int) -> int:
+        return len(raw[:n].decode("utf-8", "ignore"))
+    return chars(best[0]), chars(best[1])
+
+
 _COMPILED: dict[str, re.Pattern[bytes]] = {}
 
 
