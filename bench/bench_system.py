@@ -3,7 +3,8 @@
 * idle: CPU seconds (``/proc/<pid>/stat`` utime+stime) of ``cockpit --demo`` in tmux
   over a window with no key pressed, after its first poll;
 * start-up: launch in tmux -> the dashboard header in ``capture-pane`` (polled every
-  10 ms; tmux's server is started beforehand), plus ``python -X importtime`` offenders
+  10 ms; tmux's server is started beforehand; with a bytecode cache, as installed, and
+  once without), plus ``python -X importtime`` offenders
   and whether any ``huaweicloudsdk*`` module is imported by the TUI's start-up path;
 * controller: a headless app against a config with one local cluster whose PATH has the
   fake executables (interval 5 s), a failed job's screen and its log open; counts the
@@ -32,6 +33,17 @@ sys.path.insert(0, str(ROOT))
 
 HEADER = "Cockpit"
 TICKS = os.sysconf("SC_CLK_TCK")
+# A user's install has bytecode (pip compiles it; a checkout writes __pycache__ on first run),
+# and so has the Textual reference in site-packages. Under PYTHONDONTWRITEBYTECODE=1 cockpit
+# alone would recompile ~80 modules on every start (~0.3 s): give it a bytecode cache.
+PYC = Path(tempfile.gettempdir()) / "cockpit-bench-pycache"
+PY_ENV = f"env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX={PYC}"
+
+
+def _py_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(PYC)
+    return env
 
 
 def _tmux(*args: str, check: bool = True) -> str:
@@ -64,7 +76,7 @@ class TmuxApp:
 
     def start(self, cmd: str = "") -> float:
         """Launch (default ``cockpit --demo``); returns seconds to the first frame showing the header."""
-        cmd = cmd or f"cd {ROOT} && exec {sys.executable} -m cockpit --demo --no-bell"
+        cmd = cmd or f"cd {ROOT} && exec {PY_ENV} {sys.executable} -m cockpit --demo --no-bell"
         t0 = time.perf_counter()
         _tmux("new-session", "-d", "-s", self.session, "-x", "160", "-y", "48", cmd)
         while time.perf_counter() - t0 < 30:
@@ -117,9 +129,17 @@ def startup(runs: int = 3) -> dict:
     times, hello = [], []
     script = Path(tempfile.mkdtemp(prefix="cockpit-bench-")) / "hello.py"
     script.write_text(HELLO)
+    # fill the bytecode cache, then one start without any (a fresh checkout's first run)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "cockpit"), str(script)],
+                   env=_py_env(), check=True)
+    cold = TmuxApp("cold")
+    try:
+        nocache = cold.start(f"cd {ROOT} && exec env PYTHONDONTWRITEBYTECODE=1 {sys.executable} -m cockpit --demo --no-bell")
+    finally:
+        cold.stop()
     try:
         for i in range(runs):
-            for cmd, into in (("", times), (f"exec {sys.executable} {script}", hello)):
+            for cmd, into in (("", times), (f"exec {PY_ENV} {sys.executable} {script}", hello)):
                 app = TmuxApp(f"start{i}")
                 try:
                     into.append(app.start(cmd))
@@ -132,7 +152,7 @@ def startup(runs: int = 3) -> dict:
     imp = []
     for _ in range(3):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import cockpit.app"], cwd=ROOT, check=True)
+        subprocess.run([sys.executable, "-c", "import cockpit.app"], cwd=ROOT, check=True, env=_py_env())
         imp.append(time.perf_counter() - t)
     bare = []
     for _ in range(3):
@@ -140,7 +160,7 @@ def startup(runs: int = 3) -> dict:
         subprocess.run([sys.executable, "-c", "pass"], check=True)
         bare.append(time.perf_counter() - t)
     r = subprocess.run([sys.executable, "-X", "importtime", "-c", "import cockpit.app"], cwd=ROOT,
-                       capture_output=True, text=True, check=True)
+                       capture_output=True, text=True, check=True, env=_py_env())
     top: list[tuple[int, str]] = []
     for line in r.stderr.splitlines():
         m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)", line)
@@ -152,6 +172,7 @@ def startup(runs: int = 3) -> dict:
     sdk = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
     return {
         "first_frame_s": statistics.median(times), "first_frame_runs": times,
+        "first_frame_no_bytecode_s": nocache,
         "hello_first_frame_s": statistics.median(hello),
         "import_app_s": min(imp), "python_bare_s": min(bare),
         "importtime_top": [f"{name} {us / 1000:.0f} ms" for us, name in top[:6]],

@@ -15,23 +15,18 @@ The failure scenarios are listed in ``cockpit.sources.demo_scenarios.SCENARIOS``
 
 from __future__ import annotations
 
+import asyncio
 import shlex
+import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from cockpit.sources.demo_modelarts import ModelArtsProject
-from cockpit.sources.demo_scenarios import (
-    HISTORY_S,
-    background_jobs,
-    build_nodes,
-    build_partitions,
-    ctld_startup,
-    job_log,
-    node_ctld_lines,
-    scenario_jobs,
-)
-from cockpit.sources.demo_slurm import SlurmCluster
 from cockpit.sources.transport import CommandResult, FileStat, RemoteFileError
+
+if TYPE_CHECKING:
+    from cockpit.sources.demo_modelarts import ModelArtsProject
+    from cockpit.sources.demo_slurm import SlurmCluster
 
 DEMO_START = datetime(2026, 11, 29, 20, 30, 0, tzinfo=UTC)
 DEMO_CLUSTER = "demo-hpc"
@@ -57,14 +52,58 @@ class DemoSite:
         else:
             self.clock = clock
         self.start = start or DEMO_START
-        nodes = build_nodes()
-        partitions = build_partitions()
-        bg, planned = background_jobs(seed, partitions, nodes)
-        self.slurm = SlurmCluster(
-            self.start, nodes, partitions, scenario_jobs() + bg,
-            ctld_startup(-HISTORY_S - 3 * 86400) + node_ctld_lines(), [], job_log(seed), planned,
-        )
-        self.modelarts = ModelArtsProject(self.start)
+        self._lock = threading.Lock()
+        self._slurm: SlurmCluster | None = None
+        self._modelarts: ModelArtsProject | None = None
+
+    @property
+    def built(self) -> bool:
+        return self._slurm is not None
+
+    def build(self) -> None:
+        """Generate the world (~0.5 s of CPU for ~5k background jobs). Idempotent, thread-safe.
+
+        Deferred to the first use so ``cockpit --demo`` draws its first frame before the
+        site exists; :class:`DemoTransport` builds it in a thread on the first poll.
+        """
+        with self._lock:
+            if self._slurm is not None:
+                return
+            from cockpit.sources.demo_modelarts import ModelArtsProject
+            from cockpit.sources.demo_scenarios import (
+                HISTORY_S,
+                background_jobs,
+                build_nodes,
+                build_partitions,
+                ctld_startup,
+                job_log,
+                node_ctld_lines,
+                scenario_jobs,
+            )
+            from cockpit.sources.demo_slurm import SlurmCluster
+
+            nodes = build_nodes()
+            partitions = build_partitions()
+            bg, planned = background_jobs(self.seed, partitions, nodes)
+            self._modelarts = ModelArtsProject(self.start)
+            self._slurm = SlurmCluster(  # set last: ``built`` reads it
+                self.start, nodes, partitions, scenario_jobs() + bg,
+                ctld_startup(-HISTORY_S - 3 * 86400) + node_ctld_lines(), [], job_log(self.seed), planned,
+            )
+
+    @property
+    def slurm(self) -> SlurmCluster:
+        if self._slurm is None:
+            self.build()
+        assert self._slurm is not None
+        return self._slurm
+
+    @property
+    def modelarts(self) -> ModelArtsProject:
+        if self._modelarts is None or self._slurm is None:
+            self.build()
+        assert self._modelarts is not None
+        return self._modelarts
 
     def now_s(self) -> int:
         return int((self.clock() - self.start).total_seconds() // 1)
@@ -82,7 +121,12 @@ class DemoTransport:
         self.site = site
         self.name = name
 
+    async def _ready(self) -> None:
+        if not self.site.built:  # first poll: generate the site off the event loop
+            await asyncio.to_thread(self.site.build)
+
     async def run(self, argv: list[str] | tuple[str, ...], timeout: float = 30.0) -> CommandResult:
+        await self._ready()
         argv = tuple(argv)
         t = self.site.now_s()
         prog, args = (argv[0] if argv else ""), list(argv[1:])
@@ -100,12 +144,14 @@ class DemoTransport:
         return CommandResult(argv, out, err, rc)
 
     async def read_range(self, path: str, offset: int, length: int) -> bytes:
+        await self._ready()
         f = self.site.slurm.file(path, self.site.now_s())
         if f is None:
             raise RemoteFileError(f"{path}: No such file or directory", where=path)
         return f.read(offset, length)
 
     async def stat(self, path: str) -> FileStat:
+        await self._ready()
         f = self.site.slurm.file(path, self.site.now_s())
         if f is None:
             raise RemoteFileError(f"{path}: No such file or directory", where=path)
