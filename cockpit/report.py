@@ -24,7 +24,11 @@ from cockpit.model import SEVERITY_RANK, Evidence, Finding, Incident, Subject
 from cockpit.safety import redact
 from cockpit.text import clean
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~])")
+# Free text: only what opens emphasis, links, HTML, tables or code (and the backslash itself).
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
+_MD_LEADING_HASH = re.compile(r"^(\s*)#")
+# Already-quoted commands (`squeue --start -j 4`) and long flags (--mem=80G, --cpus-per-task).
+_MD_CODE = re.compile(r"`([^`\n]+)`|(?<![\w/-])(--[A-Za-z][\w-]*(?:=[^\s,;()`]*[^\s,;().`])?)")
 
 
 def _iso(dt: datetime | None) -> str | None:
@@ -78,9 +82,27 @@ def incidents_json(incidents: Iterable[Incident], now: datetime, acked: Iterable
     }
 
 
+def md_code(text: str) -> str:
+    """``text`` as an inline code span whose fence is longer than any backtick run inside."""
+    text = clean(text)
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def md_escape(text: str) -> str:
-    """One line of user text, safe inside Markdown prose (no links, emphasis, tables)."""
-    return _MD_SPECIAL.sub(r"\\\1", clean(text))
+    """One line of user text, safe inside Markdown prose: commands already in backticks and
+    ``--flags`` become code spans, elsewhere only ``\\ ` * _ [ ] < > |`` and a leading ``#`` are
+    escaped (so ``demo-hpc`` and ``--cpus-per-task`` stay readable)."""
+    text = clean(text)
+    out: list[str] = []
+    pos = 0
+    for m in _MD_CODE.finditer(text):
+        out.append(_MD_SPECIAL.sub(r"\\\1", text[pos:m.start()]))
+        out.append(md_code(m.group(1) if m.group(1) is not None else m.group(2)))
+        pos = m.end()
+    out.append(_MD_SPECIAL.sub(r"\\\1", text[pos:]))
+    return _MD_LEADING_HASH.sub(r"\1\\#", "".join(out))
 
 
 def _fence(lines: list[str]) -> list[str]:
@@ -114,11 +136,11 @@ def incidents_markdown(incidents: Iterable[Incident], now: datetime, acked: Iter
         f = inc.primary
         ack = " (acknowledged)" if inc.key in acked else ""
         out += ["", f"## {n}. [{inc.severity.upper()}] {md_escape(inc.title)}{ack}", ""]
-        out.append(f"- **Subject:** {md_escape(str(inc.subject))}")
+        out.append(f"- **Subject:** {md_code(str(inc.subject))}")
         out.append(f"- **Root cause:** `{inc.root_cause}`")
         out.append(f"- **First seen:** {_age(inc.first_seen, now)}")
         if inc.affected:
-            shown = ", ".join(md_escape(str(s)) for s in inc.affected[:50])
+            shown = ", ".join(md_code(str(s)) for s in inc.affected[:50])
             more = f" and {len(inc.affected) - 50} more" if len(inc.affected) > 50 else ""
             out.append(f"- **Affected ({len(inc.affected)}):** {shown}{more}")
         if f.explanation:

@@ -47,13 +47,31 @@ def test_markdown_escapes_user_text_and_fences_evidence():
                     affected=[Subject("job", "demo-hpc", "9"), Subject("job", "demo-hpc", "10")])
     md = incidents_markdown([inc], NOW, acked={inc.key})
     assert "\x1b" not in md
-    assert "[click](http" not in md and r"\[click\]\(http" in md
+    assert "[click](http" not in md and r"\[click\](http" in md  # escaped brackets: no link
     assert "(acknowledged)" in md and "`command_not_found`" in md and "**Affected (2):**" in md
     lines = md.splitlines()
     start = lines.index("**Evidence:**") + 2
     assert lines[start] == "`````" and lines[start + 2] == "`````"  # fence longer than the ```` inside
     assert lines[start + 1].startswith("slurm-9.out:12: ````")
     assert md_escape("a_b*c") == r"a\_b\*c"
+
+
+def test_markdown_keeps_commands_flags_and_ids_readable():
+    f = Finding("pending_partition_limit", "critical", Subject("job", "demo-hpc", "48101"),
+                "never runs: 64 CPUs > MaxCPUsPerNode 48",
+                explanation="# not a heading: job_name my_job *x* <b>",
+                remedy="Lower --cpus-per-task / --mem=80G on demo-hpc, or run `squeue --start -j 48101` (a|b).")
+    inc = Incident(f.key, f.root_cause, f.severity, f.subject, f.title, (f,), (Subject("job", "demo-hpc", "7"),), NOW)
+    md = incidents_markdown([inc], NOW)
+    assert "- **Subject:** `job 48101 @demo-hpc`" in md and "**Affected (1):** `job 7 @demo-hpc`" in md
+    assert ("**What to do:** Lower `--cpus-per-task` / `--mem=80G` on demo-hpc, or run "
+            "`squeue --start -j 48101` (a\\|b).") in md
+    assert "\n\\# not a heading: job\\_name my\\_job \\*x\\* \\<b\\>\n" in md
+    assert "\\-" not in md and "MaxCPUsPerNode 48" in md
+    # a backtick run inside a code span gets a longer fence
+    from cockpit.report import md_code
+
+    assert md_code("a``b") == "```a``b```" and md_code("`x") == "`` `x ``"
 
 
 def test_markdown_for_no_incidents_says_so():
