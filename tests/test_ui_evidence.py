@@ -83,3 +83,15 @@ def test_grep_excerpt_keeps_each_lines_file_offset_and_number():
     tail = grep_excerpt("slurmctld.log", "slurmctld", "/l", "1", data, 1000, re.compile(rb"JobId=1(?![0-9])"))
     assert tail.line_offsets == (1000, 1000 + data.index(b"c JobId"))
     assert tail.file_line(2) is None
+
+
+async def test_a_finding_names_the_same_file_line_as_its_evidence(tmp_path):
+    """48110's explanation quotes a slurmctld.log line: the number is the file's, not the excerpt's."""
+    app = make_app(tmp_path)
+    hub = app.hub
+    for st in hub.states.values():
+        await hub.poll_once(st)
+    f = next(f for f in hub.states["demo-hpc"].findings if f.subject.id == "48110")
+    ev = next(e for e in f.evidence if e.where == "slurmctld.log")
+    assert ev.line and ev.line > 100
+    assert f"(slurmctld.log:{ev.line})" in f.explanation

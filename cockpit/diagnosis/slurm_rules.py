@@ -24,6 +24,7 @@ from cockpit.model import (
     AcctRecord,
     Evidence,
     Finding,
+    LogText,
     Partition,
     Severity,
     SlurmJob,
@@ -409,6 +410,10 @@ _LOG_CAUSE_TEXT = {
     "cuda_driver_mismatch": ("the CUDA runtime needs a newer GPU driver than the node has",
                              "Compare nvidia-smi (driver) with the CUDA version of the build/container; use a "
                              "build for the node's CUDA or ask for a driver upgrade."),
+    "dependency_install_failed": ("Python/conda dependencies could not be installed (index unreachable or package missing)",
+                                  "Install them before the job (a venv/conda env on shared storage, or a container); "
+                                  "compute nodes often have no internet: pin a reachable mirror via pip config / "
+                                  "PIP_INDEX_URL, and check the package name and version."),
     "gpu_out_of_memory": ("GPU/NPU memory exhausted (device memory, not host RAM: --mem does not help)",
                           GPU_OOM_REMEDY),
     "gpu_not_available": ("no usable GPU was visible to the job",
@@ -546,7 +551,7 @@ def _ended(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
         fast = " within seconds" if _fast(job, row) else ""
         title = f"failed{fast}: {_env_phrase(cause, h.text) or text}"
         yield _finding(job, ctx, cause, "critical", title,
-                       f"{h.text.strip()[:200]} ({lt.name}:{(lt.base_line or 1) + h.line - 1}). " + exit_text,
+                       f"{h.text.strip()[:200]} ({_log_where(lt, h.line)}). " + exit_text,
                        remedy or "See the evidence line.", ev, 0.9)
         return
     if state == "FAILED" or (ec is not None and (ec.code or ec.signal) and state != "COMPLETED"):
@@ -812,11 +817,17 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
             remedy = remedy or _REMEDY_BY_LABEL.get(h.label, "See the evidence line.")
             yield Finding(
                 root_cause=h.label, severity=h.severity if h.strong else "warning", subject=subject,
-                title=_clip(f"{text} ({lt.name}:{(lt.base_line or 1) + h.line - 1})"),
-                explanation=f"First red error in {lt.name} line {(lt.base_line or 1) + h.line - 1}: {h.text.strip()[:300]}",
+                title=_clip(f"{text} ({_log_where(lt, h.line)})"),
+                explanation=f"First red error in {_log_where(lt, h.line, ' line ')}: {h.text.strip()[:300]}",
                 remedy=remedy, evidence=(log_evidence(lt, h, _tier_for(lt, h)),),
                 confidence=0.8 if h.strong else 0.35, first_seen=None,
             )
+
+
+def _log_where(lt: LogText, line: int, sep: str = ":") -> str:
+    """``slurm-4.out:12``: the file's own line number (an excerpt maps it back); the name alone when unknown."""
+    n = lt.file_line(line)
+    return lt.name if n is None else f"{lt.name}{sep}{n}"
 
 
 def _clip(s: str, n: int = 100) -> str:
