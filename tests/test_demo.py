@@ -295,3 +295,15 @@ def test_demo_unknown_source_name_is_a_user_error_listing_the_known(argv, capsys
 def test_demo_cluster_selects_one_demo_source():
     doc = _cli_json(["snapshot", "--demo", "--cluster", "demo-hpc", "--json"])
     assert [s["source"] for s in doc] == ["demo-hpc"]
+
+
+def test_demo_gpt2_v2_says_pip_cannot_reach_the_mirror(capsys):
+    from cockpit.cli import main
+
+    assert main(["diagnose", "--demo", "--training-job", "gpt2-zh-pretrain-v2", "--json"]) == 1
+    import json
+
+    top = json.loads(capsys.readouterr().out)["findings"][0]
+    assert top["root_cause"] == "dependency_install_failed"
+    assert "pip cannot reach repo.huaweicloud.com (ConnectTimeoutError)" in top["title"]
+    assert "mirror" in top["remedy"] and "image" in top["remedy"]

@@ -218,3 +218,39 @@ def test_npu_out_of_memory_in_the_startup_log():
     f = next(f for f in fs if f.root_cause == "gpu_out_of_memory")
     assert f.title == "Failed: NPU out of memory"
     assert f.evidence[0].line == 2 and "gradient accumulation" in f.remedy
+
+
+def _stuck_with_log(log: str):
+    from datetime import timedelta as td
+
+    return job("mount_denied", events=(), log_preview=log, log_task="worker-0",
+               create_time=NOW - td(minutes=40), log_changed_at=NOW - td(minutes=20))
+
+
+PIP = "https://repo.huaweicloud.com/repository/pypi/simple"
+RETRY = ("WARNING: Retrying (Retry(total={n}, connect=None, read=None)) after connection broken by "
+         "'ConnectTimeoutError(\"Connection to repo.huaweicloud.com timed out. (connect timeout=15)\")': "
+         "/repository/pypi/simple/transformers/")
+
+
+def test_startup_log_ending_in_pip_timeouts_names_the_index():
+    log = "\n".join([f"[init] pip install -r requirements.txt -i {PIP}", *(RETRY.format(n=n) for n in (3, 2, 1))])
+    fs = run(_stuck_with_log(log))
+    (f,) = [f for f in fs if f.root_cause == "dependency_install_failed"]
+    assert "init_timeout" not in labels(fs)
+    assert f.title.endswith("pip cannot reach repo.huaweicloud.com (ConnectTimeoutError)")
+    assert "pip config" in f.remedy and "image" in f.remedy
+    assert f.evidence[0].where == "startup log" and f.evidence[0].line == 4
+
+
+def test_pip_retries_the_log_moved_past_are_not_the_cause():
+    log = "\n".join([RETRY.format(n=3), "[init] installed 14 packages", *(f"[init] step {k}" for k in range(6))])
+    assert "dependency_install_failed" not in labels(run(_stuck_with_log(log)))
+
+
+def test_missing_package_is_a_dependency_failure_even_in_a_failed_job():
+    log = ("ERROR: Could not find a version that satisfies the requirement torch==9.9 (from versions: 2.0.1)\n"
+           "ERROR: No matching distribution found for torch==9.9\n")
+    fs = run(job("oom137", log_preview=log, task_statuses=()))
+    f = next(f for f in fs if f.root_cause == "dependency_install_failed")
+    assert "satisfies the requirement torch==9.9" in f.title and f.evidence[0].line == 1

@@ -190,6 +190,8 @@ def _phrase(label: str, job: TrainingJob, hit: _Hit) -> str:
             else "container failed at start"
     if label == "oom_killed":
         return "killed for memory (exit 137)"
+    if label == "dependency_install_failed":
+        return dependency_phrase(t)
     if label == "gpu_out_of_memory":
         return "NPU out of memory" if re.search(r"NPU|EL0004|Ascend|\[ERROR\] (?:RUNTIME|DRV|GE|HCCL)", t) \
             else "GPU out of memory"
@@ -252,6 +254,8 @@ def _remedy(label: str, job: TrainingJob, hit: _Hit) -> tuple[str, str]:
     if label == "oom_killed":
         return ("Exit code 137 means SIGKILL: the container ran out of memory.",
                 "Reduce the batch size or the data held in memory, or choose a flavor with more memory.")
+    if label == "dependency_install_failed":
+        return DEPENDENCY_EXPLANATION, DEPENDENCY_REMEDY
     if label == "gpu_out_of_memory":
         return ("The accelerator's own memory (GPU/NPU HBM) ran out; a flavor with more host memory does not help.",
                 "Use a smaller batch size with gradient accumulation, activation checkpointing or mixed precision, "
@@ -271,6 +275,51 @@ def _remedy(label: str, job: TrainingJob, hit: _Hit) -> tuple[str, str]:
         return ("The image's CUDA runtime is newer than the pool's GPU driver.",
                 "Use an image whose CUDA version the driver supports (an official ModelArts image for this flavor).")
     return ("", "")
+
+
+# pip/conda still retrying (or DNS failing) in the last lines of the startup log: the job waits on a
+# package index it cannot reach. Retry warnings earlier in a log that moved on are not a cause.
+_DEP_STALL = re.compile(
+    r"Retrying \(Retry\(.*(?:ConnectTimeoutError|NewConnectionError|ReadTimeoutError|ProxyError|"
+    r"Temporary failure in name resolution|Name or service not known|Connection refused)|"
+    r"Could not fetch URL https?://|CondaHTTPError|HTTP 000 CONNECTION FAILED|"
+    r"Could not find a version that satisfies the requirement|No matching distribution found for|"
+    r"PackagesNotFoundError|ResolvePackageNotFound")
+_DEP_HOST = re.compile(r"Connection to ([\w.-]+) timed out|host='([\w.-]+)'|https?://([\w.-]+)")
+_DEP_WHAT = re.compile(r"ConnectTimeoutError|ReadTimeoutError|NewConnectionError|ProxyError|"
+                       r"Temporary failure in name resolution|Name or service not known|Connection refused|"
+                       r"CondaHTTPError|No matching distribution found for \S+|"
+                       r"Could not find a version that satisfies the requirement \S+")
+DEP_TAIL_LINES = 5  # the last non-empty startup-log lines that must carry the cause
+DEPENDENCY_EXPLANATION = ("Python/conda dependencies could not be installed at startup: the package index is "
+                          "unreachable from the training nodes, or the package/version does not exist there.")
+DEPENDENCY_REMEDY = ("Pin a mirror reachable from the pool's network (pip config set global.index-url <mirror> "
+                     "/ PIP_INDEX_URL, conda channels in .condarc), check the package name and version, or bake "
+                     "the dependencies into the image (pip install -r requirements.txt in the Dockerfile, push "
+                     "to SWR) so nothing is downloaded at boot.")
+
+
+def dependency_phrase(text: str) -> str:
+    """'pip cannot reach repo.huaweicloud.com (ConnectTimeoutError)' from a pip/conda line."""
+    tool = "conda" if re.search(r"conda|Conda", text) else "pip"
+    what = _DEP_WHAT.search(text)
+    if what and what.group(0).startswith(("No matching", "Could not find")):
+        return f"{tool}: {what.group(0)}"
+    m = _DEP_HOST.search(text)
+    host = next((g for g in m.groups() if g), "") if m else ""
+    why = f" ({what.group(0)})" if what else ""
+    return f"{tool} cannot reach {host or 'the package index'}{why}"
+
+
+def dependency_stall(job: TrainingJob) -> tuple[int, str] | None:
+    """(1-based line, text) of a pip/conda failure among the last :data:`DEP_TAIL_LINES` non-empty
+    lines of the startup log, the latest such line; None when the log moved past it."""
+    lines = job.log_preview.splitlines()
+    tail = [(i + 1, ln) for i, ln in enumerate(lines) if ln.strip()][-DEP_TAIL_LINES:]
+    for n, ln in reversed(tail):
+        if _DEP_STALL.search(ln):
+            return n, ln.strip()
+    return None
 
 
 # --------------------------------------------------------------------------- training-job rules
@@ -477,6 +526,22 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
         return  # job_paths names the cause
     where = stuck_where(job)
     pool = _pool_of(job, ctx)
+    stall = dependency_stall(job)
+    if stall is not None:
+        from cockpit.sources.modelarts import log_path
+
+        line, text = stall
+        yield Finding(
+            root_cause="dependency_install_failed", severity="critical", subject=_subject(job, ctx),
+            title=f"Initializing {_mins(age)} min: stuck at {where}: {dependency_phrase(text)}",
+            explanation=DEPENDENCY_EXPLANATION + f" The startup log ends on it (line {line}).",
+            remedy=DEPENDENCY_REMEDY,
+            evidence=(Evidence("startup log", text, line=line, path=log_path(job.job_id, job.log_task or "worker-0"),
+                               tier=2),),
+            confidence=0.85, first_seen=job.create_time,
+            related=(Subject("pool", ctx.snapshot.source, pool.pool_id),) if pool else (),
+        )
+        return
     healthy = pool is None or (pool.phase in {"", "Running"} and not any(n.phase == "Abnormal" for n in pool.nodes))
     evidence = []
     if job.stages:

@@ -141,6 +141,12 @@ PATTERNS: tuple[Pattern, ...] = (
     # ---------------------------------------------------------------- storage
     _p("disk_full", r"No space left on device|ENOSPC", "disk_full", tier=2),
     _p("disk_quota", r"Disk quota exceeded|EDQUOT|[Qq]uota exceeded", "disk_quota_exceeded", tier=2),
+    # pip/conda gave up (retry warnings before it are not causes: pip often recovers from them)
+    _p("dependency_install",
+       r"Could not find a version that satisfies the requirement|No matching distribution found for|"
+       r"Could not install packages due to an OSError: HTTPS?ConnectionPool|CondaHTTPError|"
+       r"PackagesNotFoundError|ResolvePackageNotFound",
+       "dependency_install_failed", tier=2),
     # ---------------------------------------------------------------- environment
     _p("shared_lib", r"error while loading shared libraries|cannot open shared object file", "missing_shared_library", tier=2),
     _p("lmod", r"Lmod has detected the following error|module: command not found|[Mm]odule(?:File)? .* not found|"
