@@ -307,3 +307,12 @@ def test_demo_gpt2_v2_says_pip_cannot_reach_the_mirror(capsys):
     assert top["root_cause"] == "dependency_install_failed"
     assert "pip cannot reach repo.huaweicloud.com (ConnectTimeoutError)" in top["title"]
     assert "mirror" in top["remedy"] and "image" in top["remedy"]
+
+
+def test_diagnose_demo_overview_is_stamped_with_the_demo_clock(capsys):
+    from cockpit.cli import main
+    from cockpit.sources.demo import DEMO_START
+
+    assert main(["diagnose", "--demo"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert f"at {DEMO_START:%Y-%m-%d %H:%M}" in head  # not the wall clock

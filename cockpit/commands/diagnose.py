@@ -211,7 +211,8 @@ def payload(findings: list[Finding]) -> dict:
 
 
 def _site(args: argparse.Namespace) -> int:
-    findings, incidents = asyncio.run(_site_findings(args))
+    taken: list[datetime] = []
+    findings, incidents = asyncio.run(_site_findings(args, taken))
     if args.json:
         out = payload(findings)
         out["incidents"] = [{"key": i.key, "root_cause": i.root_cause, "severity": i.severity,
@@ -219,11 +220,12 @@ def _site(args: argparse.Namespace) -> int:
                              "affected": [str(a) for a in i.affected]} for i in incidents]
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
-        _print_incidents(incidents, findings)
+        _print_incidents(incidents, findings, max(taken, default=None) or datetime.now(UTC))
     return 0  # an overview, like `cockpit incidents`: exit 1 is for one job's / bundle's diagnosis
 
 
-async def _site_findings(args: argparse.Namespace) -> tuple[list[Finding], list[Incident]]:
+async def _site_findings(args: argparse.Namespace,
+                         taken: list[datetime] | None = None) -> tuple[list[Finding], list[Incident]]:
     from cockpit.diagnosis.engine import correlate, sort_key
     from cockpit.enrich import EvidenceCache, diagnose_with_evidence
     from cockpit.sources.factory import select_sources
@@ -233,6 +235,8 @@ async def _site_findings(args: argparse.Namespace) -> tuple[list[Finding], list[
     try:
         for s in sources:
             snap = await asyncio.wait_for(s.poll(), args.timeout)
+            if taken is not None:
+                taken.append(snap.taken_at)  # the site's clock (the demo's is not the wall clock)
             # failed jobs, sick nodes, stuck training jobs: their evidence names the cause
             cache = EvidenceCache(budget=MAX_DEEPEN, concurrency=8, timeout=args.timeout)
             evidence = await cache.refresh(s, snap)
@@ -312,13 +316,13 @@ def evidence_excerpt(text: str, label: str = "", cap: int = EVIDENCE_CAP) -> str
     return ("…" if lo else "") + text[lo:hi] + ("…" if hi < len(text) else "")
 
 
-def _print_incidents(incidents: list[Incident], findings: list[Finding]) -> None:
+def _print_incidents(incidents: list[Incident], findings: list[Finding], at: datetime) -> None:
     from rich.console import Console
     from rich.text import Text
 
     con = Console(file=sys.stdout, highlight=False)
     con.print(Text(f"{len(incidents)} incident(s), {len(findings)} finding(s) at "
-                   f"{datetime.now(UTC):%Y-%m-%d %H:%M:%SZ}", style="bold"))
+                   f"{at:%Y-%m-%d %H:%M:%SZ}", style="bold"))
     for inc in incidents:
         line = Text(f"{inc.severity.upper():8} ", style=_STYLE.get(inc.severity, ""))
         line.append(f"{inc.subject}: ", style="bold")
