@@ -95,7 +95,9 @@ class CockpitApp(App[int]):
         self.push_screen(DashboardScreen(self.banner))
         if self.acks.load_error:
             self.notify(f"state file ignored: {self.acks.load_error}", severity="warning", markup=False)
-        self.hub.start(self)
+        # pollers after the first frame: the first poll's threads (demo site, parsing) would
+        # otherwise share the GIL with Textual's first layout and delay it (~0.15-0.4 s)
+        self.call_after_refresh(self.hub.start, self)
 
     def on_hub_updated(self, message: HubUpdated) -> None:
         fresh = [i for i in message.new_critical if not self.acks.is_acked(i.key)]
