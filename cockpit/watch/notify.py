@@ -14,8 +14,6 @@ import os
 import shlex
 import subprocess
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -94,6 +92,11 @@ def _robot_error(body: bytes) -> str:
 
 def post_webhook(url: str, alert: Alert, template: str = "generic", timeout: float = 10.0) -> NotifyResult:
     """POST the rendered body as JSON to ``url``. Never raises: errors come back in the result."""
+    # here, not at module top: urllib.request pulls http.client and email (~10 ms) into the
+    # TUI's start-up, and most sessions never send a webhook
+    import urllib.error
+    import urllib.request
+
     try:
         body = json.dumps(render_webhook(alert, template), ensure_ascii=False).encode()
         req = urllib.request.Request(
