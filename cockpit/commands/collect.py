@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import os
 
-from cockpit.diagnosis.slurm_rules import fmt_duration
 from cockpit.errors import UserError
 from cockpit.model import Artifacts, Snapshot, Subject
 from cockpit.safety import redact_bytes
@@ -65,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
 
 def write_bundle(out: str, job_id: str, snap: Snapshot, arts: Artifacts) -> list[str]:
     """Write the bundle files; returns their names. Raises UserError if ``out`` can't be written."""
+    # not at module top: cli.build_parser() imports every command, and the rules (~20 ms)
+    # would then load before the TUI's first frame
+    from cockpit.diagnosis.slurm_rules import fmt_duration
+
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as exc:
