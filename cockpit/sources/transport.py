@@ -186,6 +186,8 @@ class SshTransport:
     * After a drop the next call reconnects; failed connects back off exponentially
       (1, 2, 4 ... ``max_backoff`` s) and raise ConnectError meanwhile.
     * Files: SFTP on the same connection, falling back to ``tail -c``/``stat`` commands.
+    * At most ``max_channels`` commands run at once (OpenSSH's default MaxSessions is 10
+      and SFTP holds one): past it sshd refuses the channel ("no more sessions").
 
     Errors: AuthError (permission denied, unreadable key), HostKeyError (unknown or
     changed host key; the message names the server's SHA256 fingerprint), ConnectError
@@ -205,6 +207,7 @@ class SshTransport:
         insecure_ignore_host_key: bool = False,
         name: str | None = None,
         max_backoff: float = 60.0,
+        max_channels: int = 8,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.name = name or host
@@ -220,6 +223,7 @@ class SshTransport:
         self._sftp: Any = None
         self._sftp_broken = False
         self._lock = asyncio.Lock()
+        self._channels = asyncio.Semaphore(max(1, max_channels))
         self._failures = 0
         self._retry_at = 0.0
         self._last_error: TransportError | None = None
@@ -335,9 +339,13 @@ class SshTransport:
         argv = tuple(argv)
         conn = await self._connection()
         try:
-            res = await conn.run(shlex.join(argv), check=False, timeout=timeout, encoding=None)
+            async with self._channels:
+                res = await conn.run(shlex.join(argv), check=False, timeout=timeout, encoding=None)
         except asyncssh.TimeoutError:
             raise CommandTimeout(f"{_where(argv)} did not answer within {timeout:g} s", where=_where(argv)) from None
+        except asyncssh.ChannelOpenError as exc:
+            # The connection is fine (sshd's MaxSessions below max_channels): keep it and its other channels.
+            raise ConnectError(f"ssh {self.target}: channel refused: {exc.reason}", where=f"ssh {self.target}") from None
         except (asyncssh.Error, OSError) as exc:
             self._drop()  # connection lost: the next call reconnects
             raise ConnectError(f"ssh {self.target}: connection lost: {exc}", where=f"ssh {self.target}") from None
