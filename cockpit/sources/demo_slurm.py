@@ -14,6 +14,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 from cockpit.sources.hostlist import compress
 
@@ -237,6 +238,17 @@ _TS_REF = re.compile(r"\{ts:(-?\d+)\}")
 _FMT_CODE = re.compile(r"%(\.)?(\d+)?([a-zA-Z%])")
 
 
+@lru_cache(maxsize=32)
+def _parse_format(fmt: str) -> tuple[tuple[tuple[str, bool, int, str], ...], str]:
+    """squeue ``-o`` format -> ((literal before, right-justified, width or 0, code), ...), tail."""
+    segments = []
+    pos = 0
+    for m in _FMT_CODE.finditer(fmt):
+        segments.append((fmt[pos: m.start()], bool(m.group(1)), int(m.group(2) or 0), m.group(3)))
+        pos = m.end()
+    return tuple(segments), fmt[pos:]
+
+
 @dataclass(frozen=True, slots=True)
 class LogFile:
     """A log as the demo serves it at one instant: bytes by range, size and mtime."""
@@ -413,28 +425,30 @@ class SlurmCluster:
         return "".join(line + "\n" for line in lines).encode(), b"", 0
 
     def _render(self, fmt: str, j: DemoJob | None, st: str, t: int, pending: dict[int, str]) -> str:
+        segments, tail = _parse_format(fmt)
         out: list[str] = []
-        pos = 0
-        for m in _FMT_CODE.finditer(fmt):
-            out.append(fmt[pos: m.start()])
-            pos = m.end()
-            right, width, code = m.group(1), m.group(2), m.group(3)
+        for literal, right, w, code in segments:
+            out.append(literal)
             if code == "%":
                 out.append("%")
                 continue
             text = _SQUEUE_HEADERS.get(code, code.upper()) if j is None else self._field(code, j, st, t, pending)
-            if width:
-                w = int(width)
+            if w:
                 text = text[:w]
                 text = text.rjust(w) if right else text.ljust(w)
             out.append(text)
-        out.append(fmt[pos:])
+        out.append(tail)
         return "".join(out)
 
     def _field(self, code: str, j: DemoJob, st: str, t: int, pending: dict[int, str]) -> str:
-        reason = self._reason(j, st, pending)
-        node_list = compress(j.nodes) if st != "PENDING" else ""
-        planned = self._planned.get(j.job_id) if st == "PENDING" and not j.pending_reason else None
+        # reason / node list / planned start only for the codes that print them: computing
+        # them for each of ~20 codes per job was most of an idle demo's CPU (compress())
+        if code in ("r", "R"):
+            reason = self._reason(j, st, pending)
+        if code in ("R", "N"):
+            node_list = compress(j.nodes) if st != "PENDING" else ""
+        if code in ("S", "e"):
+            planned = self._planned.get(j.job_id) if st == "PENDING" and not j.pending_reason else None
         if code in ("i", "A"):
             return str(j.job_id)
         if code == "P":
