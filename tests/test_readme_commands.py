@@ -31,7 +31,7 @@ def demo_argv(cmd: str, bundle: Path) -> list[str]:
     cmd = cmd.replace("\\|", "|")
     cmd = re.sub(r"\[([^\]|]+?)(?:\s*\|[^\]]*)?\]", r"\1", cmd)  # [--json | --markdown] -> --json
     subs = {"JOBID": "48102", "--cluster N": "--cluster demo-hpc", "--modelarts N": "--modelarts demo-modelarts",
-            "--training-job ID": f"--training-job {STUCK_MOUNT}", "DIR": str(bundle),
+            "--training-job NAME_OR_ID": "--training-job detr-coco-obs", "DIR": str(bundle),
             "FILE": str(bundle / "slurm-48102.out")}
     for k, v in subs.items():
         cmd = cmd.replace(k, v)
