@@ -100,3 +100,16 @@ async def test_narrow_width_drops_low_priority_columns_first():
         header = screen_text(table)[0]
         assert "ID" in header and "STATE" in header and "WHY" in header
         assert "NAME" not in header
+
+
+async def test_untouched_cursor_stays_on_the_first_row_when_a_refresh_reorders():
+    """At start-up a poll re-sorts the rows (verdicts arrive): the cursor the operator never
+    moved stays on top, on the worst row, instead of following some row down the list."""
+    app = TableApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.query_one(VirtualTable)
+        table.set_rows(make_rows(50))
+        assert table.cursor_key == "0"
+        table.set_rows(make_rows(50, offset=-10))
+        await pilot.pause()
+        assert table.cursor == 0 and table.cursor_key == "-10"

@@ -151,6 +151,9 @@ class VirtualTable(ScrollView, can_focus=True):
         self._sort_col: int | None = None
         self._sort_reverse = False
         self._cursor_key: str | None = None
+        # the cursor follows its row across refreshes only once the operator put it somewhere;
+        # until then it stays on the first (worst) row while a poll re-sorts the rows
+        self._placed = False
         self._layout: list[tuple[int, int]] = []  # (column index, width) shown
         self._layout_for = -1
 
@@ -178,8 +181,9 @@ class VirtualTable(ScrollView, can_focus=True):
         return self._rows[self.cursor].key if self._rows else None
 
     def set_rows(self, rows: list[Row]) -> None:
-        """Replace all rows; the cursor stays on the same key when it still exists."""
-        keep = self.cursor_key or self._cursor_key
+        """Replace all rows; the cursor stays on the same key when it still exists (once the
+        operator moved it; before that it stays on the first row)."""
+        keep = (self.cursor_key or self._cursor_key) if self._placed else None
         # the old lists die on the reaper thread, not here (a 100k-row list frees in ~60 ms)
         gcpolicy.release((self._all, self._rows, self._haystack, self._matches))
         self._all = self._rows = rows
@@ -198,6 +202,7 @@ class VirtualTable(ScrollView, can_focus=True):
 
     def move_to_key(self, key: str) -> bool:
         """Put the cursor on ``key`` (clearing the filter if it hides it)."""
+        self._placed = True
         i = self._find(self._rows, key)
         if i is not None:
             self._set_cursor(i)
@@ -277,15 +282,19 @@ class VirtualTable(ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor - body + 1, animate=False, immediate=True)
 
     def action_cursor(self, delta: int) -> None:
+        self._placed = True
         self._set_cursor(self.cursor + delta)
 
     def action_page(self, direction: int) -> None:
+        self._placed = True
         self._set_cursor(self.cursor + direction * max(1, self.scrollable_content_region.height - 2))
 
     def action_home(self) -> None:
+        self._placed = True
         self._set_cursor(0)
 
     def action_end(self) -> None:
+        self._placed = True
         self._set_cursor(len(self._rows) - 1)
 
     def action_select(self) -> None:
@@ -310,6 +319,7 @@ class VirtualTable(ScrollView, can_focus=True):
     def on_click(self, event) -> None:  # mouse is optional; keys do everything
         index = int(self.scroll_y) + event.y - 1
         if 0 <= index < len(self._rows):
+            self._placed = True
             self._set_cursor(index)
 
     # ------------------------------------------------------------------ rendering
