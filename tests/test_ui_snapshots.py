@@ -32,12 +32,23 @@ def demo_app(tmp_path) -> CockpitApp:
     )
 
 
+def _caught_up(app) -> bool:
+    """The visible screen has applied the hub's latest generation (its HubUpdated was handled)."""
+    screen, gen = app.screen, app.hub.generation
+    applied = getattr(screen, "_applied", None)
+    if isinstance(applied, tuple):
+        applied = applied[0]
+    if applied is None:
+        applied = getattr(screen, "_loaded_for", gen)
+    return applied == gen
+
+
 async def _settle(pilot, cond=lambda app: True) -> None:
     app = pilot.app
     await app.hub.first_round.wait()
     for _ in range(300):
         await pilot.pause(0.02)
-        if cond(app) and not any(w.is_running for w in app.workers if w.group != "poll"):
+        if cond(app) and _caught_up(app) and not any(w.is_running for w in app.workers if w.group != "poll"):
             break
     await pilot.pause(0.1)
 
