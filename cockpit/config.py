@@ -26,6 +26,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -193,8 +194,15 @@ class _Loader:
         return out
 
     def interval(self, dotted: str, value: float) -> float:
+        if not math.isfinite(value):  # nan passed the floor check and polled every second; inf never
+            raise self.error(dotted, f"interval must be a finite number of seconds, not {value}")
         if value < MIN_INTERVAL:
             raise self.error(dotted, f"interval {value:g} s is below the floor of {MIN_INTERVAL:g} s")
+        return float(value)
+
+    def timeout(self, dotted: str, value: float) -> float:
+        if not (math.isfinite(value) and value > 0):  # 0/-1 timed every command out at once
+            raise self.error(dotted, f"timeout must be a positive number of seconds, not {value}")
         return float(value)
 
 
@@ -277,8 +285,8 @@ def load_config(path: str | Path | None = None) -> Config:
             allow_actions=v.get("allow_actions", False),
             ssh_config=v.get("ssh_config", True),
             insecure_ignore_host_key=insecure,
-            connect_timeout=float(v.get("connect_timeout", 10.0)),
-            command_timeout=float(v.get("command_timeout", 20.0)),
+            connect_timeout=ld.timeout(f"{prefix}.connect_timeout", v.get("connect_timeout", 10.0)),
+            command_timeout=ld.timeout(f"{prefix}.command_timeout", v.get("command_timeout", 20.0)),
         )
 
     modelarts: dict[str, ModelArtsConfig] = {}
