@@ -14,6 +14,7 @@ from pathlib import Path
 
 from textual.app import App
 from textual.binding import Binding
+from textual.screen import Screen
 
 from cockpit.hub import Hub, HubUpdated
 from cockpit.model import Subject
@@ -122,15 +123,22 @@ class CockpitApp(App[int]):
             self.notify(f"{subject} is not in the latest snapshot", severity="warning", timeout=3, markup=False)
         self.push_screen(screen(subject))
 
+    def _raise_or_push(self, cls: type, make: Callable[[], Screen]) -> None:
+        """Back to the ``cls`` screen already in the stack (its fixed id may exist once), else push one."""
+        if not any(isinstance(s, cls) for s in self.screen_stack):
+            self.push_screen(make())
+            return
+        while not isinstance(self.screen, cls):
+            self.pop_screen()
+
     def action_incidents(self) -> None:
-        if not isinstance(self.screen, IncidentScreen):
-            self.push_screen(IncidentScreen())
+        # i -> enter (a job) -> i used to push a second IncidentScreen: DuplicateIds crash
+        self._raise_or_push(IncidentScreen, IncidentScreen)
 
     def action_alerts(self) -> None:
         from cockpit.screens.alerts import AlertScreen
 
-        if not isinstance(self.screen, AlertScreen):
-            self.push_screen(AlertScreen())
+        self._raise_or_push(AlertScreen, AlertScreen)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

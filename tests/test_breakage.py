@@ -5,12 +5,22 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from datetime import UTC, datetime
 
 import pytest
 
+from cockpit.app import CockpitApp
 from cockpit.config import load_config
 from cockpit.errors import ConfigError
+from cockpit.screens.alerts import AlertScreen
+from cockpit.screens.dashboard import DashboardScreen
+from cockpit.screens.incidents import IncidentScreen
+from cockpit.screens.subject import JobScreen
+from cockpit.sources.demo import demo_sources
 from cockpit.sources.transport import SshTransport
+from cockpit.state import AckStore
+
+NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
 
 
 @pytest.mark.lab
@@ -49,3 +59,27 @@ def test_config_keeps_finite_intervals_and_timeouts(tmp_path):
     p.write_text('[clusters.lab]\ntransport = "local"\ninterval = 7.5\ncommand_timeout = 3\nconnect_timeout = 0.5\n')
     c = load_config(p).clusters["lab"]
     assert (c.interval, c.command_timeout, c.connect_timeout) == (7.5, 3.0, 0.5)
+
+
+async def test_i_from_a_screen_opened_from_the_incident_view_goes_back_to_it(tmp_path):
+    # i -> enter (the incident's job) -> i pushed a second IncidentScreen(id="incidents"):
+    # DuplicateIds, a traceback instead of the cockpit. The same for A (alerts).
+    app = CockpitApp(demo_sources(7, clock=lambda: NOW), clock=lambda: NOW, acks=AckStore(tmp_path / "s.json"),
+                     bell=False, export_dir=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.hub.first_round.wait()
+        await pilot.pause()
+        await pilot.press("i")
+        incidents = app.screen
+        assert isinstance(incidents, IncidentScreen)
+        await pilot.press("enter")  # the most severe incident: job 48101
+        assert isinstance(app.screen, JobScreen)
+        await pilot.press("i")
+        assert app.screen is incidents  # back to the one incident view, cursor kept
+        assert sum(isinstance(s, IncidentScreen) for s in app.screen_stack) == 1
+        await pilot.press("A", "i", "A")
+        assert isinstance(app.screen, AlertScreen)
+        await pilot.press("escape")
+        assert app.screen is incidents
+        await pilot.press("escape")
+        assert isinstance(app.screen, DashboardScreen)
