@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 import sys
+import time
+import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +87,39 @@ async def test_i_from_a_screen_opened_from_the_incident_view_goes_back_to_it(tmp
         assert app.screen is incidents
         await pilot.press("escape")
         assert isinstance(app.screen, DashboardScreen)
+
+
+_CRASH = """
+import sys
+import cockpit.app as a
+def boom(self):
+    raise RuntimeError("boom in on_mount")
+a.CockpitApp.on_mount = boom
+from cockpit.cli import main
+sys.exit(main(["--demo"]))
+"""
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_tui_exit_status_is_nonzero_after_a_crash(tmp_path):
+    # Textual prints the traceback and app.run() returns None; `cockpit` exited 0 anyway,
+    # so a wrapper script (or systemd) could not tell a crash from `q`.
+    script = tmp_path / "crash.py"
+    script.write_text(_CRASH)
+    session = f"cockpit-brk-{uuid.uuid4().hex[:8]}"
+    root = Path(__file__).resolve().parents[1]  # this checkout's cockpit, not whatever is installed
+    env = f"PYTHONPATH={root} XDG_STATE_HOME={tmp_path} XDG_CONFIG_HOME={tmp_path} TERM=xterm-256color"
+    cmd = f"cd {tmp_path} && {env} {sys.executable} {script}; echo EXITED=$?; sleep 30"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", cmd], check=True)
+    try:
+        screen = ""
+        for _ in range(100):
+            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session, "-S", "-100"],
+                                    capture_output=True, text=True).stdout
+            if "EXITED=" in screen:
+                break
+            time.sleep(0.2)
+        assert "boom in on_mount" in screen
+        assert "EXITED=1" in screen
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

@@ -51,7 +51,7 @@ def demo_clock() -> Callable[[], datetime]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the TUI until ``q``; returns the exit status (0)."""
+    """Run the TUI until ``q``; returns the exit status (0; 1 when the app crashed)."""
     from cockpit.app import CockpitApp
     from cockpit.sources.factory import select_sources
 
@@ -84,4 +84,5 @@ def run(args: argparse.Namespace) -> int:
         export_dir=Path(config.ui.export_dir).expanduser() if config is not None and config.ui.export_dir else None,
     )
     code = app.run()
-    return int(code or 0)
+    # a crash returns None after Textual printed the traceback; its return_code is then 1
+    return int(code if code is not None else (app.return_code or 0))
