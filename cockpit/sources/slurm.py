@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, tzinfo
 from functools import lru_cache
@@ -282,6 +283,11 @@ def _expand_nodes(node_list: str) -> tuple[str, ...]:
     return hostlist.expand(node_list)
 
 
+# Columns that repeat across thousands of jobs (user, partition, state, reason, node list,
+# work dir, account, QOS, command) are interned: one str per distinct value, not one per job.
+_intern = sys.intern
+
+
 def _job_from_cols(f: list[str], ix: dict[str, int], tz: tzinfo) -> SlurmJob:
     """One squeue row: ``f`` its fields plus a trailing ``""``, ``ix`` column -> index
     (a column squeue did not print points at that trailing ``""``)."""
@@ -306,14 +312,14 @@ def _job_from_cols(f: list[str], ix: dict[str, int], tz: tzinfo) -> SlurmJob:
     return SlurmJob(
         job_id=job_id,
         name=f[ix["name"]],
-        user=f[ix["user"]].strip(),
-        partition=f[ix["partition"]].strip(),
-        state=state,
-        reason="None" if reason == "None" else (_text(reason).strip() or "None"),
+        user=_intern(f[ix["user"]].strip()),
+        partition=_intern(f[ix["partition"]].strip()),
+        state=_intern(state),
+        reason="None" if reason == "None" else _intern(_text(reason).strip() or "None"),
         cpus=_int(f[ix["cpus"]]),
         node_count=_int(f[ix["node_count"]]),
         nodes=nodes,
-        node_list=node_list,
+        node_list=_intern(node_list),
         min_memory_mib=mem,
         mem_per_cpu=per_cpu,
         time_limit_s=parse_duration_s(f[ix["time_limit"]]),
@@ -321,12 +327,12 @@ def _job_from_cols(f: list[str], ix: dict[str, int], tz: tzinfo) -> SlurmJob:
         submit_time=parse_time(f[ix["submit_time"]], tz),
         start_time=parse_time(f[ix["start_time"]], tz),
         end_time=parse_time(f[ix["end_time"]], tz),
-        work_dir=_text(f[ix["work_dir"]]),
-        account=_text(f[ix["account"]]).strip(),
-        qos=_text(f[ix["qos"]]).strip(),
+        work_dir=_intern(_text(f[ix["work_dir"]])),
+        account=_intern(_text(f[ix["account"]]).strip()),
+        qos=_intern(_text(f[ix["qos"]]).strip()),
         dependency=_text(f[ix["dependency"]]).strip(),
         priority=priority,
-        command=_text(f[ix["command"]]),
+        command=_intern(_text(f[ix["command"]])),
         comment=_text(f[ix["comment"]]),
     )
 
