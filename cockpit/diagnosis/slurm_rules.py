@@ -59,6 +59,8 @@ def _job_subject(job_id: str, ctx: RuleContext) -> Subject:
 
 
 def _node_subjects(job: SlurmJob, ctx: RuleContext) -> tuple[Subject, ...]:
+    if not job.nodes:  # every pending job
+        return ()
     return tuple(Subject("node", ctx.snapshot.source, n) for n in job.nodes)
 
 
@@ -197,6 +199,8 @@ def _tier_for(log, hit) -> int:
 
 
 def _ev_sorted(ev: list[Evidence]) -> tuple[Evidence, ...]:
+    if len(ev) == 1:  # the common case (a pending job's squeue line): nothing to sort or dedupe
+        return (ev[0],)
     seen, out = set(), []
     for e in sorted(ev, key=lambda e: e.tier):
         k = (e.where, e.line, e.text)
@@ -358,9 +362,17 @@ def _pending(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
         return
     wr = _WILL_RUN.get(base)
     if wr is not None:
-        cause, text = wr
-        start = f"; expected start {job.start_time:%Y-%m-%d %H:%M}" if job.start_time else ""
-        yield _finding(job, ctx, cause, "info", f"{text}{start}", f"Reason={base}: {text}.",
+        # Tens of thousands of "will run" jobs at a big site share a handful of (reason, expected
+        # start) pairs: build their title and explanation once per snapshot and share the strings.
+        texts = ctx.cache.setdefault("will_run_text", {})
+        key = (base, job.start_time)
+        got = texts.get(key)
+        if got is None:
+            cause, text = wr
+            start = f"; expected start {job.start_time:%Y-%m-%d %H:%M}" if job.start_time else ""
+            got = texts[key] = (cause, f"{text}{start}", f"Reason={base}: {text}.")
+        cause, title, explanation = got
+        yield _finding(job, ctx, cause, "info", title, explanation,
                        "Nothing to fix; `squeue --start -j " + job.job_id + "` shows the estimate.", ev, 0.6)
 
 
