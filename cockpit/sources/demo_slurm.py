@@ -19,6 +19,7 @@ from functools import lru_cache
 from cockpit.sources.hostlist import compress
 
 
+@lru_cache(maxsize=1 << 16)  # every squeue prints the same submit/start times again
 def ts(dt: datetime) -> str:
     """``2026-11-29T20:28:09`` (Slurm's ISO time, no zone)."""
     return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
@@ -300,6 +301,7 @@ class SlurmCluster:
             for node, at, text in j.slurmd:
                 self._slurmd_extra.setdefault(node, []).append((at, text))
         self._cache: dict[tuple[str, int], LogFile] = {}
+        self._rows: dict[tuple, str] = {}  # squeue lines that do not change with t (see _row)
         self.files: dict[str, Callable[[int], LogFile | None]] = {
             "/var/log/slurm/slurmctld.log": self._ctld_file,
         }
@@ -421,8 +423,28 @@ class SlurmCluster:
         lines = []
         if header:
             lines.append(self._render(fmt, None, "", t, pending))
-        lines.extend(self._render(fmt, j, st, t, pending) for j, st in rows)
+        lines.extend(self._row(fmt, j, st, t, pending) for j, st in rows)
         return "".join(line + "\n" for line in lines).encode(), b"", 0
+
+    def _row(self, fmt: str, j: DemoJob, st: str, t: int, pending: dict[int, str]) -> str:
+        """One squeue line; lines of jobs whose fields do not depend on t are kept.
+
+        Only a RUNNING job's TIME/TIME_LEFT move with t; a PENDING one's depend on its reason
+        and on whether its planned start is still ahead (START_TIME/END_TIME), an ended one's
+        on nothing (its end is fixed). Re-rendering ~600 lines every poll was most of the idle
+        demo's CPU.
+        """
+        if st == "RUNNING" or (st != "PENDING" and j.end is None):
+            return self._render(fmt, j, st, t, pending)
+        if st == "PENDING":
+            planned = self._planned.get(j.job_id)
+            key: tuple = (fmt, j.job_id, st, pending.get(j.job_id), planned is not None and planned > t)
+        else:
+            key = (fmt, j.job_id, st)
+        line = self._rows.get(key)
+        if line is None:
+            line = self._rows[key] = self._render(fmt, j, st, t, pending)
+        return line
 
     def _render(self, fmt: str, j: DemoJob | None, st: str, t: int, pending: dict[int, str]) -> str:
         segments, tail = _parse_format(fmt)
