@@ -73,8 +73,11 @@ def bench_poll(sizes: list[int]) -> list[Row]:
                      f"json.loads of the squeue rows {ms(r['json_loads_s'])}",
                      f"{per / max(1e-9, (r['floor_s'] - base['floor_s']) / (n - sizes[0]) * 1e6):.0f}×", "", ""))
     for n, r in res.items():
-        rows.append(("1 poll", f"peak RSS at {n // 1000}k jobs (process, incl. {r['base_rss_mib']:.0f} MiB interpreter)",
-                     f"{r['peak_rss_mib']:.0f} MiB", "", "", "≤ 300 MB", ok(r["peak_rss_mib"] * 1.048576 <= 300)))
+        rows.append(("1 poll", f"peak RSS of the polls at {n // 1000}k jobs (process, incl. {r['base_rss_mib']:.0f} MiB "
+                     "interpreter; read before the references run)",
+                     f"{r['peak_rss_mib']:.0f} MiB",
+                     f"{r.get('process_peak_rss_mib', r['peak_rss_mib']):.0f} MiB after the references (bytes.split, JSON)",
+                     "", "≤ 300 MB", ok(r["peak_rss_mib"] * 1.048576 <= 300)))
     bad = [n for n, r in res.items() if r["warnings"]]
     rows.append(("1 poll", "parser warnings on the generated site", str(sum(r["warnings"] for r in res.values())),
                  "0", "", "0", ok(not bad)))
