@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, tzinfo
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 from cockpit.errors import ParseError
@@ -286,54 +287,110 @@ def _expand_nodes(node_list: str) -> tuple[str, ...]:
 # Columns that repeat across thousands of jobs (user, partition, state, reason, node list,
 # work dir, account, QOS, command) are interned: one str per distinct value, not one per job.
 _intern = sys.intern
+_MISS: Any = object()
+
+# The squeue columns _job_from_vals reads, in its argument order.
+_ROW_ORDER = ("job_id", "name", "user", "partition", "state", "reason", "cpus", "node_count", "node_list",
+              "min_memory", "time_limit", "elapsed", "submit_time", "start_time", "end_time", "work_dir",
+              "account", "qos", "dependency", "priority", "command", "comment")
 
 
 def _job_from_cols(f: list[str], ix: dict[str, int], tz: tzinfo) -> SlurmJob:
     """One squeue row: ``f`` its fields plus a trailing ``""``, ``ix`` column -> index
     (a column squeue did not print points at that trailing ``""``)."""
-    # Hot path (once per job, 100k per poll at a big site): compiled patterns, cached
-    # time/duration/hostlist parsing, no regex for plain integers.
-    job_id = f[ix["job_id"]].strip()
+    return _job_from_vals(tuple(f[ix[k]] for k in _ROW_ORDER), tz, {}, {}, {}, {}, {})
+
+
+def _job_from_vals(v: tuple[str, ...], tz: tzinfo, plain: dict[str, str], text: dict[str, str],
+                   raw: dict[str, str], times: dict[str, Any], durations: dict[str, Any]) -> SlurmJob:
+    """One squeue row as the ``_ROW_ORDER`` fields. ``plain``/``text``/``raw``: the caller's memos
+    of raw value -> interned clean value (``plain`` stripped; ``text`` Slurm's null spellings
+    to "" and stripped; ``raw`` null spellings to "", not stripped); ``times``/``durations``:
+    raw -> ``parse_time``/``parse_duration_s`` result."""
+    # Hot path (once per job, 100k per poll at a big site): fields fetched by one itemgetter,
+    # compiled patterns, cached time/duration/hostlist parsing, no regex for plain integers,
+    # repeated columns cleaned once per distinct value.
+    (job_id, name, user, partition, state, reason, cpus, node_count, node_list, min_memory, time_limit,
+     elapsed, submit, start, end, work_dir, account, qos, dependency, prio, command, comment) = v
+    job_id = job_id.strip()
     if not _SQ_JOB_ID_RE.fullmatch(job_id):
         raise ValueError(f"bad job id {job_id!r}")
-    state = f[ix["state"]].strip().upper()
+    state = state.strip().upper()
     if not state or not _STATE_RE.fullmatch(state):
         raise ValueError(f"bad state {state!r}")
-    mem, per_cpu = parse_req_mem(f[ix["min_memory"]])
-    node_list = _text(f[ix["node_list"]]).strip()
+    mem, per_cpu = parse_req_mem(min_memory)
+    node_list = _text(node_list).strip()
     # A pending job's %N is empty; a finished job's stays.
     nodes = _expand_nodes(node_list) if node_list and not node_list.startswith("(") else ()
-    prio = f[ix["priority"]].strip()
+    prio = prio.strip()
     if prio.isdigit() and prio.isascii():
         priority: int | None = int(prio)
     else:
         priority = int(float(prio)) if _PRIO_RE.fullmatch(prio) else None
-    reason = f[ix["reason"]]
+    if reason != "None":
+        r = text.get(reason)
+        if r is None:
+            r = text[reason] = _intern(_text(reason).strip())
+        reason = r or "None"
+    u = plain.get(user)
+    if u is None:
+        u = plain[user] = _intern(user.strip())
+    p = plain.get(partition)
+    if p is None:
+        p = plain[partition] = _intern(partition.strip())
+    w = raw.get(work_dir)
+    if w is None:
+        w = raw[work_dir] = _intern(_text(work_dir))  # not stripped: a path may end in a space
+    a = text.get(account)
+    if a is None:
+        a = text[account] = _intern(_text(account).strip())
+    q = text.get(qos)
+    if q is None:
+        q = text[qos] = _intern(_text(qos).strip())
+    c = raw.get(command)
+    if c is None:
+        c = raw[command] = _intern(_text(command))
+    # times and durations: a plain dict lookup per distinct string (None is a valid value)
+    t_submit = times.get(submit, _MISS)
+    if t_submit is _MISS:
+        t_submit = times[submit] = parse_time(submit, tz)
+    t_start = times.get(start, _MISS)
+    if t_start is _MISS:
+        t_start = times[start] = parse_time(start, tz)
+    t_end = times.get(end, _MISS)
+    if t_end is _MISS:
+        t_end = times[end] = parse_time(end, tz)
+    tl = durations.get(time_limit, _MISS)
+    if tl is _MISS:
+        tl = durations[time_limit] = parse_duration_s(time_limit)
+    el = durations.get(elapsed, _MISS)
+    if el is _MISS:
+        el = durations[elapsed] = parse_duration_s(elapsed)
     return SlurmJob(
         job_id=job_id,
-        name=f[ix["name"]],
-        user=_intern(f[ix["user"]].strip()),
-        partition=_intern(f[ix["partition"]].strip()),
+        name=name,
+        user=u,
+        partition=p,
         state=_intern(state),
-        reason="None" if reason == "None" else _intern(_text(reason).strip() or "None"),
-        cpus=_int(f[ix["cpus"]]),
-        node_count=_int(f[ix["node_count"]]),
+        reason=reason,
+        cpus=_int(cpus),
+        node_count=_int(node_count),
         nodes=nodes,
         node_list=_intern(node_list),
         min_memory_mib=mem,
         mem_per_cpu=per_cpu,
-        time_limit_s=parse_duration_s(f[ix["time_limit"]]),
-        elapsed_s=parse_duration_s(f[ix["elapsed"]]),
-        submit_time=parse_time(f[ix["submit_time"]], tz),
-        start_time=parse_time(f[ix["start_time"]], tz),
-        end_time=parse_time(f[ix["end_time"]], tz),
-        work_dir=_intern(_text(f[ix["work_dir"]])),
-        account=_intern(_text(f[ix["account"]]).strip()),
-        qos=_intern(_text(f[ix["qos"]]).strip()),
-        dependency=_text(f[ix["dependency"]]).strip(),
+        time_limit_s=tl,
+        elapsed_s=el,
+        submit_time=t_submit,
+        start_time=t_start,
+        end_time=t_end,
+        work_dir=w,
+        account=a,
+        qos=q,
+        dependency=_text(dependency).strip(),
         priority=priority,
-        command=_intern(_text(f[ix["command"]])),
-        comment=_text(f[ix["comment"]]),
+        command=c,
+        comment=_text(comment),
     )
 
 
@@ -358,6 +415,12 @@ def parse_squeue(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmJob], list[str]
     ncols = len(cols)
     # column -> field index; absent columns read the "" appended to every row
     ix = {name: ncols for _, name in SQUEUE_FIELDS} | {k: i for i, k in enumerate(cols) if k}
+    get = itemgetter(*(ix[k] for k in _ROW_ORDER))
+    plain: dict[str, str] = {}
+    text_memo: dict[str, str] = {}
+    raw_memo: dict[str, str] = {}
+    times: dict[str, Any] = {}
+    durations: dict[str, Any] = {}
     for i, line in enumerate(lines, 1):
         fields = line.split(sep)
         if len(fields) != ncols:
@@ -365,7 +428,7 @@ def parse_squeue(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmJob], list[str]
             continue
         fields.append("")
         try:
-            jobs.append(_job_from_cols(fields, ix, tz))
+            jobs.append(_job_from_vals(get(fields), tz, plain, text_memo, raw_memo, times, durations))
         except (ValueError, ParseError) as exc:
             warnings.append(f"squeue: row {i} skipped: {exc}")
     if lines and not jobs:
