@@ -466,19 +466,21 @@ _KEY_RE = re.compile(r"(?:(?<=\s)|^)([A-Za-z][A-Za-z0-9_:/]*)=")
 
 def _split_segment(seg: str, into: dict[str, str]) -> None:
     """Split one line of ``Key=value Key=value`` pairs into ``into`` (values may hold spaces)."""
-    starts: list[tuple[int, int, str]] = []  # (key start, value start, key)
-    current: str | None = None
+    # One pass: a key's value ends where the next accepted key starts (10k nodes x ~38 keys).
+    key: str | None = None
+    vstart = 0
+    free = False  # the current value is free text
     for m in _KEY_RE.finditer(seg):
-        key = m.group(1)
-        if current in _FREE_TEXT and key not in _KNOWN_KEYS:
+        k = m.group(1)
+        if free and k not in _KNOWN_KEYS:
             continue  # "Reason=bad GPU=3" stays one value
-        if not (key[0].isupper() or key in _KNOWN_KEYS):
+        if not (k[0].isupper() or k in _KNOWN_KEYS):
             continue  # lower-case tokens are inside values (TRES=cpu=1,mem=...)
-        starts.append((m.start(), m.end(), key))
-        current = key
-    for i, (_, vstart, key) in enumerate(starts):
-        vend = starts[i + 1][0] if i + 1 < len(starts) else len(seg)
-        into[key] = seg[vstart:vend].rstrip(" ")
+        if key is not None:
+            into[key] = seg[vstart:m.start()].rstrip(" ")
+        key, vstart, free = k, m.end(), k in _FREE_TEXT
+    if key is not None:
+        into[key] = seg[vstart:].rstrip(" ")
 
 
 def parse_scontrol_records(text: str) -> list[dict[str, str]]:
