@@ -123,3 +123,15 @@ def test_tui_exit_status_is_nonzero_after_a_crash(tmp_path):
         assert "EXITED=1" in screen
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+async def test_esc_on_the_dashboard_keeps_it(tmp_path):
+    # esc popped the dashboard itself: a blank screen with no footer, only q still worked
+    app = CockpitApp(demo_sources(7, clock=lambda: NOW), clock=lambda: NOW, acks=AckStore(tmp_path / "s.json"),
+                     bell=False, export_dir=tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.hub.first_round.wait()
+        await pilot.press("escape", "escape", "tab", "escape")
+        assert isinstance(app.screen, DashboardScreen)
+        await pilot.press("i", "escape", "escape")
+        assert isinstance(app.screen, DashboardScreen)

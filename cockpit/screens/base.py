@@ -77,7 +77,8 @@ class CockpitScreen(Screen):
         self.refresh_data()
 
     def action_back(self) -> None:
-        if len(self.app.screen_stack) > 1:
+        # [Textual's default screen, dashboard, ...]: esc on the dashboard popped it -> blank screen
+        if len(self.app.screen_stack) > 2:
             self.app.pop_screen()
 
     def filter_target(self) -> VirtualTable | None:
