@@ -125,6 +125,31 @@ def test_tui_exit_status_is_nonzero_after_a_crash(tmp_path):
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
 
 
+async def test_popping_a_job_screen_while_its_artifacts_load_does_not_crash(tmp_path):
+    # i pops the alert view and the job screen under it in one go: the job screen resumes
+    # (new poll -> its artifacts worker starts) and is removed at once; the worker then
+    # queried '#fields' on a half-removed screen: NoMatches, the app died.
+    app = CockpitApp(demo_sources(7, clock=lambda: NOW), clock=lambda: NOW, acks=AckStore(tmp_path / "s.json"),
+                     bell=False, export_dir=tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.hub.first_round.wait()
+        await pilot.pause()
+        await pilot.press("i", "enter", "A")
+        assert [type(s) for s in app.screen_stack[1:]] == [DashboardScreen, IncidentScreen, JobScreen, AlertScreen]
+        for _ in range(3):
+            gen = app.hub.generation
+            await pilot.press("r")
+            for _ in range(200):
+                if app.hub.generation != gen:
+                    break
+                await pilot.pause(0.02)
+            await pilot.press("i")
+            assert isinstance(app.screen, IncidentScreen)
+            await pilot.pause(0.3)
+            await pilot.press("enter", "A")
+    assert app.return_code in (None, 0)
+
+
 async def test_esc_on_the_dashboard_keeps_it(tmp_path):
     # esc popped the dashboard itself: a blank screen with no footer, only q still worked
     app = CockpitApp(demo_sources(7, clock=lambda: NOW), clock=lambda: NOW, acks=AckStore(tmp_path / "s.json"),

@@ -113,9 +113,16 @@ class SubjectScreen(CockpitScreen):
     def _show_findings(self) -> None:
         self.query_one(FindingList).set_findings(self.findings, [name for name, _ in self.logs])
 
+    def _gone(self) -> bool:
+        """Popped while a worker awaited (esc, or i/A going back several screens): its widgets
+        are being removed and a query would raise NoMatches out of the worker."""
+        return self not in self.app.screen_stack or not self.query("#fields")
+
     @work(exclusive=True, group="artifacts")
     async def _load_artifacts(self) -> None:
         arts, findings = await self.hub.artifacts(self.subject)
+        if self._gone():
+            return
         self.artifacts = arts
         self.findings = list(findings) or self.hub.findings_for(self.subject)
         self.logs = self.build_logs(arts)
@@ -231,6 +238,8 @@ class JobScreen(SubjectScreen):
         if not isinstance(job, SlurmJob):
             return
         records = await self.hub.history(self.subject.source, job.user, job.name)
+        if self._gone():
+            return
         self.rightsize = suggest(records) if records else None
         self.query_one("#fields", Static).update(self.fields(job))
 
