@@ -71,11 +71,14 @@ def _narrow(snap: Snapshot, subject: Subject) -> Snapshot:
                                training_jobs=(), pools=())
 
 
-def diagnose_with_evidence(snap: Snapshot, evidence: dict[Subject, Artifacts], now: datetime) -> list[Finding]:
+def diagnose_with_evidence(snap: Snapshot, evidence: dict[Subject, Artifacts], now: datetime,
+                           memo: dict | None = None) -> list[Finding]:
     """The site's findings, where each subject with evidence is diagnosed with its artifacts.
 
     A subject's evidence-backed findings replace its snapshot-only ones (a FAILED job's
-    "non-zero exit" becomes "command not found"); everything else is unchanged.
+    "non-zero exit" becomes "command not found"); everything else is unchanged. ``memo``
+    (kept by :class:`EvidenceCache`) remembers the findings of ended jobs per state, so their
+    logs are not scanned again every poll: an ended job's evidence and verdict do not change.
     """
     from cockpit.diagnosis.engine import diagnose, sort_key
 
@@ -83,12 +86,18 @@ def diagnose_with_evidence(snap: Snapshot, evidence: dict[Subject, Artifacts], n
     for subject, arts in evidence.items():
         if not (arts.acct or arts.logs or arts.commands):
             continue
-        try:
-            mine = [f for f in diagnose(_narrow(snap, subject), arts, now=now)
-                    if f.subject.kind == subject.kind and f.subject.id == subject.id]
-        except Exception:  # one subject's bad evidence must not drop the site's findings
-            log.exception("diagnosis of %s with evidence failed", subject)
-            continue
+        key = (subject, _fingerprint(snap, subject)) if subject.kind == "job" else None
+        if memo is not None and key in memo:
+            mine = memo[key]
+        else:
+            try:
+                mine = [f for f in diagnose(_narrow(snap, subject), arts, now=now)
+                        if f.subject.kind == subject.kind and f.subject.id == subject.id]
+            except Exception:  # one subject's bad evidence must not drop the site's findings
+                log.exception("diagnosis of %s with evidence failed", subject)
+                continue
+            if memo is not None and key is not None:
+                memo[key] = mine
         if not mine:
             continue
         for key in [k for k, f in found.items() if f.subject.kind == subject.kind and f.subject.id == subject.id]:
@@ -114,6 +123,7 @@ class EvidenceCache:
         self.concurrency = concurrency
         self.timeout = timeout
         self._store: dict[Subject, tuple[tuple, Artifacts]] = {}
+        self.memo: dict = {}  # (subject, fingerprint) -> evidence-backed findings of ended jobs
         self.errors: list[str] = []
 
     def cached(self, snap: Snapshot) -> dict[Subject, Artifacts]:
@@ -158,4 +168,6 @@ class EvidenceCache:
         live = set(evidence_subjects(snap))
         for gone in [s for s in self._store if s not in live]:
             del self._store[gone]  # jobs that left the queue: forget, memory stays bounded
+        for key in [k for k in self.memo if k[0] not in self._store]:
+            del self.memo[key]
         return self.cached(snap)

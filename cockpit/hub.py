@@ -185,7 +185,9 @@ class Hub:
     async def _apply(self, st: SourceState, snap: Snapshot, evidence: dict[Subject, Artifacts]) -> Snapshot:
         """Diagnose off the UI thread and store the results on ``st``; returns the snapshot kept."""
         try:
-            findings, verdicts, rows = await asyncio.to_thread(self._analyse, snap, self.clock(), evidence)
+            findings, verdicts, rows = await asyncio.to_thread(
+                self._analyse, snap, self.clock(), evidence, st.evidence.memo
+            )
         except Exception as exc:  # an engine bug must not blank the cockpit
             log.exception("diagnosis of %s failed", st.name)
             findings, verdicts = (), {}
@@ -233,12 +235,13 @@ class Hub:
 
     def _analyse(
         self, snap: Snapshot, now: datetime, evidence: dict[Subject, Artifacts] | None = None,
+        memo: dict | None = None,
     ) -> tuple[tuple[Finding, ...], dict, dict[str, list[Row]]]:
         """Engine + row projection for one snapshot (runs in a thread)."""
         from cockpit.diagnosis.engine import verdicts
 
         with gcpolicy.bulk():  # acyclic objects by the million: no collections while building
-            findings = tuple(diagnose_with_evidence(snap, evidence or {}, now))
+            findings = tuple(diagnose_with_evidence(snap, evidence or {}, now, memo))
             v = verdicts(list(findings))
             rows = self._project(snap, v, now)
         return findings, v, rows

@@ -71,3 +71,18 @@ def test_cancelled_and_running_jobs_need_no_evidence():
     running = dataclasses.replace(_failed(2), job_id="8", state="RUNNING", end_time=None)
     snap = Snapshot("hpc", "slurm", T, jobs=(cancelled, running, _failed(3)))
     assert [s.id for s in evidence_subjects(snap)] == ["103"]
+
+
+async def test_an_ended_jobs_verdict_is_remembered_not_rescanned(monkeypatch):
+    import cockpit.diagnosis.engine as engine
+
+    snap = Snapshot("hpc", "slurm", T, jobs=(_failed(0),))
+    cache = EvidenceCache()
+    evidence = await cache.refresh(CountingSource(), snap)
+    first = diagnose_with_evidence(snap, evidence, T, cache.memo)
+    calls = []
+    real = engine.diagnose
+    monkeypatch.setattr(engine, "diagnose", lambda s, a=None, now=None: calls.append(a) or real(s, a, now=now))
+    again = diagnose_with_evidence(snap, evidence, T + timedelta(seconds=15), cache.memo)
+    assert [f.root_cause for f in again] == [f.root_cause for f in first]
+    assert all(a is None for a in calls)  # only the snapshot-wide pass ran; no log re-scan
