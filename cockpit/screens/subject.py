@@ -299,9 +299,12 @@ class JobScreen(SubjectScreen):
             for note in rs.notes[:1]:  # type: ignore[attr-defined]
                 line.append(f"\n{clean(note, 300)}", style="dim")
             rows.append(("right-size", line))
+        from cockpit.diagnosis.slurm_rules import mem_usage  # findings' wording, on drill-down
+
         for rec in self.artifacts.acct[:6]:
             label = f"sacct {rec.job_id}{'.' + rec.step if rec.step else ''}"
-            rows.append((label, f"{rec.state} exit {rec.exit_code or '-'} MaxRSS {mib(rec.max_rss_mib)} of {mib(rec.req_mem_mib)} elapsed {slurm_duration(rec.elapsed_s)}"))
+            usage = mem_usage(rec.max_rss_mib, rec.req_mem_mib)
+            rows.append((label, f"{rec.state} exit {rec.exit_code or '-'} {usage + ' ' if usage else ''}elapsed {slurm_duration(rec.elapsed_s)}"))
         return _kv(rows)
 
 
