@@ -10,6 +10,7 @@ share a cause into incidents.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -116,15 +117,22 @@ def log_evidence(log: LogText, hit, tier: int | None = None) -> Evidence:
 
 
 _loaded = False
+_load_lock = threading.Lock()
 
 
 def _load_rule_modules() -> None:
+    """Import the rule modules once. Pollers diagnose in threads, so the flag is set only after
+    every module registered its rules: a second thread must never run with half the rules."""
     global _loaded
     if _loaded:
         return
-    _loaded = True
-    # Imported for their @rule side effects.
-    from cockpit.diagnosis import modelarts_rules, slurm_rules, storage_rules  # noqa: F401
+    with _load_lock:
+        if _loaded:
+            return
+        # Imported for their @rule side effects.
+        from cockpit.diagnosis import modelarts_rules, slurm_rules, storage_rules  # noqa: F401
+
+        _loaded = True
 
 
 def iter_subjects(snapshot: Snapshot) -> Iterator[tuple[str, object]]:
