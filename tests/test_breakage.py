@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from cockpit.screens.dashboard import DashboardScreen
 from cockpit.screens.incidents import IncidentScreen
 from cockpit.screens.subject import JobScreen
 from cockpit.sources.demo import demo_sources
-from cockpit.sources.transport import SshTransport
+from cockpit.sources.transport import LocalTransport, RemoteFileError, SshTransport
 from cockpit.state import AckStore
 
 NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
@@ -160,3 +161,18 @@ async def test_esc_on_the_dashboard_keeps_it(tmp_path):
         assert isinstance(app.screen, DashboardScreen)
         await pilot.press("i", "escape", "escape")
         assert isinstance(app.screen, DashboardScreen)
+
+
+async def test_local_read_of_a_fifo_or_directory_is_an_error_not_a_stuck_thread(tmp_path):
+    # open() of a FIFO without a writer blocked its executor thread for ever: the log never
+    # showed, and q hung (asyncio waits for the default executor's threads at exit).
+    fifo = tmp_path / "slurmd-c1.log"
+    os.mkfifo(fifo)
+    t = LocalTransport()
+    for path, words in [(fifo, "not a regular file"), (tmp_path, "Is a directory")]:
+        with pytest.raises(RemoteFileError, match=words):
+            await asyncio.wait_for(t.read_range(str(path), 0, 100), 5)
+    ok = tmp_path / "ok.log"
+    ok.write_bytes(b"0123456789")
+    assert await t.read_range(str(ok), 3, 4) == b"3456"
+    assert await t.read_range(str(ok), 100, 4) == b""

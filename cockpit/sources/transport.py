@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import shlex
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -167,12 +168,23 @@ def _kill_group(proc: asyncio.subprocess.Process) -> None:
 
 
 def _read_local(path: str, offset: int, length: int) -> bytes:
+    # O_NONBLOCK: open() of a FIFO with no writer blocked its thread for ever; a few such
+    # threads filled the default executor and q never returned (it waits for them).
     try:
-        with open(path, "rb") as f:
-            f.seek(max(0, offset))
-            return f.read(max(0, length))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise RemoteFileError(f"{path}: {exc.strerror}", where=path) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise RemoteFileError(f"{path}: Is a directory", where=path)
+        if not stat.S_ISREG(mode):
+            raise RemoteFileError(f"{path}: not a regular file (a FIFO or device)", where=path)
+        return os.pread(fd, max(0, length), max(0, offset))
+    except OSError as exc:
+        raise RemoteFileError(f"{path}: {exc.strerror}", where=path) from None
+    finally:
+        os.close(fd)
 
 
 class SshTransport:
