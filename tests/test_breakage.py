@@ -176,3 +176,22 @@ async def test_local_read_of_a_fifo_or_directory_is_an_error_not_a_stuck_thread(
     ok.write_bytes(b"0123456789")
     assert await t.read_range(str(ok), 3, 4) == b"3456"
     assert await t.read_range(str(ok), 100, 4) == b""
+
+
+@pytest.mark.lab
+async def test_ssh_read_of_a_remote_fifo_is_an_error_and_later_reads_still_work(lab_ssh, tmp_path):
+    # sftp-server blocked in open() of the FIFO, and every later read on the connection
+    # (other logs of other jobs) waited behind it for ever.
+    fifo = tmp_path / "slurmd-c1.log"
+    os.mkfifo(fifo)
+    ok = tmp_path / "slurmd-c2.log"
+    ok.write_bytes(b"[2024-05-01T11:00:00] error: boom\n")
+    t = SshTransport(lab_ssh.ssh_host, lab_ssh.ssh_port, lab_ssh.ssh_user, lab_ssh.ssh_key, lab_ssh.ssh_known_hosts,
+                     ssh_config=False)
+    try:
+        for path, words in [(fifo, "not a regular file"), (tmp_path, "Is a directory")]:
+            with pytest.raises(RemoteFileError, match=words):
+                await asyncio.wait_for(t.read_range(str(path), 0, 100), 10)
+        assert await asyncio.wait_for(t.read_range(str(ok), 22, 5), 10) == b"error"
+    finally:
+        await t.close()

@@ -234,6 +234,7 @@ class SshTransport:
         self._conn: Any = None
         self._sftp: Any = None
         self._sftp_broken = False
+        self._regular: set[str] = set()  # paths SFTP-stat'ed as regular files (read_range)
         self._lock = asyncio.Lock()
         self._channels = asyncio.Semaphore(max(1, max_channels))
         self._failures = 0
@@ -386,6 +387,16 @@ class SshTransport:
         sftp = await self._sftp_client()
         if sftp is not None:
             try:
+                if path not in self._regular:
+                    # sftp-server is single-threaded: open() of a remote FIFO blocks it, and with
+                    # it every later log read on this connection, for ever. stat does not block.
+                    mode = (await sftp.stat(path)).permissions
+                    if mode is not None and not stat.S_ISREG(mode):
+                        what = "Is a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO or device)"
+                        raise RemoteFileError(f"{path}: {what}", where=path)
+                    if len(self._regular) > 1000:
+                        self._regular.clear()
+                    self._regular.add(path)
                 async with sftp.open(path, "rb") as f:
                     await f.seek(max(0, offset))
                     return bytes(await f.read(max(0, length)) or b"")
