@@ -177,3 +177,12 @@ def test_incidents_agree_with_the_tui_on_count_clock_and_acks(state_dir, monkeyp
         next(i for i in doc["incidents"] if i["key"] == key)["first_seen"])).total_seconds() // 60
     assert abs(minutes - expected) <= 1
     assert row.rstrip(" │").endswith("yes")
+
+
+def test_no_source_answering_is_not_all_clear(tmp_path, capsys):
+    cfg = tmp_path / "dead.toml"
+    cfg.write_text('[clusters.dead]\ntransport = "ssh"\nhost = "127.0.0.1"\nport = 1\nconnect_timeout = 2\n')
+    from cockpit.cli import main as cli_main
+
+    assert cli_main(["incidents", "--config", str(cfg), "--json"]) == 2
+    assert "dead" in capsys.readouterr().err

@@ -46,11 +46,11 @@ async def collect(sources: list, now_fn=None,
 
     async def one(src) -> None:
         snap = await src.poll()
-        if taken is not None:
-            taken[src.name] = snap.taken_at
         if snap.error is not None:
             errors.append(f"{src.name}: {snap.error.kind}: {snap.error.message}")
             return
+        if taken is not None:  # only sources that answered
+            taken[src.name] = snap.taken_at
         cache = EvidenceCache(budget=MAX_ARTIFACTS, concurrency=8)
         evidence = await cache.refresh(src, snap)
         errors.extend(cache.errors)
@@ -94,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(incidents_markdown(incidents, now, acked=acked))
     else:
         _table(sort_incidents(incidents), now, acked, taken)
-    return 0
+    # No source answered: an empty list would read as "all clear". Say so with the exit status.
+    return 2 if sources and not taken else 0
 
 
 def ack_store_for(args: argparse.Namespace):  # -> cockpit.state.AckStore
