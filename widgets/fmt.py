@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from cockpit.units import squeue_time
+
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 SEVERITY_MARK = {"critical": "CRIT", "warning": "WARN", "info": "INFO"}
 
@@ -59,16 +61,7 @@ def phase_style(phase: str) -> str:
 
 def slurm_duration(seconds: int | None) -> str:
     """Slurm's ``[D-]HH:MM:SS`` (``M:SS`` under an hour), ``-`` when unknown."""
-    if seconds is None or seconds < 0:
-        return "-"
-    days, rem = divmod(int(seconds), 86400)
-    h, rem = divmod(rem, 3600)
-    m, s = divmod(rem, 60)
-    if days:
-        return f"{days}-{h:02d}:{m:02d}:{s:02d}"
-    if h:
-        return f"{h}:{m:02d}:{s:02d}"
-    return f"{m}:{s:02d}"
+    return squeue_time(seconds, "-")
 
 
 def age(seconds: float | None) -> str:

@@ -32,6 +32,7 @@ from cockpit.model import (
     Snapshot,
     Subject,
 )
+from cockpit.units import hms
 
 SIGNALS = {1: "SIGHUP", 2: "SIGINT", 4: "SIGILL", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL",
            11: "SIGSEGV", 13: "SIGPIPE", 15: "SIGTERM"}
@@ -91,12 +92,7 @@ def mem_usage(max_rss_mib: int | None, req_mem_mib: int | None) -> str:
 
 def fmt_duration(s: int | None) -> str:
     """Slurm's own [D-]HH:MM:SS."""
-    if s is None:
-        return "UNLIMITED"
-    d, rem = divmod(int(s), 86400)
-    h, rem = divmod(rem, 3600)
-    m, sec = divmod(rem, 60)
-    return (f"{d}-" if d else "") + f"{h:02d}:{m:02d}:{sec:02d}"
+    return hms(s)
 
 
 def suggest_time_s(elapsed_s: int, max_s: int | None) -> int:

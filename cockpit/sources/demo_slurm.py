@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
 from cockpit.sources.hostlist import compress
+from cockpit.units import squeue_time
 
 
 @lru_cache(maxsize=1 << 16)  # every squeue prints the same submit/start times again
@@ -32,16 +33,7 @@ def log_ts(dt: datetime, ms: int) -> str:
 
 def squeue_dur(seconds: int | None) -> str:
     """squeue %l / %M: ``0:00``, ``1:27``, ``1:00:00``, ``1-02:03:04``, ``UNLIMITED``."""
-    if seconds is None:
-        return "UNLIMITED"
-    d, rem = divmod(max(0, seconds), 86400)
-    h, rem = divmod(rem, 3600)
-    m, s = divmod(rem, 60)
-    if d:
-        return f"{d}-{h:02d}:{m:02d}:{s:02d}"
-    if h:
-        return f"{h}:{m:02d}:{s:02d}"
-    return f"{m}:{s:02d}"
+    return squeue_time(seconds)
 
 
 def hms(seconds: int | None, unlimited: str = "UNLIMITED") -> str:

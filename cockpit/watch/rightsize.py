@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cockpit.model import AcctRecord
+from cockpit.units import hms
 
 MEM_FACTOR = 1.2
 TIME_FACTOR = 1.3
@@ -91,12 +92,7 @@ def fmt_mem(mib: int | None) -> str:
 
 def fmt_duration(seconds: int | None) -> str:
     """Slurm's time format: ``[D-]HH:MM:SS``."""
-    if seconds is None:
-        return "?"
-    d, rest = divmod(int(seconds), 86400)
-    h, rest = divmod(rest, 3600)
-    m, s = divmod(rest, 60)
-    return (f"{d}-" if d else "") + f"{h:02d}:{m:02d}:{s:02d}"
+    return hms(seconds, "?")
 
 
 def _p95(values: Sequence[int]) -> int:
