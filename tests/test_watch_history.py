@@ -52,3 +52,13 @@ def test_malformed_lines_are_skipped(tmp_path):
 
 def test_missing_file_is_empty(tmp_path):
     assert AlertHistory(tmp_path / "none.jsonl").load() == []
+
+
+def test_credentials_quoted_in_an_alert_never_reach_the_history_file(tmp_path):
+    path = tmp_path / "alerts.jsonl"
+    leaked = Alert(T0, "job_failed", "critical", Subject("job", "hpc", "9"),
+                   "job 9 FAILED: export HUAWEICLOUD_SDK_SK=abcd1234secretvalue", None, "hpc", "alice")
+    AlertHistory(path).append([leaked])
+    text = path.read_text()
+    assert "abcd1234secretvalue" not in text
+    assert AlertHistory(path).load()[0].subject.id == "9"  # still a readable alert

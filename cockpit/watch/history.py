@@ -48,7 +48,9 @@ class AlertHistory:
         Raises OSError when the state directory cannot be written; callers in the
         TUI catch it and show it on the status line.
         """
-        data = "".join(json.dumps(a.to_json(), ensure_ascii=False) + "\n" for a in alerts).encode()
+        from cockpit.safety import redact  # alert texts quote log lines, which may hold credentials
+
+        data = redact("".join(json.dumps(a.to_json(), ensure_ascii=False) + "\n" for a in alerts)).encode()
         if not data:
             return
         with self._lock:

@@ -206,7 +206,9 @@ class Notifier:
         if not failures:
             return
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
-        text = "".join(f"{stamp} {r.channel}: {r.error}\n" for r in failures)
+        from cockpit.safety import redact  # webhook URLs carry robot tokens; errors quote them
+
+        text = redact("".join(f"{stamp} {r.channel}: {r.error}\n" for r in failures))
         try:
             with self._lock:
                 self.log_path.parent.mkdir(parents=True, exist_ok=True)
