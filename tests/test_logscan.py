@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mmap
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -181,3 +182,44 @@ def test_scan_log_cli_reports_the_gpu_oom(tmp_path, capsys):
                   b"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
     assert main(["scan-log", str(f)]) == 1
     assert f"{f}:2: [gpu_out_of_memory] RuntimeError: CUDA out of memory" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- files and pipes, read in chunks
+
+
+def _case_logs():
+    import pathlib
+
+    root = pathlib.Path(__file__).parent / "fixtures" / "cases"
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix != ".toml")
+
+
+@pytest.mark.parametrize("chunk", [64, 4096])
+def test_chunked_file_scan_agrees_with_the_whole_buffer(monkeypatch, chunk):
+    import cockpit.diagnosis.logscan as ls
+
+    monkeypatch.setattr(ls, "CHUNK", chunk)  # tiny chunks: every line boundary case is exercised
+    for path in _case_logs():
+        data = path.read_bytes()
+        kind = ls.guess_kind(str(path))
+        whole = ls.first_error(data, kind=kind) if data else None
+        got = ls.scan_path(str(path))
+        assert (got and (got.line, got.offset, got.label)) == (whole and (whole.line, whole.offset, whole.label)), path
+        assert [(h.line, h.offset) for h in ls.iter_path(str(path))] == [
+            (h.line, h.offset) for h in ls.iter_errors(data, kind=kind)], path
+
+
+def test_scan_reads_a_pipe(tmp_path):
+    import os
+    import threading
+
+    import cockpit.diagnosis.logscan as ls
+
+    fifo = tmp_path / "zcat.out"
+    os.mkfifo(fifo)
+    body = b"step 1\nstep 2\nslurmstepd: error: Detected 1 oom-kill event(s) in StepId=5.batch.\n"
+    writer = threading.Thread(target=lambda: fifo.write_bytes(body))
+    writer.start()
+    hit = ls.scan_path(str(fifo))
+    writer.join()
+    assert hit is not None and hit.line == 3 and hit.label == "oom_killed"

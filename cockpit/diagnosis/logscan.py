@@ -18,7 +18,7 @@ import mmap
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from cockpit.diagnosis.patterns import Pattern, classify, is_harmless, patterns_for
@@ -207,25 +207,63 @@ def guess_kind(name: str) -> str:
     return "app"
 
 
-def scan_path(path: str, kind: str | None = None) -> ScanHit | None:
-    """First red error of a file via mmap (memory flat in file size). Empty file -> None.
+CHUNK = 32 << 20  # bytes read at a time by scan_path/iter_path: memory flat in file size
+LONG_LINE = 128 << 20  # a single line longer than this is scanned in pieces
 
-    Raises OSError if the file cannot be opened.
+
+def _chunks(fh, chunk: int = CHUNK) -> Iterator[tuple[int, int, bytes]]:
+    """(byte offset, 1-based line number, bytes) pieces of a file or pipe, cut after a newline.
+
+    Plain reads, not mmap: a log truncated while it is scanned (logrotate copytruncate) would
+    kill the process with SIGBUS through a mapping, and pipes cannot be mapped at all.
+    """
+    base, line, carry = 0, 1, b""
+    while True:
+        data = fh.read(chunk)
+        buf = carry + data if carry else data
+        if not data:
+            if buf:
+                yield base, line, buf
+            return
+        cut = buf.rfind(b"\n") + 1
+        if cut == 0 and len(buf) < max(4 * chunk, LONG_LINE):
+            carry = buf  # one very long line: keep reading up to a bound, then cut anyway
+            continue
+        cut = cut or len(buf)
+        piece, carry = buf[:cut], buf[cut:]
+        yield base, line, piece
+        base += len(piece)
+        line += piece.count(b"\n")
+
+
+def _shift(hit: ScanHit, base: int, line: int) -> ScanHit:
+    return replace(hit, line=hit.line + line - 1, offset=hit.offset + base)
+
+
+def scan_path(path: str, kind: str | None = None) -> ScanHit | None:
+    """First red error of a file or pipe, read in chunks (memory flat in file size).
+
+    A strong (root-cause) line anywhere wins over a weak one earlier, as in :func:`first_error`.
+    Empty input -> None. Raises OSError if the file cannot be opened.
     """
     kind = kind or guess_kind(path)
+    weak: ScanHit | None = None
     with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        if size == 0:
-            return None
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            return first_error(mm, kind=kind)
+        for base, line, piece in _chunks(fh, CHUNK):
+            hit = first_error(piece, kind=kind)
+            if hit is None:
+                continue
+            hit = _shift(hit, base, line)
+            if hit.strong:
+                return hit
+            weak = weak or hit
+    return weak
 
 
 def iter_path(path: str, kind: str | None = None) -> Iterator[ScanHit]:
-    """Every error line of a file (mmap), lazily."""
+    """Every error line of a file or pipe, lazily, in file order (read in chunks)."""
     kind = kind or guess_kind(path)
     with open(path, "rb") as fh:
-        if os.fstat(fh.fileno()).st_size == 0:
-            return
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-            yield from iter_errors(mm, kind=kind)
+        for base, line, piece in _chunks(fh, CHUNK):
+            for hit in iter_errors(piece, kind=kind):
+                yield _shift(hit, base, line)
