@@ -59,7 +59,7 @@ def evidence_subjects(snap: Snapshot) -> list[Subject]:
     return out
 
 
-def _narrow(snap: Snapshot, subject: Subject) -> Snapshot:
+def narrow(snap: Snapshot, subject: Subject) -> Snapshot:
     """The snapshot seen by one subject's rules: its own row, the site around it."""
     if subject.kind == "job":
         return dataclasses.replace(snap, jobs=tuple(j for j in snap.jobs if j.job_id == subject.id),
@@ -69,6 +69,14 @@ def _narrow(snap: Snapshot, subject: Subject) -> Snapshot:
                                    jobs=(), nodes=(), partitions=())
     return dataclasses.replace(snap, nodes=tuple(n for n in snap.nodes if n.name == subject.id),
                                training_jobs=(), pools=())
+
+
+def subject_findings(snap: Snapshot, arts: Artifacts, subject: Subject, now: datetime) -> list[Finding]:
+    """One subject's findings, diagnosed with its artifacts on the snapshot narrowed to it."""
+    from cockpit.diagnosis.engine import diagnose
+
+    return [f for f in diagnose(narrow(snap, subject), arts, now=now)
+            if f.subject.kind == subject.kind and f.subject.id == subject.id]
 
 
 def diagnose_with_evidence(snap: Snapshot, evidence: dict[Subject, Artifacts], now: datetime,
@@ -91,8 +99,7 @@ def diagnose_with_evidence(snap: Snapshot, evidence: dict[Subject, Artifacts], n
             mine = memo[key]
         else:
             try:
-                mine = [f for f in diagnose(_narrow(snap, subject), arts, now=now)
-                        if f.subject.kind == subject.kind and f.subject.id == subject.id]
+                mine = subject_findings(snap, arts, subject, now)
             except Exception:  # one subject's bad evidence must not drop the site's findings
                 log.exception("diagnosis of %s with evidence failed", subject)
                 continue

@@ -20,7 +20,7 @@ from typing import Any
 from textual.message import Message
 
 from cockpit import gcpolicy
-from cockpit.enrich import EvidenceCache, diagnose_with_evidence
+from cockpit.enrich import EvidenceCache, diagnose_with_evidence, subject_findings
 from cockpit.model import Artifacts, Finding, Incident, Snapshot, SourceError, Subject
 from cockpit.sources.base import Source
 from cockpit.widgets.rows import job_rows, node_rows, training_rows
@@ -324,7 +324,7 @@ class Hub:
             arts = Artifacts(commands={"error": f"{type(exc).__name__}: {exc}"})
         now = self.clock()
         try:
-            findings = await asyncio.to_thread(_subject_findings, snap, arts, subject, now)
+            findings = tuple(await asyncio.to_thread(subject_findings, snap, arts, subject, now))
         except Exception:
             log.exception("diagnosis with artifacts failed for %s", subject)
             findings = tuple(self.findings_for(subject))
@@ -332,7 +332,7 @@ class Hub:
         # hub's current ones, diagnosed with their own evidence: a re-diagnosis here has only
         # this subject's artifacts and would contradict them ("non-zero exit" beside a drain).
         others = tuple(f for f in st.findings if f.subject != subject and subject in f.related)
-        findings = tuple(f for f in findings if f.subject == subject) + others
+        findings = findings + others
         result = (arts, findings)
         if st.snapshot is snap:
             st.artifact_cache[subject] = result
@@ -355,18 +355,3 @@ class Hub:
                 log.debug("history %s/%s failed", user, name, exc_info=True)
                 return ()
         return st.history_cache[key]
-
-
-def _subject_findings(snap: Snapshot, arts: Artifacts, subject: Subject, now: datetime) -> tuple[Finding, ...]:
-    """Run the engine on a snapshot narrowed to the subject (keeps nodes/partitions/pools)."""
-    from cockpit.diagnosis.engine import diagnose
-
-    narrowed = snap
-    if subject.kind == "job":
-        narrowed = dataclasses.replace(snap, jobs=tuple(j for j in snap.jobs if j.job_id == subject.id))
-    elif subject.kind == "training_job":
-        narrowed = dataclasses.replace(
-            snap, training_jobs=tuple(t for t in snap.training_jobs if t.job_id == subject.id)
-        )
-    found = diagnose(narrowed, arts, now=now)
-    return tuple(f for f in found if f.subject == subject or subject in f.related)
