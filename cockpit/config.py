@@ -226,7 +226,8 @@ def load_config(path: str | Path | None = None) -> Config:
             raise ConfigError("config file not found", path=str(p))
         return Config(path=str(p), exists=False)
     try:
-        text = p.read_text(encoding="utf-8")
+        # utf-8-sig: editors on Windows save a BOM, which TOML would report as a syntax error
+        text = p.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read: {exc}", path=str(p)) from None
     try:

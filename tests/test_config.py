@@ -96,3 +96,14 @@ def test_check_config_cli_exit_2_one_line(tmp_path):
     assert res.returncode == 2
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert f"{p}:8" in res.stderr and "clusters.lab.interval" in res.stderr
+
+
+def test_utf8_bom_is_accepted(tmp_path):
+    """A config saved by a Windows editor starts with a BOM: it loads, and errors keep their lines."""
+    p = tmp_path / "config.toml"
+    p.write_bytes(b"\xef\xbb\xbf" + EXAMPLE.encode())
+    assert load_config(p).clusters["lab"].port == 2222
+    p.write_bytes(b"\xef\xbb\xbf" + EXAMPLE.replace("port = 2222", "port = \"x\"").encode())
+    with pytest.raises(ConfigError) as exc:
+        load_config(p)
+    assert exc.value.line == 4 and "port" in str(exc.value)
