@@ -352,10 +352,18 @@ class SshTransport:
         argv = tuple(argv)
         conn = await self._connection()
         try:
-            async with self._channels:
+            # asyncssh's timeout starts once the channel is open; a frozen server (SIGSTOPped
+            # sshd, a hung host) never answers the open, and keepalives notice only after
+            # minutes. The outer bound turns that into a timeout within one command's budget.
+            async with self._channels, asyncio.timeout(timeout + self.connect_timeout):
                 res = await conn.run(shlex.join(argv), check=False, timeout=timeout, encoding=None)
         except asyncssh.TimeoutError:
             raise CommandTimeout(f"{_where(argv)} did not answer within {timeout:g} s", where=_where(argv)) from None
+        except TimeoutError:  # the outer bound (asyncssh.TimeoutError, a subclass, is the command's own)
+            self._drop()  # the connection is not answering: the next call reconnects (or fails fast)
+            raise CommandTimeout(
+                f"ssh {self.target}: no answer to {_where(argv)} within {timeout + self.connect_timeout:g} s "
+                "(server or network not responding)", where=f"ssh {self.target}") from None
         except asyncssh.ChannelOpenError as exc:
             # The connection is fine (sshd's MaxSessions below max_channels): keep it and its other channels.
             raise ConnectError(f"ssh {self.target}: channel refused: {exc.reason}", where=f"ssh {self.target}") from None

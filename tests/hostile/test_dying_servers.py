@@ -169,6 +169,44 @@ async def test_sshd_killed_mid_session_is_a_typed_error_then_recovers_by_itself(
 
 
 @pytest.mark.lab
+async def test_frozen_sshd_shows_a_timeout_with_its_reason_within_one_command_budget(sshd, lab_ssh):
+    """SIGSTOP on the server (a hung host): the channel open never gets an answer and SSH
+    keepalives would notice only after minutes. The poll must fail within the command budget
+    with a reason on the status line, and recover by itself on SIGCONT."""
+    src = slurm_over(sshd.transport())  # command_timeout 5 s, connect_timeout 2 s
+    hub = Hub([src])
+    tasks = await run_loops(hub)
+    frozen_pids: list[int] = []
+    try:
+        victim = hub.states["victim"]
+        await wait_until(lambda: victim.snapshot is not None and victim.error is None, 15, "first good poll")
+        good = victim.snapshot
+        frozen_pids = [sshd.proc.pid, *_descendants(sshd.proc.pid)]
+        for pid in frozen_pids:
+            os.kill(pid, signal.SIGSTOP)
+        t = await wait_until(lambda: victim.error is not None, INTERVAL + 5 + 2 + 3, "the frozen server to show")
+        assert t <= INTERVAL + 10
+        assert victim.error.kind in ("timeout", "unreachable")
+        assert "127.0.0.1" in victim.error.message and "within" in victim.error.message
+        assert victim.snapshot is good and victim.stale(hub.clock())
+        for pid in frozen_pids:
+            os.kill(pid, signal.SIGCONT)
+        frozen_pids = []
+        await wait_until(lambda: victim.error is None and victim.snapshot is not good, 2 * INTERVAL + 10,
+                         "recovery after SIGCONT")
+    finally:
+        for pid in frozen_pids:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        for tk in tasks:
+            tk.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await hub.close()
+
+
+@pytest.mark.lab
 async def test_transport_raises_typed_errors_with_backoff(sshd, lab_ssh):
     t = sshd.transport()
     assert (await t.run(["true"])).exit_status == 0
