@@ -136,7 +136,7 @@ async def test_popping_a_job_screen_while_its_artifacts_load_does_not_crash(tmp_
         await app.hub.first_round.wait()
         await pilot.pause()
         await pilot.press("i", "enter", "A")
-        assert [type(s) for s in app.screen_stack[1:]] == [DashboardScreen, IncidentScreen, JobScreen, AlertScreen]
+        assert [type(s) for s in app.screen_stack] == [DashboardScreen, IncidentScreen, JobScreen, AlertScreen]
         for _ in range(3):
             gen = app.hub.generation
             await pilot.press("r")

@@ -77,8 +77,8 @@ class CockpitScreen(Screen):
         self.refresh_data()
 
     def action_back(self) -> None:
-        # [Textual's default screen, dashboard, ...]: esc on the dashboard popped it -> blank screen
-        if len(self.app.screen_stack) > 2:
+        # the dashboard is the bottom of the stack (CockpitApp.get_default_screen): never pop it
+        if len(self.app.screen_stack) > 1:
             self.app.pop_screen()
 
     def filter_target(self) -> VirtualTable | None:

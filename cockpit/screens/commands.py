@@ -62,7 +62,7 @@ class CockpitCommands(Provider):
 
     def _show_source(self, name: str) -> None:
         app = self.app
-        while len(app.screen_stack) > 2:
+        while len(app.screen_stack) > 1:  # down to the dashboard
             app.pop_screen()
         app.screen.notify(f"source {name}: see the status line", timeout=3)
 
