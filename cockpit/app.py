@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual.app import App
 from textual.binding import Binding
@@ -22,10 +23,12 @@ from cockpit.screens.commands import CockpitCommands
 from cockpit.screens.dashboard import DashboardScreen
 from cockpit.screens.help import HelpScreen
 from cockpit.screens.incidents import IncidentScreen
-from cockpit.sources.base import Source
 from cockpit.state import AckStore
-from cockpit.watch.baseline import BaselineRecorder, BaselineStore
-from cockpit.watch.watcher import Watcher
+
+if TYPE_CHECKING:  # cockpit.watch is imported after the first frame (_start_polls)
+    from cockpit.sources.base import Source
+    from cockpit.watch.baseline import BaselineStore
+    from cockpit.watch.watcher import Watcher
 
 STYLES = Path(__file__).resolve().parent.parent / "styles" / "cockpit.tcss"
 
@@ -45,7 +48,9 @@ def _css_path() -> Path:
 
 class CockpitApp(App[int]):
     """``sources``: the live sources; ``clock`` is frozen in tests; ``banner`` heads the dashboard;
-    ``export_dir``: where the incident view's ``x`` writes (default: the current directory)."""
+    ``export_dir``: where the incident view's ``x`` writes (default: the current directory);
+    ``late(app)``: called once after the first frame, before the pollers start, to attach what
+    only the polls need (the demo's watcher) without importing it before the first frame."""
 
     TITLE = "Cockpit"
     CSS_PATH = _css_path()
@@ -70,12 +75,15 @@ class CockpitApp(App[int]):
         watcher: Watcher | None = None,
         baselines: BaselineStore | None = None,
         export_dir: Path | None = None,
+        late: Callable[[CockpitApp], None] | None = None,
     ) -> None:
         super().__init__()
         self.hub = Hub(sources, clock=clock)
         self.hub.watcher = watcher  # alert log + notifications (cockpit.watch); None = off
-        # good ModelArts init logs to diff a stuck Initializing job against; None = in memory only
-        self.hub.baselines = BaselineRecorder(baselines if baselines is not None else BaselineStore(persist=False))
+        # good ModelArts init logs to diff a stuck Initializing job against; None = in memory only.
+        # hub.baselines (a BaselineRecorder) is set in _start_polls, after the first frame
+        self._baselines = baselines
+        self._late = late
         self.acks = acks if acks is not None else AckStore()
         self.bell_enabled = bell
         self.banner = banner
@@ -102,7 +110,16 @@ class CockpitApp(App[int]):
             self.notify(f"state file ignored: {self.acks.load_error}", severity="warning", markup=False)
         # pollers after the first frame: the first poll's threads (demo site, parsing) would
         # otherwise share the GIL with Textual's first layout and delay it (~0.15-0.4 s)
-        self.call_after_refresh(self.hub.start, self)
+        self.call_after_refresh(self._start_polls)
+
+    def _start_polls(self) -> None:
+        from cockpit.watch.baseline import BaselineRecorder, BaselineStore
+
+        if self._late is not None:
+            self._late(self)
+        store = self._baselines if self._baselines is not None else BaselineStore(persist=False)
+        self.hub.baselines = BaselineRecorder(store)
+        self.hub.start(self)
 
     def on_hub_updated(self, message: HubUpdated) -> None:
         fresh = [i for i in message.new_critical if not self.acks.is_acked(i.key)]

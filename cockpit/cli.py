@@ -30,7 +30,28 @@ def add_common(p: argparse.ArgumentParser, *, top: bool = False) -> None:
     p.add_argument("--demo-seed", type=int, default=d(7), metavar="N", help="seed of the demo site (default 7)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _tui_only(argv: list[str]) -> bool:
+    """True when ``argv`` has only the top-level options (the TUI): no subcommand, no help.
+
+    Anything else (a positional, ``-h``, ``--``, an abbreviated option whose value we
+    cannot tell apart) gets the full parser, which is always right; this only spares the
+    TUI's start-up the import of every command module (~10 ms before the first frame).
+    """
+    takes_value = {"--config", "--demo-seed"}
+    skip = False
+    for tok in argv:
+        if skip:
+            skip = False
+        elif tok in takes_value:
+            skip = True
+        elif not tok.startswith("-") or tok in ("-", "--", "-h", "--help"):
+            return False
+    return True
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The ``cockpit`` parser; given the ``argv`` it will parse and that is the TUI's
+    (see :func:`_tui_only`), the subcommands are left out."""
     parser = argparse.ArgumentParser(
         prog="cockpit",
         description="Terminal cockpit for Slurm and ModelArts on-call: why is this job stuck or dead?",
@@ -38,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_common(parser, top=True)
     parser.add_argument("--no-bell", action="store_true", help="do not ring the bell on new critical incidents")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    if argv is not None and _tui_only(argv):
+        return parser
     for name in COMMANDS:
         try:
             mod = importlib.import_module(f"cockpit.commands.{name}")
@@ -50,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         if args.command is None:

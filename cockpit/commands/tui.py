@@ -28,10 +28,10 @@ def _quiet_libraries() -> None:
 
 def banner_for(args: argparse.Namespace) -> tuple[str, bool]:
     """(header banner, bell from config). Demo → the banner says so and how to add a cluster."""
-    from cockpit.config import default_config_path, load_config
-
     if getattr(args, "demo", False):
         return "DEMO SITE (simulated, --demo)", True
+    from cockpit.config import default_config_path, load_config
+
     config = load_config(getattr(args, "config", None))
     if not config.has_sources:
         return NO_CONFIG_BANNER.format(path=getattr(args, "config", None) or default_config_path()), config.ui.bell
@@ -50,6 +50,13 @@ def demo_clock() -> Callable[[], datetime]:
     return lambda: datetime.now(UTC) - offset
 
 
+def _demo_watch(app) -> None:
+    """The demo's alerts and baselines: in memory, nothing sent (``watcher_for(demo=True)``)."""
+    from cockpit.watch.watcher import watcher_for
+
+    app.hub.watcher = watcher_for(None, demo=True)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the TUI until ``q``; returns the exit status (0; 1 when the app crashed)."""
     from cockpit.app import CockpitApp
@@ -60,12 +67,14 @@ def run(args: argparse.Namespace) -> int:
     sources = select_sources(args, clock=clock)
     if not sources:
         raise UserError("no sources to watch")
-    from cockpit.config import load_config
-    from cockpit.watch.watcher import baselines_for, watcher_for
-
     demo = bool(getattr(args, "demo", False))
-    config = None if demo else load_config(getattr(args, "config", None))
-    watcher = watcher_for(config, demo=demo)
+    config = watcher = baselines = None
+    if not demo:  # a bad [alerts] table must fail here, as one line, not inside the TUI
+        from cockpit.config import load_config
+        from cockpit.watch.watcher import baselines_for, watcher_for
+
+        config = load_config(getattr(args, "config", None))
+        watcher, baselines = watcher_for(config), baselines_for(config)
     _quiet_libraries()
     state = getattr(args, "state_file", None)
     from cockpit.state import AckStore, demo_state_path
@@ -80,7 +89,9 @@ def run(args: argparse.Namespace) -> int:
         banner=banner,
         watcher=watcher,
         clock=clock,
-        baselines=baselines_for(config, demo=demo),
+        baselines=baselines,
+        # the demo's in-memory watcher (cannot fail) is built after the first frame
+        late=_demo_watch if demo else None,
         export_dir=Path(config.ui.export_dir).expanduser() if config is not None and config.ui.export_dir else None,
     )
     code = app.run()

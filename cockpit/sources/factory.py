@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
-from zoneinfo import ZoneInfo
+from typing import TYPE_CHECKING, Any
 
-from cockpit.config import ClusterConfig, Config, load_config
 from cockpit.errors import UserError
-from cockpit.sources.base import Source
+
+if TYPE_CHECKING:  # config/zoneinfo are imported where used: the demo's start-up needs neither
+    from cockpit.config import ClusterConfig, Config
+    from cockpit.sources.base import Source
 
 
 def build_transport(cfg: ClusterConfig) -> Any:
@@ -36,6 +37,8 @@ def build_transport(cfg: ClusterConfig) -> Any:
 
 
 def build_cluster(cfg: ClusterConfig, *, clock: Callable[[], datetime] | None = None) -> Source:
+    from zoneinfo import ZoneInfo
+
     from cockpit.sources.slurm import SlurmSource
 
     return SlurmSource(
@@ -117,6 +120,8 @@ def select_sources(args: argparse.Namespace, *, clock: Callable[[], datetime] | 
     projects = _names(getattr(args, "modelarts", None))
     if getattr(args, "demo", False):
         return _demo_selection(args, clock, clusters, projects)
+    from cockpit.config import load_config
+
     config = load_config(getattr(args, "config", None))
     if not config.has_sources:
         if getattr(args, "config", None):
