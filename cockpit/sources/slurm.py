@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, tzinfo
 from functools import lru_cache
+from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
@@ -99,8 +100,7 @@ def parse_duration_s(s: str | None) -> int | None:
     return _parse_duration_cached(s)
 
 
-@lru_cache(maxsize=65536)
-def _parse_duration_cached(s: str) -> int | None:
+def _parse_duration(s: str) -> int | None:
     s = s.strip()
     if not s or s in _NULLS or s.upper() in {"UNLIMITED", "INVALID", "PARTITION_LIMIT", "NOT_SET", "INFINITE"}:
         return None
@@ -116,6 +116,9 @@ def _parse_duration_cached(s: str) -> int | None:
     return None
 
 
+_parse_duration_cached = lru_cache(maxsize=4096)(_parse_duration)
+
+
 def parse_time(s: str | None, tz: tzinfo = UTC) -> datetime | None:
     """Slurm timestamp ``2026-11-29T20:28:09`` (local, no zone) -> aware datetime in ``tz``.
 
@@ -126,10 +129,7 @@ def parse_time(s: str | None, tz: tzinfo = UTC) -> datetime | None:
     return _parse_time_cached(s, tz)
 
 
-@lru_cache(maxsize=65536)
-def _parse_time_cached(s: str, tz: tzinfo) -> datetime | None:
-    # Cached per distinct string: at 100k jobs most submit/start times repeat, and the
-    # shared (immutable) datetime also saves ~50 bytes per job.
+def _parse_time(s: str, tz: tzinfo) -> datetime | None:
     s = s.strip()
     if s in _NULLS or s == "0":
         return None
@@ -138,6 +138,12 @@ def _parse_time_cached(s: str, tz: tzinfo) -> datetime | None:
     except ValueError:
         return None
     return dt if dt.tzinfo else dt.replace(tzinfo=tz)
+
+
+# Cached per distinct string for the scontrol/sacct parsers (boot and reason times repeat across
+# nodes). parse_squeue keeps its own per-parse memo: at 100k jobs ~90k distinct times cycled
+# through a 64k LRU with no hits and kept ~16 MiB of entries alive between polls.
+_parse_time_cached = lru_cache(maxsize=4096)(_parse_time)
 
 
 def _epoch(v: Any, tz: tzinfo = UTC) -> datetime | None:
@@ -278,120 +284,200 @@ _STATE_RE = re.compile(r"[A-Z_]+")
 _PRIO_RE = re.compile(r"\d+(\.\d+)?")
 
 
-@lru_cache(maxsize=16384)
-def _expand_nodes(node_list: str) -> tuple[str, ...]:
-    """Cached ``hostlist.expand``: many jobs share a node list; the tuple is immutable."""
-    return hostlist.expand(node_list)
+def _positional_builder(cls: type) -> Callable[..., Any]:
+    """A constructor of the frozen slots dataclass ``cls`` taking every field positionally, in
+    declaration order, with no defaults.
+
+    The frozen ``__init__`` sets each field with ``object.__setattr__`` (~4 us for SlurmJob's
+    27 fields); storing through the slot descriptors is ~2x faster, which is ~0.2 s of a
+    100k-job squeue parse. Generated like dataclasses' own ``__init__``, from ``fields(cls)``,
+    so it follows the model. For parsers that compute every field themselves."""
+    from dataclasses import fields
+
+    names = [f.name for f in fields(cls)]
+    ns: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    ns.update({f"_set_{n}": getattr(cls, n).__set__ for n in names})
+    body = "".join(f" _set_{n}(o, {n})\n" for n in names)
+    exec(f"def build({', '.join(names)}):\n o = _new(_cls)\n{body} return o\n", ns)  # noqa: S102
+    return ns["build"]
 
 
+_make_job = _positional_builder(SlurmJob)
+
+# Column cleaners of the squeue rows, one call per distinct raw string (per-parse memos).
 # Columns that repeat across thousands of jobs (user, partition, state, reason, node list,
 # work dir, account, QOS, command) are interned: one str per distinct value, not one per job.
 _intern = sys.intern
 _MISS: Any = object()
 
-# The squeue columns _job_from_vals reads, in its argument order.
-_ROW_ORDER = ("job_id", "name", "user", "partition", "state", "reason", "cpus", "node_count", "node_list",
-              "min_memory", "time_limit", "elapsed", "submit_time", "start_time", "end_time", "work_dir",
-              "account", "qos", "dependency", "priority", "command", "comment")
+
+def _sq_state(s: str) -> str:
+    s = s.strip().upper()
+    if not s or not _STATE_RE.fullmatch(s):
+        raise ValueError(f"bad state {s!r}")
+    return _intern(s)
 
 
-def _job_from_cols(f: list[str], ix: dict[str, int], tz: tzinfo) -> SlurmJob:
-    """One squeue row: ``f`` its fields plus a trailing ``""``, ``ix`` column -> index
-    (a column squeue did not print points at that trailing ``""``)."""
-    return _job_from_vals(tuple(f[ix[k]] for k in _ROW_ORDER), tz, {}, {}, {}, {}, {})
+def _sq_nodes(s: str) -> tuple[str, tuple[str, ...]]:
+    """%N -> (compact list, expanded names). A pending job's %N is empty; a finished job's stays."""
+    s = _text(s).strip()
+    return _intern(s), (hostlist.expand(s) if s and not s.startswith("(") else ())
 
 
-def _job_from_vals(v: tuple[str, ...], tz: tzinfo, plain: dict[str, str], text: dict[str, str],
-                   raw: dict[str, str], times: dict[str, Any], durations: dict[str, Any]) -> SlurmJob:
-    """One squeue row as the ``_ROW_ORDER`` fields. ``plain``/``text``/``raw``: the caller's memos
-    of raw value -> interned clean value (``plain`` stripped; ``text`` Slurm's null spellings
-    to "" and stripped; ``raw`` null spellings to "", not stripped); ``times``/``durations``:
-    raw -> ``parse_time``/``parse_duration_s`` result."""
-    # Hot path (once per job, 100k per poll at a big site): fields fetched by one itemgetter,
-    # compiled patterns, cached time/duration/hostlist parsing, no regex for plain integers,
-    # repeated columns cleaned once per distinct value.
-    (job_id, name, user, partition, state, reason, cpus, node_count, node_list, min_memory, time_limit,
-     elapsed, submit, start, end, work_dir, account, qos, dependency, prio, command, comment) = v
-    job_id = job_id.strip()
+def _sq_priority(s: str) -> int | None:
+    s = s.strip()
+    if s.isdigit() and s.isascii():
+        return int(s)
+    return int(float(s)) if _PRIO_RE.fullmatch(s) else None
+
+
+def _sq_columns(tz: tzinfo) -> dict[str, Callable[[str], Any]]:
+    """squeue column -> cleaner (raw field -> model value); ValueError/ParseError reject the row."""
+    def when(s: str) -> datetime | None:
+        return _parse_time(s, tz)
+
+    # the three times share one function (so one memo): a job's start is often another's submit
+    return {
+        "user": lambda s: _intern(s.strip()),
+        "partition": lambda s: _intern(s.strip()),
+        "state": _sq_state,
+        "reason": lambda s: _intern(_text(s).strip()) or "None",
+        "cpus": _int,
+        "node_count": _int,
+        "node_list": _sq_nodes,
+        "min_memory": parse_req_mem,
+        "time_limit": _parse_duration,
+        "elapsed": _parse_duration,
+        "submit_time": when,
+        "start_time": when,
+        "end_time": when,
+        "work_dir": lambda s: _intern(_text(s)),  # not stripped: a path may end in a space
+        "account": lambda s: _intern(_text(s).strip()),
+        "qos": lambda s: _intern(_text(s).strip()),
+        "dependency": lambda s: _text(s).strip(),
+        "priority": _sq_priority,
+        "command": lambda s: _intern(_text(s)),
+        "comment": _text,
+    }
+
+
+class _Memo(dict):
+    """raw value -> ``fn(raw)``, computed on the first lookup (``memo[raw]``, a C-level dict hit
+    after that). A value ``fn`` rejects is not stored: the lookup gives None and sets ``bad``."""
+
+    __slots__ = ("fn", "bad")
+
+    def __init__(self, fn: Callable[[str], Any]) -> None:
+        super().__init__()
+        self.fn = fn
+        self.bad = False
+
+    def __missing__(self, raw: str) -> Any:
+        try:
+            v = self.fn(raw)
+        except (ValueError, ParseError):
+            self.bad = True
+            return None
+        self[raw] = v
+        return v
+
+    def strict(self, raw: str) -> Any:
+        """``memo[raw]`` that raises what ``fn`` raised."""
+        v = self.get(raw, _MISS)
+        if v is _MISS:
+            v = self[raw] = self.fn(raw)
+        return v
+
+
+def _job_from_fields(f: list[str], ix: dict[str, int], memo: dict[str, _Memo]) -> SlurmJob:
+    """One squeue row (its fields plus a trailing ``""`` that absent columns point at).
+    The reference path, used for chunks :func:`_jobs_from_chunk` cannot take whole; raises
+    ValueError/ParseError like the column pass rejects."""
+    job_id = f[ix["job_id"]].strip()
     if not _SQ_JOB_ID_RE.fullmatch(job_id):
         raise ValueError(f"bad job id {job_id!r}")
-    state = state.strip().upper()
-    if not state or not _STATE_RE.fullmatch(state):
-        raise ValueError(f"bad state {state!r}")
-    mem, per_cpu = parse_req_mem(min_memory)
-    node_list = _text(node_list).strip()
-    # A pending job's %N is empty; a finished job's stays.
-    nodes = _expand_nodes(node_list) if node_list and not node_list.startswith("(") else ()
-    prio = prio.strip()
-    if prio.isdigit() and prio.isascii():
-        priority: int | None = int(prio)
-    else:
-        priority = int(float(prio)) if _PRIO_RE.fullmatch(prio) else None
-    if reason != "None":
-        r = text.get(reason)
-        if r is None:
-            r = text[reason] = _intern(_text(reason).strip())
-        reason = r or "None"
-    u = plain.get(user)
-    if u is None:
-        u = plain[user] = _intern(user.strip())
-    p = plain.get(partition)
-    if p is None:
-        p = plain[partition] = _intern(partition.strip())
-    w = raw.get(work_dir)
-    if w is None:
-        w = raw[work_dir] = _intern(_text(work_dir))  # not stripped: a path may end in a space
-    a = text.get(account)
-    if a is None:
-        a = text[account] = _intern(_text(account).strip())
-    q = text.get(qos)
-    if q is None:
-        q = text[qos] = _intern(_text(qos).strip())
-    c = raw.get(command)
-    if c is None:
-        c = raw[command] = _intern(_text(command))
-    # times and durations: a plain dict lookup per distinct string (None is a valid value)
-    t_submit = times.get(submit, _MISS)
-    if t_submit is _MISS:
-        t_submit = times[submit] = parse_time(submit, tz)
-    t_start = times.get(start, _MISS)
-    if t_start is _MISS:
-        t_start = times[start] = parse_time(start, tz)
-    t_end = times.get(end, _MISS)
-    if t_end is _MISS:
-        t_end = times[end] = parse_time(end, tz)
-    tl = durations.get(time_limit, _MISS)
-    if tl is _MISS:
-        tl = durations[time_limit] = parse_duration_s(time_limit)
-    el = durations.get(elapsed, _MISS)
-    if el is _MISS:
-        el = durations[elapsed] = parse_duration_s(elapsed)
-    return SlurmJob(
-        job_id=job_id,
-        name=name,
-        user=u,
-        partition=p,
-        state=_intern(state),
-        reason=reason,
-        cpus=_int(cpus),
-        node_count=_int(node_count),
-        nodes=nodes,
-        node_list=_intern(node_list),
-        min_memory_mib=mem,
-        mem_per_cpu=per_cpu,
-        time_limit_s=tl,
-        elapsed_s=el,
-        submit_time=t_submit,
-        start_time=t_start,
-        end_time=t_end,
-        work_dir=w,
-        account=a,
-        qos=q,
-        dependency=_text(dependency).strip(),
-        priority=priority,
-        command=c,
-        comment=_text(comment),
+    state = memo["state"].strict(f[ix["state"]])
+    mem, per_cpu = memo["min_memory"].strict(f[ix["min_memory"]])
+    node_list, nodes = memo["node_list"].strict(f[ix["node_list"]])
+
+    def col(k: str) -> Any:
+        return memo[k].strict(f[ix[k]])
+
+    return _make_job(
+        job_id, f[ix["name"]], col("user"), col("partition"), state, col("reason"), col("cpus"),
+        col("node_count"), nodes, node_list, mem, per_cpu, col("time_limit"), col("elapsed"),
+        col("submit_time"), col("start_time"), col("end_time"), col("work_dir"), "", "",
+        col("account"), col("qos"), col("dependency"), col("priority"), None, col("command"), col("comment"),
     )
+
+
+_first = itemgetter(0)
+_second = itemgetter(1)
+
+
+def _jobs_from_chunk(lines: list[str], sep: str, ix: dict[str, int], ncols: int,
+                     memo: dict[str, _Memo]) -> list[SlurmJob] | None:
+    """A chunk of squeue rows column by column: split, transpose, one C-level memo lookup per
+    field (``map(memo.__getitem__, column)``) and one builder call per job. None when a row
+    is malformed (field count, job id, state, node list): the caller redoes the chunk row by
+    row for the exact warnings."""
+    rows = [ln.split(sep) for ln in lines]
+    if set(map(len, rows)) != {ncols}:
+        return None
+    cols = list(zip(*rows, strict=True))
+    del rows
+    cols.append(("",) * len(lines))  # absent columns read ""
+    ids = list(map(str.strip, cols[ix["job_id"]]))
+    if not all(map(_SQ_JOB_ID_RE.fullmatch, ids)):
+        return None
+
+    def col(k: str) -> Any:
+        return map(memo[k].__getitem__, cols[ix[k]])
+
+    nl = list(col("node_list"))  # (compact, expanded) pairs, read twice below
+    mem = list(col("min_memory"))
+    if _rejected(memo):
+        return None
+    nothing = repeat("")
+    jobs = list(map(
+        _make_job, ids, cols[ix["name"]], col("user"), col("partition"), col("state"), col("reason"),
+        col("cpus"), col("node_count"), map(_second, nl), map(_first, nl), map(_first, mem), map(_second, mem),
+        col("time_limit"), col("elapsed"), col("submit_time"), col("start_time"), col("end_time"),
+        col("work_dir"), nothing, nothing, col("account"), col("qos"), col("dependency"), col("priority"),
+        repeat(None), col("command"), col("comment"),
+    ))
+    return None if _rejected(memo) else jobs
+
+
+def _rejected(memo: dict[str, _Memo]) -> bool:
+    """Whether a memo rejected a value (a bad state or node list, say) since the last call."""
+    bad = [m for m in memo.values() if m.bad]
+    for m in bad:
+        m.bad = False
+    return bool(bad)
+
+
+_CHUNK_CHARS = 1 << 20  # squeue text per column pass (~4k rows of 22 fields)
+
+
+def _line_chunks(text: str, size: int) -> Iterator[list[str]]:
+    """The non-blank lines of ``text`` in lists of about ``size`` characters, a trailing CR
+    dropped. Only LF ends a row: str.splitlines() also splits on \x0b \x0c \x1c-\x1e \x85
+    \u2028, which a job name may contain (the job would vanish from the queue). Chunks keep
+    the fields of ~4k rows alive at a time instead of the whole output's lines."""
+    pos, n = 0, len(text)
+    cr = "\r" in text
+    while pos < n:
+        end = text.find("\n", pos + size)
+        if end < 0:
+            end = n
+        lines = text[pos:end].split("\n")
+        pos = end + 1
+        lines = list(filter(str.strip, lines))
+        if cr:
+            lines = [ln.removesuffix("\r") for ln in lines]
+        if lines:
+            yield lines
 
 
 def parse_squeue(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmJob], list[str]]:
@@ -401,37 +487,47 @@ def parse_squeue(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmJob], list[str]
     map columns; without it the column order of ``SQUEUE_FIELDS`` is assumed.
     Returns (jobs, warnings). Raises ParseError when no row at all is usable.
     """
-    sep, lines = _split_rows(text)
-    if not lines:
-        return [], []
-    first = [f.strip() for f in lines[0].split(sep)]
-    if first and first[0] == "JOBID":
-        cols = [_SQUEUE_HEADERS.get(h, "") for h in first]
-        lines = lines[1:]
-    else:
-        cols = [name for _, name in SQUEUE_FIELDS]
+    # Hot path (100k rows per poll at a big site): rows are taken ~4k at a time column by
+    # column, every repeated column (times, durations, users, states, ...) cleaned once per
+    # distinct raw string; a chunk with a malformed row is redone row by row.
+    sep = SEP if SEP in text else "|"
     jobs: list[SlurmJob] = []
     warnings: list[str] = []
-    ncols = len(cols)
-    # column -> field index; absent columns read the "" appended to every row
-    ix = {name: ncols for _, name in SQUEUE_FIELDS} | {k: i for i, k in enumerate(cols) if k}
-    get = itemgetter(*(ix[k] for k in _ROW_ORDER))
-    plain: dict[str, str] = {}
-    text_memo: dict[str, str] = {}
-    raw_memo: dict[str, str] = {}
-    times: dict[str, Any] = {}
-    durations: dict[str, Any] = {}
-    for i, line in enumerate(lines, 1):
-        fields = line.split(sep)
-        if len(fields) != ncols:
-            warnings.append(f"squeue: row {i} has {len(fields)} fields, expected {ncols}: {line[:80]!r}")
+    memo: dict[str, _Memo] = {}
+    shared: dict[Any, _Memo] = {}  # columns with one cleaner share its memo (the three times)
+    for k, fn in _sq_columns(tz).items():
+        memo[k] = shared.setdefault(fn, _Memo(fn))
+    ix: dict[str, int] = {}
+    ncols = 0
+    row = 0
+    for lines in _line_chunks(text, _CHUNK_CHARS):
+        if not ix:  # the first line: a header or the first row
+            first = [f.strip() for f in lines[0].split(sep)]
+            if first and first[0] == "JOBID":
+                cols = [_SQUEUE_HEADERS.get(h, "") for h in first]
+                lines = lines[1:]
+            else:
+                cols = [name for _, name in SQUEUE_FIELDS]
+            ncols = len(cols)
+            # column -> field index; absent columns read the "" appended to every row
+            ix = {name: ncols for _, name in SQUEUE_FIELDS} | {k: i for i, k in enumerate(cols) if k}
+        got = _jobs_from_chunk(lines, sep, ix, ncols, memo) if lines else []
+        if got is not None:
+            jobs += got
+            row += len(lines)
             continue
-        fields.append("")
-        try:
-            jobs.append(_job_from_vals(get(fields), tz, plain, text_memo, raw_memo, times, durations))
-        except (ValueError, ParseError) as exc:
-            warnings.append(f"squeue: row {i} skipped: {exc}")
-    if lines and not jobs:
+        for line in lines:
+            row += 1
+            fields = line.split(sep)
+            if len(fields) != ncols:
+                warnings.append(f"squeue: row {row} has {len(fields)} fields, expected {ncols}: {line[:80]!r}")
+                continue
+            fields.append("")
+            try:
+                jobs.append(_job_from_fields(fields, ix, memo))
+            except (ValueError, ParseError) as exc:
+                warnings.append(f"squeue: row {row} skipped: {exc}")
+    if row and not jobs:
         raise ParseError(f"no usable row ({warnings[0] if warnings else 'empty'})", where="squeue")
     return jobs, warnings
 
@@ -461,26 +557,31 @@ _KNOWN_KEYS = set(
     WorkDir LastSchedEval Mem/Node ResvName HetJobId HetJobOffset MinCPUsNode CfgTRES AllocTRES
     NextStateAfterReboot InstanceId InstanceType Topology ReservationName""".split()
 )
-_KEY_RE = re.compile(r"(?:(?<=\s)|^)([A-Za-z][A-Za-z0-9_:/]*)=")
+_KEY_RE = re.compile(r"(?<!\S)([A-Za-z][A-Za-z0-9_:/]*)=")  # a key at the start or after whitespace
 
 
-def _split_segment(seg: str, into: dict[str, str]) -> None:
+def _split_segment(seg: str, into: dict[str, str], _known: frozenset[str] = frozenset(_KNOWN_KEYS),
+                   _free: frozenset[str] = frozenset(_FREE_TEXT), _split: Any = _KEY_RE.split) -> None:
     """Split one line of ``Key=value Key=value`` pairs into ``into`` (values may hold spaces)."""
-    # One pass: a key's value ends where the next accepted key starts (10k nodes x ~38 keys).
+    # 10k nodes x ~45 keys per poll: one C-level re.split gives [prefix, key, value, key, value, ...];
+    # a key's value runs to the next accepted key, a rejected "key=" is glued back into the value.
+    parts = _split(seg)
     key: str | None = None
-    vstart = 0
-    free = False  # the current value is free text
-    for m in _KEY_RE.finditer(seg):
-        k = m.group(1)
-        if free and k not in _KNOWN_KEYS:
-            continue  # "Reason=bad GPU=3" stays one value
-        if not (k[0].isupper() or k in _KNOWN_KEYS):
-            continue  # lower-case tokens are inside values (TRES=cpu=1,mem=...)
+    val = ""
+    free = False  # the current value is free text: only a key Slurm prints ends it
+    it = iter(parts)
+    next(it)  # text before the first key
+    for k, v in zip(it, it, strict=True):
+        # "Reason=bad GPU=3" stays one value; lower-case tokens are inside values (TRES=cpu=1,mem=...)
+        if k not in _known and (free or not k[0].isupper()):
+            if key is not None:
+                val += k + "=" + v
+            continue
         if key is not None:
-            into[key] = seg[vstart:m.start()].rstrip(" ")
-        key, vstart, free = k, m.end(), k in _FREE_TEXT
+            into[key] = val.rstrip(" ")
+        key, val, free = k, v, k in _free
     if key is not None:
-        into[key] = seg[vstart:].rstrip(" ")
+        into[key] = val.rstrip(" ")
 
 
 def parse_scontrol_records(text: str) -> list[dict[str, str]]:
@@ -538,6 +639,7 @@ def split_reason(reason: str, tz: tzinfo = UTC) -> tuple[str, str, datetime | No
 _STATE_ALIASES = {"DRAINED": ("IDLE", "DRAIN"), "DRAINING": ("MIXED", "DRAIN"), "DRAIN": ("IDLE", "DRAIN")}
 
 
+@lru_cache(maxsize=1024)
 def split_node_state(state: str) -> tuple[str, tuple[str, ...]]:
     """``MIXED+DRAIN`` -> ("MIXED", ("DRAIN",)); ``DOWN*`` -> ("DOWN", ("NOT_RESPONDING",))."""
     state = state.strip().upper()

@@ -1,0 +1,126 @@
+"""The poll's fast paths at scale give what the plain paths give (issue 7, benchmark 1).
+
+parse_squeue takes rows ~4k at a time column by column and falls back to row by row for
+a chunk with a malformed row; these tests force small chunks so every kind of row lands
+in both paths, and compare with one row parsed at a time (the reference).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import FrozenInstanceError, fields
+from datetime import UTC
+
+import pytest
+
+from cockpit.errors import ParseError
+from cockpit.model import SlurmJob
+from cockpit.sources import slurm
+from cockpit.sources.slurm import parse_squeue
+from cockpit.sources.slurm_commands import SEP, SQUEUE_FIELDS
+
+
+def _row(**over: str) -> str:
+    vals = {name: "" for _, name in SQUEUE_FIELDS}
+    vals.update(job_id="42", partition="debug", name="train", user="alice", state="PENDING", reason="Priority",
+                cpus="2", node_count="1", node_list="", min_memory="2G", time_limit="1-00:00:00",
+                elapsed="0:00", submit_time="2026-11-29T20:00:00", start_time="2026-11-30T02:00:00",
+                end_time="N/A", work_dir="/home/a", account="proj", qos="normal", dependency="(null)",
+                priority="1000", comment="(null)", command="/home/a/run.sh")
+    vals.update(over)
+    return SEP.join(vals[name] for _, name in SQUEUE_FIELDS)
+
+
+_VARIANTS = [
+    {}, {"state": "RUNNING", "reason": "None", "node_list": "c[1-3]", "elapsed": "1:02:03"},
+    {"state": "failed ", "reason": "NonZeroExitCode", "node_list": "gpu07", "end_time": "2026-11-29T21:00:00"},
+    {"job_id": " 77_3 ", "min_memory": "500Mc", "time_limit": "UNLIMITED", "priority": "4294967.5"},
+    {"user": " bob ", "account": "(null)", "qos": "N/A", "dependency": "afterok:41", "comment": "a note"},
+    {"work_dir": "/data/with space ", "command": "(null)", "submit_time": "Unknown", "cpus": "N/A"},
+    # malformed: bad job id, bad state, bad hostlist, wrong field count, blank line
+    {"job_id": "x9"}, {"state": "RUN-NING"}, {"node_list": "c[1-"}, "short\x1frow", "   ",
+]
+
+
+def _text(n: int, seed: int, bad: bool = True) -> str:
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n):
+        v = rnd.choice(_VARIANTS if bad else _VARIANTS[:6])
+        if isinstance(v, str):
+            out.append(v)
+        else:
+            over = {"job_id": str(1000 + i), **v} if "job_id" not in v else dict(v)
+            out.append(_row(**over))
+    return "\n".join(out) + "\n"
+
+
+def _row_by_row(text: str) -> tuple[list[SlurmJob], int]:
+    """The reference: each row through the per-row path (jobs, number of rejected rows)."""
+    ix = {name: i for i, (_, name) in enumerate(SQUEUE_FIELDS)}
+    memo = {k: slurm._Memo(fn) for k, fn in slurm._sq_columns(UTC).items()}
+    jobs, rejected = [], 0
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        fields = line.split(SEP)
+        try:
+            if len(fields) != len(SQUEUE_FIELDS):
+                raise ValueError("field count")
+            jobs.append(slurm._job_from_fields([*fields, ""], ix, memo))
+        except (ValueError, ParseError):
+            rejected += 1
+    return jobs, rejected
+
+
+@pytest.mark.parametrize("chunk", [64, 700, 5000, 1 << 20])
+def test_column_pass_equals_row_by_row(monkeypatch, chunk):
+    text = _text(600, seed=chunk)
+    monkeypatch.setattr(slurm, "_CHUNK_CHARS", chunk)
+    jobs, warnings = parse_squeue(text)
+    ref_jobs, rejected = _row_by_row(text)
+    assert jobs == ref_jobs
+    assert len(warnings) == rejected > 0
+    assert all(isinstance(j, SlurmJob) for j in jobs)
+
+
+def test_warnings_name_the_row_across_chunks(monkeypatch):
+    """Row numbers in warnings count data rows from the top, whichever chunk the row was in."""
+    good = [_row(job_id=str(i)) for i in range(1, 40)]
+    lines = [*good[:20], _row(job_id="bad!"), *good[20:30], "two\x1ffields", *good[30:]]
+    text = "\n".join(lines) + "\n"
+    for chunk in (100, 1000, 1 << 20):
+        monkeypatch.setattr(slurm, "_CHUNK_CHARS", chunk)
+        jobs, warnings = parse_squeue(text)
+        assert [j.job_id for j in jobs] == [str(i) for i in range(1, 40)]
+        assert warnings == [
+            "squeue: row 21 skipped: bad job id 'bad!'",
+            "squeue: row 32 has 2 fields, expected 22: 'two\\x1ffields'",
+        ]
+
+
+def test_header_only_in_first_chunk(monkeypatch):
+    header = "|".join(["JOBID", "PARTITION", "NAME", "USER", "STATE", "TIME", "NODELIST", "REASON"])
+    rows = [f"{i}|debug|n{i}|alice|RUNNING|1:00|c{i}|None" for i in range(1, 200)]
+    monkeypatch.setattr(slurm, "_CHUNK_CHARS", 300)
+    jobs, warnings = parse_squeue("\r\n".join([header, *rows]) + "\r\n")
+    assert warnings == []
+    assert [j.job_id for j in jobs] == [str(i) for i in range(1, 200)]
+    assert jobs[5].nodes == ("c6",) and jobs[5].elapsed_s == 60 and jobs[5].cpus is None
+
+
+def test_a_bad_value_is_rejected_in_every_chunk_it_appears_in(monkeypatch):
+    """A rejected value is not memoised: its second appearance (a later chunk) is rejected too."""
+    monkeypatch.setattr(slurm, "_CHUNK_CHARS", 200)
+    text = "\n".join(_row(job_id=str(i), state="BAD-STATE" if i % 7 == 0 else "PENDING") for i in range(1, 50))
+    jobs, warnings = parse_squeue(text)
+    assert len(jobs) == 42 and len(warnings) == 7
+    assert all(j.state == "PENDING" for j in jobs)
+
+
+def test_positional_builder_makes_the_same_frozen_job():
+    vals = {f.name: f"v{i}" for i, f in enumerate(fields(SlurmJob))}
+    built = slurm._make_job(*vals.values())
+    assert built == SlurmJob(**vals) and hash(built) == hash(SlurmJob(**vals))
+    with pytest.raises(FrozenInstanceError):
+        built.state = "RUNNING"  # type: ignore[misc]
