@@ -2,6 +2,7 @@
 
 * apply: UI-thread time from the hub publishing a new snapshot (rows already projected
   off-thread, as the hub does) to the next frame with the queue pane updated;
+* poll stall: the longest the event loop is blocked during one real ``Hub.poll_once``;
 * keypress -> frame: ``j`` and ``pagedown`` in the queue, and each character typed in
   the ``/`` filter. A frame is one ``Screen`` compositor update handed to the driver
   (``App._display``); headless, the terminal write itself is skipped.
@@ -28,7 +29,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.fake_slurm import NOW, generate  # noqa: E402
-from cockpit.diagnosis.engine import correlate  # noqa: E402
 
 
 class StubSource:
@@ -63,20 +63,21 @@ class StubSource:
 
 
 def load_snapshot(jobs: int, nodes: int):
+    from cockpit import gcpolicy
     from cockpit.model import Snapshot
     from cockpit.sources.slurm import parse_scontrol_nodes, parse_scontrol_partitions, parse_squeue
 
     site = generate(f"/tmp/cockpit-fake-{jobs}", jobs, nodes)
-    js, _ = parse_squeue(site.output("squeue").decode())
-    ns, _ = parse_scontrol_nodes(site.output("nodes").decode())
-    ps, _ = parse_scontrol_partitions(site.output("partitions").decode())
+    with gcpolicy.bulk():  # as SlurmSource._parse does
+        js, _ = parse_squeue(site.output("squeue").decode())
+        ns, _ = parse_scontrol_nodes(site.output("nodes").decode())
+        ps, _ = parse_scontrol_partitions(site.output("partitions").decode())
     return Snapshot("bench", "slurm", NOW, jobs=tuple(js), nodes=tuple(ns), partitions=tuple(ps))
 
 
 async def measure_app(snap, presses: int = 15) -> dict:
     from cockpit.widgets.panes import QueueTable
 
-    from cockpit import gcpolicy
     from cockpit.app import CockpitApp
     from cockpit.hub import HubUpdated
     from cockpit.state import AckStore
@@ -133,14 +134,12 @@ async def measure_app(snap, presses: int = 15) -> dict:
         for k in range(3):
             later = dataclasses.replace(snap, taken_at=NOW + timedelta(seconds=60 * (k + 1)))
             clock_now[0] = later.taken_at
-            findings, verdicts, rows = await asyncio.to_thread(app.hub._analyse, later, clock_now[0])
-            incidents = tuple(correlate(list(findings)))
+            # the poll's thread: engine, rows, incidents (Hub._apply's to_thread part)
+            analysis = await asyncio.to_thread(
+                app.hub._analyse, later, clock_now[0], None, None, app.hub._basis(st, None))
             await pilot.pause()
             t0 = time.perf_counter()
-            st.snapshot, st.findings, st.verdicts, st.rows = later, findings, verdicts, rows
-            gcpolicy.settle()  # as Hub._apply does, on the UI thread
-            app.hub.incidents = incidents
-            app.hub.generation += 1
+            app.hub._publish(st, later, analysis)  # Hub._apply's UI-thread part
             app.post_message(HubUpdated(source.name))
             while getattr(app.screen, "_applied", None) != app.hub.generation and time.perf_counter() - t0 < 5:
                 await asyncio.sleep(0)
@@ -148,6 +147,25 @@ async def measure_app(snap, presses: int = 15) -> dict:
             t1 = await next_frame_after(time.perf_counter())
             applies.append(t1 - t0)
         out["apply_s"] = min(applies)
+
+        # a whole real poll (Hub.poll_once: engine, rows, incidents, evidence round, publish):
+        # the longest the event loop went without running a 5 ms ticker is what a keypress waits
+        gaps: list[float] = []
+
+        async def ticker() -> None:
+            last = time.perf_counter()
+            while True:
+                await asyncio.sleep(0.005)
+                t = time.perf_counter()
+                gaps.append(t - last)
+                last = t
+
+        source.snap = dataclasses.replace(snap, taken_at=NOW + timedelta(seconds=300))
+        clock_now[0] = source.snap.taken_at
+        tick = asyncio.create_task(ticker())
+        await app.hub.poll_once(st)
+        tick.cancel()
+        out["poll_stall_s"] = max(gaps, default=0.0)
 
         async def keys(*seq: str) -> list[float]:
             lat = []

@@ -7,6 +7,10 @@ snapshot on its own; the cyclic collector only needs to see what is new.
 
 * :func:`bulk` - automatic collection off while a poll parses and diagnoses (a thread):
   the objects it builds are acyclic; walking them over and over as they pile up is the cost.
+  On the way out everything alive is frozen *before* collection is switched back on: the
+  millions of objects built meanwhile sat in generation 0, and the first allocation after
+  ``gc.enable()`` (any thread, often the UI's) walked them all in one collection (up to
+  ~0.5 s at 100k jobs, counted as a full collection because they swamp generation 2).
 * :func:`settle` - after a snapshot is applied: ``gc.freeze()`` what is alive (O(1)),
   so later full collections skip it. Frozen acyclic objects are still freed
   by reference counting when the hub drops them. Every ``UNFREEZE_EVERY`` settles the
@@ -16,6 +20,7 @@ snapshot on its own; the cyclic collector only needs to see what is new.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import queue
 import sys
@@ -25,7 +30,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 UNFREEZE_EVERY = 20  # settles (polls) between hand-backs of the frozen set
-CHUNK = 2000  # list items freed per GIL hold by the reaper
+CHUNK = 1000  # objects freed per GIL hold by the reaper (~0.3-1 ms)
+PAUSE_S = 0.001  # the reaper's sleep between chunks: the UI thread gets the GIL in between
+GRACE_S = 0.15  # wait before freeing: the frame that shows the new data is drawn first
 
 _lock = threading.Lock()
 _bulk_depth = 0
@@ -47,8 +54,10 @@ def bulk() -> Iterator[None]:
     finally:
         with _lock:
             _bulk_depth -= 1
-            if _bulk_depth == 0 and _was_enabled:
-                gc.enable()
+            if _bulk_depth == 0:
+                gc.freeze()  # O(1): what was built here never enters a collection
+                if _was_enabled:
+                    gc.enable()
 
 
 def settle() -> None:
@@ -64,6 +73,8 @@ def settle() -> None:
 
 _graveyard: queue.SimpleQueue[object] = queue.SimpleQueue()
 _reaper: threading.Thread | None = None
+_pending = 0  # released items not yet freed
+_freed = threading.Condition()
 
 
 def release(obj: object) -> None:
@@ -73,26 +84,79 @@ def release(obj: object) -> None:
     the UI thread it is a visible stall, on the reaper it interleaves with frames.
     The caller must not keep its own reference (``release(self._old); self._old = new``).
     """
-    global _reaper
+    global _reaper, _pending
     if _reaper is None:
         with _lock:
             if _reaper is None:
                 _reaper = threading.Thread(target=_reap, name="cockpit-reaper", daemon=True)
                 _reaper.start()
+    with _freed:
+        _pending += 1
     _graveyard.put(obj)
 
 
+def drain(timeout: float = 10.0) -> bool:
+    """Wait until everything released so far has been freed (tests, shutdown). False on timeout."""
+    with _freed:
+        return _freed.wait_for(lambda: _pending == 0, timeout)
+
+
+# depth 0 the released tuple, 1 a Snapshot / findings / rows dict, 2 a jobs tuple / RowList,
+# 3 a RowList's key index and haystack; what lies deeper (one job, one row) is small
+_EXPLODE_DEPTH = 3
+_DATACLASS_DEPTH = 1  # Snapshot: yes; each of 100k jobs: no (a few µs each, for nothing)
+
+
+def _parts(x: object, depth: int) -> list | None:
+    """The references held by ``x`` when it is worth taking apart (a big container or a
+    dataclass such as ``Snapshot``), else None. Called only when the reaper holds ``x`` alone."""
+    if isinstance(x, (tuple, list)):
+        if len(x) < 64 and depth:
+            return None
+        out = list(x)
+        if isinstance(x, list):
+            x.clear()  # nobody else holds it
+            out.extend(getattr(x, a) for a in getattr(type(x), "__slots__", ()) if hasattr(x, a))
+        return out
+    if isinstance(x, dict):
+        if len(x) < 64 and depth:
+            return None
+        out = list(x.values())
+        x.clear()
+        return out
+    if depth <= _DATACLASS_DEPTH and dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return [getattr(x, f.name) for f in dataclasses.fields(x)]
+    return None
+
+
 def _reap() -> None:
+    global _pending
+    # A big container (tuple, list, dict, a Snapshot) is not deallocated in one go: its
+    # items are moved into a list first, so freeing it only drops references, and the
+    # items are then freed CHUNK at a time with the GIL yielded in between. One dealloc
+    # of a 100k-job tuple would hold the GIL (and stall the UI thread) for ~tens of ms.
+    # No tracked object per item is allocated here (a (item, depth) pair each was 100k
+    # tuples pushed through the young generations into generation 2: full collections).
     while True:
-        item = _graveyard.get()
-        parts = list(item) if isinstance(item, tuple) else [item]
-        del item
-        while parts:
-            x = parts.pop()
-            # A list nobody else holds is freed in slices, yielding the GIL in between:
-            # one big dealloc would hold it (and stall the UI thread) for its whole length.
-            if isinstance(x, list) and sys.getrefcount(x) <= 2:
-                while x:
-                    del x[-CHUNK:]
-                    time.sleep(0)
-            del x  # the last reference: deallocation happens here
+        frames: list[tuple[list, int]] = [([_graveyard.get()], 0)]
+        time.sleep(GRACE_S)
+        done = 0
+        while frames:
+            items, depth = frames[-1]
+            if not items:
+                frames.pop()
+                continue
+            x = items.pop()
+            # 2: the local and getrefcount's argument: nobody else holds it
+            if depth <= _EXPLODE_DEPTH and sys.getrefcount(x) <= 2:
+                parts = _parts(x, depth)
+                if parts is not None:
+                    frames.append((parts, depth + 1))
+                    del parts
+            del items, x  # the last reference, unless a part of it still waits in a frame
+            done += 1
+            if done % CHUNK == 0:
+                time.sleep(PAUSE_S)  # let the UI thread run
+        with _freed:
+            _pending -= 1
+            _freed.notify_all()

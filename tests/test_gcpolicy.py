@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
-import time
 import tracemalloc
 import weakref
 from datetime import UTC, datetime
@@ -38,10 +38,7 @@ class Source:
 
 
 def _drain() -> None:
-    deadline = time.monotonic() + 5
-    while not gcpolicy._graveyard.empty() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    time.sleep(0.05)  # the reaper's last item
+    assert gcpolicy.drain(10)
 
 
 def test_old_snapshot_is_freed_after_two_new_ones_despite_freeze() -> None:
@@ -87,3 +84,44 @@ def test_release_frees_a_list_on_the_reaper() -> None:
     del rows
     _drain()
     assert first() is None and last() is None
+
+
+def test_objects_built_in_bulk_are_kept_out_of_later_collections() -> None:
+    """What a poll built is frozen on the way out: a full collection after it does not walk it
+    (the first collection after re-enabling used to walk all of it: ~0.5 s at 100k jobs)."""
+    try:
+        with gcpolicy.bulk():
+            built = [_Item() for _ in range(1000)]
+        assert gc.isenabled()
+        walked = {id(o) for o in gc.get_objects()}
+        assert id(built[0]) not in walked and id(built[-1]) not in walked
+        first = weakref.ref(built[0])
+        del built
+        assert first() is None  # frozen, yet freed by reference counting
+    finally:
+        gc.unfreeze()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Snap:
+    jobs: tuple
+    rows: dict
+
+
+def test_release_takes_a_snapshot_apart_and_frees_all_of_it() -> None:
+    jobs = tuple(_Item() for _ in range(10_000))
+    rows = {"jobs": [_Item() for _ in range(5_000)]}
+    first_job, last_row = weakref.ref(jobs[0]), weakref.ref(rows["jobs"][-1])
+    gcpolicy.release((_Snap(jobs, rows), (), {}))
+    del jobs, rows
+    _drain()
+    assert first_job() is None and last_row() is None
+
+
+def test_release_leaves_what_someone_else_still_holds_intact() -> None:
+    shown = [_Item() for _ in range(10_000)]  # e.g. the table still shows the hub's old rows
+    snap = _Snap(tuple(shown), {"jobs": shown})
+    gcpolicy.release((snap, shown))
+    del snap
+    _drain()
+    assert len(shown) == 10_000 and all(isinstance(x, _Item) for x in shown)

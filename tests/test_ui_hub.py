@@ -113,3 +113,33 @@ async def test_node_screen_shows_the_jobs_current_findings_not_a_contradicting_r
     for f in jobs:
         assert f.root_cause != "application_error", f.title
         assert f == current[f.subject]
+
+
+async def test_incidents_include_a_source_that_published_while_another_was_diagnosed():
+    """Correlation runs in the poll's thread; a source that published meanwhile is not lost."""
+    import asyncio
+    import threading
+
+    from cockpit.hub import Hub
+
+    a, b = small_site(), small_site()
+    a.name, b.name = "east", "west"
+    hub = Hub([a, b], clock=Clock())
+    gate = threading.Event()
+    analyse = hub._analyse
+
+    def slow_for_east(snap, *args):
+        if snap.source == "east":
+            assert gate.wait(10)
+        return analyse(snap, *args)
+
+    hub._analyse = slow_for_east  # type: ignore[method-assign]
+    for st in hub.states.values():  # no evidence round: its second publish would hide a stale first
+        st.evidence.missing = lambda snap: []  # type: ignore[method-assign]
+    east = asyncio.create_task(hub.poll_once(hub.states["east"]))
+    await asyncio.sleep(0.05)
+    await hub.poll_once(hub.states["west"])  # publishes while east's thread is still running
+    gate.set()
+    await east
+    sources = {i.subject.source for i in hub.incidents}
+    assert sources == {"east", "west"}, sources  # both drained c0 nodes, each under its cluster
