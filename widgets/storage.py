@@ -74,6 +74,8 @@ class StorageStrip(Static):
     def __init__(self, hub: Hub, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.hub = hub
+        self._text: Text | None = None  # what was last drawn, and its number of lines
+        self._lines = -1
 
     def _threshold(self) -> float:
         cfg = getattr(self.hub.watcher, "config", None)
@@ -86,7 +88,13 @@ class StorageStrip(Static):
             snap = st.snapshot
             if snap is not None and snap.storage:
                 lines.append(storage_line(snap.storage, self._threshold(), st.name if multi else ""))
-        self.display = bool(lines)
         text = Text("\n", no_wrap=True, overflow="ellipsis").join(lines)
         text.no_wrap, text.overflow = True, "ellipsis"
-        self.update(text)
+        if text == self._text:
+            return
+        # a layout pass (the whole screen, ~18 ms) only when the strip's height changes:
+        # shown/hidden or another number of lines (no_wrap: the width never matters)
+        relayout = len(lines) != self._lines
+        self._text, self._lines = text, len(lines)
+        self.display = bool(lines)
+        self.update(text, layout=relayout)
