@@ -62,7 +62,17 @@ def _job_subject(job_id: str, ctx: RuleContext) -> Subject:
 def _node_subjects(job: SlurmJob, ctx: RuleContext) -> tuple[Subject, ...]:
     if not job.nodes:  # every pending job
         return ()
-    return tuple(Subject("node", ctx.snapshot.source, n) for n in job.nodes)
+    # one shared (immutable) Subject per node and node list, not one per finding
+    by_list = ctx.cache.get("node_subjects")
+    if by_list is None:
+        by_list = ctx.cache["node_subjects"] = {}
+    got = by_list.get(job.nodes)
+    if got is None:
+        by_node = ctx.cache.setdefault("node_subject", {})
+        src = ctx.snapshot.source
+        got = by_list[job.nodes] = tuple(by_node.get(n) or by_node.setdefault(n, Subject("node", src, n))
+                                         for n in job.nodes)
+    return got
 
 
 def fmt_mib(mib: float) -> str:
@@ -165,15 +175,24 @@ def _acct_evidence(rows: list[AcctRecord]) -> list[Evidence]:
     return out
 
 
-def _state_evidence(job: SlurmJob) -> Evidence:
-    bits = [f"JobId={job.job_id}", f"JobState={job.state}", f"Reason={job.reason or 'None'}"]
-    if job.exit_code is not None:
-        bits.append(f"ExitCode={job.exit_code}")
-    if job.partition:
-        bits.append(f"Partition={job.partition}")
-    if job.node_list:
-        bits.append(f"NodeList={job.node_list}")
-    return Evidence("squeue", " ".join(bits), tier=0)
+def _state_evidence(job: SlurmJob, ctx: RuleContext) -> Evidence:
+    """The job's squeue line as scontrol spells it: ``JobId=4 JobState=PENDING Reason=Priority ...``."""
+    # Everything after the job id repeats across thousands of jobs: built once per distinct tail.
+    tails = ctx.cache.get("ev_tails")
+    if tails is None:
+        tails = ctx.cache["ev_tails"] = {}
+    key = (job.state, job.reason, job.exit_code, job.partition, job.node_list)
+    tail = tails.get(key)
+    if tail is None:
+        bits = ["", f"JobState={job.state}", f"Reason={job.reason or 'None'}"]
+        if job.exit_code is not None:
+            bits.append(f"ExitCode={job.exit_code}")
+        if job.partition:
+            bits.append(f"Partition={job.partition}")
+        if job.node_list:
+            bits.append(f"NodeList={job.node_list}")
+        tail = tails[key] = " ".join(bits)
+    return Evidence("squeue", "JobId=" + job.job_id + tail, tier=0)
 
 
 def _log_hits(job_id: str, ctx: RuleContext) -> list[tuple[object, object]]:
@@ -242,6 +261,18 @@ def impossible_request(job: SlurmJob, part: Partition | None, ctx: RuleContext) 
     """Why the request can never fit the partition, each with both numbers (empty = it can)."""
     if part is None:
         return []
+    # ~50k pending jobs at a big site ask for a few hundred distinct shapes: one answer per shape
+    memo = ctx.cache.get("impossible")
+    if memo is None:
+        memo = ctx.cache["impossible"] = {}
+    key = (part.name, job.cpus, job.node_count, job.min_memory_mib, job.mem_per_cpu, job.time_limit_s)
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = tuple(_impossible(job, part, ctx))
+    return list(got)
+
+
+def _impossible(job: SlurmJob, part: Partition, ctx: RuleContext) -> list[str]:
     out: list[str] = []
     nodes = max(job.node_count or 1, 1)
     cpus_per_node = math.ceil(job.cpus / nodes) if job.cpus else None
@@ -284,7 +315,7 @@ def job_rules(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
 def _pending(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
     reason = job.reason or ""
     part = ctx.partitions.get(job.partition)
-    ev = [_state_evidence(job)]
+    ev = [_state_evidence(job, ctx)]
     base = reason.split(",")[0].strip()
     why = impossible_request(job, part, ctx)
     if why or base in _NEVER_REASONS:
@@ -499,7 +530,7 @@ def _ended(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
     row = _job_row(rows)
     state = job.state
     ec = job.exit_code or (row.exit_code if row else None)
-    ev = [_state_evidence(job), *_acct_evidence(rows)]
+    ev = [_state_evidence(job, ctx), *_acct_evidence(rows)]
     hits = _log_hits(job.job_id, ctx)
     strong = [(lt, h) for lt, h in hits if h.strong and h.label not in {"application_error", "cancelled_by_user"}]
     ev.extend(log_evidence(lt, h, _tier_for(lt, h)) for lt, h in hits[:4])
@@ -769,7 +800,7 @@ def backfill_starvation(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
                         "it were started by backfill; without a reservation it may wait indefinitely.",
             remedy="Give it a realistic --time so backfill can plan around it; admins: check bf_window/bf_max_job_test "
                    f"(sdiag), priority weights (sprio -j {j.job_id}), or a reservation.",
-            evidence=(_state_evidence(j),), confidence=0.6, first_seen=j.submit_time,
+            evidence=(_state_evidence(j, ctx),), confidence=0.6, first_seen=j.submit_time,
         )
 
 

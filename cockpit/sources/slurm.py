@@ -1237,12 +1237,20 @@ class SlurmSource:
                     self.name, "slurm", taken, error=SourceError("command", f"{type(res).__name__}: {res}", "")
                 )
         squeue_out, nodes_out, parts_out = results
+        results.clear()
+        version = ""
+        m = re.search(r"\bVersion=(\S+)", nodes_out)
+        if m:
+            version = m.group(1)
         warnings: list[str] = []
         try:
-            # ~2 s at 100k jobs: off the event loop (the UI thread), GC paused while it builds
+            # ~1.5 s at 100k jobs: off the event loop (the UI thread), GC paused while it builds
             jobs, w1, nodes, w2, parts, w3 = await asyncio.to_thread(self._parse, squeue_out, nodes_out, parts_out)
         except ParseError as exc:
             return Snapshot(self.name, "slurm", taken, error=SourceError("parse", str(exc), exc.where))
+        del squeue_out, nodes_out, parts_out
+        if len(jobs) >= _TRIM_JOBS:
+            await asyncio.to_thread(_trim_heap)
         warnings += w1 + w2 + w3
         storage: tuple = ()
         if isinstance(storage_res, BaseException):  # df trouble must not hide the queue
@@ -1250,10 +1258,6 @@ class SlurmSource:
         else:
             storage, df_errors = storage_res
             warnings += [f"df: {e}" if not e.startswith("df:") else e for e in df_errors]
-        version = ""
-        m = re.search(r"\bVersion=(\S+)", nodes_out)
-        if m:
-            version = m.group(1)
         return Snapshot(
             source=self.name,
             kind="slurm",
@@ -1488,6 +1492,33 @@ class SlurmSource:
 
     async def close(self) -> None:
         await self.transport.close()
+
+
+_TRIM_JOBS = 10_000  # a queue this long has outputs of megabytes: worth a trim after the parse
+_malloc_trim: Any = None
+
+
+def _trim_heap() -> None:
+    """Hand the heap pages freed by the parse back to the OS (glibc ``malloc_trim``; a no-op
+    elsewhere). ~10 ms.
+
+    squeue's output is ~24 MB at 100k jobs, held as bytes and then as str. Once glibc has freed
+    one such mmapped block it raises its mmap threshold, so from the second poll on these
+    buffers come from the heap and, freed, stay resident under the diagnosis and the table
+    rows that follow: the polls' peak RSS grew 225 -> 240 -> 267 MiB over three 100k polls
+    (217-220 MiB flat with the trim)."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        _malloc_trim = False
+        if sys.platform.startswith("linux"):
+            import ctypes
+
+            try:
+                _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+            except (OSError, AttributeError):  # musl and others: no malloc_trim
+                pass
+    if _malloc_trim:
+        _malloc_trim(0)
 
 
 class _CommandFailed(Exception):
