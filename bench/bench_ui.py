@@ -4,7 +4,8 @@
   off-thread, as the hub does) to the next frame with the queue pane updated;
 * poll stall: the longest the event loop is blocked during one real ``Hub.poll_once``;
 * keypress -> frame: ``j`` and ``pagedown`` in the queue, and each character typed in
-  the ``/`` filter. A frame is one ``Screen`` compositor update handed to the driver
+  the ``/`` filter (the frame echoing the key, and the first frame showing the filtered
+  rows; the same frame while the filter runs inside the keystroke). A frame is one ``Screen`` compositor update handed to the driver
   (``App._display``); headless, the terminal write itself is skipped.
 
 Snapshots are the fake site's (``bench/fake_slurm``) parsed by the real parsers.
@@ -181,12 +182,35 @@ async def measure_app(snap, presses: int = 15) -> dict:
         out["j_s"] = statistics.median(await keys(*["j"] * presses))
         out["pagedown_s"] = statistics.median(await keys(*["pagedown"] * presses))
         await keys("slash")
-        typed = await keys(*"user01")
+        typed, shown = [], []
+        rebuilt: list[float] = []  # when the table last rebuilt its shown rows
+        rebuild = table._rebuild
+
+        def timed_rebuild(*a, **kw) -> None:
+            rebuild(*a, **kw)
+            rebuilt.append(time.perf_counter())
+
+        table._rebuild = timed_rebuild  # type: ignore[method-assign]
+        for k, ch in enumerate("user01"):
+            # the frame after the key (the filter bar echoes it), and the first frame with the
+            # rows of the new filter (the same frame unless the table filters between frames)
+            await pilot.pause()
+            t0 = time.perf_counter()
+            await pilot.press(ch)
+            typed.append(await next_frame_after(t0) - t0)
+            while table.filter_text != "user01"[: k + 1] and time.perf_counter() - t0 < 5:
+                await asyncio.sleep(0.0005)
+            shown.append(await next_frame_after(rebuilt[-1]) - t0)
         out["filter_first_char_s"] = typed[0]
         out["filter_s"] = statistics.median(typed)
         out["filter_max_s"] = max(typed)
+        out["filter_rows_first_char_s"] = shown[0]
+        out["filter_rows_s"] = statistics.median(shown)
+        out["filter_rows_max_s"] = max(shown)
         out["filtered_rows"] = table.row_count
+        table._rebuild = rebuild  # type: ignore[method-assign]
         await keys("escape")
+        out["unfiltered_rows"] = table.row_count
     gc.callbacks.remove(on_gc)
     done = [p for p in pauses if p > 0]
     out["gc2_count"], out["gc2_max_s"] = len(done), max(done, default=0.0)

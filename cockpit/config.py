@@ -279,8 +279,9 @@ def load_config(path: str | Path | None = None) -> Config:
             key=v.get("key"),
             known_hosts=kh,
             interval=ld.interval(f"{prefix}.interval", v.get("interval", 15)),
-            slurmctld_log=v.get("slurmctld_log", ClusterConfig.slurmctld_log),
-            slurmd_log=v.get("slurmd_log", ClusterConfig.slurmd_log),
+            # the field defaults (a slots dataclass's class attribute is a member_descriptor, not the default)
+            slurmctld_log=v.get("slurmctld_log", ClusterConfig.__dataclass_fields__["slurmctld_log"].default),
+            slurmd_log=v.get("slurmd_log", ClusterConfig.__dataclass_fields__["slurmd_log"].default),
             timezone=tz,
             storage_paths=tuple(v.get("storage_paths", ())),
             allow_actions=v.get("allow_actions", False),

@@ -10,7 +10,10 @@ hub, ``cockpit incidents`` and ``cockpit diagnose --demo``.
 Controller cost stays bounded: a subject is fetched once per *fingerprint* (a finished
 job's state and end time do not change, so its evidence is fetched once, not every poll),
 and at most ``budget`` new subjects are fetched per poll (``first_budget`` on the first, so
-the cockpit opens with named causes); the rest wait for the next poll. On a real cluster
+the cockpit opens with named causes); the rest wait for the next poll. A source with a
+batch fetch (``SlurmSource.evidence``) runs ONE ``sacct -j ID1,ID2,...`` for all the jobs
+picked in a poll, then one ``scontrol show job`` and log range reads per job; the sacct
+history that sizes an OUT_OF_MEMORY/TIMEOUT remedy is drill-down only. On a real cluster
 squeue keeps finished jobs only for MinJobAge (300 s by default), so in steady state this
 is one evidence fetch per newly failed job.
 """
@@ -33,14 +36,27 @@ QUIET_PHASES = frozenset({"Running", "Completed", "Terminated"})
 
 def _fingerprint(snap: Snapshot, subject: Subject) -> tuple:
     """What, when it changes, makes cached evidence stale."""
-    if subject.kind == "job":
-        j = next((j for j in snap.jobs if j.job_id == subject.id), None)
-        return ("job", j.state, j.end_time) if j else ("job",)
-    if subject.kind == "node":
-        n = next((n for n in snap.nodes if n.name == subject.id), None)
-        return ("node", n.state, n.flags, n.reason, n.reason_time) if n else ("node",)
-    t = next((t for t in snap.training_jobs if t.job_id == subject.id), None)
-    return ("tj", t.phase, t.secondary_phase, len(t.events), len(t.log_preview)) if t else ("tj",)
+    return _fingerprints(snap, (subject,))[subject]
+
+
+def _fingerprints(snap: Snapshot, subjects: Iterable[Subject]) -> dict[Subject, tuple]:
+    """:func:`_fingerprint` of many subjects in one pass over the snapshot (not one per subject:
+    thousands of failed jobs in a 100k-job queue)."""
+    subjects = list(subjects)
+    want: dict[str, set[str]] = {}
+    for s in subjects:
+        want.setdefault(s.kind, set()).add(s.id)
+    found: dict[tuple[str, str], tuple] = {}
+    if ids := want.get("job"):
+        found.update((("job", j.job_id), ("job", j.state, j.end_time)) for j in snap.jobs if j.job_id in ids)
+    if ids := want.get("node"):
+        found.update((("node", n.name), ("node", n.state, n.flags, n.reason, n.reason_time))
+                     for n in snap.nodes if n.name in ids)
+    if ids := want.get("training_job"):
+        found.update((("training_job", t.job_id), ("tj", t.phase, t.secondary_phase, len(t.events), len(t.log_preview)))
+                     for t in snap.training_jobs if t.job_id in ids)
+    gone = {"job": ("job",), "node": ("node",)}
+    return {s: found.get((s.kind, s.id), gone.get(s.kind, ("tj",))) for s in subjects}
 
 
 def evidence_subjects(snap: Snapshot) -> list[Subject]:
@@ -57,6 +73,17 @@ def evidence_subjects(snap: Snapshot) -> list[Subject]:
     out += [Subject("training_job", snap.source, t.job_id, name=t.name) for t in snap.training_jobs
             if t.phase not in QUIET_PHASES]
     return out
+
+
+def _wants_evidence(snap: Snapshot, subject: Subject) -> bool:
+    """``subject`` is one of :func:`evidence_subjects` of ``snap`` (one lookup, not the list)."""
+    if subject.kind == "job":
+        return any(j.job_id == subject.id and j.state in FAILED_STATES for j in snap.jobs)
+    if subject.kind == "node":
+        return any(n.name == subject.id and n.is_unhealthy for n in snap.nodes)
+    if subject.kind == "training_job":
+        return any(t.job_id == subject.id and t.phase not in QUIET_PHASES for t in snap.training_jobs)
+    return False
 
 
 def narrow(snap: Snapshot, subject: Subject) -> Snapshot:
@@ -91,10 +118,11 @@ def diagnose_with_evidence(snap: Snapshot, evidence: dict[Subject, Artifacts], n
     from cockpit.diagnosis.engine import diagnose, sort_key
 
     found = {f.key: f for f in diagnose(snap, None, now=now)}
+    prints = _fingerprints(snap, (s for s in evidence if s.kind == "job")) if memo is not None else {}
     for subject, arts in evidence.items():
         if not (arts.acct or arts.logs or arts.commands):
             continue
-        key = (subject, _fingerprint(snap, subject)) if subject.kind == "job" else None
+        key = (subject, prints[subject]) if subject in prints else None
         if memo is not None and key in memo:
             mine = memo[key]
         else:
@@ -116,9 +144,9 @@ def diagnose_with_evidence(snap: Snapshot, evidence: dict[Subject, Artifacts], n
 class EvidenceCache:
     """Per-source evidence, fetched at most once per subject fingerprint.
 
-    ``budget`` bounds new fetches per :meth:`refresh` (controller load per interval; each job
-    fetch is one sacct, one ``scontrol show job`` and log range reads), ``first_budget`` the
-    first refresh;
+    ``budget`` bounds new fetches per :meth:`refresh` (controller load per interval: one
+    sacct for all of them, then per job one ``scontrol show job`` and log range reads),
+    ``first_budget`` the first refresh;
     ``concurrency`` bounds simultaneous fetches; ``timeout`` (seconds) bounds each one.
     """
 
@@ -135,42 +163,65 @@ class EvidenceCache:
 
     def cached(self, snap: Snapshot) -> dict[Subject, Artifacts]:
         """Evidence still valid for ``snap`` (no I/O)."""
-        out: dict[Subject, Artifacts] = {}
-        for subject in evidence_subjects(snap):
-            hit = self._store.get(subject)
-            if hit and hit[0] == _fingerprint(snap, subject):
-                out[subject] = hit[1]
-        return out
+        held = [s for s in evidence_subjects(snap) if s in self._store]
+        prints = _fingerprints(snap, held)
+        return {s: self._store[s][1] for s in held if self._store[s][0] == prints[s]}
 
     def missing(self, snap: Snapshot) -> list[Subject]:
         """Subjects needing a fetch, at most ``budget`` of them, most recent failures first."""
-        todo = []
-        for subject in evidence_subjects(snap):
-            hit = self._store.get(subject)
-            if hit is None or hit[0] != _fingerprint(snap, subject):
-                todo.append(subject)
+        subjects = evidence_subjects(snap)
+        prints = _fingerprints(snap, [s for s in subjects if s in self._store])
+        todo = [s for s in subjects if s not in prints or self._store[s][0] != prints[s]]
         return todo[: self.budget if self._refreshed else max(self.budget, self.first_budget)]
 
-    async def refresh(self, source, snap: Snapshot, subjects: Iterable[Subject] | None = None) -> dict[Subject, Artifacts]:
-        """Fetch the missing evidence through ``source.artifacts``; return all valid evidence.
+    def lookup(self, snap: Snapshot, subject: Subject) -> Artifacts | None:
+        """The subject's evidence if it is still valid for ``snap`` (no I/O), else None."""
+        hit = self._store.get(subject)
+        return hit[1] if hit is not None and hit[0] == _fingerprint(snap, subject) else None
 
-        Never raises: a subject whose fetch fails is remembered with empty artifacts (so it is
-        not retried every poll) and the failure is kept in ``errors``.
+    def remember(self, snap: Snapshot, subject: Subject, arts: Artifacts) -> None:
+        """Keep artifacts fetched elsewhere (a drill-down) as the subject's evidence, when it is
+        one of ``snap``'s evidence subjects: the poller then does not fetch it again."""
+        if _wants_evidence(snap, subject):
+            self._store[subject] = (_fingerprint(snap, subject), arts)
+
+    async def refresh(self, source, snap: Snapshot, subjects: Iterable[Subject] | None = None) -> dict[Subject, Artifacts]:
+        """Fetch the missing evidence; return all valid evidence.
+
+        Through ``source.evidence(subjects, snap, concurrency=, timeout=)`` when the source
+        has it (one batched call for all subjects: ``SlurmSource`` runs one sacct), else
+        ``source.artifacts`` per subject. Never raises: a subject whose fetch fails is
+        remembered with empty artifacts (so it is not retried every poll) and the failure is
+        kept in ``errors``.
         """
         todo = list(subjects) if subjects is not None else self.missing(snap)
-        sem = asyncio.Semaphore(self.concurrency)
         self.errors = []
 
-        async def fetch(subject: Subject) -> None:
-            async with sem:
-                try:
-                    arts = await asyncio.wait_for(source.artifacts(subject, snap), self.timeout)
-                except Exception as exc:  # noqa: BLE001 - one subject's evidence must not stop the rest
-                    self.errors.append(f"{source.name}: evidence for {subject}: {exc}")
-                    arts = Artifacts()
-                self._store[subject] = (_fingerprint(snap, subject), arts)
+        def keep(subject: Subject, got: Artifacts | BaseException) -> None:
+            if isinstance(got, BaseException):
+                self.errors.append(f"{source.name}: evidence for {subject}: {got}")
+                got = Artifacts()
+            self._store[subject] = (_fingerprint(snap, subject), got)
 
-        await asyncio.gather(*(fetch(s) for s in todo))
+        batch = getattr(source, "evidence", None)
+        if todo and callable(batch):
+            try:
+                got = await batch(todo, snap, concurrency=self.concurrency, timeout=self.timeout)
+            except Exception as exc:  # noqa: BLE001 - a source bug must not stop polling
+                got = dict.fromkeys(todo, exc)
+            for subject in todo:
+                keep(subject, got.get(subject, Artifacts()))
+        elif todo:
+            sem = asyncio.Semaphore(self.concurrency)
+
+            async def fetch(subject: Subject) -> None:
+                async with sem:
+                    try:
+                        keep(subject, await asyncio.wait_for(source.artifacts(subject, snap), self.timeout))
+                    except Exception as exc:  # noqa: BLE001 - one subject's evidence must not stop the rest
+                        keep(subject, exc)
+
+            await asyncio.gather(*(fetch(s) for s in todo))
         self._refreshed = True
         live = set(evidence_subjects(snap))
         for gone in [s for s in self._store if s not in live]:

@@ -29,6 +29,7 @@ from cockpit.widgets.table import Row
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
+_SIZED_STATES = frozenset({"OUT_OF_MEMORY", "TIMEOUT"})  # jobs whose remedy is sized from sacct history
 
 
 def _utcnow() -> datetime:
@@ -59,7 +60,7 @@ class SourceState:
     polls: int = 0
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     artifact_cache: dict[Subject, tuple[Artifacts, tuple[Finding, ...]]] = field(default_factory=dict)
-    history_cache: dict[tuple[str, str], tuple] = field(default_factory=dict)  # (user, name) -> sacct rows
+    history_cache: dict[tuple[str, str], tuple] = field(default_factory=dict)  # (user, name) -> (ended runs, sacct rows)
     # evidence (sacct, logs) of failed jobs / sick nodes, fetched once per subject state
     evidence: EvidenceCache = field(default_factory=EvidenceCache)
     settled: bool = False  # a good poll and its evidence round have been applied
@@ -180,16 +181,16 @@ class Hub:
             return
         # First publish with the evidence already known (no I/O), then fetch what is missing
         # (new failures only, bounded per poll) and publish again with verdicts that name causes.
-        snap = await self._apply(st, snap, st.evidence.cached(snap))
-        st.artifact_cache.clear()
-        st.history_cache.clear()
+        # cached()/missing() walk the queue (~50 ms at 100k jobs): off the UI thread
+        snap = await self._apply(st, snap, await asyncio.to_thread(st.evidence.cached, snap))
+        st.artifact_cache.clear()  # findings with artifacts: until the next poll (history_cache: see history())
         await self._watch(snap, st.findings)
         if self.baselines is not None and snap.kind == "modelarts":
             try:  # startup logs of jobs that reached Running, for the Initializing diff
                 await self.baselines.observe(st.source, snap, self.clock())
             except Exception:  # a baseline bug must not stop polling
                 log.exception("baselines for %s failed", st.name)
-        missing = st.evidence.missing(snap)
+        missing = await asyncio.to_thread(st.evidence.missing, snap)
         self._post(HubUpdated(st.name, self._new_critical(st.name, self.incidents, settled=not missing)))
         if missing:
             evidence = await st.evidence.refresh(st.source, snap, missing)
@@ -351,8 +352,13 @@ class Hub:
     async def artifacts(self, subject: Subject) -> tuple[Artifacts, tuple[Finding, ...]]:
         """Fetch the subject's artifacts (sacct, logs, events) and re-run the engine with them.
 
-        Cached until the source's next poll. Returns (artifacts, findings for the subject).
-        Failures come back as empty artifacts with the hub's plain findings.
+        At most one fetch per subject per poll: evidence the poller already holds for the
+        subject's current state is reused (an ended job's is kept across polls, and a
+        drill-down's fetch becomes that evidence), a fetch in flight is shared (sources that
+        dedupe, like ``SlurmSource``), and the result is cached until the source's next poll.
+        OUT_OF_MEMORY/TIMEOUT jobs get their sacct history (:meth:`history`, same cache) for
+        the remedy. Returns (artifacts, findings for the subject). Failures come back as
+        empty artifacts with the hub's plain findings.
         """
         st = self.states.get(subject.source)
         if st is None or st.snapshot is None:
@@ -362,8 +368,14 @@ class Hub:
             return cached
         snap = st.snapshot
         try:
-            # evidence the poller already fetched for this subject's current state: no second fetch
-            arts = st.evidence.cached(snap).get(subject) or await st.source.artifacts(subject, snap)
+            arts = st.evidence.lookup(snap, subject)
+            if arts is None:
+                arts = await st.source.artifacts(subject, snap)
+                if not any(k == "error" or k.startswith(("error: sacct", "error: scontrol")) for k in arts.commands):
+                    # the poller's evidence from now on (not the history: the dashboard's remedies
+                    # must not change because someone opened a job)
+                    st.evidence.remember(snap, subject, dataclasses.replace(arts, history=()))
+            arts = await self._with_history(st, subject, arts)
         except Exception as exc:  # sources should not raise here; show rather than crash
             log.debug("artifacts %s failed", subject, exc_info=True)
             arts = Artifacts(commands={"error": f"{type(exc).__name__}: {exc}"})
@@ -383,20 +395,46 @@ class Hub:
             st.artifact_cache[subject] = result
         return result
 
-    async def history(self, source: str, user: str, name: str) -> tuple:
-        """Past runs of ``user``'s job ``name`` (``SlurmSource.history``: sacct rows), cached until the next poll.
+    async def _with_history(self, st: SourceState, subject: Subject, arts: Artifacts) -> Artifacts:
+        """``arts`` with the sacct history of an OUT_OF_MEMORY/TIMEOUT job (background evidence
+        has none: it sizes the --mem/--time remedy on drill-down only)."""
+        if subject.kind != "job" or arts.history:
+            return arts
+        job = self.lookup(subject)
+        head = next((r for r in arts.acct if r.step == ""), None)
+        state = head.state if head is not None and head.state in _SIZED_STATES else getattr(job, "state", "")
+        if state not in _SIZED_STATES:
+            return arts
+        user = getattr(job, "user", "") or (head.user if head else "")
+        name = getattr(job, "name", "") or (head.job_name if head else "")
+        rows = await self.history(st.name, user, name)
+        return dataclasses.replace(arts, history=tuple(rows)) if rows else arts
 
-        Returns () when the source has no history (ModelArts, fakes) or sacct fails.
+    async def history(self, source: str, user: str, name: str) -> tuple:
+        """Past runs of ``user``'s job ``name`` (``SlurmSource.history``: sacct rows over 30 days).
+
+        Cached until a run of that user + name is seen ending in the queue (squeue shows an
+        ended job for MinJobAge, so no new run is missed), not refetched every poll: the job
+        screen and an OOM/TIMEOUT drill-down ask for the same rows. Returns () when the source
+        has no history (ModelArts, fakes) or sacct fails.
         """
         st = self.states.get(source)
         fetch = getattr(st.source, "history", None) if st is not None else None
         if st is None or fetch is None or not user or not name:
             return ()
         key = (user, name)
-        if key not in st.history_cache:
-            try:
-                st.history_cache[key] = tuple(await fetch(user, name))
-            except Exception:  # bad name, sacct missing, transport: nothing to size from
-                log.debug("history %s/%s failed", user, name, exc_info=True)
-                return ()
-        return st.history_cache[key]
+        snap = st.snapshot
+        ended = () if snap is None else tuple(
+            (j.job_id, j.state) for j in snap.jobs if j.end_time is not None and j.name == name and j.user == user)
+        hit = st.history_cache.get(key)
+        if hit is not None and hit[0] == ended:
+            return hit[1]
+        try:
+            rows = tuple(await fetch(user, name))
+        except Exception:  # bad name, sacct missing, transport: nothing to size from
+            log.debug("history %s/%s failed", user, name, exc_info=True)
+            return ()
+        if len(st.history_cache) >= 64:  # a few job names an operator drilled into
+            st.history_cache.clear()
+        st.history_cache[key] = (ended, rows)
+        return rows

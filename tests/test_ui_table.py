@@ -113,3 +113,23 @@ async def test_untouched_cursor_stays_on_the_first_row_when_a_refresh_reorders()
         table.set_rows(make_rows(50, offset=-10))
         await pilot.pause()
         assert table.cursor == 0 and table.cursor_key == "-10"
+
+
+async def test_filter_keeps_the_cursor_on_its_row_and_esc_restores_all():
+    from cockpit.widgets.table import prepare_rows
+
+    app = TableApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = app.query_one(VirtualTable)
+        table.focus()
+        table.set_rows(prepare_rows(make_rows(30_000)))  # the hub's RowList: key index + haystack
+        await pilot.pause()
+        table.move_to_key("20005")
+        table.set_filter("user")  # every row matches: the very same rows, cursor in place
+        assert table.row_count == 30_000 and table.cursor_key == "20005"
+        table.set_filter("user6")  # 20005 % 7 == 6: still shown, the cursor stays on it
+        assert table.row_count == len([i for i in range(30_000) if i % 7 == 6])
+        assert all(r.cells[3] == "user6" for r in table.rows)
+        assert table.cursor_key == "20005" and table.rows[table.cursor].key == "20005"
+        table.set_filter("")
+        assert table.row_count == 30_000 and table.cursor_key == "20005"

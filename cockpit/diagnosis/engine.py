@@ -75,29 +75,83 @@ class RuleContext:
     def logs_for(self, subject_id: str) -> list[LogText]:
         return self.logs.get(subject_id, [])
 
-    def scan(self, log: LogText):  # -> ScanHit | None, cached per log
-        """First red error of one log excerpt (cached: several rules ask)."""
+    def scan(self, log: LogText):  # -> ScanHit | None, cached per log bytes
+        """First red error of one log excerpt (cached: several rules ask, and the same
+        evidence is diagnosed again every poll; see :data:`SCAN_CACHE`)."""
         from cockpit.diagnosis.logscan import first_error
 
         key = ("scan", id(log))
         if key not in self.cache:
-            self.cache[key] = first_error(log.data, kind=_scan_kind(log.kind))
+            kind = _scan_kind(log.kind)
+            self.cache[key] = SCAN_CACHE.get(("scan", kind), log.data,
+                                             lambda: first_error(log.data, kind=kind))
         return self.cache[key]
 
     def strong_hits(self, log: LogText, limit: int = 50) -> list:
-        """Strong error lines of one log, in order (cached), at most ``limit``."""
+        """Strong error lines of one log, in order (cached like :meth:`scan`), at most ``limit``."""
         from cockpit.diagnosis.logscan import iter_errors
 
-        key = ("hits", id(log))
+        key = ("hits", id(log), limit)
         if key not in self.cache:
-            out = []
-            for h in iter_errors(log.data, kind=_scan_kind(log.kind)):
-                if h.strong:
-                    out.append(h)
-                    if len(out) >= limit:
-                        break
-            self.cache[key] = out
+            kind = _scan_kind(log.kind)
+
+            def hits() -> tuple:
+                out = []
+                for h in iter_errors(log.data, kind=kind):
+                    if h.strong:
+                        out.append(h)
+                        if len(out) >= limit:
+                            break
+                return tuple(out)
+
+            self.cache[key] = list(SCAN_CACHE.get(("hits", kind, limit), log.data, hits))
         return self.cache[key]
+
+
+class ScanCache:
+    """Scan results of log bytes, kept across :func:`diagnose` calls (polls), LRU-bounded.
+
+    Keyed by (what, scan kind, length and ``hash`` of the bytes): the hash of a ``bytes``
+    object is computed once and cached by CPython, so evidence diagnosed again every poll
+    costs one dict lookup instead of a rescan, and a re-read with identical bytes hits too.
+    No bytes are retained (memory: ``max_entries`` small results). Equal (length, 64-bit
+    keyed SipHash) for different bytes is the only way to a wrong hit: not a practical risk.
+    Thread-safe (pollers diagnose in threads).
+    """
+
+    def __init__(self, max_entries: int = 2048) -> None:
+        from collections import OrderedDict
+
+        self.max_entries = max_entries
+        self._d: OrderedDict[tuple, object] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, what: tuple, data: bytes, compute: Callable[[], object]) -> object:
+        """The cached result for (``what``, ``data``), else ``compute()`` (outside the lock)."""
+        if not isinstance(data, bytes):  # bytearray/memoryview: mutable, not hashable; no caching
+            return compute()
+        key = (*what, len(data), hash(data))
+        with self._lock:
+            if key in self._d:
+                self._d.move_to_end(key)
+                self.hits += 1
+                return self._d[key]
+            self.misses += 1
+        value = compute()
+        with self._lock:
+            self._d[key] = value
+            while len(self._d) > self.max_entries:
+                self._d.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._d.clear()
+            self.hits = self.misses = 0
+
+
+SCAN_CACHE = ScanCache()  # the process's scan results (Context.scan / strong_hits)
 
 
 def _scan_kind(kind: str) -> str:

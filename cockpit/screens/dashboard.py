@@ -43,6 +43,7 @@ class DashboardScreen(CockpitScreen):
         self.banner = banner
         self._applied = -1
         self._titles: dict[str, Text] = {}  # pane id -> title last drawn
+        self._rows: dict[str, list] = {}  # pane id -> the hub's row list its table shows
 
     def compose(self) -> ComposeResult:
         hub = self.hub
@@ -88,8 +89,12 @@ class DashboardScreen(CockpitScreen):
         if hub.generation != self._applied:
             self._applied = hub.generation
             for pane_id, kind, _label, _sk in PANES:
+                rows = hub.rows(kind)
+                if rows is self._rows.get(pane_id):
+                    continue  # its sources did not poll (the hub hands over one list per poll)
+                self._rows[pane_id] = rows
                 for table in self.query(f"#{pane_id}").results(VirtualTable):
-                    table.set_rows(hub.rows(kind))
+                    table.set_rows(rows)
             self.query_one(IncidentStrip).refresh()
             for strip in self.query(StorageStrip):
                 strip.refresh_from_hub()
@@ -114,10 +119,6 @@ class DashboardScreen(CockpitScreen):
                 self.query_one(f"#{pane_id}-title", Static).update(t, layout=False)
 
     def on_input_changed(self) -> None:
-        self._update_titles()
-
-    def on_virtual_table_filtered(self) -> None:
-        # a big table's filter result lands after the keystroke ("12 of 100000, filter …")
         self._update_titles()
 
     def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:

@@ -1152,6 +1152,25 @@ def _node_log_re(node: str) -> re.Pattern[bytes]:
     return re.compile(rb"(?<![A-Za-z0-9])" + n + rb"(?![0-9A-Za-z])")
 
 
+def split_sacct(text: str, job_ids: Iterable[str]) -> dict[str, str]:
+    """Rows of one ``sacct -P -n -j ID1,ID2,...`` (``sacct_argv``) split per requested job id.
+
+    A row belongs to a job when its JobID (first field) before the step's ``.`` is the id,
+    or an array task / het component of it (``ID_4``, ``ID+1``): the rows ``sacct -j ID``
+    alone would print. Every id gets an entry, "" when sacct printed nothing for it.
+    """
+    out: dict[str, list[str]] = {j: [] for j in job_ids}
+    for line in text.splitlines(keepends=True):
+        base = line.split(SEP, 1)[0].split(".", 1)[0].strip()
+        if not base:
+            continue
+        for cand in (base, base.split("_", 1)[0], base.split("+", 1)[0]):
+            rows = out.get(cand)
+            if rows is not None and (not rows or rows[-1] is not line):
+                rows.append(line)
+    return {j: "".join(rows) for j, rows in out.items()}
+
+
 class SlurmSource:
     """One Slurm cluster reached through a Transport (local or SSH).
 
@@ -1302,12 +1321,40 @@ class SlurmSource:
         return parse_sacct(await self._run(sacct_argv(ids)), self.tz)[0]
 
     async def history(self, user: str, name: str, days: int = 30) -> list[AcctRecord]:
-        """Past runs of ``user``'s job ``name`` over ``days`` (right-sizing). Raises ValueError on bad input."""
+        """Past runs of ``user``'s job ``name`` over ``days`` (right-sizing): one ``sacct -u -name``.
+
+        Shared until the next poll: the drill-down's evidence and the job screen's right-sizing
+        ask for the same rows. Raises ValueError on bad input, TransportError/_CommandFailed.
+        """
         from cockpit.sources.slurm_commands import sacct_history_argv
 
         validate_user(user)
         validate_job_name(name)
-        return parse_sacct(await self._run(sacct_history_argv(user, name, days)), self.tz)[0]
+
+        async def fetch() -> list[AcctRecord]:
+            return parse_sacct(await self._run(sacct_history_argv(user, name, days)), self.tz)[0]
+
+        return list(await self._shared(("history", f"{user}{SEP}{name}{SEP}{days}"), fetch))
+
+    async def _shared(self, key: tuple[str, str], fetch: Callable[[], Any]) -> Any:
+        """``await fetch()`` once per ``key`` until the next poll (``_poll`` clears ``_cache``).
+
+        Concurrent callers (the background evidence round and an open screen) await the same
+        fetch; a caller cancelled mid-way (a screen closed) does not cancel it for the others.
+        A fetch that raised is forgotten, so the next caller tries again.
+        """
+        import asyncio
+
+        fut = self._cache.get(key)
+        if fut is None:
+            fut = self._cache[key] = asyncio.ensure_future(fetch())
+
+            def forget(f: Any, key: tuple[str, str] = key) -> None:
+                if (f.cancelled() or f.exception() is not None) and self._cache.get(key) is f:
+                    del self._cache[key]
+
+            fut.add_done_callback(forget)
+        return await asyncio.shield(fut)
 
     def _find_job(self, snapshot: Snapshot, job_id: str) -> SlurmJob | None:
         return next((j for j in snapshot.jobs if j.job_id == job_id), None)
@@ -1345,37 +1392,91 @@ class SlurmSource:
         return grep_excerpt(name, kind, path, subject_id, data, offset, pattern)
 
     async def artifacts(self, subject: Subject, snapshot: Snapshot) -> Artifacts:
-        """Evidence for a job or node: sacct rows, ``scontrol show job``, log excerpts.
+        """Evidence for a job or node (drill-down, ``cockpit diagnose JOBID``).
 
         Job: sacct rows, ``scontrol show job -o`` (StdOut/StdErr), the last MiB of
-        stdout/stderr, slurmctld.log lines mentioning the job (last 8 MiB searched) and
-        the slurmd.log lines of its node(s). Node: slurmd.log tail and slurmctld.log
-        lines naming it. Cached per subject until the next poll. Failures are reported
-        in ``commands`` under ``error: <what>``, never raised, except ValueError for a
-        subject id that is not valid Slurm syntax (it would otherwise reach a command).
+        stdout/stderr, slurmctld.log lines mentioning the job (last 8 MiB searched), the
+        slurmd.log lines of its node(s) and, for OUT_OF_MEMORY/TIMEOUT, the sacct history
+        of the same user + job name. Node: slurmd.log tail and slurmctld.log lines naming it.
+        Fetched once per subject until the next poll (concurrent callers share the fetch; a
+        subject already fetched by :meth:`evidence` this poll is served from it, without
+        history). Failures are reported in ``commands`` under ``error: <what>``, never raised,
+        except ValueError for a subject id that is not valid Slurm syntax.
         """
-        key = (subject.kind, subject.id)
-        if key in self._cache:
-            return self._cache[key]
+        from functools import partial
+
         if subject.kind == "job":
             validate_job_id(subject.id)
-            result = await self._job_artifacts(subject.id, snapshot)
-        elif subject.kind == "node":
+            return await self._shared((subject.kind, subject.id), partial(self._job_artifacts, subject.id, snapshot))
+        if subject.kind == "node":
             validate_node_name(subject.id)
-            result = await self._node_artifacts(subject.id)
-        else:
-            result = Artifacts()
-        self._cache[key] = result
-        return result
+            return await self._shared((subject.kind, subject.id), partial(self._node_artifacts, subject.id))
+        return Artifacts()
 
-    async def _job_artifacts(self, job_id: str, snapshot: Snapshot) -> Artifacts:
+    async def evidence(self, subjects: Iterable[Subject], snapshot: Snapshot, *, concurrency: int = 4,
+                       timeout: float = 30.0) -> dict[Subject, Artifacts | BaseException]:
+        """Background evidence for many subjects (``cockpit.enrich``): ONE sacct for all their jobs.
+
+        Jobs get the rows of one ``sacct -j ID1,ID2,...`` split per job (:func:`split_sacct`),
+        then each its ``scontrol show job -o ID`` (it takes no list) and log range reads, at
+        most ``concurrency`` at once, ``timeout`` seconds each; no sacct history (drill-down
+        only). Nodes as in :meth:`artifacts`. Subjects already fetched this poll are reused.
+        Returns per subject its Artifacts, or the exception that stopped it (an invalid id:
+        ValueError; a timeout); never raises itself.
+        """
+        import asyncio
+        from functools import partial
+
+        from cockpit.sources.slurm_commands import sacct_argv
+
+        subjects = list(dict.fromkeys(subjects))
+        ids = [s.id for s in subjects if s.kind == "job" and _JOB_ID_RE.match(s.id)
+               and (s.kind, s.id) not in self._cache]
+        acct: dict[str, str | BaseException] = {}
+        if ids:
+            try:
+                acct.update(split_sacct(await self._run(sacct_argv(ids)), ids))
+            except Exception as exc:  # noqa: BLE001 - each job reports it, its logs still come
+                acct.update(dict.fromkeys(ids, exc))
+        sem = asyncio.Semaphore(concurrency)
+        out: dict[Subject, Artifacts | BaseException] = {}
+
+        async def one(s: Subject) -> None:
+            async with sem:
+                try:
+                    if s.kind == "job":
+                        validate_job_id(s.id)
+                        # None (fetched, then forgotten, since the batch was cut): its own sacct
+                        fetch = partial(self._job_artifacts, s.id, snapshot, acct.get(s.id), with_history=False)
+                    elif s.kind == "node":
+                        validate_node_name(s.id)
+                        fetch = partial(self._node_artifacts, s.id)
+                    else:
+                        out[s] = Artifacts()
+                        return
+                    out[s] = await asyncio.wait_for(self._shared((s.kind, s.id), fetch), timeout)
+                except Exception as exc:  # noqa: BLE001 - one subject must not stop the others
+                    out[s] = exc
+
+        await asyncio.gather(*(one(s) for s in subjects))
+        return out
+
+    async def _job_artifacts(self, job_id: str, snapshot: Snapshot, acct_out: str | BaseException | None = None,
+                             with_history: bool = True) -> Artifacts:
+        """One job's evidence. ``acct_out``: its rows of a batched sacct (:meth:`evidence`), or the
+        batch's failure; None runs ``sacct -j ID`` here. ``with_history``: fetch the sacct history
+        of an OUT_OF_MEMORY/TIMEOUT job (drill-down), not for background evidence."""
         import asyncio
 
         from cockpit.sources.slurm_commands import sacct_argv, scontrol_job_argv
 
         commands: dict[str, str] = {}
-        sacct_cmd, job_cmd = sacct_argv([job_id]), scontrol_job_argv(job_id)
-        sacct_res, job_res = await asyncio.gather(self._run(sacct_cmd), self._run(job_cmd), return_exceptions=True)
+        job_cmd = scontrol_job_argv(job_id)
+        if acct_out is None:
+            sacct_res, job_res = await asyncio.gather(self._run(sacct_argv([job_id])), self._run(job_cmd),
+                                                      return_exceptions=True)
+        else:
+            sacct_res, job_res = acct_out, (await asyncio.gather(self._run(job_cmd), return_exceptions=True))[0]
         acct: list[AcctRecord] = []
         label_s, label_j = f"sacct -j {job_id}", f"scontrol show job {job_id}"
         if isinstance(sacct_res, str):
@@ -1419,7 +1520,7 @@ class SlurmSource:
             path = self._slurmd_path(n)
             tasks.append((f"slurmd.log {n}", self._grep_log(path.rsplit("/", 1)[-1], "slurmd", path, SLURMD_TAIL, jre, job_id)))
         logs = await self._gather_logs(tasks, commands)
-        history = await self._history_for(job, acct, commands)
+        history = await self._history_for(job, acct, commands) if with_history else ()
         return Artifacts(acct=tuple(acct), logs=tuple(logs), commands=commands, history=history)
 
     async def _history_for(self, job: SlurmJob | None, acct: list[AcctRecord], commands: dict[str, str]) -> tuple[AcctRecord, ...]:
