@@ -8,10 +8,10 @@ cluster's zone, UTC by default). ``None`` means "not reported", never zero.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 Severity = Literal["critical", "warning", "info"]
 SEVERITY_RANK: Mapping[str, int] = {"critical": 0, "warning": 1, "info": 2}
@@ -483,3 +483,20 @@ class LogLocation:
     path: str
     line: int | None = None
     offset: int | None = None
+
+
+def positional_constructor(cls: type) -> Callable[..., Any]:
+    """A constructor of the frozen slots dataclass ``cls`` taking every field positionally, in
+    declaration order, with no defaults and no ``__post_init__``.
+
+    A frozen ``__init__`` sets each field with ``object.__setattr__``; storing through the slot
+    descriptors is ~2x faster, which matters where objects are built by the 100k per poll
+    (SlurmJob in the squeue parser, the findings of pending jobs). The object is the same
+    (equal, hashable, still frozen). Generated from ``fields(cls)`` as dataclasses generates
+    ``__init__``, so it follows the model."""
+    names = [f.name for f in fields(cls)]
+    ns: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    ns.update({f"_set_{n}": getattr(cls, n).__set__ for n in names})
+    body = "".join(f" _set_{n}(o, {n})\n" for n in names)
+    exec(f"def build({', '.join(names)}):\n o = _new(_cls)\n{body} return o\n", ns)  # noqa: S102
+    return ns["build"]

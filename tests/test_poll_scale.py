@@ -13,8 +13,9 @@ from datetime import UTC
 
 import pytest
 
+from cockpit.diagnosis.engine import sort_findings, sort_key, verdicts
 from cockpit.errors import ParseError
-from cockpit.model import SlurmJob
+from cockpit.model import Evidence, Finding, SlurmJob, Subject, positional_constructor
 from cockpit.sources import slurm
 from cockpit.sources.slurm import parse_squeue
 from cockpit.sources.slurm_commands import SEP, SQUEUE_FIELDS
@@ -119,8 +120,50 @@ def test_a_bad_value_is_rejected_in_every_chunk_it_appears_in(monkeypatch):
 
 
 def test_positional_builder_makes_the_same_frozen_job():
-    vals = {f.name: f"v{i}" for i, f in enumerate(fields(SlurmJob))}
+    vals = {f.name: f"v{i}" for i, f in enumerate(fields(SlurmJob))}  # all 27, declaration order
     built = slurm._make_job(*vals.values())
     assert built == SlurmJob(**vals) and hash(built) == hash(SlurmJob(**vals))
     with pytest.raises(FrozenInstanceError):
         built.state = "RUNNING"  # type: ignore[misc]
+
+
+# --------------------------------------------------------------------------- engine orderings
+
+
+def _findings(n: int, seed: int) -> list[Finding]:
+    """Findings with many ties: few causes/severities/confidences, ids repeating across causes."""
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n):
+        cause = rnd.choice(["pending_priority", "oom_killed", "application_error", "node_drain_admin", "no_failure"])
+        kind = rnd.choice(["job", "job", "node", "cluster"])
+        out.append(Finding(root_cause=cause, severity=rnd.choice(["critical", "warning", "info"]),
+                           subject=Subject(kind, rnd.choice(["a", "b"]), str(rnd.randint(1, n // 3))),
+                           title=f"t{i}", confidence=rnd.choice([0.6, 0.85, 0.9, 0.95, 0.8499999])))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_sort_findings_is_sorted_by_sort_key(seed):
+    fs = _findings(3000, seed)
+    assert [id(f) for f in sort_findings(fs)] == [id(f) for f in sorted(fs, key=sort_key)]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_verdicts_pick_the_top_finding_of_each_subject(seed):
+    fs = _findings(3000, seed)
+    expected: dict = {}
+    for f in sorted(fs, key=sort_key):
+        expected.setdefault((f.subject.kind, f.subject.source, f.subject.id), f)
+    got = verdicts(fs)
+    assert got.keys() == expected.keys()
+    assert all(got[k] is expected[k] for k in expected)
+
+
+def test_positional_constructor_of_findings():
+    s = Subject("job", "c", "4")
+    e = positional_constructor(Evidence)("squeue", "JobId=4", None, "", None, 0)
+    f = positional_constructor(Finding)("oom_killed", "critical", s, "t", "x", "r", (e,), 0.9, None, ())
+    assert e == Evidence("squeue", "JobId=4")
+    assert f == Finding("oom_killed", "critical", s, "t", "x", "r", (e,), 0.9)
+    assert positional_constructor(Subject)("job", "c", "4", "") == s

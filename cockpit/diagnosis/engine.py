@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from operator import attrgetter
 
 from cockpit.model import (
     SEVERITY_RANK,
@@ -230,19 +231,23 @@ _KEY_PREFIX: dict[tuple, tuple] = {}  # (severity, confidence, cause, kind) -> t
 
 def sort_key(f: Finding) -> tuple:
     """(severity rank, -confidence, cause-before-symptom rank, subject kind rank, subject id)."""
-    s = f.subject
-    p = (f.severity, f.confidence, f.root_cause, s.kind)
+    return (*_key_prefix(f), f.subject.id)
+
+
+def _key_prefix(f: Finding) -> tuple:
+    """The first four parts of :func:`sort_key`, one shared tuple per combination."""
+    p = (f.severity, f.confidence, f.root_cause, f.subject.kind)
     pre = _KEY_PREFIX.get(p)
-    if pre is None:  # a few dozen combinations per site: computed once, shared by 100k keys
+    if pre is None:  # a few dozen combinations per site: computed once, shared by 100k findings
         if len(_KEY_PREFIX) > 4096:
             _KEY_PREFIX.clear()
         pre = _KEY_PREFIX[p] = (
             SEVERITY_RANK.get(f.severity, 3),
             -round(f.confidence, 3),
             _SYMPTOM_RANK.get(f.root_cause, 0),
-            _KIND_RANK.get(s.kind, 5),
+            _KIND_RANK.get(f.subject.kind, 5),
         )
-    return (*pre, s.id)
+    return pre
 
 
 def build_context(snapshot: Snapshot, artifacts: Artifacts, now: datetime) -> RuleContext:
@@ -310,7 +315,30 @@ def diagnose(snapshot: Snapshot, artifacts: Artifacts | None = None, now: dateti
                         raise
                     errors.append(f"{fn.__module__}.{fn.__name__}: {type(exc).__name__}: {exc}")
     LAST_RULE_ERRORS[:] = errors
-    return sorted(found.values(), key=sort_key)
+    return sort_findings(found.values())
+
+
+_subject_id = attrgetter("subject.id")
+
+
+def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
+    """``sorted(findings, key=sort_key)``, faster for many findings: grouped by the first four
+    parts of the key (a few dozen groups: 50k "will run" findings share one), each group sorted
+    by subject id alone (a C-level key). Same order, ties kept in input order."""
+    groups: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        pre = _key_prefix(f)
+        g = groups.get(pre)
+        if g is None:
+            groups[pre] = [f]
+        else:
+            g.append(f)
+    out: list[Finding] = []
+    for pre in sorted(groups):
+        g = groups[pre]
+        g.sort(key=_subject_id)
+        out += g
+    return out
 
 
 def _subjects_by_kind(snapshot: Snapshot) -> Iterator[tuple[str, Iterable[object]]]:
@@ -358,7 +386,7 @@ def correlate(findings: list[Finding]) -> list[Incident]:
     """
     # info findings (will run) are never part of an incident: sorting only the rest (~13k of
     # 60k at a big site) keeps the same relative order, the sort being stable
-    ordered = sorted((f for f in findings if f.severity != "info"), key=sort_key)
+    ordered = sort_findings(f for f in findings if f.severity != "info")
     node_heads: dict[tuple[str, str], Finding] = {}
     for f in ordered:
         if f.subject.kind == "node" and f.severity != "info":

@@ -31,6 +31,7 @@ from cockpit.model import (
     SlurmNode,
     Snapshot,
     Subject,
+    positional_constructor,
 )
 from cockpit.units import hms
 
@@ -55,8 +56,16 @@ _HELD = {"JobHeldUser", "JobHeldAdmin", "held"}
 # --------------------------------------------------------------------------- helpers
 
 
+# Built by the 10k per poll at a big site (a finding per pending job): the frozen __init__ is
+# half of their cost. Positional, every field: (kind, source, id, name); (where, text, line,
+# path, offset, tier); Finding's ten in declaration order.
+_new_subject = positional_constructor(Subject)
+_new_evidence = positional_constructor(Evidence)
+_new_finding = positional_constructor(Finding)
+
+
 def _job_subject(job_id: str, ctx: RuleContext) -> Subject:
-    return Subject("job", ctx.snapshot.source, job_id)
+    return _new_subject("job", ctx.snapshot.source, job_id, "")
 
 
 def _node_subjects(job: SlurmJob, ctx: RuleContext) -> tuple[Subject, ...]:
@@ -192,7 +201,7 @@ def _state_evidence(job: SlurmJob, ctx: RuleContext) -> Evidence:
         if job.node_list:
             bits.append(f"NodeList={job.node_list}")
         tail = tails[key] = " ".join(bits)
-    return Evidence("squeue", "JobId=" + job.job_id + tail, tier=0)
+    return _new_evidence("squeue", "JobId=" + job.job_id + tail, None, "", None, 0)
 
 
 def _log_hits(job_id: str, ctx: RuleContext) -> list[tuple[object, object]]:
@@ -227,10 +236,9 @@ def _ev_sorted(ev: list[Evidence]) -> tuple[Evidence, ...]:
 
 def _finding(job: SlurmJob, ctx: RuleContext, cause: str, sev: Severity, title: str, explanation: str,
              remedy: str, evidence: list[Evidence], confidence: float = 0.85) -> Finding:
-    return Finding(
-        root_cause=cause, severity=sev, subject=_job_subject(job.job_id, ctx), title=title,
-        explanation=explanation, remedy=remedy, evidence=_ev_sorted(evidence), confidence=confidence,
-        first_seen=job.end_time or job.submit_time, related=_node_subjects(job, ctx) + _user_subject(job, ctx, cause),
+    return _new_finding(
+        cause, sev, _job_subject(job.job_id, ctx), title, explanation, remedy, _ev_sorted(evidence), confidence,
+        job.end_time or job.submit_time, _node_subjects(job, ctx) + _user_subject(job, ctx, cause),
     )
 
 
@@ -312,9 +320,29 @@ def job_rules(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
     return handler(job, ctx)
 
 
+def _will_run(reason: str, ctx: RuleContext) -> tuple[str, str, str] | None:
+    """(base reason, cause, text) when ``reason`` is a plain "will run" one (Priority, Resources,
+    ...) that only an impossible request overrides; None otherwise. Cached per reason string."""
+    memo = ctx.cache.get("will_run_reason")
+    if memo is None:
+        memo = ctx.cache["will_run_reason"] = {}
+    if reason not in memo:
+        base = reason.split(",")[0].strip()
+        wr = _WILL_RUN.get(base)
+        held = "launch_failed_requeued_held" in reason or reason == "launch failed requeued held"
+        memo[reason] = (base, *wr) if wr is not None and not held else None
+    return memo[reason]
+
+
 def _pending(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
     reason = job.reason or ""
     part = ctx.partitions.get(job.partition)
+    wr = _will_run(reason, ctx)
+    if wr is not None and not impossible_request(job, part, ctx):
+        # The common case at a big site (tens of thousands of jobs waiting their turn): the same
+        # finding as the general path's last branch below, without walking the other branches.
+        yield _will_run_finding(job, ctx, wr)
+        return
     ev = [_state_evidence(job, ctx)]
     base = reason.split(",")[0].strip()
     why = impossible_request(job, part, ctx)
@@ -387,20 +415,26 @@ def _pending(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
                        "The job was held (scontrol hold, or by an admin).",
                        f"scontrol release {job.job_id}", ev, 0.9)
         return
-    wr = _WILL_RUN.get(base)
-    if wr is not None:
-        # Tens of thousands of "will run" jobs at a big site share a handful of (reason, expected
-        # start) pairs: build their title and explanation once per snapshot and share the strings.
-        texts = ctx.cache.setdefault("will_run_text", {})
-        key = (base, job.start_time)
-        got = texts.get(key)
-        if got is None:
-            cause, text = wr
-            start = f"; expected start {job.start_time:%Y-%m-%d %H:%M}" if job.start_time else ""
-            got = texts[key] = (cause, f"{text}{start}", f"Reason={base}: {text}.")
-        cause, title, explanation = got
-        yield _finding(job, ctx, cause, "info", title, explanation,
-                       "Nothing to fix; `squeue --start -j " + job.job_id + "` shows the estimate.", ev, 0.6)
+    # A "will run" reason (Priority, Resources, ...) returned at the top of this function.
+
+
+def _will_run_finding(job: SlurmJob, ctx: RuleContext, wr: tuple[str, str, str]) -> Finding:
+    # Tens of thousands of "will run" jobs at a big site share a handful of (reason, expected
+    # start) pairs: their title and explanation are built once per snapshot and shared.
+    texts = ctx.cache.get("will_run_text")
+    if texts is None:
+        texts = ctx.cache["will_run_text"] = {}
+    base = wr[0]
+    key = (base, job.start_time)
+    got = texts.get(key)
+    if got is None:
+        _, cause, text = wr
+        start = f"; expected start {job.start_time:%Y-%m-%d %H:%M}" if job.start_time else ""
+        got = texts[key] = (cause, f"{text}{start}", f"Reason={base}: {text}.")
+    cause, title, explanation = got
+    return _finding(job, ctx, cause, "info", title, explanation,
+                    "Nothing to fix; `squeue --start -j " + job.job_id + "` shows the estimate.",
+                    [_state_evidence(job, ctx)], 0.6)
 
 
 def _fast(job: SlurmJob, row: AcctRecord | None) -> bool:
