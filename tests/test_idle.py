@@ -3,6 +3,8 @@ and a demo ``squeue`` that only re-renders what moves with time, with the same b
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from cockpit.widgets.storage import StorageStrip
 from textual.screen import Screen
@@ -84,13 +86,19 @@ async def test_a_poll_that_changes_no_title_or_strip_redraws_neither(tmp_path, m
     app = CockpitApp([src], clock=frozen, acks=AckStore(tmp_path / "s.json"), bell=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.hub.first_round.wait()
-        await pilot.pause()
+        await pilot.pause(0.3)  # start-up settled (the footer's recompose after its bindings)
         calls = _layouts(monkeypatch)
         layouts = []
-        monkeypatch.setattr(Screen, "_refresh_layout", lambda self, *a, **k: layouts.append(1))
+        real_layout = Screen._refresh_layout
+
+        def full_layout(self, size=None, scroll=False):
+            layouts.append(scroll)  # scroll=True: the tables' new virtual size, not a reflow
+            return real_layout(self, size, scroll)
+
+        monkeypatch.setattr(Screen, "_refresh_layout", full_layout)
         await app.hub.poll_once(app.hub.states["lab"])
         await pilot.pause()
-        assert calls == [] and layouts == []
+        assert calls == [] and False not in layouts
         title = app.screen.query_one("#queue-title", Static)
         assert "30" in str(title.render())
 
@@ -127,3 +135,34 @@ async def test_storage_strip_relayouts_only_when_its_height_changes(tmp_path, mo
         await pilot.pause()
         assert calls == [True, False]  # same height, new text
         assert "60%" in str(strip.render())
+
+
+async def test_a_poll_of_one_source_leaves_the_other_sources_tables_alone(tmp_path, monkeypatch):
+    from cockpit.widgets.panes import QueueTable, TrainingJobTable
+    from cockpit.widgets.table import VirtualTable
+
+    from cockpit.sources.demo import demo_sources
+
+    def clock():
+        return datetime(2026, 11, 29, 20, 45, tzinfo=UTC)  # the demo's story (tests/test_ui_snapshots.py)
+
+    app = CockpitApp(demo_sources(7, clock=clock), clock=clock, acks=AckStore(tmp_path / "s.json"), bell=False)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await app.hub.first_round.wait()
+        while app.screen._applied != app.hub.generation:  # both first polls on screen
+            await pilot.pause(0.05)
+        reset: list[str] = []
+        real = VirtualTable.set_rows
+        monkeypatch.setattr(VirtualTable, "set_rows", lambda self, rows: (reset.append(type(self).__name__), real(self, rows)))
+        ma = next(st for st in app.hub.states.values() if st.source.kind == "modelarts")
+        slurm = next(st for st in app.hub.states.values() if st.source.kind == "slurm")
+        await app.hub.poll_once(ma)
+        while app.screen._applied != app.hub.generation:
+            await pilot.pause(0.05)
+        assert reset == [TrainingJobTable.__name__]  # the queue and node tables keep their rows
+        await app.hub.poll_once(slurm)
+        while app.screen._applied != app.hub.generation:
+            await pilot.pause(0.05)
+        assert QueueTable.__name__ in reset[1:] and TrainingJobTable.__name__ not in reset[1:]
+        assert app.screen.query_one(QueueTable).row_count > 0
+        assert app.screen.query_one(TrainingJobTable).row_count > 0

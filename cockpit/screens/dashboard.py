@@ -89,8 +89,8 @@ class DashboardScreen(CockpitScreen):
         if hub.generation != self._applied:
             self._applied = hub.generation
             for pane_id, kind, _label, _sk in PANES:
-                rows = hub.rows(kind)
-                if rows is self._rows.get(pane_id):
+                rows, shown = hub.rows(kind), self._rows.get(pane_id)
+                if rows is shown or (shown is not None and not rows and not shown):
                     continue  # its sources did not poll (the hub hands over one list per poll)
                 self._rows[pane_id] = rows
                 for table in self.query(f"#{pane_id}").results(VirtualTable):
