@@ -168,6 +168,14 @@ async def test_sshd_killed_mid_session_is_a_typed_error_then_recovers_by_itself(
         await hub.close()
 
 
+def _signal_all(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        try:  # a session process may exit between listing and signalling
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
 @pytest.mark.lab
 async def test_frozen_sshd_shows_a_timeout_with_its_reason_within_one_command_budget(sshd, lab_ssh):
     """SIGSTOP on the server (a hung host): the channel open never gets an answer and SSH
@@ -182,24 +190,18 @@ async def test_frozen_sshd_shows_a_timeout_with_its_reason_within_one_command_bu
         await wait_until(lambda: victim.snapshot is not None and victim.error is None, 15, "first good poll")
         good = victim.snapshot
         frozen_pids = [sshd.proc.pid, *_descendants(sshd.proc.pid)]
-        for pid in frozen_pids:
-            os.kill(pid, signal.SIGSTOP)
+        _signal_all(frozen_pids, signal.SIGSTOP)
         t = await wait_until(lambda: victim.error is not None, INTERVAL + 5 + 2 + 3, "the frozen server to show")
         assert t <= INTERVAL + 10
         assert victim.error.kind in ("timeout", "unreachable")
         assert "127.0.0.1" in victim.error.message and "within" in victim.error.message
         assert victim.snapshot is good and victim.stale(hub.clock())
-        for pid in frozen_pids:
-            os.kill(pid, signal.SIGCONT)
+        _signal_all(frozen_pids, signal.SIGCONT)
         frozen_pids = []
         await wait_until(lambda: victim.error is None and victim.snapshot is not good, 2 * INTERVAL + 10,
                          "recovery after SIGCONT")
     finally:
-        for pid in frozen_pids:
-            try:
-                os.kill(pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
+        _signal_all(frozen_pids, signal.SIGCONT)
         for tk in tasks:
             tk.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
