@@ -108,8 +108,10 @@ class DashboardScreen(CockpitScreen):
                 continue
             table = tables[0]
             t = Text(f" {label} ", style="bold")
-            shown, total = table.row_count, table.total_count
-            t.append(f"{total}" if shown == total else f"{shown} of {total}", style="cyan")
+            # counted_rows: the exact count costs a full filter pass, which runs between frames
+            shown, total = table.counted_rows, table.total_count
+            more = "≥" if table.filter_pending else ""
+            t.append(f"{total}" if shown == total else f"{more}{shown} of {total}", style="cyan")
             if table.filter_text:
                 t.append(f"  filter “{clean(table.filter_text, 40)}”", style="yellow")
             if self._titles.get(pane_id) != t:
@@ -120,6 +122,9 @@ class DashboardScreen(CockpitScreen):
 
     def on_input_changed(self) -> None:
         self._update_titles()
+
+    def on_virtual_table_filtered(self) -> None:
+        self._update_titles()  # the filter pass finished: the exact count
 
     def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
         kind = {p[0]: p[3] for p in PANES}.get(event.table.id or "")
