@@ -100,6 +100,36 @@ async def test_follow_appends_and_truncation_reindexes_with_a_message():
         assert "truncated or rotated" in view.status_text()
 
 
+async def test_follow_notices_a_file_replaced_by_a_bigger_one(tmp_path):
+    """logrotate's create mode (or rm + a restarted job): the new file is already longer than the
+    old one. Without noticing, follow would append the new file's tail to the old lines."""
+    from cockpit.widgets.logview import SourceLogReader
+
+    from cockpit.sources.transport import LocalTransport
+
+    path = tmp_path / "slurm-7.out"
+    path.write_bytes(b"old one\nold two\n")
+    app = LogApp()
+    async with app.run_test(size=(80, 10)) as pilot:
+        view = app.query_one(LogView)
+        view.focus()
+        view.open(SourceLogReader(LocalTransport(), str(path)))
+        await settle(pilot, view)
+        await pilot.press("f")
+        path.unlink()
+        path.write_bytes(b"new epoch 1\nnew epoch 2\nnew epoch 3\nTraceback (most recent call last):\n")
+        await view._poll_growth()
+        await settle(pilot, view)
+        assert view.line_count == 4
+        assert "old one" not in visible(view) and "new epoch 1" in visible(view)
+        assert "replaced" in view.status_text()
+        with path.open("ab") as fh:  # plain growth after that is still an append, not a rotation
+            fh.write(b"RuntimeError: boom\n")
+        await view._poll_growth()
+        await settle(pilot, view)
+        assert view.line_count == 5 and "boom" in visible(view)
+
+
 async def test_hostile_log_lines_are_cleaned_and_search_finds_text():
     data = b"ok\n\x1b]52;c;ZXZpbA==\x07[bold]not markup[/] \x1b[31mred\x1b[0m\nneedle here\n"
     app = LogApp()

@@ -39,6 +39,7 @@ CHUNK = 1 << 20  # bytes per index read
 WINDOW_BYTES = 4 << 20  # most bytes read at once for the visible window
 LINE_CAP = 16 << 10  # bytes of a single line ever decoded for display
 CACHE_LINES = 4000
+HEAD_BYTES = 256  # compared while following to notice a replaced file
 
 
 class LogReader(Protocol):
@@ -160,6 +161,7 @@ class LogView(ScrollView, can_focus=True):
         self._starts = array("Q", [0])  # byte offset of each line start; last = next line
         self._indexed = 0  # bytes indexed: always just after a newline
         self._fsize = 0
+        self._head = b""  # the file's first bytes: a changed head while following = replaced (rotated)
         self._done = False
         self.errors: list[ErrorMark] = []
         self._cache: OrderedDict[int, str] = OrderedDict()
@@ -210,6 +212,8 @@ class LogView(ScrollView, can_focus=True):
                 data = await reader.read(pos, min(CHUNK, self._fsize - pos))
                 if not data:
                     break
+                if pos == 0:
+                    self._head = data[:HEAD_BYTES]
                 cut = data.rfind(b"\n") + 1
                 if cut:
                     if cut > 256 << 10:
@@ -287,11 +291,20 @@ class LogView(ScrollView, can_focus=True):
             self.message = f"follow: {clean(str(exc), 200)}"
             self.post_message(self.Changed(self))
             return
-        if size < self._fsize:
+        replaced = False
+        if size > self._fsize and self._head:
+            # rotated to a new file that is already bigger than the old one (delete + recreate,
+            # logrotate create): a size check alone would append the new file's bytes to the old
+            try:
+                replaced = await reader.read(0, len(self._head)) != self._head
+            except Exception:  # a read error shows on the next tick's size(); keep following
+                replaced = False
+        if size < self._fsize or replaced:
             # truncated or rotated: the old offsets mean nothing any more
             at = self.cursor
             self._reset()
-            self.message = f"{reader.name} shrank to {size} bytes (truncated or rotated): reindexed"
+            self.message = (f"{reader.name} was replaced (rotated): reindexed" if replaced else
+                            f"{reader.name} shrank to {size} bytes (truncated or rotated): reindexed")
             self.notify(self.message, severity="warning", markup=False)
             self._want_line, self._want_offset, self._landed = at, None, False
             self._index()
