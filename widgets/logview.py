@@ -7,7 +7,8 @@ at the first red error. Only the lines on screen are decoded, cleaned
 (:func:`cockpit.text.clean`) and turned into strips.
 
 Keys: ``e``/``E`` next/previous error, ``g``/``G`` top/bottom, ``f`` follow (new bytes
-only; a file that shrinks is reindexed and the user is told), ``w`` wrap,
+only; a file that shrinks, or whose first bytes change (rotated), is reindexed and the
+user is told), ``w`` wrap,
 ``n``/``N`` next/previous search match (the screen owns the ``/`` input).
 """
 
