@@ -112,7 +112,7 @@ def _parse_duration(s: str) -> int | None:
     m = _DAYS_HOURS_RE.fullmatch(s)  # D-HH
     if m:
         return int(m.group(1)) * 86400 + int(m.group(2)) * 3600
-    if s.isdigit():
+    if s.isdecimal():  # not isdigit(): '²' is a digit int() refuses
         return int(s) * 60
     return None
 
