@@ -200,6 +200,10 @@ def controller(seconds: float, jobs: int = 1000) -> dict:
         async with app.run_test(size=(160, 48)) as pilot:
             t0 = time.perf_counter()
             await asyncio.wait_for(app.hub.first_round.wait(), 60)
+            # first the dashboard alone (background evidence only), then a job and its log open
+            while time.perf_counter() - t0 < seconds / 2:
+                await pilot.pause(1)
+            dash_polls, dash_counts = app.hub.states["fake"].polls, count_calls(site)
             app.open_subject(Subject("job", "fake", site.failed_ids[0]))
             await pilot.pause(2)
             await pilot.press("l")  # the job's log
@@ -211,8 +215,11 @@ def controller(seconds: float, jobs: int = 1000) -> dict:
             polls = app.hub.states["fake"].polls
         counts = count_calls(site)
         per_min = {k: round(v * 60 / elapsed, 1) for k, v in sorted(counts.items())}
+        drill = {k: v - dash_counts.get(k, 0) for k, v in counts.items()}
         return {"controller_window_s": elapsed, "polls": polls, "interval_s": 5, "calls": counts,
-                "calls_per_min": per_min, "screens": screens}
+                "calls_per_min": per_min, "screens": screens,
+                "dashboard_polls": dash_polls, "dashboard_calls": dash_counts,
+                "drilldown_polls": polls - dash_polls, "drilldown_calls": drill}
 
     try:
         site.calls.write_text("")

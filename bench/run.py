@@ -159,9 +159,15 @@ def bench_controller(seconds: float) -> list[Row]:
     nodes = per.get("scontrol show node", 0) + per.get("sinfo", 0)
     rows.append(("6 controller", "squeue / node queries per poll", f"{sq:.2f} / {nodes:.2f}", "", "", "≤ 1 / ≤ 1",
                  ok(sq <= 1.0 and nodes <= 1.0)))
-    rows.append(("6 controller", "sacct / scontrol show job per poll (job screen open)",
-                 f"{per.get('sacct', 0):.2f} / {per.get('scontrol show job', 0):.2f}", "", "",
-                 "drill-down only, cached until next poll", ok(per.get("sacct", 0) <= 1.0)))
+    dp, dc = max(1, r["dashboard_polls"]), r["dashboard_calls"]
+    jp, jc = max(1, r["drilldown_polls"]), r["drilldown_calls"]
+    rows.append(("6 controller", f"dashboard only ({r['dashboard_polls']} polls): sacct / scontrol show job per poll",
+                 f"{dc.get('sacct', 0) / dp:.2f} / {dc.get('scontrol show job', 0) / dp:.2f}", "", "",
+                 "sacct ≤ 1 per poll (one batched sacct for newly failed jobs; by design, see cockpit/enrich.py)",
+                 ok(dc.get("sacct", 0) / dp <= 1.0)))
+    rows.append(("6 controller", f"job + log screens open ({r['drilldown_polls']} polls): sacct / scontrol show job per poll",
+                 f"{jc.get('sacct', 0) / jp:.2f} / {jc.get('scontrol show job', 0) / jp:.2f}", "", "",
+                 "drill-down: once, cached until the next poll", ok(jc.get("sacct", 0) / jp <= 2.0)))
     return rows
 
 
