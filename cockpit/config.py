@@ -140,6 +140,10 @@ _TOP = {"clusters", "modelarts", "ui", "alerts"}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
+def _article(noun: str) -> str:
+    return "an" if noun[:1] in "aeiou" else "a"
+
+
 class _Loader:
     def __init__(self, path: str, text: str) -> None:
         self.path, self.lines = path, text.splitlines()
@@ -185,9 +189,9 @@ class _Loader:
                 raise self.error(dotted, f"unknown key {k!r} (known: {', '.join(sorted(spec))})")
             types, desc = spec[k]
             if isinstance(v, bool) and bool not in types:
-                raise self.error(dotted, f"must be a {desc}, not a boolean")
+                raise self.error(dotted, f"must be {_article(desc)} {desc}, not a boolean")
             if not isinstance(v, types):
-                raise self.error(dotted, f"must be a {desc}, not {type(v).__name__} {v!r}")
+                raise self.error(dotted, f"must be {_article(desc)} {desc}, not {type(v).__name__} {v!r}")
             if desc == "list of strings" and not all(isinstance(x, str) for x in v):
                 raise self.error(dotted, "must be a list of strings")
             out[k] = v

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -186,3 +188,15 @@ def test_no_source_answering_is_not_all_clear(tmp_path, capsys):
 
     assert cli_main(["incidents", "--config", str(cfg), "--json"]) == 2
     assert "dead" in capsys.readouterr().err
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback():
+    """`cockpit incidents --demo --json | head -c 100`: the pipe closes under us."""
+    proc = subprocess.Popen([sys.executable, "-m", "cockpit", "incidents", "--demo", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(100)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert "Traceback" not in err and "BrokenPipe" not in err
