@@ -72,3 +72,14 @@ def test_text_lines(capsys):
     main(["watch", "--once", "--demo"])
     out = capsys.readouterr().out
     assert "storage" in out and "/scratch on demo-hpc at 91%" in out
+
+
+def test_once_alerts_name_the_cause_from_evidence_not_the_symptom(capsys):
+    """As in the TUI: a job that failed because its binary is missing says so (sacct + log),
+    an OOM job says how much it used, not only that it exited non-zero."""
+    assert main(["watch", "--once", "--demo", "--json"]) == 1
+    alerts = {a["subject"]["id"]: a for a in map(json.loads, capsys.readouterr().out.splitlines())
+              if a["subject"]["kind"] == "job"}
+    assert "command not found" in alerts["48104"]["title"]
+    assert "non-zero exit" not in alerts["48104"]["title"]
+    assert "MaxRSS" in alerts["48102"]["title"]
