@@ -76,6 +76,15 @@ def test_node_entering_drain_and_down_with_reason():
     assert "entered DOWN" in detect(cur, again, [], T1)[0].title
 
 
+def test_drain_alert_takes_the_critical_severity_of_its_finding():
+    """The incident view calls a 'Kill task failed' drain critical; its alert must not say WARN."""
+    prev = snap(nodes=[SlurmNode("cn03", "MIXED")])
+    cur = snap(T1, nodes=[SlurmNode("cn03", "MIXED", flags=("DRAIN",), reason="Kill task failed")])
+    crit = Finding("node_drain_kill_task_failed", "critical", Subject("node", "hpc", "cn03"), "drain")
+    assert detect(prev, cur, [crit], T1)[0].severity == "critical"
+    assert detect(prev, cur, [], T1)[0].severity == "warning"
+
+
 def test_pending_on_never_runs_reason():
     prev = snap(jobs=[job(state="PENDING", reason="Priority")])
     cur = snap(T1, jobs=[job(state="PENDING", reason="PartitionConfig")])

@@ -106,7 +106,10 @@ def _nodes(prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Subjec
             continue
         subj = Subject("node", cur.source, n.name)
         sev: Severity = "critical" if "DOWN" in entered else "warning"
-        out.append(Alert(now, "node_unhealthy", sev, subj, _node_title(n, "+".join(entered)), by_subject.get(subj), cur.source))
+        found = by_subject.get(subj)
+        if found is not None and found.severity == "critical":
+            sev = "critical"  # as its incident says (a DRAIN with "Kill task failed" strands jobs)
+        out.append(Alert(now, "node_unhealthy", sev, subj, _node_title(n, "+".join(entered)), found, cur.source))
     return out
 
 
