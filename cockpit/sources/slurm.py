@@ -345,6 +345,11 @@ def _sq_columns(tz: tzinfo) -> dict[str, Callable[[str], Any]]:
     }
 
 
+# what a parser of one field may raise on hostile text: OverflowError from int(float('1e400'))
+# and friends (a 400-digit elapsed or priority) must skip one row, not abort the whole poll
+_BAD_VALUE = (ValueError, ParseError, OverflowError)
+
+
 class _Memo(dict):
     """raw value -> ``fn(raw)``, computed on the first lookup (``memo[raw]``, a C-level dict hit
     after that). A value ``fn`` rejects is not stored: the lookup gives None and sets ``bad``."""
@@ -359,7 +364,7 @@ class _Memo(dict):
     def __missing__(self, raw: str) -> Any:
         try:
             v = self.fn(raw)
-        except (ValueError, ParseError):
+        except _BAD_VALUE:
             self.bad = True
             return None
         self[raw] = v
@@ -509,7 +514,7 @@ def parse_squeue(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmJob], list[str]
             fields.append("")
             try:
                 jobs.append(_job_from_fields(fields, ix, memo))
-            except (ValueError, ParseError) as exc:
+            except _BAD_VALUE as exc:
                 warnings.append(f"squeue: row {row} skipped: {exc}")
     if row and not jobs:
         raise ParseError(f"no usable row ({warnings[0] if warnings else 'empty'})", where="squeue")
@@ -663,7 +668,7 @@ def _tolerant(records: Iterable[dict[str, str]], key: str, where: str, build: Ca
             continue
         try:
             items.append(build(rec))
-        except (ValueError, ParseError) as exc:
+        except _BAD_VALUE as exc:
             warnings.append(f"{where}: record {i} ({rec.get(key, '?')}) skipped: {exc}")
     if n and not items:
         raise ParseError(f"no usable record ({warnings[0]})", where=where)
@@ -854,7 +859,7 @@ def parse_sacct(text: str, tz: tzinfo = UTC) -> tuple[list[AcctRecord], list[str
             continue
         try:
             recs.append(_acct_from_cols(dict(zip(cols, fields, strict=True)), tz))
-        except ValueError as exc:
+        except _BAD_VALUE as exc:
             warnings.append(f"sacct: row {i} skipped: {exc}")
     if lines and not recs:
         raise ParseError(f"no usable row ({warnings[0]})", where="sacct")
@@ -1143,7 +1148,12 @@ def split_sacct(text: str, job_ids: Iterable[str]) -> dict[str, str]:
     alone would print. Every id gets an entry, "" when sacct printed nothing for it.
     """
     out: dict[str, list[str]] = {j: [] for j in job_ids}
-    for line in text.splitlines(keepends=True):
+    # LF only, as the parsers split: str.splitlines() also breaks on \x0c, \x1e, \u2028 ...,
+    # which sbatch -J accepts in a job name, and would cut that job's rows apart
+    for line in text.split("\n"):
+        if not line:
+            continue
+        line += "\n"
         base = line.split(SEP, 1)[0].split(".", 1)[0].strip()
         if not base:
             continue

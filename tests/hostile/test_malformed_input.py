@@ -133,3 +133,25 @@ async def test_artifacts_for_a_job_whose_logs_are_missing_report_errors_not_rais
     snap = await slurm_src.poll()
     arts = await slurm_src.artifacts(Subject("job", slurm_src.name, "99999"), snap)
     assert any(k.startswith("error: ") for k in arts.commands)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("elapsed", "1:" + "9" * 400 + ".5"), ("priority", "9" * 400 + ".5"), ("min_memory", "9" * 400 + "G"),
+])
+def test_an_absurd_number_skips_its_row_not_the_whole_queue(field, value):
+    """int(float('1e400')) raises OverflowError, not ValueError: one such row blanked every job."""
+    text = "\n".join([row(job_id="1"), row(job_id="2", **{field: value}), row(job_id="3")]) + "\n"
+    jobs, warnings = slurm.parse_squeue(text)
+    assert [j.job_id for j in jobs] == ["1", "3"]
+    assert len(warnings) == 1 and "row 2" in warnings[0]
+
+
+@pytest.mark.parametrize("name", ["a\x0cb", "a\u2028b", "a\x85b", "a\x1eb", "a\x0bb", "x\x0c123"])
+def test_batched_sacct_split_keeps_rows_whose_job_name_has_a_line_separator(name):
+    """sbatch -J takes any character; str.splitlines() would cut such a row in two."""
+    cols = ["JobID", "JobName", "State"]
+    text = "".join(SEP.join([jid, name, "FAILED"]) + "\n" for jid in ("12", "12.batch", "123"))
+    parts = slurm.split_sacct(text, ["12", "123"])
+    rows12 = [ln.split(SEP) for ln in parts["12"].split("\n") if ln]
+    assert [r[0] for r in rows12] == ["12", "12.batch"] and all(len(r) == len(cols) for r in rows12)
+    assert [ln.split(SEP)[0] for ln in parts["123"].split("\n") if ln] == ["123"]
