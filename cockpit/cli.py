@@ -45,8 +45,8 @@ def _tui_only(argv: list[str]) -> bool:
             skip = False
         elif tok in takes_value:
             skip = True
-        elif not tok.startswith("-") or tok in ("-", "--", "-h", "--help"):
-            return False
+        elif not tok.startswith("-") or tok in ("-", "--", "-h") or (len(tok) >= 3 and "--help".startswith(tok)):
+            return False  # argparse takes --he/--hel for --help: those need the full parser too
     return True
 
 

@@ -28,7 +28,7 @@ def test_tui_parser_reads_the_same_options_as_the_full_parser(argv):
     assert vars(cli.build_parser(argv).parse_args(argv)) == vars(cli.build_parser().parse_args(argv))
 
 
-@pytest.mark.parametrize("argv", [["snapshot"], ["--demo", "diagnose", "1"], ["-h"], ["--conf", "x"], ["--", "x"]])
+@pytest.mark.parametrize("argv", [["snapshot"], ["--demo", "diagnose", "1"], ["-h"], ["--h"], ["--hel"], ["--conf", "x"], ["--", "x"]])
 def test_anything_but_top_level_options_gets_every_subcommand(argv):
     assert not cli._tui_only(argv)
     sub = cli.build_parser(argv)._subparsers._group_actions[0]  # noqa: SLF001
