@@ -282,14 +282,16 @@ def _merge(a: Finding, b: Finding) -> Finding:
     return replace(keep, evidence=ev)
 
 
-def diagnose(snapshot: Snapshot, artifacts: Artifacts | None = None, now: datetime | None = None) -> list[Finding]:
+def diagnose(snapshot: Snapshot, artifacts: Artifacts | None = None, now: datetime | None = None,
+             kinds: frozenset[str] | None = None) -> list[Finding]:
     """Every registered rule over every subject of ``snapshot``; most likely root cause first.
 
     ``artifacts``: on-demand sacct rows and log excerpts (None = none). ``now``: the clock
     (defaults to ``snapshot.taken_at``). Findings sharing a :attr:`Finding.key` are merged.
     Order: severity, then confidence, then cause-before-symptom. Pure; never raises for bad
     data (a rule that raises is skipped and noted in :data:`LAST_RULE_ERRORS`; set
-    ``COCKPIT_STRICT_RULES=1`` to re-raise).
+    ``COCKPIT_STRICT_RULES=1`` to re-raise). ``kinds``: run only the rules of these subject
+    kinds (None = all), for a caller that keeps only some subjects' findings.
     """
     _load_rule_modules()
     ctx = build_context(snapshot, artifacts or Artifacts(), now or snapshot.taken_at)
@@ -298,6 +300,8 @@ def diagnose(snapshot: Snapshot, artifacts: Artifacts | None = None, now: dateti
     found: dict[tuple[str, str, str, str], Finding] = {}
     errors: list[str] = []
     for kind, subjects in _subjects_by_kind(snapshot):
+        if kinds is not None and kind not in kinds:
+            continue
         fns = _RULES.get(kind, ())
         for subject in subjects:
             for fn in fns:
