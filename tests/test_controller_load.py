@@ -179,3 +179,21 @@ def test_cluster_without_log_paths_gets_the_default_paths(tmp_path):
     c = load_config(cfg).clusters["hpc"]
     assert c.slurmd_log == "/var/log/slurm/slurmd.log"
     assert c.slurmctld_log == "/var/log/slurm/slurmctld.log"
+
+
+def test_scan_cache_is_bounded_by_the_text_it_holds():
+    """Results keep decoded error lines (up to 64 KiB each): a few logs of huge lines must not
+    pin hundreds of MiB; the oldest results go first, recent ones stay."""
+    from cockpit.diagnosis.engine import ScanCache
+    from cockpit.diagnosis.logscan import ScanHit
+
+    cache = ScanCache(max_entries=100, max_chars=300_000)
+    big = [ScanHit(1, 0, "x" * 60_000, "p", "l", "error")] * 2  # 120k characters per result
+    for i in range(5):
+        cache.get(("hits",), b"log %d" % i, lambda: big)
+    assert cache._chars <= 300_000 and len(cache._d) == 2  # noqa: SLF001
+    calls = []
+    cache.get(("hits",), b"log 4", lambda: calls.append(1) or big)
+    assert not calls  # the newest is still cached
+    cache.get(("hits",), b"log 0", lambda: calls.append(1) or big)
+    assert calls == [1]  # the oldest was evicted

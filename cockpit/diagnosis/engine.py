@@ -115,16 +115,19 @@ class ScanCache:
     Keyed by (what, scan kind, length and ``hash`` of the bytes): the hash of a ``bytes``
     object is computed once and cached by CPython, so evidence diagnosed again every poll
     costs one dict lookup instead of a rescan, and a re-read with identical bytes hits too.
-    No bytes are retained (memory: ``max_entries`` small results). Equal (length, 64-bit
-    keyed SipHash) for different bytes is the only way to a wrong hit: not a practical risk.
-    Thread-safe (pollers diagnose in threads).
+    No log bytes are retained; results hold the decoded error lines (≤ 64 KiB each), so the
+    cache is bounded both in entries and in the characters of those lines (``max_chars``).
+    Equal (length, 64-bit keyed SipHash) for different bytes is the only way to a wrong hit:
+    not a practical risk. Thread-safe (pollers diagnose in threads).
     """
 
-    def __init__(self, max_entries: int = 2048) -> None:
+    def __init__(self, max_entries: int = 2048, max_chars: int = 16 << 20) -> None:
         from collections import OrderedDict
 
         self.max_entries = max_entries
-        self._d: OrderedDict[tuple, object] = OrderedDict()
+        self.max_chars = max_chars
+        self._d: OrderedDict[tuple, tuple[object, int]] = OrderedDict()
+        self._chars = 0
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
@@ -137,19 +140,32 @@ class ScanCache:
             if key in self._d:
                 self._d.move_to_end(key)
                 self.hits += 1
-                return self._d[key]
+                return self._d[key][0]
             self.misses += 1
         value = compute()
+        size = _result_chars(value)
         with self._lock:
-            self._d[key] = value
-            while len(self._d) > self.max_entries:
-                self._d.popitem(last=False)
+            old = self._d.pop(key, None)
+            if old is not None:
+                self._chars -= old[1]
+            self._d[key] = (value, size)
+            self._chars += size
+            while self._d and (len(self._d) > self.max_entries or self._chars > self.max_chars):
+                self._chars -= self._d.popitem(last=False)[1][1]
         return value
 
     def clear(self) -> None:
         with self._lock:
             self._d.clear()
+            self._chars = 0
             self.hits = self.misses = 0
+
+
+def _result_chars(value: object) -> int:
+    """Characters of decoded log text a scan result holds (a ScanHit, a list of them, None)."""
+    if isinstance(value, list):
+        return sum(len(getattr(h, "text", "")) for h in value) + 1
+    return len(getattr(value, "text", "")) + 1
 
 
 SCAN_CACHE = ScanCache()  # the process's scan results (Context.scan / strong_hits)
