@@ -223,3 +223,30 @@ def test_scan_reads_a_pipe(tmp_path):
     hit = ls.scan_path(str(fifo))
     writer.join()
     assert hit is not None and hit.line == 3 and hit.label == "oom_killed"
+
+
+_VOCAB = [b"step 1 loss 0.5", b"error: retrying connection", b"WARNING: deprecated flag", b"Traceback (most recent call last):",
+          b"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", b"ERROR 0 errors found", b"failed to open x",
+          b"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=7.batch", b"/bin/sh: fastqc: command not found",
+          b"NCCL WARN unhandled cuda error", b"x" * 300, b""]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(_VOCAB), max_size=60), st.sampled_from([16, 64, 200]))
+def test_chunked_scan_equals_the_whole_buffer_on_any_mix(tmp_path_factory, lines, chunk):
+    """One regex pass per piece (strong and weak together until the first weak hit) finds
+    what first_error finds over the whole file, wherever the piece boundaries fall."""
+    import cockpit.diagnosis.logscan as ls
+
+    data = b"\n".join(lines) + (b"\n" if lines else b"")
+    path = tmp_path_factory.mktemp("mix") / "app.log"
+    path.write_bytes(data)
+    old = ls.CHUNK
+    ls.CHUNK = chunk
+    try:
+        got = ls.scan_path(str(path))
+    finally:
+        ls.CHUNK = old
+    whole = ls.first_error(data, kind="app") if data else None
+    assert (got and (got.line, got.offset, got.label, got.strong)) == (
+        whole and (whole.line, whole.offset, whole.label, whole.strong))

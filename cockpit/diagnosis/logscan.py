@@ -211,29 +211,36 @@ CHUNK = 32 << 20  # bytes read at a time by scan_path/iter_path: memory flat in 
 LONG_LINE = 128 << 20  # a single line longer than this is scanned in pieces
 
 
-def _chunks(fh, chunk: int = CHUNK) -> Iterator[tuple[int, int, bytes]]:
+def _chunks(fh, chunk: int = CHUNK) -> Iterator[tuple[int, int, bytearray]]:
     """(byte offset, 1-based line number, bytes) pieces of a file or pipe, cut after a newline.
 
     Plain reads, not mmap: a log truncated while it is scanned (logrotate copytruncate) would
-    kill the process with SIGBUS through a mapping, and pipes cannot be mapped at all.
+    kill the process with SIGBUS through a mapping, and pipes cannot be mapped at all. Each
+    piece is read straight into a fresh bytearray after the previous piece's partial last
+    line (``readinto``), and cut by truncation: no copy of the chunk itself.
     """
     base, line, carry = 0, 1, b""
     while True:
-        data = fh.read(chunk)
-        buf = carry + data if carry else data
-        if not data:
+        k = len(carry)
+        buf = bytearray(k + chunk)
+        buf[:k] = carry
+        with memoryview(buf) as mv, mv[k:] as dest:
+            n = fh.readinto(dest)
+        del buf[k + (n or 0):]
+        if not n:
             if buf:
                 yield base, line, buf
             return
         cut = buf.rfind(b"\n") + 1
         if cut == 0 and len(buf) < max(4 * chunk, LONG_LINE):
-            carry = buf  # one very long line: keep reading up to a bound, then cut anyway
+            carry = bytes(buf)  # one very long line: keep reading up to a bound, then cut anyway
             continue
         cut = cut or len(buf)
-        piece, carry = buf[:cut], buf[cut:]
-        yield base, line, piece
-        base += len(piece)
-        line += piece.count(b"\n")
+        carry = bytes(buf[cut:])
+        del buf[cut:]
+        yield base, line, buf
+        base += len(buf)
+        line += buf.count(b"\n")
 
 
 def _shift(hit: ScanHit, base: int, line: int) -> ScanHit:
@@ -247,16 +254,43 @@ def scan_path(path: str, kind: str | None = None) -> ScanHit | None:
     Empty input -> None. Raises OSError if the file cannot be opened.
     """
     kind = kind or guess_kind(path)
+    strong_rx, any_rx = _combined(kind, True), _combined(kind, None)
     weak: ScanHit | None = None
+    nccl: tuple[int, int, ScanHit, bytes] | None = None  # a strong NCCL hit whose lookahead crosses the piece
     with open(path, "rb") as fh:
         for base, line, piece in _chunks(fh, CHUNK):
-            hit = first_error(piece, kind=kind)
-            if hit is None:
+            if nccl is not None:  # the CUDA failure it wraps may be in the next pieces' first bytes
+                at, at_line, hit, tail = nccl
+                tail += bytes(piece[:_NCCL_LOOKAHEAD])
+                end = tail.find(b"\n")
+                if end >= 0 and len(tail) - end > _NCCL_LOOKAHEAD:
+                    return _shift(_nccl_cause(tail, replace(hit, line=1, offset=0), kind), at, at_line)
+                nccl = (at, at_line, hit, tail)
                 continue
-            hit = _shift(hit, base, line)
-            if hit.strong:
-                return hit
-            weak = weak or hit
+            # One regex pass per piece, same result as first_error over the whole file: strong
+            # and weak patterns together until the first weak hit, strong ones only after it.
+            start, start_line = 0, 1
+            rx = any_rx if weak is None else strong_rx
+            while rx is not None:
+                hit = next(_search(piece, rx, kind, start, start_line, 0), None)
+                if hit is None:
+                    break
+                if hit.strong:
+                    end = piece.find(b"\n", hit.offset)
+                    if hit.label == "nccl_communication_error" and (end < 0 or len(piece) - end <= _NCCL_LOOKAHEAD):
+                        nccl = (base + hit.offset, line + hit.line - 1, hit, bytes(piece[hit.offset:]))
+                        break
+                    return _shift(_nccl_cause(piece, hit, kind), base, line)
+                weak = _shift(hit, base, line)
+                nl = piece.find(b"\n", hit.offset)
+                if nl < 0:
+                    break
+                start, start_line, rx = nl + 1, hit.line + 1, strong_rx
+            if nccl is not None:
+                continue
+    if nccl is not None:  # the file ended within the lookahead
+        at, at_line, hit, tail = nccl
+        return _shift(_nccl_cause(tail, replace(hit, line=1, offset=0), kind), at, at_line)
     return weak
 
 
