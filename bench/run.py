@@ -113,7 +113,7 @@ def bench_log(size_mib: int) -> list[Row]:
         raise RuntimeError(r.stderr[-2000:] + r.stdout[-2000:])
     out = r.stdout
     grep = float(re.search(r"grep -n -m1 -E \(LC_ALL=C\):\s+([\d.]+) s", out).group(1))  # type: ignore[union-attr]
-    ours = float(re.search(r"first_error \(mmap\):\s+([\d.]+) s", out).group(1))  # type: ignore[union-attr]
+    ours = float(re.search(r"first_error \(scan_path\):\s+([\d.]+) s", out).group(1))  # type: ignore[union-attr]
     mem = re.search(r"scanner memory:\s+(.*)", out).group(1)  # type: ignore[union-attr]
     anon = re.search(r"anonymous (\d+) MiB", mem)
     return [
