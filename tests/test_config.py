@@ -107,3 +107,23 @@ def test_utf8_bom_is_accepted(tmp_path):
     with pytest.raises(ConfigError) as exc:
         load_config(p)
     assert exc.value.line == 4 and "port" in str(exc.value)
+
+
+def test_check_config_reports_unset_modelarts_keys_and_still_checks_the_cluster(tmp_path):
+    """Unset AK/SK variables are one FAILS line for that project, not an abort before the clusters."""
+    import os
+
+    empty = tmp_path / "bin"
+    empty.mkdir()  # no squeue on PATH: the cluster is checked and fails for its own reason
+    p = write(tmp_path, '[clusters.here]\ntransport = "local"\n\n'
+              '[modelarts.prod]\nregion = "cn-north-4"\nproject_id = "p1"\nak_env = "NO_SUCH_AK"\nsk_env = "NO_SUCH_SK"\n')
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_SUCH_AK", "NO_SUCH_SK")}
+    env["PATH"] = f"{empty}{os.pathsep}{os.path.dirname(sys.executable)}"
+    res = subprocess.run([sys.executable, "-m", "cockpit", "check-config", "--config", str(p), "--timeout", "10"],
+                         capture_output=True, text=True, timeout=60, env=env)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    out = res.stdout.splitlines()
+    prod = next(ln for ln in out if "modelarts prod" in ln)
+    here = next(ln for ln in out if "cluster here" in ln)
+    assert "FAILS [config]" in prod and "NO_SUCH_AK" in prod
+    assert "FAILS" in here and "[config]" not in here  # polled, failed on its own (no squeue)

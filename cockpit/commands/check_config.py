@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import os
 
+from cockpit.errors import UserError
 from cockpit.text import clean
 
 
@@ -51,9 +52,18 @@ def run(args: argparse.Namespace) -> int:
         for ln in lines.values():
             print(f"  {ln}")
         return 0
-    sources = build_sources(config)
-    snaps = asyncio.run(poll_all(sources, args.timeout))
-    bad = 0
+    # One source at a time: a ModelArts entry whose key variables are unset must not stop the
+    # check of the clusters (each problem gets its own FAILS line).
+    sources, bad = [], 0
+    for kind, names in (("clusters", list(config.clusters)), ("modelarts", list(config.modelarts))):
+        for name in names:
+            try:
+                sources += build_sources(config, clusters=[name] if kind == "clusters" else [],
+                                         modelarts=[name] if kind == "modelarts" else [])
+            except UserError as exc:
+                bad += 1
+                print(f"  {lines.get(name, name)}: FAILS [config] {clean(str(exc), 300)}")
+    snaps = asyncio.run(poll_all(sources, args.timeout)) if sources else []
     for snap in snaps:
         if snap.error:
             bad += 1
