@@ -133,3 +133,34 @@ async def test_filter_keeps_the_cursor_on_its_row_and_esc_restores_all():
         assert table.cursor_key == "20005" and table.rows[table.cursor].key == "20005"
         table.set_filter("")
         assert table.row_count == 30_000 and table.cursor_key == "20005"
+
+
+async def test_queue_filter_takes_squeue_state_codes():
+    """Operators type squeue's compact codes: `/pd` finds PENDING jobs, `/oom` OUT_OF_MEMORY ones,
+    though the table spells states out."""
+    from datetime import UTC, datetime
+
+    from cockpit.widgets.rows import JOB_COLUMNS, job_rows
+
+    from cockpit.model import SlurmJob, Snapshot
+
+    now = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)
+    jobs = tuple(SlurmJob(job_id=str(i), name=f"run{i}", user="alice", partition="gpu", state=s, reason="None")
+                 for i, s in enumerate(["PENDING", "RUNNING", "OUT_OF_MEMORY", "PENDING", "COMPLETED"]))
+    rows = job_rows(Snapshot("hpc", "slurm", now, jobs=jobs), {}, now)
+
+    class QueueApp(App):
+        def compose(self) -> ComposeResult:
+            yield VirtualTable(JOB_COLUMNS, id="t")
+
+    app = QueueApp()
+    async with app.run_test(size=(140, 20)) as pilot:
+        table = app.query_one(VirtualTable)
+        table.set_rows(rows)
+        table.set_filter("PD")
+        await pilot.pause()
+        assert sorted(r.cells[0] for r in table.rows) == ["0", "3"]
+        assert not any("PD" in line for line in screen_text(table))  # matched, not shown
+        table.set_filter("oom")
+        await pilot.pause()
+        assert [r.cells[0] for r in table.rows] == ["2"]

@@ -13,6 +13,7 @@ from datetime import datetime
 from cockpit.model import SEVERITY_RANK, Finding, Incident, Snapshot
 
 from .fmt import (
+    JOB_STATE_SHORT,
     SEVERITY_MARK,
     SEVERITY_STYLE,
     age,
@@ -100,7 +101,7 @@ def job_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> RowList:
     # grouping is a stable bucket pass instead of a sort with a key tuple per job.
     buckets: dict[int, list[Row]] = {}
     src = snapshot.source
-    per_state: dict[str, tuple[bool, bool, int, str]] = {}
+    per_state: dict[str, tuple[bool, bool, int, str, str]] = {}
     styles_for: dict[tuple[str, str], tuple[str, ...]] = {}
     waited: dict[datetime, tuple[int, str]] = {}
     sizes: dict[tuple[int | None, int | None], str] = {}
@@ -108,8 +109,9 @@ def job_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> RowList:
         state = j.state
         st = per_state.get(state)
         if st is None:
-            st = per_state[state] = (state == "PENDING", j.is_active, _STATE_ORDER.get(state, 1), job_state_style(state))
-        pending, active, order, state_style = st
+            st = per_state[state] = (state == "PENDING", j.is_active, _STATE_ORDER.get(state, 1), job_state_style(state),
+                                     JOB_STATE_SHORT.get(state, "").lower())
+        pending, active, order, state_style, alias = st
         f = verdicts.get(("job", src, j.job_id))
         if f is None:
             title, vstyle, rank = "", "", 3
@@ -142,7 +144,7 @@ def job_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> RowList:
         rows = buckets.get(bucket)
         if rows is None:
             rows = buckets[bucket] = []
-        rows.append(Row(row_key(src, j.job_id), cells, styles, sort))
+        rows.append(Row(row_key(src, j.job_id), cells, styles, sort, alias))
     out: list[Row] = []
     for b in sorted(buckets):
         out.extend(buckets[b])

@@ -50,13 +50,15 @@ class Row:
     """One table row. ``key`` identifies it across refreshes (cursor stays on it).
 
     ``styles`` is a per-cell Rich style string ("" = default); ``sort`` optional
-    per-column sort values (defaults to the cell text).
+    per-column sort values (defaults to the cell text); ``alias`` extra lower-case text the
+    filter matches without showing it (squeue's compact state code: ``pd`` finds PENDING).
     """
 
     key: str
     cells: tuple[str, ...]
     styles: tuple[str, ...] = ()
     sort: tuple[object, ...] | None = None
+    alias: str = ""
 
 
 class RowList(list):
@@ -71,7 +73,8 @@ class RowList(list):
 
 
 def _search_text(row: Row) -> str:
-    return "\x1f".join(row.cells).lower()
+    text = "\x1f".join(row.cells).lower()
+    return f"{text}\x1f{row.alias}" if row.alias else text
 
 
 def prepare_rows(rows: list[Row]) -> RowList:
