@@ -203,12 +203,13 @@ class EvidenceCache:
         """
         todo = list(subjects) if subjects is not None else self.missing(snap)
         self.errors = []
+        prints = _fingerprints(snap, todo)  # one pass over the queue, not one per subject
 
         def keep(subject: Subject, got: Artifacts | BaseException) -> None:
             if isinstance(got, BaseException):
                 self.errors.append(f"{source.name}: evidence for {subject}: {got}")
                 got = Artifacts()
-            self._store[subject] = (_fingerprint(snap, subject), got)
+            self._store[subject] = (prints[subject], got)
 
         batch = getattr(source, "evidence", None)
         if todo and callable(batch):
@@ -236,3 +237,14 @@ class EvidenceCache:
         for key in [k for k in self.memo if k[0] not in self._store]:
             del self.memo[key]
         return self.cached(snap)
+
+
+async def refresh_and_diagnose(source, snap: Snapshot, cache: EvidenceCache,
+                               now: datetime | None = None) -> list[Finding]:
+    """One poll's findings for the CLI commands (incidents, diagnose, watch): fetch what
+    evidence ``cache`` is missing for ``snap`` through ``source``, then diagnose the site with
+    it in a thread (``now`` defaults to ``snap.taken_at``). A failed poll fetches nothing and
+    gets the engine's findings about the failure. Never raises for evidence: fetch failures
+    are in ``cache.errors``."""
+    evidence = await cache.refresh(source, snap) if snap.ok else {}
+    return await asyncio.to_thread(diagnose_with_evidence, snap, evidence, now or snap.taken_at, cache.memo)

@@ -227,7 +227,7 @@ def _site(args: argparse.Namespace) -> int:
 async def _site_findings(args: argparse.Namespace,
                          taken: list[datetime] | None = None) -> tuple[list[Finding], list[Incident]]:
     from cockpit.diagnosis.engine import correlate, sort_key
-    from cockpit.enrich import EvidenceCache, diagnose_with_evidence
+    from cockpit.enrich import EvidenceCache, refresh_and_diagnose
     from cockpit.sources.factory import select_sources
 
     sources = select_sources(args)
@@ -239,8 +239,7 @@ async def _site_findings(args: argparse.Namespace,
                 taken.append(snap.taken_at)  # the site's clock (the demo's is not the wall clock)
             # failed jobs, sick nodes, stuck training jobs: their evidence names the cause
             cache = EvidenceCache(budget=MAX_DEEPEN, concurrency=8, timeout=args.timeout)
-            evidence = await cache.refresh(s, snap)
-            findings.extend(diagnose_with_evidence(snap, evidence, snap.taken_at))
+            findings.extend(await refresh_and_diagnose(s, snap, cache))
     finally:
         for s in sources:
             await s.close()

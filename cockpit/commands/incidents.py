@@ -39,7 +39,7 @@ async def collect(sources: list, now_fn=None,
     ``taken`` (optional) is filled with source name -> the snapshot's ``taken_at``: the "now" of
     that source's ages (the demo's clock is not the wall clock).
     """
-    from cockpit.enrich import EvidenceCache, diagnose_with_evidence
+    from cockpit.enrich import EvidenceCache, refresh_and_diagnose
 
     errors: list[str] = []
     findings: list[Finding] = []
@@ -52,9 +52,8 @@ async def collect(sources: list, now_fn=None,
         if taken is not None:  # only sources that answered
             taken[src.name] = snap.taken_at
         cache = EvidenceCache(budget=MAX_ARTIFACTS, concurrency=8)
-        evidence = await cache.refresh(src, snap)
+        findings.extend(await refresh_and_diagnose(src, snap, cache))
         errors.extend(cache.errors)
-        findings.extend(diagnose_with_evidence(snap, evidence, snap.taken_at))
 
     try:
         await asyncio.gather(*(one(s) for s in sources))

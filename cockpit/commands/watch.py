@@ -105,30 +105,18 @@ def save_state(path: Path, active: dict[str, list[str]]) -> None:
 # --------------------------------------------------------------------------- running
 
 
-def _diagnose(snap: Snapshot, now: datetime, evidence: dict | None = None, memo: dict | None = None) -> list[Finding]:
+async def _findings(source, snap: Snapshot, cache, now: datetime) -> list[Finding]:
     """Findings with the evidence fetched for failed jobs / sick nodes (cockpit.enrich), so an
-    alert names the cause ("command not found") as the TUI does, not the symptom ("non-zero exit")."""
+    alert names the cause ("command not found") as the TUI does, not the symptom ("non-zero
+    exit"). A failed poll has none here: the watcher reports the outage itself."""
     if not snap.ok:
         return []
-    from cockpit.enrich import diagnose_with_evidence
+    from cockpit.enrich import refresh_and_diagnose
 
-    return diagnose_with_evidence(snap, evidence or {}, now, memo)
-
-
-def _evidence_cache(budget: int | None = None):
-    from cockpit.enrich import EvidenceCache
-
-    return EvidenceCache() if budget is None else EvidenceCache(budget=budget, concurrency=8)
-
-
-async def _evidence(cache, source, snap: Snapshot) -> dict:
-    """Evidence for ``snap`` (bounded per poll by the cache's budget); never raises."""
-    if not snap.ok:
-        return {}
-    evidence = await cache.refresh(source, snap)
+    findings = await refresh_and_diagnose(source, snap, cache, now)
     for err in cache.errors:
         print(f"cockpit: {err}", file=sys.stderr)
-    return evidence
+    return findings
 
 
 def _printer(as_json: bool) -> Callable[[Alert], None]:
@@ -153,15 +141,15 @@ async def watch_once(sources: list, watcher: Watcher, clock: Callable[[], dateti
                      previous: dict[str, list[str]]) -> tuple[list[Alert], dict[str, list[str]]]:
     """Poll each source once; returns (alerts that fired, the new active-condition state)."""
     from cockpit.commands.incidents import MAX_ARTIFACTS
+    from cockpit.enrich import EvidenceCache
 
     snaps = await asyncio.gather(*(_poll(s) for s in sources))
-    caches = [_evidence_cache(MAX_ARTIFACTS) for _ in sources]
-    evidence = await asyncio.gather(*(_evidence(c, s, snap) for c, s, snap in zip(caches, sources, snaps, strict=True)))
+    now = clock()
+    found = await asyncio.gather(*(_findings(s, snap, EvidenceCache(budget=MAX_ARTIFACTS, concurrency=8), now)
+                                   for s, snap in zip(sources, snaps, strict=True)))
     fired: list[Alert] = []
     active = dict(previous)
-    for snap, ev in zip(snaps, evidence, strict=True):
-        now = clock()
-        findings = await asyncio.to_thread(_diagnose, snap, now, ev)
+    for snap, findings in zip(snaps, found, strict=True):
         conds = current_conditions(snap, findings, now, watcher)
         fresh = new_conditions(conds, previous.get(snap.source, ()))
         if snap.ok:
@@ -175,13 +163,14 @@ async def watch_once(sources: list, watcher: Watcher, clock: Callable[[], dateti
 async def watch_loop(sources: list, watcher: Watcher, clock: Callable[[], datetime], emit: Callable[[Alert], None]) -> None:
     """Poll each source on its interval forever; transitions as in the TUI."""
 
+    from cockpit.enrich import EvidenceCache
+
     async def one(source) -> None:
-        cache = _evidence_cache()  # kept across polls: each failure's evidence is fetched once
+        cache = EvidenceCache()  # kept across polls: each failure's evidence is fetched once
         while True:
             snap = await _poll(source)
-            evidence = await _evidence(cache, source, snap)
             now = clock()
-            findings = await asyncio.to_thread(_diagnose, snap, now, evidence, cache.memo)
+            findings = await _findings(source, snap, cache, now)
             for a in await asyncio.to_thread(watcher.observe, snap, findings, now):
                 emit(a)
             await asyncio.sleep(max(1.0, float(source.interval)))
