@@ -1396,15 +1396,21 @@ class SlurmSource:
         history). Failures are reported in ``commands`` under ``error: <what>``, never raised,
         except ValueError for a subject id that is not valid Slurm syntax.
         """
+        fetch = self._fetcher(subject, snapshot)
+        return Artifacts() if fetch is None else await self._shared((subject.kind, subject.id), fetch)
+
+    def _fetcher(self, subject: Subject, snapshot: Snapshot, **job_kw: Any) -> Callable[[], Any] | None:
+        """The evidence fetch of one job (``_job_artifacts`` with ``job_kw``) or node, after its id
+        is validated (ValueError); None for other kinds."""
         from functools import partial
 
         if subject.kind == "job":
             validate_job_id(subject.id)
-            return await self._shared((subject.kind, subject.id), partial(self._job_artifacts, subject.id, snapshot))
+            return partial(self._job_artifacts, subject.id, snapshot, **job_kw)
         if subject.kind == "node":
             validate_node_name(subject.id)
-            return await self._shared((subject.kind, subject.id), partial(self._node_artifacts, subject.id))
-        return Artifacts()
+            return partial(self._node_artifacts, subject.id)
+        return None
 
     async def evidence(self, subjects: Iterable[Subject], snapshot: Snapshot, *, concurrency: int = 4,
                        timeout: float = 30.0) -> dict[Subject, Artifacts | BaseException]:
@@ -1418,7 +1424,6 @@ class SlurmSource:
         ValueError; a timeout); never raises itself.
         """
         import asyncio
-        from functools import partial
 
         from cockpit.sources.slurm_commands import sacct_argv
 
@@ -1437,14 +1442,9 @@ class SlurmSource:
         async def one(s: Subject) -> None:
             async with sem:
                 try:
-                    if s.kind == "job":
-                        validate_job_id(s.id)
-                        # None (fetched, then forgotten, since the batch was cut): its own sacct
-                        fetch = partial(self._job_artifacts, s.id, snapshot, acct.get(s.id), with_history=False)
-                    elif s.kind == "node":
-                        validate_node_name(s.id)
-                        fetch = partial(self._node_artifacts, s.id)
-                    else:
+                    # acct_out None (fetched, then forgotten, since the batch was cut): its own sacct
+                    fetch = self._fetcher(s, snapshot, acct_out=acct.get(s.id), with_history=False)
+                    if fetch is None:
                         out[s] = Artifacts()
                         return
                     out[s] = await asyncio.wait_for(self._shared((s.kind, s.id), fetch), timeout)
