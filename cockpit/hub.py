@@ -29,7 +29,6 @@ from cockpit.widgets.table import Row
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], datetime]
-_SIZED_STATES = frozenset({"OUT_OF_MEMORY", "TIMEOUT"})  # jobs whose remedy is sized from sacct history
 
 
 def _utcnow() -> datetime:
@@ -398,16 +397,14 @@ class Hub:
     async def _with_history(self, st: SourceState, subject: Subject, arts: Artifacts) -> Artifacts:
         """``arts`` with the sacct history of an OUT_OF_MEMORY/TIMEOUT job (background evidence
         has none: it sizes the --mem/--time remedy on drill-down only)."""
+        from cockpit.watch.rightsize import sizing_subject
+
         if subject.kind != "job" or arts.history:
             return arts
-        job = self.lookup(subject)
-        head = next((r for r in arts.acct if r.step == ""), None)
-        state = head.state if head is not None and head.state in _SIZED_STATES else getattr(job, "state", "")
-        if state not in _SIZED_STATES:
+        sized = sizing_subject(self.lookup(subject), arts.acct)
+        if sized is None:
             return arts
-        user = getattr(job, "user", "") or (head.user if head else "")
-        name = getattr(job, "name", "") or (head.job_name if head else "")
-        rows = await self.history(st.name, user, name)
+        rows = await self.history(st.name, *sized)
         return dataclasses.replace(arts, history=tuple(rows)) if rows else arts
 
     async def history(self, source: str, user: str, name: str) -> tuple:

@@ -137,7 +137,7 @@ class _Pass:
             got = _match(hay, seq[self.pos:end], self.needle)
             if got:
                 self.found.extend(got)
-                self.rows.extend(itemgetter(*got)(every) if len(got) > 1 else (every[got[0]],))
+                self.rows.extend(_pick(every, got))
             budget -= end - self.pos
             if end == len(seq):
                 self.todo.pop(0)

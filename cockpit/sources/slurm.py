@@ -1087,7 +1087,6 @@ def parse_sacct_json(text: str, tz: tzinfo = UTC) -> tuple[list[AcctRecord], lis
 # Validators live in cockpit.safety (one place); re-exported here for older imports.
 _JOB_ID_RE, _NODE_RE, _USER_RE = JOB_ID_RE, NODE_RE, USER_RE
 
-_SIZED_STATES = frozenset({"OUT_OF_MEMORY", "TIMEOUT"})  # artifacts carry sacct history for these
 STDOUT_TAIL = 1 << 20  # bytes of stdout/stderr handed to the engine
 CTLD_TAIL = 8 << 20  # bytes of slurmctld.log searched for a job's lines
 SLURMD_TAIL = 4 << 20  # bytes of slurmd.log searched for a job's lines
@@ -1522,16 +1521,13 @@ class SlurmSource:
         Only for those two states: their remedy is a --mem / --time, which history sizes.
         A failure lands in ``commands`` as ``error: sacct history``.
         """
-        head = next((r for r in acct if r.step == ""), None)
-        state = job.state if job is not None else (head.state if head else "")
-        if head is not None and head.state in _SIZED_STATES:
-            state = head.state
-        if state not in _SIZED_STATES:
+        from cockpit.watch.rightsize import sizing_subject
+
+        sized = sizing_subject(job, acct)
+        if sized is None:
             return ()
-        user = (job.user if job is not None else "") or (head.user if head else "")
-        name = (job.name if job is not None else "") or (head.job_name if head else "")
         try:
-            return tuple(await self.history(user, name))
+            return tuple(await self.history(*sized))
         except (ValueError, ParseError) as exc:  # a name sacct cannot take; nothing to size from
             commands["error: sacct history"] = str(exc)
         except Exception as exc:  # noqa: BLE001 - transport trouble must not lose the other evidence

@@ -56,6 +56,23 @@ class RightSize:
         return f"from {self.runs} run{'s' if self.runs != 1 else ''}: " + ", ".join(parts) if parts else "no usable history"
 
 
+SIZED_STATES = frozenset({"OUT_OF_MEMORY", "TIMEOUT"})  # ends whose remedy (--mem / --time) history sizes
+
+
+def sizing_subject(job: object, acct: Sequence[AcctRecord]) -> tuple[str, str] | None:
+    """(user, job name) whose past runs size the remedy of a job that ended OUT_OF_MEMORY or
+    TIMEOUT, else None. ``job``: the squeue ``SlurmJob`` or None; ``acct``: its sacct rows,
+    whose job row's state wins over squeue's (squeue may already show the job gone or requeued).
+    """
+    head = next((r for r in acct if r.step == ""), None)
+    state = head.state if head is not None and head.state in SIZED_STATES else getattr(job, "state", "")
+    if state not in SIZED_STATES:
+        return None
+    user = getattr(job, "user", "") or (head.user if head else "")
+    name = getattr(job, "name", "") or (head.job_name if head else "")
+    return user, name
+
+
 def round_mem_mib(mib: float) -> int:
     """Round up to 256 MiB below 1 GiB, 512 MiB below 4 GiB, 1 GiB below 64 GiB, then 4 GiB."""
     for limit, step in ((1024, 256), (4096, 512), (65536, 1024)):
