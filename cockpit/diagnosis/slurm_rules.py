@@ -64,6 +64,15 @@ _new_evidence = positional_constructor(Evidence)
 _new_finding = positional_constructor(Finding)
 
 
+def _memo(ctx: RuleContext, name: str) -> dict:
+    """A dict in the snapshot's rule cache (one per ``name``), for answers shared by many jobs.
+    Not ``setdefault(name, {})``: that allocates a dict per call, per job on the hot path."""
+    d = ctx.cache.get(name)
+    if d is None:
+        d = ctx.cache[name] = {}
+    return d
+
+
 def _job_subject(job_id: str, ctx: RuleContext) -> Subject:
     return _new_subject("job", ctx.snapshot.source, job_id, "")
 
@@ -72,9 +81,7 @@ def _node_subjects(job: SlurmJob, ctx: RuleContext) -> tuple[Subject, ...]:
     if not job.nodes:  # every pending job
         return ()
     # one shared (immutable) Subject per node and node list, not one per finding
-    by_list = ctx.cache.get("node_subjects")
-    if by_list is None:
-        by_list = ctx.cache["node_subjects"] = {}
+    by_list = _memo(ctx, "node_subjects")
     got = by_list.get(job.nodes)
     if got is None:
         by_node = ctx.cache.setdefault("node_subject", {})
@@ -187,9 +194,7 @@ def _acct_evidence(rows: list[AcctRecord]) -> list[Evidence]:
 def _state_evidence(job: SlurmJob, ctx: RuleContext) -> Evidence:
     """The job's squeue line as scontrol spells it: ``JobId=4 JobState=PENDING Reason=Priority ...``."""
     # Everything after the job id repeats across thousands of jobs: built once per distinct tail.
-    tails = ctx.cache.get("ev_tails")
-    if tails is None:
-        tails = ctx.cache["ev_tails"] = {}
+    tails = _memo(ctx, "ev_tails")
     key = (job.state, job.reason, job.exit_code, job.partition, job.node_list)
     tail = tails.get(key)
     if tail is None:
@@ -270,9 +275,7 @@ def impossible_request(job: SlurmJob, part: Partition | None, ctx: RuleContext) 
     if part is None:
         return []
     # ~50k pending jobs at a big site ask for a few hundred distinct shapes: one answer per shape
-    memo = ctx.cache.get("impossible")
-    if memo is None:
-        memo = ctx.cache["impossible"] = {}
+    memo = _memo(ctx, "impossible")
     key = (part.name, job.cpus, job.node_count, job.min_memory_mib, job.mem_per_cpu, job.time_limit_s)
     got = memo.get(key)
     if got is None:
@@ -323,9 +326,7 @@ def job_rules(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
 def _will_run(reason: str, ctx: RuleContext) -> tuple[str, str, str] | None:
     """(base reason, cause, text) when ``reason`` is a plain "will run" one (Priority, Resources,
     ...) that only an impossible request overrides; None otherwise. Cached per reason string."""
-    memo = ctx.cache.get("will_run_reason")
-    if memo is None:
-        memo = ctx.cache["will_run_reason"] = {}
+    memo = _memo(ctx, "will_run_reason")
     if reason not in memo:
         base = reason.split(",")[0].strip()
         wr = _WILL_RUN.get(base)
@@ -421,9 +422,7 @@ def _pending(job: SlurmJob, ctx: RuleContext) -> Iterator[Finding]:
 def _will_run_finding(job: SlurmJob, ctx: RuleContext, wr: tuple[str, str, str]) -> Finding:
     # Tens of thousands of "will run" jobs at a big site share a handful of (reason, expected
     # start) pairs: their title and explanation are built once per snapshot and shared.
-    texts = ctx.cache.get("will_run_text")
-    if texts is None:
-        texts = ctx.cache["will_run_text"] = {}
+    texts = _memo(ctx, "will_run_text")
     base = wr[0]
     key = (base, job.start_time)
     got = texts.get(key)
