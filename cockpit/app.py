@@ -91,6 +91,23 @@ class CockpitApp(App[int]):
         # where `x` in the incident view writes its Markdown ([ui] export_dir); None: the cwd
         self.export_dir = export_dir
 
+    def get_driver_class(self):
+        """Where Textual would pick its ``LinuxDriver``, our subclass whose input thread sleeps
+        until a key instead of waking 10x/s (cockpit.driver); Windows, or a driver named by
+        ``TEXTUAL_DRIVER``, is left alone. Headless runs never ask: ``run(headless=True)`` and
+        ``run_test`` use Textual's ``HeadlessDriver`` whatever this returns."""
+        from textual import constants
+
+        driver_class = super().get_driver_class()
+        stock = driver_class.__module__ == "textual.drivers.linux_driver" and driver_class.__name__ == "LinuxDriver"
+        if stock and constants.DRIVER is None:
+            try:
+                from cockpit.driver import CockpitDriver
+            except Exception:  # a Textual whose internals moved: the stock driver still works
+                return driver_class
+            return CockpitDriver
+        return driver_class
+
     def get_line_filters(self):
         """Under ``NO_COLOR``, severity/state colours become bold/reverse first (widgets.nocolor)."""
         filters = super().get_line_filters()
