@@ -85,6 +85,25 @@ def test_column_pass_equals_row_by_row(monkeypatch, chunk):
     assert all(isinstance(j, SlurmJob) for j in jobs)
 
 
+@pytest.mark.parametrize("chunk", [700, 1 << 20])
+def test_carry_across_polls_gives_what_a_fresh_parse_gives(monkeypatch, chunk):
+    """A poller hands parse_squeue its tables of the last poll: poll after poll (rows come,
+    go, change and turn malformed) the jobs and warnings equal a parse from scratch, and the
+    tables keep only values the latest output had."""
+    monkeypatch.setattr(slurm, "_CHUNK_CHARS", chunk)
+    carry: dict = {}
+    for seed in range(6):
+        text = _text(300, seed=seed % 3)  # polls 3-5 see outputs 0-2 again: all table hits
+        assert parse_squeue(text, UTC, carry) == parse_squeue(text, UTC)
+    late = _row(job_id="9", submit_time="2026-11-29T23:59:59")
+    parse_squeue(late + "\n", UTC, carry)
+    assert set(carry["submit_time"]) == {"2026-11-29T23:59:59", "2026-11-30T02:00:00", "N/A"}
+    # a value the last output rejected was not kept: the next poll warns about it again
+    bad = _row(job_id="10", state="RUN-NING")
+    for _ in range(2):
+        assert parse_squeue(late + "\n" + bad + "\n", UTC, carry)[1] == ["squeue: row 2 skipped: bad state 'RUN-NING'"]
+
+
 def test_warnings_name_the_row_across_chunks(monkeypatch):
     """Row numbers in warnings count data rows from the top, whichever chunk the row was in."""
     good = [_row(job_id=str(i)) for i in range(1, 40)]

@@ -71,42 +71,51 @@ class SourceStatus(Widget):
 
     def on_mount(self) -> None:
         # A repaint costs Textual ~3 ms (0.3 % of a core at 1 Hz, most of an idle cockpit):
-        # check once a second, repaint only when the line's text changed; ages under a
+        # check once a second, repaint only when what the line says changed; ages under a
         # minute move in 5 s steps, so a 15 s poll interval repaints ~3 times per poll.
-        self._shown = ""
+        self._drawn: tuple = ()
         self.set_interval(1.0, self._tick)
 
-    def _tick(self) -> None:
-        shown = self._shown  # render() records what it drew
-        if self.render().plain != shown:
-            self.refresh()
-
-    def render(self) -> Text:
+    def _state(self) -> tuple:
+        """What the line says, per source: (name, age bucket in s or None, stale, error,
+        failures, warnings, connecting). Cheap (~10 µs): the 1 Hz tick compares it with what
+        was drawn instead of building the Text (~0.4 ms a second)."""
         now = self.hub.clock()
-        out = Text(no_wrap=False, overflow="fold")
-        for i, st in enumerate(self.hub.states.values()):
-            if i:
-                out.append("  │  ", style="dim")
-            stale = st.stale(now)
-            out.append("● ", style="red" if st.error else "yellow" if stale else "green")
-            out.append(clean(st.name, 40), style="bold")
-            if st.snapshot is None and st.error is None:
-                out.append(" connecting…", style="dim")
-                continue
+        out = []
+        for st in self.hub.states.values():
             a = st.age_s(now)
             if a is not None and a < 60:
                 a -= a % 5
+            warnings = len(st.snapshot.warnings) if st.snapshot is not None else 0
+            connecting = st.snapshot is None and st.error is None
+            out.append((st.name, a, st.stale(now), st.error, st.failures, warnings, connecting))
+        return tuple(out)
+
+    def _tick(self) -> None:
+        if self._state() != self._drawn:
+            self.refresh()
+
+    def render(self) -> Text:
+        self._drawn = state = self._state()
+        out = Text(no_wrap=False, overflow="fold")
+        for i, (name, a, stale, error, failures, warnings, connecting) in enumerate(state):
+            if i:
+                out.append("  │  ", style="dim")
+            out.append("● ", style="red" if error else "yellow" if stale else "green")
+            out.append(clean(name, 40), style="bold")
+            if connecting:
+                out.append(" connecting…", style="dim")
+                continue
             out.append(f" {age(a)} ago" if a is not None else " no data yet")
             if stale:
-                out.append(" STALE", style="bold reverse red" if st.error else "bold reverse yellow")
-            if st.error is not None:
-                msg = clean(f"{st.error.kind}: {st.error.message}", 120)
+                out.append(" STALE", style="bold reverse red" if error else "bold reverse yellow")
+            if error is not None:
+                msg = clean(f"{error.kind}: {error.message}", 120)
                 out.append(f" {msg}", style="red")
-                if st.failures > 1:
-                    out.append(f" (×{st.failures}, retrying)", style="dim")
-            elif st.snapshot is not None and st.snapshot.warnings:
-                out.append(f" {len(st.snapshot.warnings)} warnings", style="yellow")
-        self._shown = out.plain
+                if failures > 1:
+                    out.append(f" (×{failures}, retrying)", style="dim")
+            elif warnings:
+                out.append(f" {warnings} warnings", style="yellow")
         return out
 
 

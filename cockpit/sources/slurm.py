@@ -352,21 +352,26 @@ _BAD_VALUE = (ValueError, ParseError, OverflowError)
 
 class _Memo(dict):
     """raw value -> ``fn(raw)``, computed on the first lookup (``memo[raw]``, a C-level dict hit
-    after that). A value ``fn`` rejects is not stored: the lookup gives None and sets ``bad``."""
+    after that). A value ``fn`` rejects is not stored: the lookup gives None and sets ``bad``.
+    ``prev``: the same column's table from the previous poll, consulted before ``fn`` (a job's
+    submit/start times, user, node list rarely change between polls)."""
 
-    __slots__ = ("fn", "bad")
+    __slots__ = ("fn", "bad", "prev")
 
-    def __init__(self, fn: Callable[[str], Any]) -> None:
+    def __init__(self, fn: Callable[[str], Any], prev: dict[str, Any] | None = None) -> None:
         super().__init__()
         self.fn = fn
         self.bad = False
+        self.prev = prev if prev is not None else {}
 
     def __missing__(self, raw: str) -> Any:
-        try:
-            v = self.fn(raw)
-        except _BAD_VALUE:
-            self.bad = True
-            return None
+        v = self.prev.get(raw, _MISS)
+        if v is _MISS:
+            try:
+                v = self.fn(raw)
+            except _BAD_VALUE:
+                self.bad = True
+                return None
         self[raw] = v
         return v
 
@@ -374,7 +379,10 @@ class _Memo(dict):
         """``memo[raw]`` that raises what ``fn`` raised."""
         v = self.get(raw, _MISS)
         if v is _MISS:
-            v = self[raw] = self.fn(raw)
+            v = self.prev.get(raw, _MISS)
+            if v is _MISS:
+                v = self.fn(raw)
+            self[raw] = v
         return v
 
 
@@ -469,11 +477,16 @@ def _line_chunks(text: str, size: int) -> Iterator[list[str]]:
             yield lines
 
 
-def parse_squeue(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmJob], list[str]]:
+def parse_squeue(text: str, tz: tzinfo = UTC,
+                 carry: dict[str, dict[str, Any]] | None = None) -> tuple[list[SlurmJob], list[str]]:
     """Parse ``squeue -o`` delimited output (``slurm_commands.SQUEUE_ARGV``).
 
     Separator ``\\x1f`` (or ``|``). A header line (``JOBID|PARTITION|...``) is used to
     map columns; without it the column order of ``SQUEUE_FIELDS`` is assumed.
+    ``carry``: the caller's dict of per-column tables (raw field -> cleaned value) from its
+    previous parse with the same ``tz``; read, then replaced by this parse's tables, so it
+    holds only values the latest output had (a poller passes the same dict every poll:
+    unchanged submit/start times and node lists are not parsed again).
     Returns (jobs, warnings). Raises ParseError when no row at all is usable.
     """
     # Hot path (100k rows per poll at a big site): rows are taken ~4k at a time column by
@@ -484,8 +497,9 @@ def parse_squeue(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmJob], list[str]
     warnings: list[str] = []
     memo: dict[str, _Memo] = {}
     shared: dict[Any, _Memo] = {}  # columns with one cleaner share its memo (the three times)
+    prev = carry if carry is not None else {}
     for k, fn in _sq_columns(tz).items():
-        memo[k] = shared.setdefault(fn, _Memo(fn))
+        memo[k] = shared.setdefault(fn, _Memo(fn, prev.get(k)))
     ix: dict[str, int] = {}
     ncols = 0
     row = 0
@@ -518,6 +532,11 @@ def parse_squeue(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmJob], list[str]
                 warnings.append(f"squeue: row {row} skipped: {exc}")
     if row and not jobs:
         raise ParseError(f"no usable row ({warnings[0] if warnings else 'empty'})", where="squeue")
+    if carry is not None:
+        for m in memo.values():
+            m.prev = {}  # the old tables die with this parse
+        carry.clear()
+        carry.update(memo)
     return jobs, warnings
 
 
@@ -1203,6 +1222,7 @@ class SlurmSource:
         self._inflight: Any = None
         self._cache: dict[tuple[str, str], Any] = {}
         self._detail: dict[str, SlurmJob] = {}  # job id -> scontrol show job (paths), until next poll
+        self._squeue_carry: dict[str, dict] = {}  # parse_squeue's per-column tables of the last poll
 
     # ------------------------------------------------------------------ commands
 
@@ -1286,7 +1306,7 @@ class SlurmSource:
         from cockpit import gcpolicy
 
         with gcpolicy.bulk():
-            jobs, w1 = parse_squeue(squeue_out, self.tz)
+            jobs, w1 = parse_squeue(squeue_out, self.tz, self._squeue_carry)
             nodes, w2 = parse_scontrol_nodes(nodes_out, self.tz)
             parts, w3 = parse_scontrol_partitions(parts_out)
         return jobs, w1, nodes, w2, parts, w3
