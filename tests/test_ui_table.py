@@ -164,3 +164,63 @@ async def test_queue_filter_takes_squeue_state_codes():
         table.set_filter("oom")
         await pilot.pause()
         assert [r.cells[0] for r in table.rows] == ["2"]
+
+
+def painted_text(table: VirtualTable) -> list[str]:
+    """The lines as the compositor gets them: through Textual's line cache, so a line that
+    changed but was not marked for repaint shows its old text here."""
+    from textual.geometry import Region
+
+    strips = table.render_lines(Region(0, 0, table.size.width, table.size.height))
+    return ["".join(seg.text for seg in strip) for strip in strips]
+
+
+async def test_a_poll_repaints_only_the_lines_that_changed():
+    import random
+
+    app = TableApp()
+    async with app.run_test(size=(80, 12)) as pilot:
+        table = app.query_one(VirtualTable)
+        table.focus()
+        table.set_rows(make_rows(40))
+        await pilot.pause()
+        drawn: list[int] = []
+        render_line = table.render_line
+        table.render_line = lambda y: drawn.append(y) or render_line(y)  # type: ignore[method-assign]
+        table.set_rows(make_rows(40))  # the same rows again: nothing to draw
+        await pilot.pause()
+        assert drawn == []
+        rows = make_rows(40)
+        rows[3] = Row("3", ("3", "job-3", "FAILED", "OOM"))
+        table.set_rows(rows)
+        await pilot.pause()
+        assert drawn == [4]  # header is line 0: row 3 is line 4
+        assert "FAILED" in painted_text(table)[4]
+        # polls that change cells, move the cursor, add/remove rows, scroll: what is painted
+        # is always what a full repaint would draw
+        rnd = random.Random(7)
+        for step in range(30):
+            n = rnd.choice([40, 40, 40, 39, 41])
+            rows = [Row(str(i), (str(i), f"job-{i}", rnd.choice(["PENDING", "RUNNING"]), f"t{rnd.randrange(3)}"))
+                    for i in range(n)]
+            table.set_rows(rows)
+            if step % 7 == 3:
+                await pilot.press(rnd.choice(["j", "k", "pagedown", "g"]))
+            await pilot.pause()
+            assert [ln.rstrip() for ln in painted_text(table)] == [ln.rstrip() for ln in screen_text(table)], step
+
+
+async def test_a_poll_that_only_recolours_a_row_repaints_it():
+    from textual.geometry import Region
+
+    app = TableApp()
+    async with app.run_test(size=(80, 12)) as pilot:
+        table = app.query_one(VirtualTable)
+        table.set_rows(make_rows(10))
+        await pilot.pause()
+        rows = make_rows(10)
+        rows[2] = Row(rows[2].key, rows[2].cells, ("bold red",) * 4)  # same text, now critical
+        table.set_rows(rows)
+        await pilot.pause()
+        line = table.render_lines(Region(0, 0, 80, 12))[3]
+        assert any(seg.style is not None and seg.style.bold for seg in line)
