@@ -13,6 +13,9 @@ only when needed:
 
 Everything else (4 KiB reads, incremental UTF-8 decoding, feed/tick ->
 ``process_message``, the final flush) is as in the stock loop.
+
+Measured on ``cockpit --demo`` in tmux: the input thread's wake-ups 104 -> 0 per 10 s
+idle, its CPU ~90 -> ~0 ms per idle minute.
 """
 
 from __future__ import annotations
