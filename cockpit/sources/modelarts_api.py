@@ -58,7 +58,11 @@ class ModelArtsApiError(Exception):
 
 @runtime_checkable
 class ModelArtsApi(Protocol):
-    """Blocking ModelArts v2 calls returning wire JSON (dict). Raise ModelArtsApiError."""
+    """Blocking ModelArts v2 calls returning wire JSON (dict). Raise ModelArtsApiError.
+
+    The source runs each call in a worker thread; an implementation that answers from
+    memory (the demo site) sets a class attribute ``blocking = False`` to be called on the
+    event loop instead."""
 
     def list_training_jobs(self, offset: int, limit: int) -> dict:
         """POST /training-job-searches: {total, count, items[JobResponse]} (limit <= 50)."""
