@@ -52,7 +52,15 @@ async def test_failing_source_keeps_last_good_data_and_says_stale(tmp_path):
         clock.now = NOW  # the source answers again with fresh data
         await app.hub.poll_once(st)
         await pilot.pause()
-        assert "STALE" not in str(app.screen.query_one(SourceStatus).render())
+        status = str(app.screen.query_one(SourceStatus).render())
+        assert "STALE" not in status and "ago" not in status
+        assert f"as of {NOW.astimezone():%H:%M:%S}" in status  # when the data was taken, local time
+        # no poll for over two intervals: the line turns STALE by itself (its 1 Hz check)
+        clock.now = NOW + timedelta(seconds=25)
+        await pilot.pause(1.3)
+        widget = app.screen.query_one(SourceStatus)
+        painted = "".join(seg.text for strip in widget.render_lines(widget.size.region) for seg in strip)
+        assert "(25s ago) STALE" in painted
 
 
 async def test_panes_share_one_poll_and_r_polls_again(tmp_path):

@@ -23,6 +23,18 @@ def frozen() -> datetime:
     return NOW
 
 
+@pytest.fixture(autouse=True)
+def utc_local_time(monkeypatch):
+    """The status line shows data times in the local zone: draw them in UTC on any machine."""
+    import time
+
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
 def demo_app(tmp_path) -> CockpitApp:
     return CockpitApp(
         demo_sources(7, clock=frozen),
