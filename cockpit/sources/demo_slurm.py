@@ -302,6 +302,10 @@ class SlurmCluster:
         for j in self.jobs:
             for n in j.nodes:
                 self.jobs_on_node.setdefault(n, []).append(j)
+        # node -> (start, end or None) of the jobs that ran on it, for LastBusyTime (the
+        # properties per job per node per poll were a third of a demo poll's generation)
+        self._spans = {n: [(j.start, j.end) for j in js if j.start is not None] for n, js in self.jobs_on_node.items()}
+        self._submitted_at: tuple[int, list[DemoJob]] = (-1, [])
         self._ctld = sorted(self._ctld_events(ctld_extra), key=lambda e: e[0])
         self._ctld_times = [e[0] for e in self._ctld]
         self._slurmd_extra: dict[str, list[tuple[float, str]]] = {}
@@ -334,10 +338,13 @@ class SlurmCluster:
     # ------------------------------------------------------------------ state
 
     def _submitted(self, t: int) -> list[DemoJob]:
-        """Jobs submitted at or before t (the others have no state yet), in job id order."""
-        jobs = self._by_submit[: bisect_right(self._submits, t)]
-        jobs.sort(key=_JOB_ID)
-        return jobs
+        """Jobs submitted at or before t (the others have no state yet), in job id order.
+        Shared by the commands of one poll (same second): do not mutate."""
+        if self._submitted_at[0] != t:
+            jobs = self._by_submit[: bisect_right(self._submits, t)]
+            jobs.sort(key=_JOB_ID)
+            self._submitted_at = (t, jobs)
+        return self._submitted_at[1]
 
     def visible_jobs(self, t: int) -> list[tuple[DemoJob, str]]:
         out = []
@@ -642,9 +649,8 @@ class SlurmCluster:
 
     def _last_busy(self, n: DemoNode, t: int) -> int:
         busy = n.slurmd_start
-        for j in self.jobs_on_node.get(n.name, ()):
-            if j.start is not None and j.start <= t:
-                end = j.end
+        for start, end in self._spans.get(n.name, ()):
+            if start <= t:
                 busy = max(busy, t if end is None or end > t else end)
         return busy
 
