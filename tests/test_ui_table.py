@@ -224,3 +224,31 @@ async def test_a_poll_that_only_recolours_a_row_repaints_it():
         await pilot.pause()
         line = table.render_lines(Region(0, 0, 80, 12))[3]
         assert any(seg.style is not None and seg.style.bold for seg in line)
+
+
+async def test_row_count_changes_keep_the_scrollbar_and_view_right():
+    app = TableApp()
+    async with app.run_test(size=(80, 12)) as pilot:
+        table = app.query_one(VirtualTable)
+        table.focus()
+        table.set_rows(make_rows(40))
+        await pilot.pause()
+        assert table.show_vertical_scrollbar
+        table.set_rows(make_rows(60))  # more rows, the scrollbar stays: its thumb shrinks
+        await pilot.pause()
+        assert table.vertical_scrollbar.window_virtual_size == 61
+        await pilot.press("G")
+        assert table.cursor_key == "59" and screen_text(table)[-1].startswith("59 ")
+        await pilot.press("k", "k", "k")
+        table.set_rows(make_rows(58))  # rows gone under the view: it moves up to the new end
+        await pilot.pause()
+        assert table.cursor_key == "56" and table.vertical_scrollbar.window_virtual_size == 59
+        assert int(table.scroll_y) == table.max_scroll_y
+        assert [ln.rstrip() for ln in painted_text(table)] == [ln.rstrip() for ln in screen_text(table)]
+        assert screen_text(table)[-1].startswith("57 ")
+        table.set_rows(make_rows(5))  # all rows fit: the scrollbar goes
+        await pilot.pause()
+        assert not table.show_vertical_scrollbar
+        table.set_rows(make_rows(40))
+        await pilot.pause()
+        assert table.show_vertical_scrollbar and table.vertical_scrollbar.window_virtual_size == 41

@@ -380,7 +380,7 @@ class VirtualTable(ScrollView, can_focus=True):
         self._matches = (p.needle, p.found)
         if len(p.found) == len(self._all):
             self._rows, self._view_idx = self._all, None
-        self.virtual_size = Size(self.size.width, len(self._rows) + 1)
+        self._set_virtual_height(len(self._rows) + 1)
         self.post_message(self.Filtered(self))
 
     def _rebuild(self, keep: str | None, before: _Window | None = None) -> None:
@@ -413,7 +413,7 @@ class VirtualTable(ScrollView, can_focus=True):
             rows = sorted(rows, key=lambda r: _sort_value(r, col), reverse=self._sort_reverse)
             self._view_idx = None
         self._rows = rows
-        self.virtual_size = Size(self.size.width, len(rows) + 1)
+        self._set_virtual_height(len(rows) + 1)
         index = 0
         if keep is not None:
             found = self._find(rows, keep)
@@ -421,6 +421,33 @@ class VirtualTable(ScrollView, can_focus=True):
         self._cursor_key = keep
         self._set_cursor(index, force=True, repaint=False)
         self._repaint(before)
+
+    def _set_virtual_height(self, height: int) -> None:
+        """``virtual_size`` for ``height`` lines (header + rows). Assigning it makes Textual
+        lay out the whole screen (~11-18 ms), after every poll that adds or ends a job. The
+        table's own height comes from CSS, so while the vertical scrollbar stays shown (or
+        stays away) only the scrollbar's thumb changes: update that alone."""
+        size = Size(self.size.width, height)
+        old = self.virtual_size
+        if size == old:
+            return
+        styles = self.styles
+        box = self.container_size.height
+        if (
+            not self.is_mounted or not box or size.width != old.width
+            or styles.overflow_x != "hidden" or styles.overflow_y != "auto"
+            or styles.height is None or styles.height.is_auto
+            or (size.height > box) != (old.height > box) or self.show_vertical_scrollbar != (old.height > box)
+        ):
+            self.virtual_size = size  # the scrollbar comes or goes: a layout it is
+            return
+        self.set_reactive(VirtualTable.virtual_size, size)
+        if self.show_vertical_scrollbar:
+            bar = self.vertical_scrollbar
+            bar.window_virtual_size = size.height
+            bar.refresh()
+        if self.scroll_y > self.max_scroll_y:  # rows went away under the bottom of the view
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
 
     def _window(self) -> _Window | None:
         """What the visible lines show: the frame (width, scroll position, row count, sort,
