@@ -87,21 +87,30 @@ def test_column_pass_equals_row_by_row(monkeypatch, chunk):
 
 @pytest.mark.parametrize("chunk", [700, 1 << 20])
 def test_carry_across_polls_gives_what_a_fresh_parse_gives(monkeypatch, chunk):
-    """A poller hands parse_squeue its tables of the last poll: poll after poll (rows come,
-    go, change and turn malformed) the jobs and warnings equal a parse from scratch, and the
-    tables keep only values the latest output had."""
+    """A poller hands parse_squeue what it kept from its last poll: poll after poll (rows
+    come, go, change and turn malformed, the header appears) the jobs and warnings equal a
+    parse from scratch, and the carry keeps only what the latest output had."""
     monkeypatch.setattr(slurm, "_CHUNK_CHARS", chunk)
-    carry: dict = {}
+    carry = slurm.SqueueCarry()
     for seed in range(6):
-        text = _text(300, seed=seed % 3)  # polls 3-5 see outputs 0-2 again: all table hits
+        text = _text(300, seed=seed % 3)  # polls 3-5 see outputs 0-2 again: every row known
         assert parse_squeue(text, UTC, carry) == parse_squeue(text, UTC)
+    again = parse_squeue(text, UTC, carry)[0]
+    assert all(a is b for a, b in zip(again, parse_squeue(text, UTC, carry)[0], strict=True))  # reused
     late = _row(job_id="9", submit_time="2026-11-29T23:59:59")
     parse_squeue(late + "\n", UTC, carry)
-    assert set(carry["submit_time"]) == {"2026-11-29T23:59:59", "2026-11-30T02:00:00", "N/A"}
+    assert set(carry.tables["submit_time"]) == {"2026-11-29T23:59:59", "2026-11-30T02:00:00", "N/A"}
+    assert list(carry.rows) == [late]
     # a value the last output rejected was not kept: the next poll warns about it again
     bad = _row(job_id="10", state="RUN-NING")
     for _ in range(2):
         assert parse_squeue(late + "\n" + bad + "\n", UTC, carry)[1] == ["squeue: row 2 skipped: bad state 'RUN-NING'"]
+    # the same row text under another column layout (another header) is parsed again, not reused
+    row = "9|debug|n9|alice|RUNNING|1:00|c9|None"
+    for cols in (["NAME", "USER"], ["USER", "NAME"]):
+        header = "|".join(["JOBID", "PARTITION", *cols, "STATE", "TIME", "NODELIST", "REASON"])
+        jobs, _ = parse_squeue(header + "\n" + row + "\n", UTC, carry)
+        assert (jobs[0].name, jobs[0].user) == (("n9", "alice") if cols[0] == "NAME" else ("alice", "n9"))
 
 
 def test_warnings_name_the_row_across_chunks(monkeypatch):

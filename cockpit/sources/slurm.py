@@ -477,16 +477,33 @@ def _line_chunks(text: str, size: int) -> Iterator[list[str]]:
             yield lines
 
 
+class SqueueCarry:
+    """What one poller's :func:`parse_squeue` keeps from its last parse for the next one:
+    per-column tables (raw field -> cleaned value) and, for the column layout it was parsed
+    with, each good row's text -> its :class:`SlurmJob`. Both hold only what the latest
+    output had (~40 MiB at 100k jobs): an unchanged row (a pending or ended job) is one dict
+    lookup next poll, an unchanged submit time or node list in a changed row is not parsed
+    again."""
+
+    __slots__ = ("tables", "rows", "layout")
+
+    def __init__(self) -> None:
+        self.tables: dict[str, dict[str, Any]] = {}
+        self.rows: dict[str, SlurmJob] = {}
+        self.layout: tuple = ()
+
+    def clear(self) -> None:
+        self.tables, self.rows, self.layout = {}, {}, ()
+
+
 def parse_squeue(text: str, tz: tzinfo = UTC,
-                 carry: dict[str, dict[str, Any]] | None = None) -> tuple[list[SlurmJob], list[str]]:
+                 carry: SqueueCarry | None = None) -> tuple[list[SlurmJob], list[str]]:
     """Parse ``squeue -o`` delimited output (``slurm_commands.SQUEUE_ARGV``).
 
     Separator ``\\x1f`` (or ``|``). A header line (``JOBID|PARTITION|...``) is used to
     map columns; without it the column order of ``SQUEUE_FIELDS`` is assumed.
-    ``carry``: the caller's dict of per-column tables (raw field -> cleaned value) from its
-    previous parse with the same ``tz``; read, then replaced by this parse's tables, so it
-    holds only values the latest output had (a poller passes the same dict every poll:
-    unchanged submit/start times and node lists are not parsed again).
+    ``carry``: a poller's :class:`SqueueCarry` from its previous parse with the same ``tz``
+    (it passes the same one every poll); read, then replaced by what this parse found.
     Returns (jobs, warnings). Raises ParseError when no row at all is usable.
     """
     # Hot path (100k rows per poll at a big site): rows are taken ~4k at a time column by
@@ -497,12 +514,15 @@ def parse_squeue(text: str, tz: tzinfo = UTC,
     warnings: list[str] = []
     memo: dict[str, _Memo] = {}
     shared: dict[Any, _Memo] = {}  # columns with one cleaner share its memo (the three times)
-    prev = carry if carry is not None else {}
+    prev = carry.tables if carry is not None else {}
     for k, fn in _sq_columns(tz).items():
         memo[k] = shared.setdefault(fn, _Memo(fn, prev.get(k)))
     ix: dict[str, int] = {}
     ncols = 0
     row = 0
+    old_rows: dict[str, SlurmJob] = {}  # last poll's good rows, when parsed with this layout
+    new_rows: dict[str, SlurmJob] | None = {} if carry is not None else None
+    layout: tuple = ()
     for lines in _line_chunks(text, _CHUNK_CHARS):
         if not ix:  # the first line: a header or the first row
             first = [f.strip() for f in lines[0].split(sep)]
@@ -514,29 +534,45 @@ def parse_squeue(text: str, tz: tzinfo = UTC,
             ncols = len(cols)
             # column -> field index; absent columns read the "" appended to every row
             ix = {name: ncols for _, name in SQUEUE_FIELDS} | {k: i for i, k in enumerate(cols) if k}
-        got = _jobs_from_chunk(lines, sep, ix, ncols, memo) if lines else []
+            layout = (sep, ncols, tuple(sorted(ix.items())))
+            if carry is not None and carry.layout == layout:
+                old_rows = carry.rows
+        known = list(map(old_rows.get, lines)) if old_rows else None
+        todo = [ln for ln, j in zip(lines, known, strict=True) if j is None] if known is not None else lines
+        got = _jobs_from_chunk(todo, sep, ix, ncols, memo) if todo else []
         if got is not None:
+            if known is not None:  # the unchanged rows' jobs, the parsed ones in the gaps
+                fresh = iter(got)
+                got = [j if j is not None else next(fresh) for j in known]
             jobs += got
             row += len(lines)
+            if new_rows is not None:
+                new_rows.update(zip(lines, got, strict=True))
             continue
-        for line in lines:
+        for i, line in enumerate(lines):
             row += 1
-            fields = line.split(sep)
-            if len(fields) != ncols:
-                warnings.append(f"squeue: row {row} has {len(fields)} fields, expected {ncols}: {line[:80]!r}")
-                continue
-            fields.append("")
-            try:
-                jobs.append(_job_from_fields(fields, ix, memo))
-            except _BAD_VALUE as exc:
-                warnings.append(f"squeue: row {row} skipped: {exc}")
+            job = known[i] if known is not None else None
+            if job is None:
+                fields = line.split(sep)
+                if len(fields) != ncols:
+                    warnings.append(f"squeue: row {row} has {len(fields)} fields, expected {ncols}: {line[:80]!r}")
+                    continue
+                fields.append("")
+                try:
+                    job = _job_from_fields(fields, ix, memo)
+                except _BAD_VALUE as exc:
+                    warnings.append(f"squeue: row {row} skipped: {exc}")
+                    continue
+            jobs.append(job)
+            if new_rows is not None:
+                new_rows[line] = job
     if row and not jobs:
         raise ParseError(f"no usable row ({warnings[0] if warnings else 'empty'})", where="squeue")
     if carry is not None:
         for m in memo.values():
             m.prev = {}  # the old tables die with this parse
-        carry.clear()
-        carry.update(memo)
+        carry.tables, carry.layout = memo, layout
+        carry.rows = new_rows if new_rows is not None else {}
     return jobs, warnings
 
 
@@ -1222,7 +1258,7 @@ class SlurmSource:
         self._inflight: Any = None
         self._cache: dict[tuple[str, str], Any] = {}
         self._detail: dict[str, SlurmJob] = {}  # job id -> scontrol show job (paths), until next poll
-        self._squeue_carry: dict[str, dict] = {}  # parse_squeue's per-column tables of the last poll
+        self._squeue_carry = SqueueCarry()  # what parse_squeue keeps from the last poll
 
     # ------------------------------------------------------------------ commands
 
