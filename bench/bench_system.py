@@ -7,8 +7,8 @@
   once without), plus ``python -X importtime`` offenders
   and whether any ``huaweicloudsdk*`` module is imported by the TUI's start-up path;
 * controller: a headless app against a config with one local cluster whose PATH has the
-  fake executables (interval 5 s), a failed job's screen and its log open; counts the
-  fakes' invocations.
+  fake executables (interval 5 s, ``--evidence failures|drill-down``), the dashboard alone,
+  then a failed job's screen and its log open; counts the fakes' invocations.
 
     python bench/bench_system.py idle|startup|controller [--seconds N] [--json]
 """
@@ -180,14 +180,15 @@ def startup(runs: int = 3) -> dict:
     }
 
 
-def controller(seconds: float, jobs: int = 1000) -> dict:
+def controller(seconds: float, jobs: int = 1000, evidence: str = "failures") -> dict:
     from bench.fake_slurm import count_calls, generate
 
     site = generate(f"/tmp/cockpit-fake-{jobs}", jobs, 10_000)
     os.environ["PATH"] = site.env()["PATH"]
     cfg_dir = Path(tempfile.mkdtemp(prefix="cockpit-bench-cfg-"))
     cfg = cfg_dir / "config.toml"
-    cfg.write_text(f'[clusters.fake]\ntransport = "local"\ninterval = 5\nslurmctld_log = "{site.slurmctld_log}"\n')
+    cfg.write_text(f'[clusters.fake]\ntransport = "local"\ninterval = 5\nslurmctld_log = "{site.slurmctld_log}"\n'
+                   f'evidence = "{evidence}"\n')
 
     async def run() -> dict:
         from cockpit.app import CockpitApp
@@ -216,7 +217,7 @@ def controller(seconds: float, jobs: int = 1000) -> dict:
         counts = count_calls(site)
         per_min = {k: round(v * 60 / elapsed, 1) for k, v in sorted(counts.items())}
         drill = {k: v - dash_counts.get(k, 0) for k, v in counts.items()}
-        return {"controller_window_s": elapsed, "polls": polls, "interval_s": 5, "calls": counts,
+        return {"controller_window_s": elapsed, "polls": polls, "interval_s": 5, "evidence": evidence, "calls": counts,
                 "calls_per_min": per_min, "screens": screens,
                 "dashboard_polls": dash_polls, "dashboard_calls": dash_counts,
                 "drilldown_polls": polls - dash_polls, "drilldown_calls": drill}
@@ -233,13 +234,15 @@ def main() -> int:
     ap.add_argument("what", choices=["idle", "startup", "controller"])
     ap.add_argument("--seconds", type=float, default=None)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--evidence", choices=["failures", "drill-down"], default="failures",
+                    help="controller: the cluster's evidence setting")
     args = ap.parse_args()
     if args.what == "idle":
         r = idle(args.seconds or 60)
     elif args.what == "startup":
         r = startup()
     else:
-        r = controller(args.seconds or 30)
+        r = controller(args.seconds or 30, evidence=args.evidence)
     print(json.dumps(r) if args.json else json.dumps(r, indent=1))
     return 0
 

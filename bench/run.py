@@ -172,6 +172,14 @@ def bench_controller(seconds: float) -> list[Row]:
     rows.append(("6 controller", f"job + log screens open ({r['drilldown_polls']} polls): sacct / scontrol show job per poll",
                  f"{jc.get('sacct', 0) / jp:.2f} / {jc.get('scontrol show job', 0) / jp:.2f}", "", "",
                  "drill-down: once, cached until the next poll", ok(jc.get("sacct", 0) / jp <= 2.0)))
+    d = child(str(BENCH / "bench_system.py"), "controller", "--seconds", str(seconds), "--evidence", "drill-down")
+    dp, dc = max(1, d["dashboard_polls"]), d["dashboard_calls"]
+    jp, jc = max(1, d["drilldown_polls"]), d["drilldown_calls"]
+    rows.append(("6 controller", f'`evidence = "drill-down"`: dashboard only ({d["dashboard_polls"]} polls), then job + log '
+                 f'screens ({d["drilldown_polls"]} polls): sacct / scontrol show job per poll',
+                 f"{dc.get('sacct', 0) / dp:.2f} / {dc.get('scontrol show job', 0) / dp:.2f}, then "
+                 f"{jc.get('sacct', 0) / jp:.2f} / {jc.get('scontrol show job', 0) / jp:.2f}", "", "",
+                 "sacct and log reads only on drill-down", ok(dc.get("sacct", 0) == 0 and dc.get("scontrol show job", 0) == 0)))
     return rows
 
 

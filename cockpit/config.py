@@ -16,6 +16,7 @@ Example::
     key = "~/.ssh/id_ed25519"
     known_hosts = "~/.ssh/known_hosts"
     interval = 15                # seconds, at least 5
+    evidence = "failures"        # or "drill-down": sacct/logs only for the job you open
 
     [modelarts.prod]
     region = "cn-north-4"
@@ -66,6 +67,9 @@ class ClusterConfig:
     insecure_ignore_host_key: bool = False
     connect_timeout: float = 10.0  # seconds
     command_timeout: float = 20.0  # seconds
+    # "failures": each poll fetches sacct/logs for newly failed jobs (one batched sacct), so
+    # the dashboard names causes; "drill-down": only for the job or node opened
+    evidence: str = "failures"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +126,7 @@ _CLUSTER_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "insecure_ignore_host_key": ((bool,), "boolean"),
     "connect_timeout": ((int, float), "number"),
     "command_timeout": ((int, float), "number"),
+    "evidence": ((str,), "string"),
 }
 _MODELARTS_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "region": ((str,), "string"),
@@ -274,6 +279,9 @@ def load_config(path: str | Path | None = None) -> Config:
             ZoneInfo(tz)
         except Exception:
             raise ld.error(f"{prefix}.timezone", f"unknown time zone {tz!r}") from None
+        evidence = v.get("evidence", "failures")
+        if evidence not in ("failures", "drill-down"):
+            raise ld.error(f"{prefix}.evidence", f"evidence must be 'failures' or 'drill-down', not {evidence!r}")
         clusters[name] = ClusterConfig(
             name=name,
             transport=transport,
@@ -293,6 +301,7 @@ def load_config(path: str | Path | None = None) -> Config:
             insecure_ignore_host_key=insecure,
             connect_timeout=ld.timeout(f"{prefix}.connect_timeout", v.get("connect_timeout", 10.0)),
             command_timeout=ld.timeout(f"{prefix}.command_timeout", v.get("command_timeout", 20.0)),
+            evidence=evidence,
         )
 
     modelarts: dict[str, ModelArtsConfig] = {}

@@ -189,7 +189,9 @@ class Hub:
                 await self.baselines.observe(st.source, snap, self.clock())
             except Exception:  # a baseline bug must not stop polling
                 log.exception("baselines for %s failed", st.name)
-        missing = await asyncio.to_thread(st.evidence.missing, snap)
+        # evidence for new failures in the background, unless the cluster wants it on drill-down only
+        background = getattr(st.source, "background_evidence", True)
+        missing = await asyncio.to_thread(st.evidence.missing, snap) if background else ()
         self._post(HubUpdated(st.name, self._new_critical(st.name, self.incidents, settled=not missing)))
         if missing:
             evidence = await st.evidence.refresh(st.source, snap, missing)

@@ -197,3 +197,44 @@ def test_scan_cache_is_bounded_by_the_text_it_holds():
     assert not calls  # the newest is still cached
     cache.get(("hits",), b"log 0", lambda: calls.append(1) or big)
     assert calls == [1]  # the oldest was evicted
+
+
+async def test_evidence_drill_down_only_fetches_nothing_in_the_background(tmp_path):
+    """``evidence = "drill-down"`` (issue 7's controller target to the letter): polls run
+    squeue and scontrol only; sacct and scontrol show job run for the job the operator opens."""
+    from cockpit.config import load_config
+    from cockpit.sources.factory import build_cluster
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[clusters.hpc]\ntransport = "local"\nevidence = "drill-down"\n')
+    assert build_cluster(load_config(cfg).clusters["hpc"]).background_evidence is False
+    cfg.write_text('[clusters.hpc]\ntransport = "local"\n')
+    assert build_cluster(load_config(cfg).clusters["hpc"]).background_evidence is True
+
+    src = demo_sources(7, clock=frozen)[0]
+    src.background_evidence = False
+    seen = _recording(src)
+    hub = Hub([src], clock=frozen)
+    st = hub.states[src.name]
+    for _ in range(2):
+        await hub.poll_once(st)
+    assert _sacct(seen) == [] and _show_job(seen) == []
+    assert {a[0] for a in seen} == {"squeue", "scontrol"}
+    oom = Subject("job", src.name, OOM_JOB)
+    dash = next(f for f in st.findings if f.subject == oom)
+    assert dash.title == "out of memory: ReqMem 64G on cn007"  # from squeue alone: no MaxRSS yet
+    arts, findings = await hub.artifacts(oom)  # the operator opens the job
+    assert len(_show_job(seen, OOM_JOB)) == 1 and any(OOM_JOB in ",".join(a) for a in _sacct(seen))
+    assert next(f for f in findings if f.subject == oom).title == "out of memory: MaxRSS 64.1G of ReqMem 64G on cn007"
+
+
+def test_evidence_setting_is_checked(tmp_path):
+    import pytest
+
+    from cockpit.config import load_config
+    from cockpit.errors import ConfigError
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[clusters.hpc]\ntransport = "local"\nevidence = "always"\n')
+    with pytest.raises(ConfigError, match="clusters.hpc.evidence"):
+        load_config(cfg)

@@ -51,6 +51,7 @@ def build_cluster(cfg: ClusterConfig, *, clock: Callable[[], datetime] | None = 
         slurmd_log=cfg.slurmd_log,
         storage_paths=cfg.storage_paths,
         command_timeout=cfg.command_timeout,
+        background_evidence=cfg.evidence == "failures",
     )
 
 

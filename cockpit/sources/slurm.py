@@ -1242,10 +1242,14 @@ class SlurmSource:
         slurmd_log: str = "/var/log/slurm/slurmd.log",
         storage_paths: tuple[str, ...] | list[str] = (),
         command_timeout: float = 20.0,
+        background_evidence: bool = True,
     ) -> None:
         from collections import Counter
 
         self.name = name
+        # False: evidence (sacct, scontrol show job, logs) only for what the operator opens
+        # (config ``evidence = "drill-down"``); the pollers fetch none for newly failed jobs
+        self.background_evidence = background_evidence
         self.transport = transport
         self.interval = interval
         self._clock = clock or (lambda: datetime.now(UTC))
