@@ -58,6 +58,9 @@ class Sshd:
             f"ListenAddress 127.0.0.1\nPort {self.port}\nHostKey {tmp}/ssh_host_ed25519_key\n"
             f"PidFile {tmp}/sshd.pid\nPermitRootLogin prohibit-password\nAuthorizedKeysFile {tmp}/authorized_keys\n"
             "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
+            # this test kills sessions: one killed in a login shell's `pyenv rehash` leaves its
+            # lock file, and every later login would wait 60 s for it (see lab/sshd-up.sh)
+            "SetEnv PYENV_REHASH_TIMEOUT=1\n"
             "Subsystem sftp internal-sftp\nLogLevel ERROR\n")
         self.proc: subprocess.Popen | None = None
         os.makedirs("/run/sshd", exist_ok=True)
@@ -78,6 +81,7 @@ class Sshd:
         """The server dies: the listener and every session process it forked (they setsid())."""
         if self.proc is not None and self.proc.poll() is None:
             doomed = _descendants(self.proc.pid)
+            rehashing = any(b"pyenv-rehash" in _cmdline(pid) for pid in doomed)
             self.proc.kill()
             self.proc.wait()
             for pid in doomed:
@@ -85,11 +89,21 @@ class Sshd:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+            if rehashing:  # a session died in ~/.bashrc's `pyenv rehash`: its lock would stay
+                root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+                (root / "shims" / ".pyenv-shim").unlink(missing_ok=True)
         self.proc = None
 
     def transport(self, **kw) -> SshTransport:
         return SshTransport("127.0.0.1", self.port, "root", self.key, str(self.known_hosts), connect_timeout=2,
                             ssh_config=False, max_backoff=1, **kw)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def _descendants(root: int) -> list[int]:
