@@ -123,6 +123,9 @@ class CockpitApp(App[int]):
         return DashboardScreen(self.banner)
 
     def on_mount(self) -> None:
+        # back from ctrl+z / SIGTSTP and `fg`: the terminal was cleared meanwhile, but only
+        # what changed since would be drawn (a screen of blank rows until each line changes)
+        self.app_resume_signal.subscribe(self, lambda _app: self.refresh(layout=True))
         if self.acks.load_error:
             self.notify(f"state file ignored: {self.acks.load_error}", severity="warning", markup=False)
         # pollers after the first frame: the first poll's threads (demo site, parsing) would

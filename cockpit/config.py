@@ -281,7 +281,7 @@ def load_config(path: str | Path | None = None) -> Config:
             raise ld.error(f"{prefix}.timezone", f"unknown time zone {tz!r}") from None
         evidence = v.get("evidence", "failures")
         if evidence not in ("failures", "drill-down"):
-            raise ld.error(f"{prefix}.evidence", f"evidence must be 'failures' or 'drill-down', not {evidence!r}")
+            raise ld.error(f"{prefix}.evidence", f"must be 'failures' or 'drill-down', not {evidence!r}")
         clusters[name] = ClusterConfig(
             name=name,
             transport=transport,

@@ -109,8 +109,12 @@ class CockpitDriver(LinuxDriver):
                     if key.fd == wake:
                         _drain(wake)
                         continue
-                    text = decode(os.read(tty, _READ_BYTES))
-                    if text:  # empty: piped stdin at EOF, or half a UTF-8 character
+                    data = os.read(tty, _READ_BYTES)
+                    if not data:  # stdin at end of file (< /dev/null): it stays readable
+                        selector.unregister(tty)  # forever; wait for quit alone, not at 100 % CPU
+                        continue
+                    text = decode(data)
+                    if text:  # empty: half a UTF-8 character so far
                         for event in parser.feed(text):
                             self.process_message(event)
                 for event in parser.tick():

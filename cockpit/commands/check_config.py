@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
                      f"known_hosts={c.known_hosts or 'NOT CHECKED'}"
         else:
             target = "local"
-        lines[c.name] = f"cluster {c.name}: {target}, every {c.interval:g} s"
+        lines[c.name] = f"cluster {c.name}: {target}, every {c.interval:g} s, evidence {c.evidence}"
     for m in config.modelarts.values():
         ak = "set" if os.environ.get(m.ak_env) else "missing"
         sk = "set" if os.environ.get(m.sk_env) else "missing"
