@@ -139,13 +139,15 @@ class IncidentStrip(Widget):
 
     def render(self) -> Text:
         acked = self.acked()
-        counts = {"critical": 0, "warning": 0, "info": 0}
+        # the hub's tally (built off the UI thread) minus the acknowledged: O(acks), not O(incidents)
+        tallied = self.hub.incident_tally
+        counts = {"critical": 0, "warning": 0, "info": 0} | tallied.counts
         n_acked = 0
-        for inc in self.hub.incidents:
-            if inc.key in acked:
+        for key in acked:
+            sev = tallied.severity.get(key)
+            if sev is not None:
+                counts[sev] -= 1
                 n_acked += 1
-            else:
-                counts[inc.severity] = counts.get(inc.severity, 0) + 1
         out = Text("Incidents ", style="bold")
         for sev in ("critical", "warning", "info"):
             n = counts[sev]
