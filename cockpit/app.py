@@ -62,6 +62,9 @@ class CockpitApp(App[int]):
         Binding("A", "alerts", "Alerts", show=False),  # listed in help (?); footer kept short
         Binding("r", "refresh", "Refresh"),
         Binding("question_mark", "help", "Help"),
+        # Textual turns the terminal's own ctrl+z off (raw mode): suspend to the shell as
+        # anywhere else; `fg` resumes with the screen drawn whole (on_mount)
+        Binding("ctrl+z", "suspend_process", "Suspend", show=False),
     ]
 
     def __init__(

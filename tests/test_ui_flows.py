@@ -108,6 +108,13 @@ async def test_filter_narrows_the_queue_and_esc_clears(tmp_path):
         assert "filter" in str(app.screen.query_one("#queue-title").render())
         await pilot.press("slash", "escape")
         assert queue.row_count == total
+        # a kept filter: esc on the table clears it (the title too) and stays on the dashboard
+        await pilot.press("slash", *OOM_JOB, "enter")
+        assert queue.row_count < total
+        await pilot.press("escape")
+        await pilot.pause()
+        assert queue.row_count == total and app.screen.focused is queue
+        assert "filter" not in str(app.screen.query_one("#queue-title").render())
 
 
 async def test_palette_jumps_to_a_job(tmp_path):

@@ -77,6 +77,15 @@ class CockpitScreen(Screen):
         self.refresh_data()
 
     def action_back(self) -> None:
+        table = self.focused
+        if isinstance(table, VirtualTable) and table.filter_text:
+            # a kept filter (/ … enter) goes first, as in k9s; the next esc goes back
+            table.set_filter("")
+            for bar in self.query(FilterBar):
+                if bar.target is table:
+                    bar.value = ""
+            table.post_message(VirtualTable.Filtered(table))  # pane titles drop "filter …"
+            return
         # the dashboard is the bottom of the stack (CockpitApp.get_default_screen): never pop it
         if len(self.app.screen_stack) > 1:
             self.app.pop_screen()

@@ -18,7 +18,8 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ("r", "poll every source now"),
         ("ctrl+p", "command palette: jump to a job id, node, training job, source"),
         ("?", "this help"),
-        ("esc", "back to the previous screen (cursor kept)"),
+        ("esc", "clear a kept filter, else back to the previous screen (cursor kept)"),
+        ("ctrl+z", "suspend to the shell (fg resumes)"),
     )),
     ("Tables", (
         ("j / k, ↑ / ↓", "move (also in findings, incidents, alerts and this help)"),
