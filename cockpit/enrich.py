@@ -66,23 +66,36 @@ def evidence_subjects(snap: Snapshot) -> list[Subject]:
     CANCELLED: a user's decision), unhealthy nodes (DRAIN/DOWN), training jobs that are not
     quietly Running/Completed.
     """
-    failed = [j for j in snap.jobs if j.state in FAILED_STATES]
+    failed = [j for j in snap.jobs if _job_wants(j)]
     failed.sort(key=lambda j: j.end_time.timestamp() if j.end_time else 0.0, reverse=True)
     out = [Subject("job", snap.source, j.job_id) for j in failed]
-    out += [Subject("node", snap.source, n.name) for n in snap.nodes if n.is_unhealthy]
+    out += [Subject("node", snap.source, n.name) for n in snap.nodes if _node_wants(n)]
     out += [Subject("training_job", snap.source, t.job_id, name=t.name) for t in snap.training_jobs
-            if t.phase not in QUIET_PHASES]
+            if _training_job_wants(t)]
     return out
+
+
+# Which rows' evidence can change a verdict (evidence_subjects, _wants_evidence)
+def _job_wants(j) -> bool:
+    return j.state in FAILED_STATES
+
+
+def _node_wants(n) -> bool:
+    return n.is_unhealthy
+
+
+def _training_job_wants(t) -> bool:
+    return t.phase not in QUIET_PHASES
 
 
 def _wants_evidence(snap: Snapshot, subject: Subject) -> bool:
     """``subject`` is one of :func:`evidence_subjects` of ``snap`` (one lookup, not the list)."""
     if subject.kind == "job":
-        return any(j.job_id == subject.id and j.state in FAILED_STATES for j in snap.jobs)
+        return any(j.job_id == subject.id and _job_wants(j) for j in snap.jobs)
     if subject.kind == "node":
-        return any(n.name == subject.id and n.is_unhealthy for n in snap.nodes)
+        return any(n.name == subject.id and _node_wants(n) for n in snap.nodes)
     if subject.kind == "training_job":
-        return any(t.job_id == subject.id and t.phase not in QUIET_PHASES for t in snap.training_jobs)
+        return any(t.job_id == subject.id and _training_job_wants(t) for t in snap.training_jobs)
     return False
 
 
@@ -240,11 +253,11 @@ class EvidenceCache:
 
 
 async def refresh_and_diagnose(source, snap: Snapshot, cache: EvidenceCache,
-                               now: datetime | None = None) -> list[Finding]:
+                               now: datetime | None = None, fetch: bool = True) -> list[Finding]:
     """One poll's findings for the CLI commands (incidents, diagnose, watch): fetch what
-    evidence ``cache`` is missing for ``snap`` through ``source``, then diagnose the site with
-    it in a thread (``now`` defaults to ``snap.taken_at``). A failed poll fetches nothing and
-    gets the engine's findings about the failure. Never raises for evidence: fetch failures
-    are in ``cache.errors``."""
-    evidence = await cache.refresh(source, snap) if snap.ok else {}
+    evidence ``cache`` is missing for ``snap`` through ``source`` (``fetch=False``: only what
+    it already holds, no I/O), then diagnose the site with it in a thread (``now`` defaults to
+    ``snap.taken_at``). A failed poll fetches nothing and gets the engine's findings about the
+    failure. Never raises for evidence: fetch failures are in ``cache.errors``."""
+    evidence = {} if not snap.ok else await cache.refresh(source, snap) if fetch else cache.cached(snap)
     return await asyncio.to_thread(diagnose_with_evidence, snap, evidence, now or snap.taken_at, cache.memo)

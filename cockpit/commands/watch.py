@@ -111,11 +111,10 @@ async def _findings(source, snap: Snapshot, cache, now: datetime) -> list[Findin
     exit"). A failed poll has none here: the watcher reports the outage itself."""
     if not snap.ok:
         return []
-    from cockpit.enrich import diagnose_with_evidence, refresh_and_diagnose
+    from cockpit.enrich import refresh_and_diagnose
 
-    if not getattr(source, "background_evidence", True):  # evidence = "drill-down": fetch none
-        return await asyncio.to_thread(diagnose_with_evidence, snap, cache.cached(snap), now, cache.memo)
-    findings = await refresh_and_diagnose(source, snap, cache, now)
+    # evidence = "drill-down": no fetch in the background, watch included
+    findings = await refresh_and_diagnose(source, snap, cache, now, fetch=getattr(source, "background_evidence", True))
     for err in cache.errors:
         print(f"cockpit: {err}", file=sys.stderr)
     return findings

@@ -207,17 +207,10 @@ def _load_rule_modules() -> None:
 
 
 def iter_subjects(snapshot: Snapshot) -> Iterator[tuple[str, object]]:
-    for j in snapshot.jobs:
-        yield "job", j
-    for n in snapshot.nodes:
-        yield "node", n
-    for p in snapshot.partitions:
-        yield "partition", p
-    for t in snapshot.training_jobs:
-        yield "training_job", t
-    for pool in snapshot.pools:
-        yield "pool", pool
-    yield "site", snapshot
+    """(subject kind, subject) for every rule subject of ``snapshot``, kind by kind."""
+    for kind, subjects in _subjects_by_kind(snapshot):
+        for subject in subjects:
+            yield kind, subject
 
 
 # --------------------------------------------------------------------------- running the rules

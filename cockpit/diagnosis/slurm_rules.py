@@ -84,7 +84,7 @@ def _node_subjects(job: SlurmJob, ctx: RuleContext) -> tuple[Subject, ...]:
     by_list = _memo(ctx, "node_subjects")
     got = by_list.get(job.nodes)
     if got is None:
-        by_node = ctx.cache.setdefault("node_subject", {})
+        by_node = _memo(ctx, "node_subject")
         src = ctx.snapshot.source
         got = by_list[job.nodes] = tuple(by_node.get(n) or by_node.setdefault(n, Subject("node", src, n))
                                          for n in job.nodes)
