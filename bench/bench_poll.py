@@ -43,9 +43,9 @@ def measure(jobs: int, nodes: int = 10_000, repeat: int = 3) -> dict:
 
     from cockpit import gcpolicy
     from cockpit.diagnosis.engine import correlate, diagnose, verdicts
-    from cockpit.sources.slurm import SlurmSource
-    from cockpit.sources.slurm_commands import NODES_ARGV, PARTITIONS_ARGV, SQUEUE_ARGV
-    from cockpit.sources.transport import LocalTransport
+    from cockpit.slurm.source import SlurmSource
+    from cockpit.slurm.commands import NODES_ARGV, PARTITIONS_ARGV, SQUEUE_ARGV
+    from cockpit.transport import LocalTransport
 
     site = generate(f"/tmp/cockpit-fake-{jobs}", jobs, nodes)
     os.environ["PATH"] = site.env()["PATH"]

@@ -167,7 +167,7 @@ def startup(runs: int = 3) -> dict:
         if m and len(m.group(3)) == 3:  # what cockpit.app imports directly
             top.append((int(m.group(2)), m.group(4)))
     top.sort(reverse=True)
-    probe = ("import sys, cockpit.cli, cockpit.app, cockpit.commands.tui, cockpit.sources.factory as f; "
+    probe = ("import sys, cockpit.cli, cockpit.app, cockpit.commands.tui, cockpit.connect as f; "
              "f.demo(); print(sorted({m.split('.')[0] for m in sys.modules if m.startswith('huaweicloud')}))")
     sdk = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
     return {
@@ -193,8 +193,8 @@ def controller(seconds: float, jobs: int = 1000, evidence: str = "failures") -> 
     async def run() -> dict:
         from cockpit.app import CockpitApp
         from cockpit.model import Subject
-        from cockpit.sources.factory import select_sources
-        from cockpit.state import AckStore
+        from cockpit.connect import select_sources
+        from cockpit.store.acks import AckStore
 
         sources = select_sources(argparse.Namespace(config=str(cfg), demo=False))
         app = CockpitApp(sources, bell=False, acks=AckStore(None))

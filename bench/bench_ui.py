@@ -66,7 +66,7 @@ class StubSource:
 def load_snapshot(jobs: int, nodes: int):
     from cockpit import gcpolicy
     from cockpit.model import Snapshot
-    from cockpit.sources.slurm import parse_scontrol_nodes, parse_scontrol_partitions, parse_squeue
+    from cockpit.slurm.source import parse_scontrol_nodes, parse_scontrol_partitions, parse_squeue
 
     site = generate(f"/tmp/cockpit-fake-{jobs}", jobs, nodes)
     with gcpolicy.bulk():  # as SlurmSource._parse does
@@ -80,8 +80,8 @@ async def measure_app(snap, presses: int = 15) -> dict:
     from cockpit.widgets.panes import QueueTable
 
     from cockpit.app import CockpitApp
-    from cockpit.hub import HubUpdated
-    from cockpit.state import AckStore
+    from cockpit.runtime.hub import HubUpdated
+    from cockpit.store.acks import AckStore
 
     source = StubSource(snap)
     clock_now = [NOW]

@@ -1,7 +1,7 @@
 """CockpitApp: the Textual application an operator keeps open in tmux.
 
-The app owns the :class:`~cockpit.hub.Hub` (pollers, snapshots, findings,
-incidents) and the acknowledgement store, routes :class:`~cockpit.hub.HubUpdated`
+The app owns the :class:`~cockpit.runtime.hub.Hub` (pollers, snapshots, findings,
+incidents) and the acknowledgement store, routes :class:`~cockpit.runtime.hub.HubUpdated`
 to the visible screen, rings the bell once for a new critical incident, and maps
 ``enter`` on any subject to its drill-down screen.
 """
@@ -17,16 +17,16 @@ from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 
-from cockpit.hub import Hub, HubUpdated
+from cockpit.runtime.hub import Hub, HubUpdated
 from cockpit.model import Subject
 from cockpit.screens.commands import CockpitCommands
 from cockpit.screens.dashboard import DashboardScreen
 from cockpit.screens.help import HelpScreen
 from cockpit.screens.incidents import IncidentScreen
-from cockpit.state import AckStore
+from cockpit.store.acks import AckStore
 
 if TYPE_CHECKING:  # cockpit.watch is imported after the first frame (_start_polls)
-    from cockpit.sources.base import Source
+    from cockpit.source import Source
     from cockpit.watch.baseline import BaselineStore
     from cockpit.watch.watcher import Watcher
 

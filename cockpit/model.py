@@ -213,6 +213,17 @@ class JobEvent:
     message: str
 
 
+# ModelArts v2 phases -> the word the console shows
+_CONSOLE_PHASE = {
+    "Running": "Running",
+    "Completed": "Completed",
+    "Failed": "Failed",
+    "Terminating": "Stopping",
+    "Terminated": "Stopped",
+    "Abnormal": "Abnormal",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class TrainingJob:
     """A ModelArts v2 training job (``show_training_job_details`` plus stages/events)."""
@@ -249,10 +260,16 @@ class TrainingJob:
 
     @property
     def console_phase(self) -> str:
-        """The word the ModelArts console shows (operators say "Initializing")."""
-        from cockpit.sources.modelarts_phase import console_phase
+        """The word the ModelArts console shows (operators say "Initializing").
 
-        return console_phase(self)
+        Creating, Pending or an open ``preparing`` stage read as "Initializing".
+        """
+        if self.phase in {"Creating", "Pending"}:
+            return "Initializing"
+        if (self.phase == "Running" and self.stages and self.stages[-1].name == "preparing"
+                and self.stages[-1].end_time is None):
+            return "Initializing"
+        return _CONSOLE_PHASE.get(self.phase, self.phase or "Unknown")
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,7 +325,7 @@ class SourceError:
 
 @dataclass(frozen=True, slots=True)
 class FsUsage:
-    """One shared filesystem as ``df -P`` (+ ``df -Pi``) reports it (parsed by ``cockpit.watch.storage``).
+    """One shared filesystem as ``df -P`` (+ ``df -Pi``) reports it (parsed by ``cockpit.slurm.storage``).
 
     Sizes in MiB (floored), ``use_pct`` is df's Capacity column (used / (used + avail),
     rounded up like df), ``inodes_pct`` df -Pi's IUse% (None when the filesystem has

@@ -145,8 +145,8 @@ def lab_ssh(lab_env: LabEnv) -> LabEnv:
 
 
 def make_lab_source(lab: LabEnv, transport: str, **kw: Any) -> Any:
-    from cockpit.sources.slurm import SlurmSource
-    from cockpit.sources.transport import LocalTransport, SshTransport
+    from cockpit.slurm.source import SlurmSource
+    from cockpit.transport import LocalTransport, SshTransport
 
     if transport == "local":
         t: Any = LocalTransport()

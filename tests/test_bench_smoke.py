@@ -11,8 +11,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.fake_slurm import NOW, count_calls, generate  # noqa: E402
-from cockpit.sources.slurm import SlurmSource  # noqa: E402
-from cockpit.sources.transport import LocalTransport  # noqa: E402
+from cockpit.slurm.source import SlurmSource  # noqa: E402
+from cockpit.transport import LocalTransport  # noqa: E402
 
 
 @pytest.fixture()

@@ -21,9 +21,9 @@ from cockpit.screens.alerts import AlertScreen
 from cockpit.screens.dashboard import DashboardScreen
 from cockpit.screens.incidents import IncidentScreen
 from cockpit.screens.subject import JobScreen
-from cockpit.sources.demo import demo_sources
-from cockpit.sources.transport import LocalTransport, RemoteFileError, SshTransport
-from cockpit.state import AckStore
+from cockpit.demo.site import demo_sources
+from cockpit.transport import LocalTransport, RemoteFileError, SshTransport
+from cockpit.store.acks import AckStore
 
 NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
 

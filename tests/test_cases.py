@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.diagnosis.bundle import diagnose_bundle, sniff
+from cockpit.ingest.bundle import diagnose_bundle, sniff
 from cockpit.model import SEVERITY_RANK
 
 CASES = Path(__file__).parent / "fixtures" / "cases"

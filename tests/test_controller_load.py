@@ -7,14 +7,14 @@ import dataclasses
 
 from cockpit.app import CockpitApp
 from cockpit.diagnosis import logscan
-from cockpit.enrich import EvidenceCache, diagnose_with_evidence, evidence_subjects
-from cockpit.hub import Hub
+from cockpit.runtime.evidence import EvidenceCache, diagnose_with_evidence, evidence_subjects
+from cockpit.runtime.hub import Hub
 from cockpit.model import LogText, Snapshot, Subject
 from cockpit.screens.subject import JobScreen
-from cockpit.sources.demo import demo_sources
-from cockpit.sources.slurm import split_sacct
-from cockpit.sources.slurm_commands import SEP
-from cockpit.state import AckStore
+from cockpit.demo.site import demo_sources
+from cockpit.slurm.source import split_sacct
+from cockpit.slurm.commands import SEP
+from cockpit.store.acks import AckStore
 from tests.test_ui_flows import OOM_JOB, frozen
 
 
@@ -203,7 +203,7 @@ async def test_evidence_drill_down_only_fetches_nothing_in_the_background(tmp_pa
     """``evidence = "drill-down"`` (issue 7's controller target to the letter): polls run
     squeue and scontrol only; sacct and scontrol show job run for the job the operator opens."""
     from cockpit.config import load_config
-    from cockpit.sources.factory import build_cluster
+    from cockpit.connect import build_cluster
 
     cfg = tmp_path / "c.toml"
     cfg.write_text('[clusters.hpc]\ntransport = "local"\nevidence = "drill-down"\n')

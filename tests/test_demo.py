@@ -9,16 +9,16 @@ from datetime import timedelta
 import pytest
 
 from cockpit.model import Subject
-from cockpit.sources import slurm_commands as sc
-from cockpit.sources.demo import (
+from cockpit.slurm import commands as sc
+from cockpit.demo.site import (
     DEMO_START,
     DemoModelArtsApi,
     DemoSite,
     DemoTransport,
     demo_sources,
 )
-from cockpit.sources.demo_scenarios import SCENARIOS
-from cockpit.sources.transport import RemoteFileError
+from cockpit.demo.scenarios import SCENARIOS
+from cockpit.transport import RemoteFileError
 
 ALL_COMMANDS = (
     sc.SQUEUE_ARGV,
@@ -182,7 +182,7 @@ def test_modelarts_api_answers_every_call():
     assert stages[-1]["name"] == "preparing" and stages[-1]["end_time"] == ""
     assert "Read-only file system" in api.logs_preview(SCENARIOS["ma-read-only"][1], "worker-0")["content"]
     assert api.flavor_max_available("modelarts.p3.large.public", "") == {"cpu_core_num": 0, "mem_size": 0}
-    from cockpit.sources.modelarts_api import ModelArtsApiError
+    from cockpit.modelarts.api import ModelArtsApiError
 
     with pytest.raises(ModelArtsApiError) as exc:
         api.show_training_job("nope")
@@ -311,7 +311,7 @@ def test_demo_gpt2_v2_says_pip_cannot_reach_the_mirror(capsys):
 
 def test_diagnose_demo_overview_is_stamped_with_the_demo_clock(capsys):
     from cockpit.cli import main
-    from cockpit.sources.demo import DEMO_START
+    from cockpit.demo.site import DEMO_START
 
     assert main(["diagnose", "--demo"]) == 0
     head = capsys.readouterr().out.splitlines()[0]

@@ -48,7 +48,7 @@ def test_training_job_by_name_is_the_same_diagnosis_as_by_id(capsys):
     by_id = json.loads(capsys.readouterr().out)
     import asyncio
 
-    from cockpit.sources.demo import demo_sources
+    from cockpit.demo.site import demo_sources
 
     ma = next(s for s in demo_sources(7) if s.kind == "modelarts")
     (match,) = asyncio.run(ma.find_job(STUCK_MOUNT))  # the id finds the job and gives its name

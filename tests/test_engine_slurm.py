@@ -20,7 +20,7 @@ from cockpit.model import (
     Snapshot,
     SourceError,
 )
-from cockpit.sources import slurm
+from cockpit.slurm import source as slurm
 
 LAB = Path(__file__).parent / "fixtures" / "lab"
 NOW = datetime(2026, 11, 29, 20, 30, tzinfo=UTC)
@@ -40,7 +40,7 @@ def _sacct_P(text: str):
     """The captures used `sacct -P` with a header and '|' (the source uses \\x1f and -n)."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
     header, rows = lines[0].split("|"), lines[1:]
-    from cockpit.diagnosis.bundle import parse_sacct_any
+    from cockpit.ingest.bundle import parse_sacct_any
 
     return parse_sacct_any("\n".join(["|".join(header), *rows]))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from cockpit.enrich import EvidenceCache, diagnose_with_evidence, evidence_subjects
+from cockpit.runtime.evidence import EvidenceCache, diagnose_with_evidence, evidence_subjects
 from cockpit.model import Artifacts, LogText, SlurmJob, Snapshot, Subject
 
 T = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)

@@ -10,7 +10,7 @@ import weakref
 from datetime import UTC, datetime
 
 from cockpit import gcpolicy
-from cockpit.hub import Hub
+from cockpit.runtime.hub import Hub
 from cockpit.model import Artifacts, SlurmJob, Snapshot
 
 NOW = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)

@@ -3,7 +3,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cockpit.errors import ParseError
-from cockpit.sources.hostlist import compress, expand
+from cockpit.slurm.hostlist import compress, expand
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,9 @@ from textual.widgets import Static
 
 from cockpit.app import CockpitApp
 from cockpit.model import FsUsage, Snapshot
-from cockpit.sources.demo import DemoSite
-from cockpit.sources.demo_slurm import MIN_JOB_AGE
-from cockpit.state import AckStore
+from cockpit.demo.site import DemoSite
+from cockpit.demo.slurm import MIN_JOB_AGE
+from cockpit.store.acks import AckStore
 from tests.ui_support import NOW, FakeSource, frozen, small_site
 
 FORMATS = [
@@ -141,7 +141,7 @@ async def test_a_poll_of_one_source_leaves_the_other_sources_tables_alone(tmp_pa
     from cockpit.widgets.panes import QueueTable, TrainingJobTable
     from cockpit.widgets.table import VirtualTable
 
-    from cockpit.sources.demo import demo_sources
+    from cockpit.demo.site import demo_sources
 
     def clock():
         return datetime(2026, 11, 29, 20, 45, tzinfo=UTC)  # the demo's story (tests/test_ui_snapshots.py)

@@ -143,17 +143,17 @@ def test_incidents_demo_cluster_filter(fake_engine):
 @pytest.fixture
 def state_dir(tmp_path, monkeypatch):
     """The ack files live here: the real one (state.json) and the demo's (state-demo.json)."""
-    import cockpit.state
+    import cockpit.store.acks
 
-    monkeypatch.setattr(cockpit.state, "default_state_path", lambda: tmp_path / "state.json")
+    monkeypatch.setattr(cockpit.store.acks, "default_state_path", lambda: tmp_path / "state.json")
     return tmp_path
 
 
 def test_incidents_agree_with_the_tui_on_count_clock_and_acks(state_dir, monkeypatch):
     from cockpit.widgets.rows import incident_rows
 
-    from cockpit.sources.demo import DEMO_START
-    from cockpit.state import AckStore, demo_state_path
+    from cockpit.demo.site import DEMO_START
+    from cockpit.store.acks import AckStore, demo_state_path
 
     monkeypatch.setenv("COLUMNS", "250")  # one table row per line
     first = json.loads(_run_cli(["incidents", "--demo", "--json"]))

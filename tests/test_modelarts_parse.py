@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from modelarts_server import NOW, default_fixtures, scenario_wire  # noqa: E402
 
 from cockpit.errors import ParseError  # noqa: E402
-from cockpit.sources.modelarts_parse import (  # noqa: E402
+from cockpit.modelarts.parse import (  # noqa: E402
     parse_events,
     parse_memory_mib,
     parse_pool,

@@ -15,10 +15,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from modelarts_server import NOW, default_fixtures, scenario_wire  # noqa: E402
 
-from cockpit.diagnosis import modelarts_rules as R  # noqa: E402
+from cockpit.diagnosis import modelarts_rules as R# noqa: E402
 from cockpit.diagnosis.engine import RuleContext  # noqa: E402
 from cockpit.model import Artifacts, LogText, Mount, Snapshot, TrainingJob  # noqa: E402
-from cockpit.sources.modelarts_parse import parse_pool, parse_training_job  # noqa: E402
+from cockpit.modelarts.parse import parse_pool, parse_training_job  # noqa: E402
 
 CASES = Path(__file__).parent / "fixtures" / "modelarts" / "cases"
 JOB_RULES = (R.job_errors, R.job_queued, R.job_fragmented, R.job_initializing_too_long, R.job_paths)

@@ -15,9 +15,9 @@ from modelarts_server import AK, NOW, PROJECT_ID, SK, ModelArtsServer  # noqa: E
 
 from cockpit.errors import UserError  # noqa: E402
 from cockpit.model import Subject  # noqa: E402
-from cockpit.sources.modelarts import ModelArtsSource, log_path  # noqa: E402
-from cockpit.sources.modelarts_api import ModelArtsApiError, SdkModelArtsApi, SdkSettings  # noqa: E402
-from cockpit.sources.transport import RemoteFileError  # noqa: E402
+from cockpit.modelarts.source import ModelArtsSource, log_path  # noqa: E402
+from cockpit.modelarts.api import ModelArtsApiError, SdkModelArtsApi, SdkSettings  # noqa: E402
+from cockpit.transport import RemoteFileError  # noqa: E402
 
 
 @pytest.fixture

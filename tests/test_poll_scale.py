@@ -16,9 +16,9 @@ import pytest
 from cockpit.diagnosis.engine import sort_findings, sort_key, verdicts
 from cockpit.errors import ParseError
 from cockpit.model import Evidence, Finding, SlurmJob, Subject, positional_constructor
-from cockpit.sources import slurm
-from cockpit.sources.slurm import parse_squeue
-from cockpit.sources.slurm_commands import SEP, SQUEUE_FIELDS
+from cockpit.slurm import source as slurm
+from cockpit.slurm.source import parse_squeue
+from cockpit.slurm.commands import SEP, SQUEUE_FIELDS
 
 
 def _row(**over: str) -> str:

@@ -7,7 +7,7 @@ import pytest
 
 from cockpit.errors import ParseError
 from cockpit.model import ExitCode, SlurmJob
-from cockpit.sources.slurm import (
+from cockpit.slurm.source import (
     parse_duration_s,
     parse_mem_mib,
     parse_req_mem,
@@ -23,7 +23,7 @@ from cockpit.sources.slurm import (
     parse_time,
     resolve_output_path,
 )
-from cockpit.sources.slurm_commands import SACCT_FIELDS, SEP, SQUEUE_FIELDS
+from cockpit.slurm.commands import SACCT_FIELDS, SEP, SQUEUE_FIELDS
 
 LAB = Path(__file__).parent / "fixtures" / "lab"
 

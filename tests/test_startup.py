@@ -13,8 +13,8 @@ import pytest
 from cockpit import cli
 from cockpit.app import CockpitApp
 from cockpit.commands.tui import _demo_watch
-from cockpit.sources.demo import demo_sources
-from cockpit.state import AckStore
+from cockpit.demo.site import demo_sources
+from cockpit.store.acks import AckStore
 from cockpit.watch.baseline import BaselineStore
 from tests.ui_support import frozen, small_site
 
@@ -53,7 +53,7 @@ def test_demo_start_up_imports_no_subcommand_config_watch_or_sdk():
         "a = c.build_parser(['--demo']).parse_args(['--demo'])\n"
         "from cockpit.commands import tui\n"
         "import cockpit.app\n"
-        "from cockpit.sources.factory import select_sources\n"
+        "from cockpit.connect import select_sources\n"
         "tui.banner_for(a); select_sources(a, clock=tui.demo_clock())\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from cockpit.model import Subject
-from cockpit.sources.slurm import SlurmSource
-from cockpit.sources.slurm_commands import NODES_ARGV, PARTITIONS_ARGV, SQUEUE_ARGV
-from cockpit.sources.transport import (
+from cockpit.slurm.source import SlurmSource
+from cockpit.slurm.commands import NODES_ARGV, PARTITIONS_ARGV, SQUEUE_ARGV
+from cockpit.transport import (
     AuthError,
     CommandNotFound,
     CommandResult,

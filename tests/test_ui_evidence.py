@@ -10,7 +10,7 @@ from cockpit.widgets.panes import FindingList
 from cockpit.model import Subject
 from cockpit.screens.log import LogScreen
 from cockpit.screens.subject import JobScreen
-from cockpit.sources.slurm import grep_excerpt
+from cockpit.slurm.source import grep_excerpt
 
 from .test_ui_flows import OOM_JOB, make_app, ready, until
 

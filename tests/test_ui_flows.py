@@ -9,15 +9,15 @@ from cockpit.widgets.logview import LogView
 from cockpit.widgets.panes import FindingList, IncidentTable, QueueTable
 
 from cockpit.app import CockpitApp
-from cockpit.hub import HubUpdated
+from cockpit.runtime.hub import HubUpdated
 from cockpit.model import Finding, Incident, Subject
 from cockpit.screens.dashboard import DashboardScreen
 from cockpit.screens.help import KEYS, HelpScreen
 from cockpit.screens.incidents import IncidentScreen
 from cockpit.screens.log import LogScreen
 from cockpit.screens.subject import JobScreen
-from cockpit.sources.demo import demo_sources
-from cockpit.state import AckStore
+from cockpit.demo.site import demo_sources
+from cockpit.store.acks import AckStore
 
 NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
 OOM_JOB = "48102"

@@ -9,7 +9,7 @@ from cockpit.widgets.panes import NodeTable, QueueTable, SourceStatus
 from cockpit.app import CockpitApp
 from cockpit.model import SourceError
 from cockpit.screens.dashboard import DashboardScreen
-from cockpit.state import AckStore
+from cockpit.store.acks import AckStore
 from tests.ui_support import NOW, small_site
 
 
@@ -105,7 +105,7 @@ async def test_node_screen_shows_the_jobs_current_findings_not_a_contradicting_r
     screen must say so (the hub's enriched findings), not 'non-zero exit' from a re-diagnosis
     that had only the node's logs."""
     from cockpit.model import Subject
-    from cockpit.sources.demo import demo_sources
+    from cockpit.demo.site import demo_sources
     from tests.test_ui_flows import frozen
 
     app = CockpitApp(demo_sources(7, clock=frozen), clock=frozen, acks=AckStore(tmp_path / "s.json"))
@@ -128,7 +128,7 @@ async def test_incidents_include_a_source_that_published_while_another_was_diagn
     import asyncio
     import threading
 
-    from cockpit.hub import Hub
+    from cockpit.runtime.hub import Hub
 
     a, b = small_site(), small_site()
     a.name, b.name = "east", "west"

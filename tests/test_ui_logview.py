@@ -105,7 +105,7 @@ async def test_follow_notices_a_file_replaced_by_a_bigger_one(tmp_path):
     old one. Without noticing, follow would append the new file's tail to the old lines."""
     from cockpit.widgets.logview import SourceLogReader
 
-    from cockpit.sources.transport import LocalTransport
+    from cockpit.transport import LocalTransport
 
     path = tmp_path / "slurm-7.out"
     path.write_bytes(b"old one\nold two\n")

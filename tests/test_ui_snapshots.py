@@ -12,8 +12,8 @@ import pytest
 
 from cockpit.app import CockpitApp
 from cockpit.model import Subject
-from cockpit.sources.demo import demo_sources
-from cockpit.state import AckStore
+from cockpit.demo.site import demo_sources
+from cockpit.store.acks import AckStore
 
 NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
 SIZES = [(80, 24), (160, 48)]

@@ -1,6 +1,6 @@
 """Acknowledgements survive a restart; a corrupt state file does not stop the cockpit."""
 
-from cockpit.state import AckStore
+from cockpit.store.acks import AckStore
 
 
 def test_ack_persists_and_toggles(tmp_path):
@@ -29,7 +29,7 @@ def test_demo_acks_live_in_their_own_state_file(tmp_path, monkeypatch):
 
     import cockpit.app
     from cockpit.commands import tui
-    from cockpit.state import default_state_path, demo_state_path
+    from cockpit.store.acks import default_state_path, demo_state_path
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     assert str(default_state_path()).startswith(str(tmp_path))  # never the tester's own state

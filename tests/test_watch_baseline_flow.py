@@ -10,8 +10,8 @@ from rich.console import Console
 from cockpit.app import CockpitApp
 from cockpit.model import Subject
 from cockpit.screens.subject import TrainingJobScreen
-from cockpit.sources.demo import demo_sources
-from cockpit.state import AckStore
+from cockpit.demo.site import demo_sources
+from cockpit.store.acks import AckStore
 from cockpit.watch.baseline import (
     BaselineRecorder,
     BaselineStore,

@@ -7,7 +7,7 @@ import json
 
 from cockpit.cli import main
 from cockpit.commands import watch as watch_cmd
-from cockpit.sources.demo import DEMO_START, demo_sources
+from cockpit.demo.site import DEMO_START, demo_sources
 from cockpit.watch.alerts import AlertConfig, Mute
 from cockpit.watch.watcher import Watcher
 

@@ -1,5 +1,5 @@
 from cockpit.model import AcctRecord
-from cockpit.watch.rightsize import fmt_duration, round_mem_mib, round_time_s, suggest
+from cockpit.diagnosis.rightsize import fmt_duration, round_mem_mib, round_time_s, suggest
 
 
 def run(jid, state="COMPLETED", req=16384, rss=None, elapsed=3600, limit=4 * 3600, steps_rss=()):

@@ -9,10 +9,10 @@ from cockpit.app import CockpitApp
 from cockpit.diagnosis.engine import diagnose
 from cockpit.model import AcctRecord, Subject
 from cockpit.screens.subject import JobScreen
-from cockpit.sources import slurm_commands as sc
-from cockpit.sources.demo import demo_sources
-from cockpit.state import AckStore
-from cockpit.watch.rightsize import history_hint
+from cockpit.slurm import commands as sc
+from cockpit.demo.site import demo_sources
+from cockpit.store.acks import AckStore
+from cockpit.diagnosis.rightsize import history_hint
 
 NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
 

@@ -5,9 +5,9 @@ import pytest
 
 from cockpit.diagnosis.storage_rules import storage_findings
 from cockpit.errors import ParseError
-from cockpit.sources.transport import CommandResult
+from cockpit.transport import CommandResult
 from cockpit.watch.alerts import AlertConfig
-from cockpit.watch.storage import FsUsage, collect_storage, parse_df
+from cockpit.slurm.storage import FsUsage, collect_storage, parse_df
 from cockpit.watch.transitions import storage_alerts
 
 FIX = Path(__file__).parent / "fixtures" / "df"

@@ -9,10 +9,10 @@ from cockpit.app import CockpitApp
 from cockpit.diagnosis.engine import diagnose
 from cockpit.model import Artifacts, FsUsage, LogText, SlurmJob, Snapshot, Subject
 from cockpit.screens.alerts import AlertScreen, AlertTable
-from cockpit.sources.demo import DemoSite, DemoTransport, demo_sources
-from cockpit.sources.slurm import SlurmSource
-from cockpit.sources.transport import CommandResult, CommandTimeout
-from cockpit.state import AckStore
+from cockpit.demo.site import DemoSite, DemoTransport, demo_sources
+from cockpit.slurm.source import SlurmSource
+from cockpit.transport import CommandResult, CommandTimeout
+from cockpit.store.acks import AckStore
 from cockpit.watch.watcher import Watcher
 from widgets.storage import bar, storage_line
 

@@ -3,7 +3,7 @@
 from cockpit.app import CockpitApp
 from cockpit.model import SlurmJob, SlurmNode, SourceError
 from cockpit.screens.alerts import AlertScreen, AlertTable
-from cockpit.state import AckStore
+from cockpit.store.acks import AckStore
 from cockpit.watch.alerts import AlertConfig
 from cockpit.watch.watcher import Watcher
 from tests.ui_support import FakeSource, frozen

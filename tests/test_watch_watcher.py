@@ -5,7 +5,7 @@ from cockpit.cli import main
 from cockpit.model import SlurmJob, SlurmNode, Snapshot
 from cockpit.watch.alerts import AlertConfig, Mute
 from cockpit.watch.history import AlertHistory
-from cockpit.watch.storage import FsUsage
+from cockpit.slurm.storage import FsUsage
 from cockpit.watch.watcher import Watcher
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)

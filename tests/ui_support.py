@@ -14,7 +14,7 @@ from cockpit.model import (
     SourceError,
     Subject,
 )
-from cockpit.sources.transport import FileStat, RemoteFileError
+from cockpit.transport import FileStat, RemoteFileError
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 

@@ -1,6 +1,6 @@
 """Dashboard widgets: the three tables, the source status line, the incidents strip, findings.
 
-All of them read the hub (``cockpit.hub.Hub``); none does I/O. Text shown here is
+All of them read the hub (``cockpit.runtime.hub.Hub``); none does I/O. Text shown here is
 built as ``rich.text.Text`` from :func:`cockpit.text.clean`-ed strings, so markup in a
 job name (``[red]``, ``[@click=...]``) is shown literally.
 """
@@ -26,7 +26,7 @@ from .rows import INCIDENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, TRAINING_COLUMNS
 from .table import Column, VirtualTable
 
 if TYPE_CHECKING:
-    from cockpit.hub import Hub
+    from cockpit.runtime.hub import Hub
 
 
 def _drop_cluster(columns: Sequence[Column], multi: bool) -> tuple[Column, ...]:

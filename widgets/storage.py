@@ -16,7 +16,7 @@ from cockpit.model import FsUsage
 from cockpit.text import clean
 
 if TYPE_CHECKING:
-    from cockpit.hub import Hub
+    from cockpit.runtime.hub import Hub
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 

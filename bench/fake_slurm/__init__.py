@@ -1,8 +1,8 @@
 """A generated Slurm 22.05 site (1k/10k/100k jobs, 10k nodes) behind fake executables.
 
 ``generate(directory, jobs=..., nodes=...)`` builds the site with the demo's simulator
-(:class:`cockpit.sources.demo_slurm.SlurmCluster`: one formatter for the demo and the
-bench), writes the outputs of the exact commands in ``cockpit.sources.slurm_commands``
+(:class:`cockpit.demo.slurm.SlurmCluster`: one formatter for the demo and the
+bench), writes the outputs of the exact commands in ``cockpit.slurm.commands``
 and puts ``squeue``/``sinfo``/``scontrol``/``sacct`` shell scripts in ``directory/bin``
 that print those files and append one line per invocation to ``directory/calls.log``.
 """

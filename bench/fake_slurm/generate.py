@@ -2,7 +2,7 @@
 
     python -m bench.fake_slurm.generate DIR --jobs 100000 --nodes 10000
 
-Rows are printed by the demo's simulator (``cockpit.sources.demo_slurm``), so the
+Rows are printed by the demo's simulator (``cockpit.demo.slurm``), so the
 bytes are Slurm 22.05's formats exactly as the cockpit's parsers already read them.
 Per-job detail (``scontrol show job -o ID``, ``sacct -j ID``) is generated for a
 sample of jobs (``detail`` first ones in squeue order, default 2000): drill-down only
@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from cockpit.sources.demo_slurm import (  # noqa: E402
+from cockpit.demo.slurm import (  # noqa: E402
     MIN_JOB_AGE,
     DemoJob,
     DemoNode,
@@ -33,7 +33,7 @@ from cockpit.sources.demo_slurm import (  # noqa: E402
     NodeChange,
     SlurmCluster,
 )
-from cockpit.sources.slurm_commands import (  # noqa: E402
+from cockpit.slurm.commands import (  # noqa: E402
     NODES_ARGV,
     PARTITIONS_ARGV,
     SACCT_FIELDS,

@@ -69,7 +69,7 @@ def demo_alerts(seed: int, polls: int = 12, step_s: int = 60) -> list[Alert]:
     import asyncio
 
     try:
-        from cockpit.sources.demo import DEMO_START, demo_sources
+        from cockpit.demo.site import DEMO_START, demo_sources
     except ImportError:
         raise UserError("the demo site is not available in this build") from None
     try:

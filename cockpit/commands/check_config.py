@@ -27,7 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from cockpit.commands.snapshot import poll_all
     from cockpit.config import load_config
-    from cockpit.sources.factory import build_sources
+    from cockpit.connect import build_sources
 
     config = load_config(args.config)
     if not config.exists:

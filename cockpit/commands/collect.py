@@ -16,7 +16,7 @@ import os
 from cockpit.errors import UserError
 from cockpit.model import Artifacts, Snapshot, Subject
 from cockpit.safety import redact_bytes
-from cockpit.sources.slurm_commands import SACCT_FIELDS, SEP
+from cockpit.slurm.commands import SACCT_FIELDS, SEP
 
 
 def redact(data: bytes) -> bytes:

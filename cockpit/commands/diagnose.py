@@ -7,7 +7,7 @@ Forms:
 
 Exit status (JOBID, --bundle): 0 when no critical finding, 1 when there is one; the site overview
 exits 0; 2 on a user error.
-The JSON shape is the bundle contract (``cockpit.diagnosis.bundle``):
+The JSON shape is the bundle contract (``cockpit.ingest.bundle``):
 ``{"findings": [...], "first_error": {...} | null}``.
 """
 
@@ -44,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.bundle:
-        from cockpit.diagnosis.bundle import diagnose_bundle
+        from cockpit.ingest.bundle import diagnose_bundle
 
         report = diagnose_bundle(args.bundle)
         return _emit(args, list(report.findings), report.to_json())
@@ -93,7 +93,7 @@ async def _live_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
 async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
     """One ModelArts training job: details, stages, events, startup log and pools, then the engine."""
     from cockpit.diagnosis.engine import diagnose
-    from cockpit.sources.factory import select_sources
+    from cockpit.connect import select_sources
 
     sources = [s for s in select_sources(args) if s.kind == "modelarts"]
     if args.modelarts:
@@ -125,7 +125,7 @@ async def _resolve_training_job(source, wanted: str) -> str:
     """The id of the training job named or identified by ``wanted``; an id not in the listing
     (older than the list window) is passed through for the API to judge. Several jobs with that
     name -> UserError listing their ids."""
-    from cockpit.sources.modelarts_api import ModelArtsApiError
+    from cockpit.modelarts.api import ModelArtsApiError
 
     find = getattr(source, "find_job", None)
     if find is None:
@@ -141,7 +141,7 @@ async def _resolve_training_job(source, wanted: str) -> str:
 
 
 def _slurm_source(args: argparse.Namespace):
-    from cockpit.sources.factory import select_sources
+    from cockpit.connect import select_sources
 
     sources = [s for s in select_sources(args) if s.kind == "slurm"]
     if args.cluster:
@@ -153,7 +153,7 @@ def _slurm_source(args: argparse.Namespace):
 
 def with_job(snap: Snapshot, job_id: str, arts: Artifacts) -> Snapshot:
     """Make sure the job is in the snapshot: finished jobs leave squeue, scontrol/sacct remember."""
-    from cockpit.sources import slurm
+    from cockpit.slurm import source as slurm
 
     for label, text in arts.commands.items():
         if label.startswith("scontrol show job") and text:
@@ -169,7 +169,7 @@ def with_job(snap: Snapshot, job_id: str, arts: Artifacts) -> Snapshot:
     rows = [r for r in arts.acct if r.job_id == job_id and not r.step]
     if rows:
         from cockpit.model import SlurmJob
-        from cockpit.sources import hostlist
+        from cockpit.slurm import hostlist
 
         r = rows[0]
         try:
@@ -227,8 +227,8 @@ def _site(args: argparse.Namespace) -> int:
 async def _site_findings(args: argparse.Namespace,
                          taken: list[datetime] | None = None) -> tuple[list[Finding], list[Incident]]:
     from cockpit.diagnosis.engine import correlate, sort_key
-    from cockpit.enrich import EvidenceCache, refresh_and_diagnose
-    from cockpit.sources.factory import select_sources
+    from cockpit.runtime.evidence import EvidenceCache, refresh_and_diagnose
+    from cockpit.connect import select_sources
 
     sources = select_sources(args)
     findings: list[Finding] = []

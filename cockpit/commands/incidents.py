@@ -34,12 +34,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 async def collect(sources: list, now_fn=None,
                   taken: dict[str, datetime] | None = None) -> tuple[list[Finding], list[str]]:
-    """Poll each source once, fetch evidence (cockpit.enrich), diagnose. Returns (findings, source errors).
+    """Poll each source once, fetch evidence (cockpit.runtime.evidence), diagnose. Returns (findings, source errors).
 
     ``taken`` (optional) is filled with source name -> the snapshot's ``taken_at``: the "now" of
     that source's ages (the demo's clock is not the wall clock).
     """
-    from cockpit.enrich import EvidenceCache, refresh_and_diagnose
+    from cockpit.runtime.evidence import EvidenceCache, refresh_and_diagnose
 
     errors: list[str] = []
     findings: list[Finding] = []
@@ -65,9 +65,9 @@ async def collect(sources: list, now_fn=None,
 
 def _select(args: argparse.Namespace) -> list:
     try:
-        from cockpit.sources.factory import select_sources
+        from cockpit.connect import select_sources
     except ImportError:
-        from cockpit.sources.demo import demo_sources
+        from cockpit.demo.site import demo_sources
 
         return demo_sources(getattr(args, "demo_seed", 7))
     return select_sources(args)  # --cluster/--modelarts select among the demo's sources too
@@ -97,11 +97,11 @@ def run(args: argparse.Namespace) -> int:
     return 2 if sources and not taken else 0
 
 
-def ack_store_for(args: argparse.Namespace):  # -> cockpit.state.AckStore
+def ack_store_for(args: argparse.Namespace):  # -> cockpit.store.acks.AckStore
     """The acknowledgements the TUI reads and writes for the same site: the demo's own file
     (``state-demo.json``) when the TUI would show the demo, else the real one."""
     from cockpit.commands.tui import banner_for
-    from cockpit.state import AckStore, demo_state_path
+    from cockpit.store.acks import AckStore, demo_state_path
 
     return AckStore(demo_state_path() if banner_for(args)[0].startswith("DEMO") else None)
 

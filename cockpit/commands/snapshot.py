@@ -150,7 +150,7 @@ def render(snap: Snapshot, console: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cockpit.sources.factory import select_sources
+    from cockpit.connect import select_sources
 
     sources = select_sources(args)
     snaps = asyncio.run(poll_all(sources, args.timeout))

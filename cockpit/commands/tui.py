@@ -44,7 +44,7 @@ def demo_clock() -> Callable[[], datetime]:
     The app and the demo site must share it, or every age on screen would be off
     by the shift (and the data shown as STALE).
     """
-    from cockpit.sources.demo import DEMO_START
+    from cockpit.demo.site import DEMO_START
 
     offset = datetime.now(UTC) - DEMO_START
     return lambda: datetime.now(UTC) - offset
@@ -60,7 +60,7 @@ def _demo_watch(app) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the TUI until ``q``; returns the exit status (0; 1 when the app crashed)."""
     from cockpit.app import CockpitApp
-    from cockpit.sources.factory import select_sources
+    from cockpit.connect import select_sources
 
     banner, bell = banner_for(args)
     clock = demo_clock() if banner.startswith("DEMO") else None
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         watcher, baselines = watcher_for(config), baselines_for(config)
     _quiet_libraries()
     state = getattr(args, "state_file", None)
-    from cockpit.state import AckStore, demo_state_path
+    from cockpit.store.acks import AckStore, demo_state_path
 
     if not state and banner.startswith("DEMO"):  # demo acks must not reappear on a real site
         state = str(demo_state_path())

@@ -106,12 +106,12 @@ def save_state(path: Path, active: dict[str, list[str]]) -> None:
 
 
 async def _findings(source, snap: Snapshot, cache, now: datetime) -> list[Finding]:
-    """Findings with the evidence fetched for failed jobs / sick nodes (cockpit.enrich), so an
+    """Findings with the evidence fetched for failed jobs / sick nodes (cockpit.runtime.evidence), so an
     alert names the cause ("command not found") as the TUI does, not the symptom ("non-zero
     exit"). A failed poll has none here: the watcher reports the outage itself."""
     if not snap.ok:
         return []
-    from cockpit.enrich import refresh_and_diagnose
+    from cockpit.runtime.evidence import refresh_and_diagnose
 
     # evidence = "drill-down": no fetch in the background, watch included
     findings = await refresh_and_diagnose(source, snap, cache, now, fetch=getattr(source, "background_evidence", True))
@@ -142,7 +142,7 @@ async def watch_once(sources: list, watcher: Watcher, clock: Callable[[], dateti
                      previous: dict[str, list[str]]) -> tuple[list[Alert], dict[str, list[str]]]:
     """Poll each source once; returns (alerts that fired, the new active-condition state)."""
     from cockpit.commands.incidents import MAX_ARTIFACTS
-    from cockpit.enrich import EvidenceCache
+    from cockpit.runtime.evidence import EvidenceCache
 
     snaps = await asyncio.gather(*(_poll(s) for s in sources))
     now = clock()
@@ -164,7 +164,7 @@ async def watch_once(sources: list, watcher: Watcher, clock: Callable[[], dateti
 async def watch_loop(sources: list, watcher: Watcher, clock: Callable[[], datetime], emit: Callable[[Alert], None]) -> None:
     """Poll each source on its interval forever; transitions as in the TUI."""
 
-    from cockpit.enrich import EvidenceCache
+    from cockpit.runtime.evidence import EvidenceCache
 
     async def one(source) -> None:
         cache = EvidenceCache()  # kept across polls: each failure's evidence is fetched once
@@ -181,7 +181,7 @@ async def watch_loop(sources: list, watcher: Watcher, clock: Callable[[], dateti
 
 def run(args: argparse.Namespace) -> int:
     from cockpit.config import load_config
-    from cockpit.sources.factory import select_sources
+    from cockpit.connect import select_sources
     from cockpit.watch.alerts import AlertConfig
     from cockpit.watch.history import AlertHistory
     from cockpit.watch.notify import Notifier

@@ -201,7 +201,9 @@ def _load_rule_modules() -> None:
         if _loaded:
             return
         # Imported for their @rule side effects.
-        from cockpit.diagnosis import modelarts_rules, slurm_rules, storage_rules  # noqa: F401
+        from cockpit.diagnosis import modelarts_rules
+        from cockpit.diagnosis import slurm_rules
+        from cockpit.diagnosis import storage_rules# noqa: F401
 
         _loaded = True
 

@@ -119,7 +119,7 @@ def _hits(job: TrainingJob, ctx: RuleContext) -> Iterator[_Hit]:
                        Evidence("events", f"{t} {ev.level} {ev.source} {ev.message}", tier=p.tier), ev.message)
     logs: list[tuple[str, str, bytes, int]] = []
     if job.log_preview:
-        from cockpit.sources.modelarts import log_path
+        from cockpit.modelarts.source import log_path
 
         logs.append(("startup log", log_path(job.job_id, job.log_task or "worker-0"),
                      job.log_preview.encode("utf-8", "replace"), 1))
@@ -528,7 +528,7 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
     pool = _pool_of(job, ctx)
     stall = dependency_stall(job)
     if stall is not None:
-        from cockpit.sources.modelarts import log_path
+        from cockpit.modelarts.source import log_path
 
         line, text = stall
         yield Finding(

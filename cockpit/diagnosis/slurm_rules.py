@@ -100,9 +100,9 @@ def fmt_mib(mib: float) -> str:
 
 
 def suggest_mem_mib(max_rss_mib: float) -> int:
-    """1.2 x MaxRSS rounded up (MiB): :func:`cockpit.watch.rightsize.mem_for_peak`, so the OOM
+    """1.2 x MaxRSS rounded up (MiB): :func:`cockpit.diagnosis.rightsize.mem_for_peak`, so the OOM
     remedy and the history right-sizing never disagree."""
-    from cockpit.watch.rightsize import mem_for_peak
+    from cockpit.diagnosis.rightsize import mem_for_peak
 
     return mem_for_peak(max_rss_mib)
 
@@ -122,9 +122,9 @@ def fmt_duration(s: int | None) -> str:
 
 
 def suggest_time_s(elapsed_s: int, max_s: int | None) -> int:
-    """1.3 x what it used, rounded up (:func:`cockpit.watch.rightsize.time_for_peak`, the same rule as
+    """1.3 x what it used, rounded up (:func:`cockpit.diagnosis.rightsize.time_for_peak`, the same rule as
     the history right-sizing), capped at the partition MaxTime."""
-    from cockpit.watch.rightsize import time_for_peak
+    from cockpit.diagnosis.rightsize import time_for_peak
 
     want = time_for_peak(elapsed_s)
     return min(want, max_s) if max_s else want
@@ -508,7 +508,7 @@ _LOG_CAUSE_TEXT = {
 def _history(ctx: RuleContext):  # -> RightSize | None
     """Right-sizing from ``Artifacts.history`` (past runs of the same user + name, fetched for
     OOM/TIMEOUT jobs), computed once per diagnose; None without history."""
-    from cockpit.watch.rightsize import suggest
+    from cockpit.diagnosis.rightsize import suggest
 
     if not ctx.artifacts.history:
         return None
@@ -521,7 +521,7 @@ def _mem_advice(job: SlurmJob, rss: int | None, req: int | None, ctx: RuleContex
     """One ``--mem`` value with its basis: the sacct history peak when there is one (it includes
     this run), else 1.2 x this run's MaxRSS, else 1.2 x ReqMem (cgroup OOM kills often leave
     MaxRSS empty, and a job killed at its limit needed at least that)."""
-    from cockpit.watch.rightsize import fmt_mem
+    from cockpit.diagnosis.rightsize import fmt_mem
 
     rs = _history(ctx)
     peak, basis, note = None, "", ""

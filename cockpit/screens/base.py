@@ -12,7 +12,7 @@ from cockpit.widgets.table import VirtualTable
 
 if TYPE_CHECKING:
     from cockpit.app import CockpitApp
-    from cockpit.hub import Hub
+    from cockpit.runtime.hub import Hub
 
 
 class FilterBar(Input):

@@ -221,7 +221,7 @@ class SubjectScreen(CockpitScreen):
 class JobScreen(SubjectScreen):
     """A Slurm job: squeue fields, sacct rows once fetched, right-sizing from history, findings, logs."""
 
-    rightsize: object = None  # cockpit.watch.rightsize.RightSize once the history is in
+    rightsize: object = None  # cockpit.diagnosis.rightsize.RightSize once the history is in
 
     def refresh_data(self) -> None:
         fresh = self._loaded_for != self.hub.generation
@@ -232,7 +232,7 @@ class JobScreen(SubjectScreen):
     @work(exclusive=True, group="history")
     async def _load_history(self) -> None:
         """sacct history of the same user + job name (on demand, cached in the hub until the next poll)."""
-        from cockpit.watch.rightsize import suggest
+        from cockpit.diagnosis.rightsize import suggest
 
         job = self.hub.lookup(self.subject)
         if not isinstance(job, SlurmJob):

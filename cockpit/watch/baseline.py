@@ -292,7 +292,7 @@ class BaselineRecorder:
             self._tried.add(job.job_id)
             text = job.log_preview
             if not text.strip():
-                from cockpit.sources.modelarts import log_path
+                from cockpit.modelarts.source import log_path
 
                 try:
                     data = await source.read_range(log_path(job.job_id, job.tasks[0]), 0, self.PREVIEW_BYTES)  # type: ignore[attr-defined]

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from cockpit.model import Finding, Severity, SlurmJob, SlurmNode, Snapshot, Subject, TrainingJob
 from cockpit.watch.alerts import Alert, AlertConfig
-from cockpit.watch.storage import FsUsage
+from cockpit.slurm.storage import FsUsage
 
 # Slurm end states worth a page (--mail-type=FAIL / TIME_LIMIT classes).
 FAILED_STATES: frozenset[str] = frozenset({"FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE"})

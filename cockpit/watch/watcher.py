@@ -17,7 +17,7 @@ from cockpit.model import Finding, Snapshot
 from cockpit.watch.alerts import Alert, AlertConfig, AlertRules
 from cockpit.watch.history import AlertHistory
 from cockpit.watch.notify import Notifier
-from cockpit.watch.storage import FsUsage
+from cockpit.slurm.storage import FsUsage
 from cockpit.watch.transitions import detect, storage_alerts
 
 KEEP = 500  # alerts kept in memory for the alert pane

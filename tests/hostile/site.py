@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from cockpit.sources.demo import (
+from cockpit.demo.site import (
     DEMO_CLUSTER,
     DEMO_PROJECT,
     SLURMCTLD_LOG,
@@ -17,8 +17,8 @@ from cockpit.sources.demo import (
     DemoSite,
     DemoTransport,
 )
-from cockpit.sources.slurm_commands import SEP
-from cockpit.sources.transport import CommandResult, FileStat
+from cockpit.slurm.commands import SEP
+from cockpit.transport import CommandResult, FileStat
 
 NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
 OOM_JOB = "48102"
@@ -102,8 +102,8 @@ class HostileModelArtsApi(DemoModelArtsApi):
 
 def hostile_sources(text: str, *, log_lines: list[str] | None = None, jobs: tuple[str, ...] = (OOM_JOB,)):
     """(slurm source, modelarts source, transport, api) with ``text`` planted everywhere."""
-    from cockpit.sources.modelarts import ModelArtsSource
-    from cockpit.sources.slurm import SlurmSource
+    from cockpit.modelarts.source import ModelArtsSource
+    from cockpit.slurm.source import SlurmSource
 
     site = DemoSite(7, frozen)
     transport = HostileTransport(site, {j: text for j in jobs}, text, log_lines if log_lines is not None else [text])

@@ -14,8 +14,8 @@ import pytest
 from cockpit import safety
 from cockpit.errors import UserError
 from cockpit.model import Subject
-from cockpit.sources.slurm import SlurmSource
-from cockpit.sources.transport import RemoteFileError, SshTransport
+from cockpit.slurm.source import SlurmSource
+from cockpit.transport import RemoteFileError, SshTransport
 from tests.hostile.site import DRAINED_NODE, OOM_JOB, frozen, hostile_sources
 
 
@@ -179,7 +179,7 @@ async def test_a_full_demo_poll_and_drilldown_sends_only_read_only_commands():
     assert len(transport.argvs) > 80 and transport.paths
     assert [a for a in transport.argvs if not _read_only(a)] == []
     assert set(api.calls) <= {"list_training_jobs", "list_events"}  # and the API wrapper only reads:
-    from cockpit.sources.modelarts_api import ModelArtsApi
+    from cockpit.modelarts.api import ModelArtsApi
 
     methods = {n for n in vars(ModelArtsApi) if not n.startswith("_")}
     assert not {n for n in methods if any(w in n for w in ("stop", "delete", "create", "update", "cancel"))}

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.hub import Hub
+from cockpit.runtime.hub import Hub
 from cockpit.model import Snapshot
-from cockpit.sources.slurm import SlurmSource
-from cockpit.sources.transport import ConnectError, HostKeyError, LocalTransport, SshTransport
+from cockpit.slurm.source import SlurmSource
+from cockpit.transport import ConnectError, HostKeyError, LocalTransport, SshTransport
 from tests.conftest import LAB_DIR
 from tests.hostile.site import frozen, hostile_sources
 
@@ -330,7 +330,7 @@ async def test_one_unreachable_cluster_never_slows_another():
 async def test_ui_answers_keys_while_a_poll_hangs(tmp_path):
     from cockpit.app import CockpitApp
     from cockpit.screens.help import HelpScreen
-    from cockpit.state import AckStore
+    from cockpit.store.acks import AckStore
 
     class Hanging:
         kind, name, interval = "slurm", "hangs", 3600.0
@@ -374,8 +374,8 @@ def ma_server(monkeypatch):
 
 
 def ma_source(srv, interval=INTERVAL):
-    from cockpit.sources.modelarts import ModelArtsSource
-    from cockpit.sources.modelarts_api import SdkModelArtsApi, SdkSettings
+    from cockpit.modelarts.source import ModelArtsSource
+    from cockpit.modelarts.api import SdkModelArtsApi, SdkSettings
 
     api = SdkModelArtsApi(SdkSettings(ak=AK, sk=SK, project_id=PROJECT_ID, endpoint=srv.base_url, timeout=(1, 1)))
     return ModelArtsSource("ma", api, interval=interval, pool_cache_s=0)

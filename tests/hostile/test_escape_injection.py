@@ -16,7 +16,7 @@ from cockpit.app import CockpitApp
 from cockpit.model import Subject
 from cockpit.screens.log import LogScreen
 from cockpit.screens.subject import JobScreen, NodeScreen, TrainingJobScreen
-from cockpit.state import AckStore
+from cockpit.store.acks import AckStore
 from cockpit.text import clean, strip_ansi
 from tests.hostile.corpus import ESCAPES, RAW_CONTROL, visible_text, wrap
 from tests.hostile.site import DRAINED_NODE, OOM_JOB, frozen, hostile_sources, screen_lines
@@ -134,7 +134,7 @@ def test_cli_snapshot_json_and_table_carry_no_raw_escapes(monkeypatch, capsys):
     from cockpit.commands import snapshot
 
     slurm, ma, *_ = hostile_sources(ALL)
-    monkeypatch.setattr("cockpit.sources.factory.select_sources", lambda args: [slurm, ma])
+    monkeypatch.setattr("cockpit.connect.select_sources", lambda args: [slurm, ma])
     assert cli.main(["snapshot", "--json"]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and not RAW_CONTROL.search(out.replace("\n", ""))
@@ -159,7 +159,7 @@ def test_cli_incidents_markdown_carries_no_raw_escapes(monkeypatch, capsys):
     lines = [f"slurmstepd: error: Detected 1 oom_kill event in StepId={OOM_JOB}.batch. {wrap(t, p)}"
              for t, (p, _) in ESCAPES.items()]
     slurm, ma, *_ = hostile_sources(ALL, log_lines=lines)
-    monkeypatch.setattr("cockpit.sources.factory.select_sources", lambda args: [slurm, ma])
+    monkeypatch.setattr("cockpit.connect.select_sources", lambda args: [slurm, ma])
     rc = cli.main(["incidents", "--markdown"])
     out = capsys.readouterr().out
     assert rc in (0, 1, 2) and out.startswith("# Cockpit incident report")

@@ -9,13 +9,14 @@ import os
 
 import pytest
 
-from cockpit.diagnosis import bundle, logscan
+from cockpit.ingest import bundle
+from cockpit.diagnosis import logscan
 from cockpit.errors import ParseError
 from cockpit.model import Subject
-from cockpit.sources import slurm
-from cockpit.sources.slurm import SlurmSource
-from cockpit.sources.slurm_commands import SEP, SQUEUE_FIELDS
-from cockpit.sources.transport import CommandResult
+from cockpit.slurm import source as slurm
+from cockpit.slurm.source import SlurmSource
+from cockpit.slurm.commands import SEP, SQUEUE_FIELDS
+from cockpit.transport import CommandResult
 from tests.hostile.site import hostile_sources
 
 
@@ -116,7 +117,7 @@ def test_bundle_with_empty_binary_and_gbk_files_loads(tmp_path):
 
 
 async def test_log_truncated_while_followed_then_read_again(tmp_path):
-    from cockpit.sources.transport import LocalTransport
+    from cockpit.transport import LocalTransport
 
     p = tmp_path / "slurm-8.out"
     p.write_bytes(b"line\n" * 1000)

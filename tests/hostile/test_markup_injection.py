@@ -14,7 +14,7 @@ from cockpit.app import CockpitApp
 from cockpit.model import Evidence, Subject
 from cockpit.screens.log import LogScreen
 from cockpit.screens.subject import JobScreen, NodeScreen, TrainingJobScreen
-from cockpit.state import AckStore
+from cockpit.store.acks import AckStore
 from tests.hostile.corpus import MARKUP, visible_text
 from tests.hostile.site import (
     DRAINED_NODE,

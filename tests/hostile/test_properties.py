@@ -8,12 +8,15 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cockpit.diagnosis import bundle, logscan
+from cockpit.ingest import bundle
+from cockpit.diagnosis import logscan
 from cockpit.errors import ParseError
-from cockpit.sources import hostlist, modelarts_parse, slurm
-from cockpit.sources.slurm_commands import SEP, SQUEUE_FIELDS
+from cockpit.slurm import hostlist
+from cockpit.modelarts import parse as modelarts_parse
+from cockpit.slurm import source as slurm
+from cockpit.slurm.commands import SEP, SQUEUE_FIELDS
 from cockpit.text import clean
-from cockpit.watch import storage
+from cockpit.slurm import storage
 
 FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -129,8 +129,8 @@ async def test_a_modelarts_poll_logs_no_credentials(monkeypatch, caplog, capfd):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from modelarts_server import PROJECT_ID, ModelArtsServer
 
-    from cockpit.sources.modelarts import ModelArtsSource
-    from cockpit.sources.modelarts_api import SdkModelArtsApi, SdkSettings
+    from cockpit.modelarts.source import ModelArtsSource
+    from cockpit.modelarts.api import SdkModelArtsApi, SdkSettings
 
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
         monkeypatch.delenv(var, raising=False)
@@ -152,7 +152,7 @@ async def test_a_modelarts_poll_logs_no_credentials(monkeypatch, caplog, capfd):
 
 @pytest.mark.lab
 async def test_ssh_auth_errors_name_the_key_file_never_its_content(tmp_path, lab_ssh):
-    from cockpit.sources.transport import AuthError, SshTransport
+    from cockpit.transport import AuthError, SshTransport
 
     bad = tmp_path / "id_bad"
     bad.write_text(KEY + "\n")

@@ -11,12 +11,12 @@ from cockpit.errors import UserError
 
 if TYPE_CHECKING:  # config/zoneinfo are imported where used: the demo's start-up needs neither
     from cockpit.config import ClusterConfig, Config
-    from cockpit.sources.base import Source
+    from cockpit.source import Source
 
 
 def build_transport(cfg: ClusterConfig) -> Any:
     """LocalTransport or SshTransport for one cluster entry."""
-    from cockpit.sources.transport import LocalTransport, SshTransport
+    from cockpit.transport import LocalTransport, SshTransport
 
     if cfg.transport == "local":
         return LocalTransport(name=cfg.name)
@@ -39,7 +39,7 @@ def build_transport(cfg: ClusterConfig) -> Any:
 def build_cluster(cfg: ClusterConfig, *, clock: Callable[[], datetime] | None = None) -> Source:
     from zoneinfo import ZoneInfo
 
-    from cockpit.sources.slurm import SlurmSource
+    from cockpit.slurm.source import SlurmSource
 
     return SlurmSource(
         cfg.name,
@@ -73,7 +73,7 @@ def build_sources(
     wanted = [(n, c) for n, c in config.modelarts.items() if modelarts is None or n in modelarts]
     if wanted:
         try:
-            from cockpit.sources.modelarts import ModelArtsSource
+            from cockpit.modelarts.source import ModelArtsSource
         except ImportError as exc:
             raise UserError(f"ModelArts support is not available: {exc}") from None
         for _, cfg in wanted:
@@ -83,7 +83,7 @@ def build_sources(
 
 def demo(seed: int = 7, clock: Callable[[], datetime] | None = None) -> list[Source]:
     try:
-        from cockpit.sources.demo import demo_sources
+        from cockpit.demo.site import demo_sources
     except ImportError as exc:
         raise UserError(f"the demo site is not available: {exc}") from None
     return demo_sources(seed=seed) if clock is None else demo_sources(seed=seed, clock=clock)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from cockpit.errors import ParseError
 from cockpit.model import FsUsage  # lives in the model (Snapshot.storage); re-exported here
-from cockpit.sources.slurm_commands import df_argv
-from cockpit.sources.transport import Transport
+from cockpit.slurm.commands import df_argv
+from cockpit.transport import Transport
 from cockpit.text import decode
 
 __all__ = ["FsUsage", "StorageReport", "collect_storage", "parse_df"]
@@ -107,7 +107,7 @@ async def collect_storage(transport: Transport, paths: Sequence[str], timeout: f
 
     A path df cannot see (exit 1, ``df: /x: No such file or directory``) is reported
     in ``errors`` and the others are still returned. Transport failures
-    (:class:`~cockpit.sources.transport.TransportError`) propagate: the source turns
+    (:class:`~cockpit.transport.TransportError`) propagate: the source turns
     them into a SourceError. Raises ParseError on output that is not df's.
     """
     if not paths:

@@ -31,19 +31,19 @@ from cockpit.model import (
     Subject,
     TrainingJob,
 )
-from cockpit.sources.modelarts_api import (
+from cockpit.modelarts.api import (
     ModelArtsApi,
     ModelArtsApiError,
     SdkModelArtsApi,
     SdkSettings,
 )
-from cockpit.sources.modelarts_parse import (
+from cockpit.modelarts.parse import (
     parse_flavor_max_available,
     parse_pool,
     parse_training_job,
     parse_training_job_list,
 )
-from cockpit.sources.transport import FileStat, RemoteFileError
+from cockpit.transport import FileStat, RemoteFileError
 
 if TYPE_CHECKING:
     from cockpit.config import ModelArtsConfig
@@ -72,7 +72,7 @@ def _error(exc: ModelArtsApiError) -> SourceError:
 
 
 class ModelArtsSource:
-    """:class:`cockpit.sources.base.Source` for ModelArts training jobs and pools."""
+    """:class:`cockpit.source.Source` for ModelArts training jobs and pools."""
 
     kind = "modelarts"
 

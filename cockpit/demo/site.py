@@ -2,7 +2,7 @@
 
 ``cockpit --demo`` (and the first run without a config) goes through exactly the code a
 real site uses: :class:`DemoTransport` answers the command lines of
-``cockpit.sources.slurm_commands`` with the text Slurm 22.05 prints and serves the log
+``cockpit.slurm.commands`` with the text Slurm 22.05 prints and serves the log
 files (``slurm-<id>.out``, ``slurmctld.log``, ``slurmd-<node>.log``) by byte range;
 :class:`DemoModelArtsApi` returns the wire JSON of the ModelArts v2 API. The real
 ``SlurmSource`` and ``ModelArtsSource`` read them.
@@ -10,7 +10,7 @@ files (``slurm-<id>.out``, ``slurmctld.log``, ``slurmd-<node>.log``) by byte ran
 The site is a pure function of (seed, elapsed whole seconds since ``start``): the same
 frozen clock gives identical bytes, a later clock shows jobs that started, finished or
 failed, a node drained at +8 min and a queued training job running from +5 min.
-The failure scenarios are listed in ``cockpit.sources.demo_scenarios.SCENARIOS``.
+The failure scenarios are listed in ``cockpit.demo.scenarios.SCENARIOS``.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from cockpit.sources.transport import CommandResult, FileStat, RemoteFileError
+from cockpit.transport import CommandResult, FileStat, RemoteFileError
 
 if TYPE_CHECKING:
-    from cockpit.sources.demo_modelarts import ModelArtsProject
-    from cockpit.sources.demo_slurm import SlurmCluster
+    from cockpit.demo.modelarts import ModelArtsProject
+    from cockpit.demo.slurm import SlurmCluster
 
 DEMO_START = datetime(2026, 11, 29, 20, 30, 0, tzinfo=UTC)
 DEMO_CLUSTER = "demo-hpc"
@@ -69,8 +69,8 @@ class DemoSite:
         with self._lock:
             if self._slurm is not None:
                 return
-            from cockpit.sources.demo_modelarts import ModelArtsProject
-            from cockpit.sources.demo_scenarios import (
+            from cockpit.demo.modelarts import ModelArtsProject
+            from cockpit.demo.scenarios import (
                 HISTORY_S,
                 background_jobs,
                 build_nodes,
@@ -80,7 +80,7 @@ class DemoSite:
                 node_ctld_lines,
                 scenario_jobs,
             )
-            from cockpit.sources.demo_slurm import SlurmCluster
+            from cockpit.demo.slurm import SlurmCluster
 
             nodes = build_nodes()
             partitions = build_partitions()
@@ -112,7 +112,7 @@ class DemoSite:
 
 
 class DemoTransport:
-    """:class:`cockpit.sources.transport.Transport` over a :class:`DemoSite` (in memory).
+    """:class:`cockpit.transport.Transport` over a :class:`DemoSite` (in memory).
 
     Unknown programs answer like a shell: exit 127 and ``bash: X: command not found``.
     """
@@ -198,7 +198,7 @@ def _df(args: list[str], t: int) -> tuple[bytes, bytes, int]:
 
 
 class DemoModelArtsApi:
-    """:class:`cockpit.sources.modelarts_api.ModelArtsApi` over a :class:`DemoSite`.
+    """:class:`cockpit.modelarts.api.ModelArtsApi` over a :class:`DemoSite`.
     ``blocking = False``: its calls answer from memory in microseconds, so the source calls
     them on the event loop instead of one thread hop per call (~40 per poll)."""
 
@@ -208,7 +208,7 @@ class DemoModelArtsApi:
         self.site = site
 
     def _job(self, job_id: str):
-        from cockpit.sources.modelarts_api import ModelArtsApiError
+        from cockpit.modelarts.api import ModelArtsApiError
 
         j = self.site.modelarts.by_id.get(job_id)
         if j is None or j.created > self.site.now_s():
@@ -242,7 +242,7 @@ class DemoModelArtsApi:
         return self.site.modelarts.pools_json()
 
     def list_pool_nodes(self, pool_name: str) -> dict:
-        from cockpit.sources.modelarts_api import ModelArtsApiError
+        from cockpit.modelarts.api import ModelArtsApiError
 
         nodes = self.site.modelarts.nodes_json(pool_name)
         if nodes is None:
@@ -256,8 +256,8 @@ class DemoModelArtsApi:
 
 def demo_sources(seed: int = 7, clock: Callable[[], datetime] | None = None) -> list:
     """A real SlurmSource and a real ModelArtsSource over one shared :class:`DemoSite`."""
-    from cockpit.sources.modelarts import ModelArtsSource
-    from cockpit.sources.slurm import SlurmSource
+    from cockpit.modelarts.source import ModelArtsSource
+    from cockpit.slurm.source import SlurmSource
 
     site = DemoSite(seed, clock)
     return [

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from cockpit.model import Artifacts, LogLocation, Snapshot, SourceKind, Subject
-from cockpit.sources.transport import FileStat
+from cockpit.transport import FileStat
 
 
 @runtime_checkable

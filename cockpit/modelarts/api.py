@@ -1,6 +1,6 @@
 """The ModelArts v2 API as wire JSON dicts, through the real ``huaweicloudsdkmodelarts``.
 
-:class:`ModelArtsApi` is what :class:`cockpit.sources.modelarts.ModelArtsSource` and the
+:class:`ModelArtsApi` is what :class:`cockpit.modelarts.source.ModelArtsSource` and the
 demo code against: blocking methods returning the untouched JSON the service sent
 (``resp.to_json_object()``), so the pure parsers in ``modelarts_parse`` see exactly the
 wire names (``availableResources``, ``nvidia.com/gpu``, ...).

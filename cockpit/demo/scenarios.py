@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import random
 
-from cockpit.sources.demo_slurm import DemoJob, DemoNode, DemoPartition, NodeChange, compress
+from cockpit.demo.slurm import DemoJob, DemoNode, DemoPartition, NodeChange, compress
 
 # scenario id -> (subject kind, subject id, expected root_cause label)
 SCENARIOS: dict[str, tuple[str, str, str]] = {

@@ -38,7 +38,7 @@ from cockpit.model import (
     Snapshot,
     TrainingJob,
 )
-from cockpit.sources import hostlist
+from cockpit.slurm import hostlist
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # read at most this much of one bundle file
 SNIFF = 4096
@@ -283,7 +283,7 @@ def _table(text: str) -> list[dict[str, str]]:
 
 
 def _slurm():
-    from cockpit.sources import slurm
+    from cockpit.slurm import source as slurm
 
     return slurm
 
@@ -530,7 +530,7 @@ def _is_log(lt: LogText, files: list[BundleFile]) -> bool:
 
 
 def _training_job(f: BundleFile, files: list[BundleFile]) -> TrainingJob:
-    from cockpit.sources.modelarts_parse import parse_training_job
+    from cockpit.modelarts.parse import parse_training_job
 
     return parse_training_job(json.loads(_text(f.data)))
 

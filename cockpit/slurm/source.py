@@ -52,8 +52,8 @@ from cockpit.safety import (  # noqa: F401 (validate_* re-exported)
     validate_path,
     validate_user,
 )
-from cockpit.sources import hostlist
-from cockpit.sources.slurm_commands import SACCT_FIELDS, SEP, SQUEUE_FIELDS
+from cockpit.slurm import hostlist
+from cockpit.slurm.commands import SACCT_FIELDS, SEP, SQUEUE_FIELDS
 
 _NULLS = {"", "N/A", "n/a", "(null)", "None", "NONE", "Unknown", "UNKNOWN", "n/s"}
 
@@ -1288,8 +1288,8 @@ class SlurmSource:
     async def _poll(self) -> Snapshot:
         import asyncio
 
-        from cockpit.sources.slurm_commands import NODES_ARGV, PARTITIONS_ARGV, SQUEUE_ARGV
-        from cockpit.sources.transport import TransportError
+        from cockpit.slurm.commands import NODES_ARGV, PARTITIONS_ARGV, SQUEUE_ARGV
+        from cockpit.transport import TransportError
 
         taken = self._clock()
         self._cache.clear()
@@ -1355,7 +1355,7 @@ class SlurmSource:
         """``df -P`` / ``df -Pi`` of ``storage_paths``: (usages, df's complaints). Raises like ``_run``."""
         if not self.storage_paths:
             return (), ()
-        from cockpit.watch.storage import collect_storage
+        from cockpit.slurm.storage import collect_storage
 
         self.command_counts["df"] += 2
         report = await collect_storage(self.transport, self.storage_paths, timeout=self.command_timeout)
@@ -1365,7 +1365,7 @@ class SlurmSource:
 
     async def acct(self, job_ids: list[str] | tuple[str, ...]) -> list[AcctRecord]:
         """sacct rows (job and steps) for validated job ids. Raises ValueError, TransportError, _CommandFailed."""
-        from cockpit.sources.slurm_commands import sacct_argv
+        from cockpit.slurm.commands import sacct_argv
 
         ids = [validate_job_id(j) for j in job_ids]
         if not ids:
@@ -1378,7 +1378,7 @@ class SlurmSource:
         Shared until the next poll: the drill-down's evidence and the job screen's right-sizing
         ask for the same rows. Raises ValueError on bad input, TransportError/_CommandFailed.
         """
-        from cockpit.sources.slurm_commands import sacct_history_argv
+        from cockpit.slurm.commands import sacct_history_argv
 
         validate_user(user)
         validate_job_name(name)
@@ -1473,7 +1473,7 @@ class SlurmSource:
 
     async def evidence(self, subjects: Iterable[Subject], snapshot: Snapshot, *, concurrency: int = 4,
                        timeout: float = 30.0) -> dict[Subject, Artifacts | BaseException]:
-        """Background evidence for many subjects (``cockpit.enrich``): ONE sacct for all their jobs.
+        """Background evidence for many subjects (``cockpit.runtime.evidence``): ONE sacct for all their jobs.
 
         Jobs get the rows of one ``sacct -j ID1,ID2,...`` split per job (:func:`split_sacct`),
         then each its ``scontrol show job -o ID`` (it takes no list) and log range reads, at
@@ -1484,7 +1484,7 @@ class SlurmSource:
         """
         import asyncio
 
-        from cockpit.sources.slurm_commands import sacct_argv
+        from cockpit.slurm.commands import sacct_argv
 
         subjects = list(dict.fromkeys(subjects))
         ids = [s.id for s in subjects if s.kind == "job" and _JOB_ID_RE.match(s.id)
@@ -1520,7 +1520,7 @@ class SlurmSource:
         of an OUT_OF_MEMORY/TIMEOUT job (drill-down), not for background evidence."""
         import asyncio
 
-        from cockpit.sources.slurm_commands import sacct_argv, scontrol_job_argv
+        from cockpit.slurm.commands import sacct_argv, scontrol_job_argv
 
         commands: dict[str, str] = {}
         job_cmd = scontrol_job_argv(job_id)
@@ -1581,7 +1581,7 @@ class SlurmSource:
         Only for those two states: their remedy is a --mem / --time, which history sizes.
         A failure lands in ``commands`` as ``error: sacct history``.
         """
-        from cockpit.watch.rightsize import sizing_subject
+        from cockpit.diagnosis.rightsize import sizing_subject
 
         sized = sizing_subject(job, acct)
         if sized is None:

@@ -20,9 +20,9 @@ from typing import Any
 from textual.message import Message
 
 from cockpit import gcpolicy
-from cockpit.enrich import EvidenceCache, diagnose_with_evidence, subject_findings
+from cockpit.runtime.evidence import EvidenceCache, diagnose_with_evidence, subject_findings
 from cockpit.model import Artifacts, Finding, Incident, Snapshot, SourceError, Subject
-from cockpit.sources.base import Source
+from cockpit.source import Source
 from cockpit.widgets.rows import job_rows, node_rows, training_rows
 from cockpit.widgets.table import Row
 
@@ -422,7 +422,7 @@ class Hub:
     async def _with_history(self, st: SourceState, subject: Subject, arts: Artifacts) -> Artifacts:
         """``arts`` with the sacct history of an OUT_OF_MEMORY/TIMEOUT job (background evidence
         has none: it sizes the --mem/--time remedy on drill-down only)."""
-        from cockpit.watch.rightsize import sizing_subject
+        from cockpit.diagnosis.rightsize import sizing_subject
 
         if subject.kind != "job" or arts.history:
             return arts

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from operator import attrgetter
 
-from cockpit.sources.hostlist import compress
+from cockpit.slurm.hostlist import compress
 from cockpit.units import squeue_time
 
 
