@@ -43,6 +43,7 @@ from cockpit.modelarts.parse import (
     parse_training_job,
     parse_training_job_list,
 )
+from cockpit.source import Source
 from cockpit.transport import FileStat, RemoteFileError
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def _error(exc: ModelArtsApiError) -> SourceError:
                        retry_after_s=exc.retry_after_s)
 
 
-class ModelArtsSource:
+class ModelArtsSource(Source):
     """:class:`cockpit.source.Source` for ModelArts training jobs and pools."""
 
     kind = "modelarts"

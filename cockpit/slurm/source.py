@@ -54,6 +54,7 @@ from cockpit.safety import (  # noqa: F401 (validate_* re-exported)
 )
 from cockpit.slurm import hostlist
 from cockpit.slurm.commands import SACCT_FIELDS, SEP, SQUEUE_FIELDS
+from cockpit.source import Source
 
 _NULLS = {"", "N/A", "n/a", "(null)", "None", "NONE", "Unknown", "UNKNOWN", "n/s"}
 
@@ -1218,7 +1219,7 @@ def split_sacct(text: str, job_ids: Iterable[str]) -> dict[str, str]:
     return {j: "".join(rows) for j, rows in out.items()}
 
 
-class SlurmSource:
+class SlurmSource(Source):
     """One Slurm cluster reached through a Transport (local or SSH).
 
     ``poll()`` runs squeue, ``scontrol show node -o`` and ``scontrol show partition -o``

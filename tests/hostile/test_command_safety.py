@@ -217,7 +217,7 @@ def test_no_command_builder_in_the_code_mutates_a_cluster_without_allow_actions(
 
 
 def test_local_transport_never_uses_a_shell():
-    src = (Path(__file__).resolve().parents[2] / "cockpit" / "sources" / "transport.py").read_text()
+    src = (Path(__file__).resolve().parents[2] / "cockpit" / "transport.py").read_text()
     assert "create_subprocess_shell" not in src and "shell=True" not in src
     assert "shlex.join(argv)" in src  # over SSH each argument is quoted
     assert os.path.exists("/bin/sh")
