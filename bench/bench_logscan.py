@@ -18,8 +18,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from cockpit.diagnosis.logscan import scan_path  # noqa: E402
 from cockpit.diagnosis.patterns import patterns_for  # noqa: E402
+from cockpit.ingest.logfile import scan_path  # noqa: E402
 
 PATH = "/tmp/cockpit-bench-1g.log"
 ERROR = b"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=4242.batch. Some of your processes may have been killed.\n"
@@ -35,11 +35,30 @@ def to_ere(rx: bytes) -> str:
 
 def generate(path: str, size: int) -> None:
     rnd = random.Random(42)
-    words = ["loss", "step", "lr", "epoch", "throughput", "samples/s", "INFO", "checkpoint", "reading",
-             "/data/shard-0001.bin", "grad_norm", "Warning: slow io", "model", "batch", "ok", "rank"]
-    lines = [f"2026-11-29 20:{i % 60:02d}:{(i * 7) % 60:02d} [rank {i % 8}] "
-             + " ".join(rnd.choice(words) for _ in range(rnd.randint(6, 16))) + f" {rnd.random():.5f}"
-             for i in range(50_000)]
+    words = [
+        "loss",
+        "step",
+        "lr",
+        "epoch",
+        "throughput",
+        "samples/s",
+        "INFO",
+        "checkpoint",
+        "reading",
+        "/data/shard-0001.bin",
+        "grad_norm",
+        "Warning: slow io",
+        "model",
+        "batch",
+        "ok",
+        "rank",
+    ]
+    lines = [
+        f"2026-11-29 20:{i % 60:02d}:{(i * 7) % 60:02d} [rank {i % 8}] "
+        + " ".join(rnd.choice(words) for _ in range(rnd.randint(6, 16)))
+        + f" {rnd.random():.5f}"
+        for i in range(50_000)
+    ]
     block = ("\n".join(lines) + "\n").encode()
     with open(path, "wb") as fh:
         written = 0
@@ -59,7 +78,9 @@ def main() -> int:
     if not os.path.exists(PATH) or os.path.getsize(PATH) < size * 0.99:
         t = time.perf_counter()
         generate(PATH, size)
-        print(f"generated {PATH} ({os.path.getsize(PATH) / 2**20:.0f} MiB) in {time.perf_counter() - t:.1f} s")
+        print(
+            f"generated {PATH} ({os.path.getsize(PATH) / 2**20:.0f} MiB) in {time.perf_counter() - t:.1f} s"
+        )
     pat_file = PATH + ".ere"
     with open(pat_file, "w") as fh:
         fh.write("|".join(f"({to_ere(p.regex)})" for p in patterns_for("app", True)))
@@ -67,7 +88,11 @@ def main() -> int:
 
     def grep() -> tuple[float, str]:
         t = time.perf_counter()
-        r = subprocess.run(["grep", "-n", "-m1", "-E", "-f", pat_file, PATH], capture_output=True, env={"LC_ALL": "C"})
+        r = subprocess.run(
+            ["grep", "-n", "-m1", "-E", "-f", pat_file, PATH],
+            capture_output=True,
+            env={"LC_ALL": "C"},
+        )
         return time.perf_counter() - t, r.stdout.decode(errors="replace").split(":", 1)[0]
 
     def ours() -> tuple[float, str]:
@@ -77,10 +102,16 @@ def main() -> int:
 
     def child_memory() -> str:
         """Scan in a fresh process: peak RSS (VmHWM, with the chunk buffers) and RssAnon once the scan is done."""
-        code = ("import sys; sys.path.insert(0, {!r}); from cockpit.diagnosis.logscan import scan_path; scan_path({!r}); "
-                "s = open('/proc/self/status').read(); import re; "
-                "print(*(re.search(k + r':\\s+(\\d+)', s).group(1) for k in ('VmHWM', 'RssAnon')))".format(os.path.join(os.path.dirname(__file__), ".."), PATH))
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+        code = (
+            "import sys; sys.path.insert(0, {!r}); from cockpit.ingest.logfile import scan_path; scan_path({!r}); "
+            "s = open('/proc/self/status').read(); import re; "
+            "print(*(re.search(k + r':\\s+(\\d+)', s).group(1) for k in ('VmHWM', 'RssAnon')))".format(
+                os.path.join(os.path.dirname(__file__), ".."), PATH
+            )
+        )
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        ).stdout.split()
         return f"peak RSS {int(out[0]) / 1024:.0f} MiB (includes the chunk buffers), anonymous {int(out[1]) / 1024:.0f} MiB"
 
     g = min(grep() for _ in range(3))

@@ -39,22 +39,27 @@ def _rss_mib() -> float:
 
 def measure(jobs: int, nodes: int = 10_000, repeat: int = 3) -> dict:
     """Best of ``repeat`` timings (seconds) and peak RSS (MiB) of one poll at this size."""
-    from cockpit.widgets.rows import job_rows, node_rows
-
     from cockpit import gcpolicy
-    from cockpit.diagnosis.engine import correlate, diagnose, verdicts
-    from cockpit.slurm.source import SlurmSource
+    from cockpit.diagnosis.correlate import correlate
+    from cockpit.diagnosis.engine import diagnose
+    from cockpit.diagnosis.verdict import verdicts
     from cockpit.slurm.commands import NODES_ARGV, PARTITIONS_ARGV, SQUEUE_ARGV
+    from cockpit.slurm.source import SlurmSource
     from cockpit.transport import LocalTransport
+    from cockpit.views import job_rows, node_rows
 
     site = generate(f"/tmp/cockpit-fake-{jobs}", jobs, nodes)
     os.environ["PATH"] = site.env()["PATH"]
     transport = LocalTransport()
-    source = SlurmSource("bench", transport, clock=lambda: NOW, slurmctld_log=str(site.slurmctld_log))
+    source = SlurmSource(
+        "bench", transport, clock=lambda: NOW, slurmctld_log=str(site.slurmctld_log)
+    )
 
     async def floor() -> float:
         t = time.perf_counter()
-        outs = await asyncio.gather(*(transport.run(a) for a in (SQUEUE_ARGV, NODES_ARGV, PARTITIONS_ARGV)))
+        outs = await asyncio.gather(
+            *(transport.run(a) for a in (SQUEUE_ARGV, NODES_ARGV, PARTITIONS_ARGV))
+        )
         rows = [ln.split(b"\x1f") for ln in outs[0].stdout.splitlines()]
         recs = [ln.split() for o in outs[1:] for ln in o.stdout.splitlines()]
         assert len(rows) == jobs and recs
@@ -105,14 +110,20 @@ def measure(jobs: int, nodes: int = 10_000, repeat: int = 3) -> dict:
         json_s = time.perf_counter() - t
         best = min(results, key=lambda r: r[0] + r[1] + r[2])
         return {
-            "jobs": jobs, "nodes": nodes,
-            "collect_parse_s": best[0], "diagnose_s": best[1], "rows_s": best[2],
+            "jobs": jobs,
+            "nodes": nodes,
+            "collect_parse_s": best[0],
+            "diagnose_s": best[1],
+            "rows_s": best[2],
             "poll_s": best[0] + best[1] + best[2],
-            "warm_collect_parse_s": warm[0], "warm_poll_s": sum(warm),
-            "floor_s": fl, "json_loads_s": json_s,
+            "warm_collect_parse_s": warm[0],
+            "warm_poll_s": sum(warm),
+            "floor_s": fl,
+            "json_loads_s": json_s,
             "bytes": len(squeue) + len(site.output("nodes")) + len(site.output("partitions")),
             "warnings": len(snap.warnings),  # type: ignore[union-attr]
-            "jobs_parsed": len(snap.jobs), "nodes_parsed": len(snap.nodes),  # type: ignore[union-attr]
+            "jobs_parsed": len(snap.jobs),
+            "nodes_parsed": len(snap.nodes),  # type: ignore[union-attr]
             "base_rss_mib": base_rss,
             "peak_rss_mib": poll_peak,
             "process_peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,

@@ -83,10 +83,15 @@ class TmuxApp:
             if HEADER in _tmux("capture-pane", "-p", "-t", self.session, check=False):
                 return time.perf_counter() - t0
             time.sleep(0.01)
-        raise RuntimeError("no header within 30 s:\n" + _tmux("capture-pane", "-p", "-t", self.session, check=False))
+        raise RuntimeError(
+            "no header within 30 s:\n"
+            + _tmux("capture-pane", "-p", "-t", self.session, check=False)
+        )
 
     def pid(self) -> int:
-        return _python_pid(int(_tmux("list-panes", "-t", self.session, "-F", "#{pane_pid}").split()[0]))
+        return _python_pid(
+            int(_tmux("list-panes", "-t", self.session, "-F", "#{pane_pid}").split()[0])
+        )
 
     def stop(self) -> None:
         _tmux("kill-session", "-t", self.session, check=False)
@@ -108,7 +113,11 @@ def idle(seconds: float) -> dict:
         c0, t0 = _cpu_s(pid), time.perf_counter()
         time.sleep(seconds)
         c1, t1 = _cpu_s(pid), time.perf_counter()
-        return {"idle_window_s": t1 - t0, "idle_cpu_s": c1 - c0, "idle_core_pct": 100 * (c1 - c0) / (t1 - t0)}
+        return {
+            "idle_window_s": t1 - t0,
+            "idle_cpu_s": c1 - c0,
+            "idle_core_pct": 100 * (c1 - c0) / (t1 - t0),
+        }
     finally:
         app.stop()
         keeper.stop()
@@ -130,11 +139,16 @@ def startup(runs: int = 3) -> dict:
     script = Path(tempfile.mkdtemp(prefix="cockpit-bench-")) / "hello.py"
     script.write_text(HELLO)
     # fill the bytecode cache, then one start without any (a fresh checkout's first run)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "cockpit"), str(script)],
-                   env=_py_env(), check=True)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(ROOT / "cockpit"), str(script)],
+        env=_py_env(),
+        check=True,
+    )
     cold = TmuxApp("cold")
     try:
-        nocache = cold.start(f"cd {ROOT} && exec env PYTHONDONTWRITEBYTECODE=1 {sys.executable} -m cockpit --demo --no-bell")
+        nocache = cold.start(
+            f"cd {ROOT} && exec env PYTHONDONTWRITEBYTECODE=1 {sys.executable} -m cockpit --demo --no-bell"
+        )
     finally:
         cold.stop()
     try:
@@ -152,29 +166,43 @@ def startup(runs: int = 3) -> dict:
     imp = []
     for _ in range(3):
         t = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import cockpit.app"], cwd=ROOT, check=True, env=_py_env())
+        subprocess.run(
+            [sys.executable, "-c", "import cockpit.app"], cwd=ROOT, check=True, env=_py_env()
+        )
         imp.append(time.perf_counter() - t)
     bare = []
     for _ in range(3):
         t = time.perf_counter()
         subprocess.run([sys.executable, "-c", "pass"], check=True)
         bare.append(time.perf_counter() - t)
-    r = subprocess.run([sys.executable, "-X", "importtime", "-c", "import cockpit.app"], cwd=ROOT,
-                       capture_output=True, text=True, check=True, env=_py_env())
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import cockpit.app"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_py_env(),
+    )
     top: list[tuple[int, str]] = []
     for line in r.stderr.splitlines():
         m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)", line)
         if m and len(m.group(3)) == 3:  # what cockpit.app imports directly
             top.append((int(m.group(2)), m.group(4)))
     top.sort(reverse=True)
-    probe = ("import sys, cockpit.cli, cockpit.app, cockpit.commands.tui, cockpit.connect as f; "
-             "f.demo(); print(sorted({m.split('.')[0] for m in sys.modules if m.startswith('huaweicloud')}))")
-    sdk = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    probe = (
+        "import sys, cockpit.cli, cockpit.app, cockpit.commands.tui, cockpit.connect as f; "
+        "f.demo(); print(sorted({m.split('.')[0] for m in sys.modules if m.startswith('huaweicloud')}))"
+    )
+    sdk = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
     return {
-        "first_frame_s": statistics.median(times), "first_frame_runs": times,
+        "first_frame_s": statistics.median(times),
+        "first_frame_runs": times,
         "first_frame_no_bytecode_s": nocache,
         "hello_first_frame_s": statistics.median(hello),
-        "import_app_s": min(imp), "python_bare_s": min(bare),
+        "import_app_s": min(imp),
+        "python_bare_s": min(bare),
         "importtime_top": [f"{name} {us / 1000:.0f} ms" for us, name in top[:6]],
         "sdk_imported_at_startup": sdk,
     }
@@ -187,13 +215,15 @@ def controller(seconds: float, jobs: int = 1000, evidence: str = "failures") -> 
     os.environ["PATH"] = site.env()["PATH"]
     cfg_dir = Path(tempfile.mkdtemp(prefix="cockpit-bench-cfg-"))
     cfg = cfg_dir / "config.toml"
-    cfg.write_text(f'[clusters.fake]\ntransport = "local"\ninterval = 5\nslurmctld_log = "{site.slurmctld_log}"\n'
-                   f'evidence = "{evidence}"\n')
+    cfg.write_text(
+        f'[clusters.fake]\ntransport = "local"\ninterval = 5\nslurmctld_log = "{site.slurmctld_log}"\n'
+        f'evidence = "{evidence}"\n'
+    )
 
     async def run() -> dict:
         from cockpit.app import CockpitApp
-        from cockpit.model import Subject
         from cockpit.connect import select_sources
+        from cockpit.model import Subject
         from cockpit.store.acks import AckStore
 
         sources = select_sources(argparse.Namespace(config=str(cfg), demo=False))
@@ -217,10 +247,19 @@ def controller(seconds: float, jobs: int = 1000, evidence: str = "failures") -> 
         counts = count_calls(site)
         per_min = {k: round(v * 60 / elapsed, 1) for k, v in sorted(counts.items())}
         drill = {k: v - dash_counts.get(k, 0) for k, v in counts.items()}
-        return {"controller_window_s": elapsed, "polls": polls, "interval_s": 5, "evidence": evidence, "calls": counts,
-                "calls_per_min": per_min, "screens": screens,
-                "dashboard_polls": dash_polls, "dashboard_calls": dash_counts,
-                "drilldown_polls": polls - dash_polls, "drilldown_calls": drill}
+        return {
+            "controller_window_s": elapsed,
+            "polls": polls,
+            "interval_s": 5,
+            "evidence": evidence,
+            "calls": counts,
+            "calls_per_min": per_min,
+            "screens": screens,
+            "dashboard_polls": dash_polls,
+            "dashboard_calls": dash_counts,
+            "drilldown_polls": polls - dash_polls,
+            "drilldown_calls": drill,
+        }
 
     try:
         site.calls.write_text("")
@@ -234,8 +273,12 @@ def main() -> int:
     ap.add_argument("what", choices=["idle", "startup", "controller"])
     ap.add_argument("--seconds", type=float, default=None)
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--evidence", choices=["failures", "drill-down"], default="failures",
-                    help="controller: the cluster's evidence setting")
+    ap.add_argument(
+        "--evidence",
+        choices=["failures", "drill-down"],
+        default="failures",
+        help="controller: the cluster's evidence setting",
+    )
     args = ap.parse_args()
     if args.what == "idle":
         r = idle(args.seconds or 60)

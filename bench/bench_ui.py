@@ -66,7 +66,8 @@ class StubSource:
 def load_snapshot(jobs: int, nodes: int):
     from cockpit import gcpolicy
     from cockpit.model import Snapshot
-    from cockpit.slurm.source import parse_scontrol_nodes, parse_scontrol_partitions, parse_squeue
+    from cockpit.slurm.parse import parse_scontrol_nodes, parse_scontrol_partitions
+    from cockpit.slurm.squeue import parse_squeue
 
     site = generate(f"/tmp/cockpit-fake-{jobs}", jobs, nodes)
     with gcpolicy.bulk():  # as SlurmSource._parse does
@@ -77,10 +78,9 @@ def load_snapshot(jobs: int, nodes: int):
 
 
 async def measure_app(snap, presses: int = 15) -> dict:
-    from cockpit.widgets.panes import QueueTable
-
     from cockpit.app import CockpitApp
     from cockpit.runtime.hub import HubUpdated
+    from cockpit.screens.panes import QueueTable
     from cockpit.store.acks import AckStore
 
     source = StubSource(snap)
@@ -137,12 +137,16 @@ async def measure_app(snap, presses: int = 15) -> dict:
             clock_now[0] = later.taken_at
             # the poll's thread: engine, rows, incidents (Hub._apply's to_thread part)
             analysis = await asyncio.to_thread(
-                app.hub._analyse, later, clock_now[0], None, None, app.hub._basis(st, None))
+                app.hub._analyse, later, clock_now[0], None, None, app.hub._basis(st, None)
+            )
             await pilot.pause()
             t0 = time.perf_counter()
             app.hub._publish(st, later, analysis)  # Hub._apply's UI-thread part
             app.post_message(HubUpdated(source.name))
-            while getattr(app.screen, "_applied", None) != app.hub.generation and time.perf_counter() - t0 < 5:
+            while (
+                getattr(app.screen, "_applied", None) != app.hub.generation
+                and time.perf_counter() - t0 < 5
+            ):
                 await asyncio.sleep(0)
             assert table.total_count == len(later.jobs)
             t1 = await next_frame_after(time.perf_counter())

@@ -1,9 +1,10 @@
 """CockpitApp: the Textual application an operator keeps open in tmux.
 
-The app owns the :class:`~cockpit.runtime.hub.Hub` (pollers, snapshots, findings,
-incidents) and the acknowledgement store, routes :class:`~cockpit.runtime.hub.HubUpdated`
-to the visible screen, rings the bell once for a new critical incident, and maps
-``enter`` on any subject to its drill-down screen.
+The app owns the :class:`~cockpit.runtime.hub.Hub` (one supervised poller per source,
+run as workers, and the state they publish: snapshots, findings, rows, incidents) and the
+acknowledgement store. It starts the pollers after the first frame, routes
+:class:`~cockpit.runtime.state.HubUpdated` to the visible screen, rings the bell once for a
+new critical incident, and maps ``enter`` on any subject to its drill-down screen.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 
-from cockpit.runtime.hub import Hub, HubUpdated
 from cockpit.model import Subject
+from cockpit.runtime.hub import Hub, HubUpdated
 from cockpit.screens.commands import CockpitCommands
 from cockpit.screens.dashboard import DashboardScreen
 from cockpit.screens.help import HelpScreen
@@ -102,7 +103,10 @@ class CockpitApp(App[int]):
         from textual import constants
 
         driver_class = super().get_driver_class()
-        stock = driver_class.__module__ == "textual.drivers.linux_driver" and driver_class.__name__ == "LinuxDriver"
+        stock = (
+            driver_class.__module__ == "textual.drivers.linux_driver"
+            and driver_class.__name__ == "LinuxDriver"
+        )
         if stock and constants.DRIVER is None:
             try:
                 from cockpit.driver import CockpitDriver
@@ -112,7 +116,8 @@ class CockpitApp(App[int]):
         return driver_class
 
     def get_line_filters(self):
-        """Under ``NO_COLOR``, severity/state colours become bold/reverse first (widgets.nocolor)."""
+        """Under ``NO_COLOR``, severity/state colours become bold/reverse first
+        (widgets.nocolor)."""
         filters = super().get_line_filters()
         if self.no_color:
             from cockpit.widgets.nocolor import SEMANTIC_NO_COLOR
@@ -121,8 +126,9 @@ class CockpitApp(App[int]):
         return filters
 
     def get_default_screen(self) -> Screen:
-        # the dashboard is the bottom of the stack: pushing it over Textual's blank default
-        # screen composed, laid out and painted that one first (~40 ms to the first frame)
+        # the dashboard is the bottom of the stack: pushed over Textual's blank default
+        # screen, that one would be composed, laid out and painted first, delaying the first
+        # frame
         return DashboardScreen(self.banner)
 
     def on_mount(self) -> None:
@@ -130,9 +136,11 @@ class CockpitApp(App[int]):
         # what changed since would be drawn (a screen of blank rows until each line changes)
         self.app_resume_signal.subscribe(self, lambda _app: self.refresh(layout=True))
         if self.acks.load_error:
-            self.notify(f"state file ignored: {self.acks.load_error}", severity="warning", markup=False)
+            self.notify(
+                f"state file ignored: {self.acks.load_error}", severity="warning", markup=False
+            )
         # pollers after the first frame: the first poll's threads (demo site, parsing) would
-        # otherwise share the GIL with Textual's first layout and delay it (~0.15-0.4 s)
+        # otherwise share the GIL with Textual's first layout and delay it
         self.call_after_refresh(self._start_polls)
 
     def _start_polls(self) -> None:
@@ -164,11 +172,17 @@ class CockpitApp(App[int]):
             self.notify(f"no detail view for {subject}", timeout=3, markup=False)
             return
         if self.hub.lookup(subject) is None and subject.kind != "node":
-            self.notify(f"{subject} is not in the latest snapshot", severity="warning", timeout=3, markup=False)
+            self.notify(
+                f"{subject} is not in the latest snapshot",
+                severity="warning",
+                timeout=3,
+                markup=False,
+            )
         self.push_screen(screen(subject))
 
     def _raise_or_push(self, cls: type, make: Callable[[], Screen]) -> None:
-        """Back to the ``cls`` screen already in the stack (its fixed id may exist once), else push one."""
+        """Back to the ``cls`` screen already in the stack (its fixed id may exist once), else
+        push one."""
         if not any(isinstance(s, cls) for s in self.screen_stack):
             self.push_screen(make())
             return
@@ -176,7 +190,8 @@ class CockpitApp(App[int]):
             self.pop_screen()
 
     def action_incidents(self) -> None:
-        # i -> enter (a job) -> i used to push a second IncidentScreen: DuplicateIds crash
+        # i -> enter (a job) -> i goes back to the incident screen: a second one would
+        # clash with the first one's fixed widget ids
         self._raise_or_push(IncidentScreen, IncidentScreen)
 
     def action_alerts(self) -> None:

@@ -15,7 +15,16 @@ import sys
 
 from cockpit.errors import UserError
 
-COMMANDS = ("snapshot", "check_config", "diagnose", "collect", "incidents", "scan_log", "alerts", "watch")
+COMMANDS = (
+    "snapshot",
+    "check_config",
+    "diagnose",
+    "collect",
+    "incidents",
+    "scan_log",
+    "alerts",
+    "watch",
+)
 
 
 def add_common(p: argparse.ArgumentParser, *, top: bool = False) -> None:
@@ -25,10 +34,18 @@ def add_common(p: argparse.ArgumentParser, *, top: bool = False) -> None:
     ``cockpit --config F snapshot`` value with the subparser's default and silently ignore F.
     """
     d = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
-    p.add_argument("--config", metavar="FILE", default=d(None),
-                   help="config file (default: XDG config dir cockpit/config.toml)")
-    p.add_argument("--demo", action="store_true", default=d(False), help="use the built-in simulated site")
-    p.add_argument("--demo-seed", type=int, default=d(7), metavar="N", help="seed of the demo site (default 7)")
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        default=d(None),
+        help="config file (default: XDG config dir cockpit/config.toml)",
+    )
+    p.add_argument(
+        "--demo", action="store_true", default=d(False), help="use the built-in simulated site"
+    )
+    p.add_argument(
+        "--demo-seed", type=int, default=d(7), metavar="N", help="seed of the demo site (default 7)"
+    )
 
 
 def _tui_only(argv: list[str]) -> bool:
@@ -45,7 +62,11 @@ def _tui_only(argv: list[str]) -> bool:
             skip = False
         elif tok in takes_value:
             skip = True
-        elif not tok.startswith("-") or tok in ("-", "--", "-h") or (len(tok) >= 3 and "--help".startswith(tok)):
+        elif (
+            not tok.startswith("-")
+            or tok in ("-", "--", "-h")
+            or (len(tok) >= 3 and "--help".startswith(tok))
+        ):
             return False  # argparse takes --he/--hel for --help: those need the full parser too
     return True
 
@@ -58,7 +79,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         description="Terminal cockpit for Slurm and ModelArts on-call: why is this job stuck or dead?",
     )
     add_common(parser, top=True)
-    parser.add_argument("--no-bell", action="store_true", help="do not ring the bell on new critical incidents")
+    parser.add_argument(
+        "--no-bell", action="store_true", help="do not ring the bell on new critical incidents"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     if argv is not None and _tui_only(argv):
         return parser

@@ -100,7 +100,9 @@ class Config:
     clusters: dict[str, ClusterConfig] = field(default_factory=dict)
     modelarts: dict[str, ModelArtsConfig] = field(default_factory=dict)
     ui: UiConfig = field(default_factory=UiConfig)
-    alerts: dict[str, Any] = field(default_factory=dict)  # raw [alerts] table, read by the alerts issue
+    alerts: dict[str, Any] = field(
+        default_factory=dict
+    )  # raw [alerts] table, read by the alerts issue
     exists: bool = True  # False when the default file was absent
 
     @property
@@ -139,7 +141,9 @@ _MODELARTS_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "verify_ssl": ((bool,), "boolean"),
 }
 _UI_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
-    "bell": ((bool,), "boolean"), "theme": ((str,), "string"), "export_dir": ((str,), "string"),
+    "bell": ((bool,), "boolean"),
+    "theme": ((str,), "string"),
+    "export_dir": ((str,), "string"),
 }
 _TOP = {"clusters", "modelarts", "ui", "alerts"}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -159,14 +163,23 @@ class _Loader:
         table, key = parts[:-1], parts[-1]
         start = 0
         if table:
-            hdr = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(re.escape(p) for p in table) + r"\s*\]")
+            hdr = re.compile(
+                r"^\s*\[\s*" + r"\s*\.\s*".join(re.escape(p) for p in table) + r"\s*\]"
+            )
             for i, ln in enumerate(self.lines):
                 if hdr.match(ln):
                     start = i
                     break
             else:
                 return self._find_key(key, 0, len(self.lines)) or self._find_table(dotted)
-        end = next((i for i in range(start + 1, len(self.lines)) if self.lines[i].lstrip().startswith("[")), len(self.lines))
+        end = next(
+            (
+                i
+                for i in range(start + 1, len(self.lines))
+                if self.lines[i].lstrip().startswith("[")
+            ),
+            len(self.lines),
+        )
         found = self._find_key(key, start, end)
         if found:
             return found
@@ -180,13 +193,20 @@ class _Loader:
         return None
 
     def _find_table(self, dotted: str) -> int | None:
-        hdr = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(re.escape(p) for p in dotted.split(".")) + r"\s*\]")
+        hdr = re.compile(
+            r"^\s*\[\s*" + r"\s*\.\s*".join(re.escape(p) for p in dotted.split(".")) + r"\s*\]"
+        )
         return next((i + 1 for i, ln in enumerate(self.lines) if hdr.match(ln)), None)
 
     def error(self, dotted: str, message: str) -> ConfigError:
         return ConfigError(message, path=self.path, line=self.line_of(dotted), key=dotted)
 
-    def check(self, dotted_prefix: str, table: dict[str, Any], spec: dict[str, tuple[tuple[type, ...], str]]) -> dict[str, Any]:
+    def check(
+        self,
+        dotted_prefix: str,
+        table: dict[str, Any],
+        spec: dict[str, tuple[tuple[type, ...], str]],
+    ) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for k, v in table.items():
             dotted = f"{dotted_prefix}.{k}"
@@ -196,17 +216,23 @@ class _Loader:
             if isinstance(v, bool) and bool not in types:
                 raise self.error(dotted, f"must be {_article(desc)} {desc}, not a boolean")
             if not isinstance(v, types):
-                raise self.error(dotted, f"must be {_article(desc)} {desc}, not {type(v).__name__} {v!r}")
+                raise self.error(
+                    dotted, f"must be {_article(desc)} {desc}, not {type(v).__name__} {v!r}"
+                )
             if desc == "list of strings" and not all(isinstance(x, str) for x in v):
                 raise self.error(dotted, "must be a list of strings")
             out[k] = v
         return out
 
     def interval(self, dotted: str, value: float) -> float:
-        if not math.isfinite(value):  # nan passed the floor check and polled every second; inf never
+        if not math.isfinite(
+            value
+        ):  # nan passed the floor check and polled every second; inf never
             raise self.error(dotted, f"interval must be a finite number of seconds, not {value}")
         if value < MIN_INTERVAL:
-            raise self.error(dotted, f"interval {value:g} s is below the floor of {MIN_INTERVAL:g} s")
+            raise self.error(
+                dotted, f"interval {value:g} s is below the floor of {MIN_INTERVAL:g} s"
+            )
         return float(value)
 
     def timeout(self, dotted: str, value: float) -> float:
@@ -244,7 +270,9 @@ def load_config(path: str | Path | None = None) -> Config:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
-        raise ConfigError(f"TOML syntax error: {msg}", path=str(p), line=int(m.group(1)) if m else None) from None
+        raise ConfigError(
+            f"TOML syntax error: {msg}", path=str(p), line=int(m.group(1)) if m else None
+        ) from None
     ld = _Loader(str(p), text)
     for k in data:
         if k not in _TOP:
@@ -260,7 +288,9 @@ def load_config(path: str | Path | None = None) -> Config:
         v = ld.check(prefix, raw, _CLUSTER_KEYS)
         transport = v.get("transport", "local")
         if transport not in ("local", "ssh"):
-            raise ld.error(f"{prefix}.transport", f"transport must be 'local' or 'ssh', not {transport!r}")
+            raise ld.error(
+                f"{prefix}.transport", f"transport must be 'local' or 'ssh', not {transport!r}"
+            )
         if transport == "ssh" and not v.get("host"):
             raise ld.error(f"{prefix}.host", "an ssh cluster needs host")
         port = v.get("port", 22)
@@ -270,7 +300,10 @@ def load_config(path: str | Path | None = None) -> Config:
         insecure = v.get("insecure_ignore_host_key", False)
         if kh.lower() == "none":
             if not insecure:
-                raise ld.error(f"{prefix}.known_hosts", 'known_hosts = "none" needs insecure_ignore_host_key = true')
+                raise ld.error(
+                    f"{prefix}.known_hosts",
+                    'known_hosts = "none" needs insecure_ignore_host_key = true',
+                )
             kh = None
         tz = v.get("timezone", "UTC")
         try:
@@ -281,7 +314,9 @@ def load_config(path: str | Path | None = None) -> Config:
             raise ld.error(f"{prefix}.timezone", f"unknown time zone {tz!r}") from None
         evidence = v.get("evidence", "failures")
         if evidence not in ("failures", "drill-down"):
-            raise ld.error(f"{prefix}.evidence", f"must be 'failures' or 'drill-down', not {evidence!r}")
+            raise ld.error(
+                f"{prefix}.evidence", f"must be 'failures' or 'drill-down', not {evidence!r}"
+            )
         clusters[name] = ClusterConfig(
             name=name,
             transport=transport,
@@ -292,8 +327,12 @@ def load_config(path: str | Path | None = None) -> Config:
             known_hosts=kh,
             interval=ld.interval(f"{prefix}.interval", v.get("interval", 15)),
             # the field defaults (a slots dataclass's class attribute is a member_descriptor, not the default)
-            slurmctld_log=v.get("slurmctld_log", ClusterConfig.__dataclass_fields__["slurmctld_log"].default),
-            slurmd_log=v.get("slurmd_log", ClusterConfig.__dataclass_fields__["slurmd_log"].default),
+            slurmctld_log=v.get(
+                "slurmctld_log", ClusterConfig.__dataclass_fields__["slurmctld_log"].default
+            ),
+            slurmd_log=v.get(
+                "slurmd_log", ClusterConfig.__dataclass_fields__["slurmd_log"].default
+            ),
             timezone=tz,
             storage_paths=tuple(v.get("storage_paths", ())),
             allow_actions=v.get("allow_actions", False),
@@ -318,7 +357,10 @@ def load_config(path: str | Path | None = None) -> Config:
             raise ld.error(f"{prefix}.region", "region (or endpoint) is required")
         for k in ("ak_env", "sk_env"):
             if k in v and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v[k]):
-                raise ld.error(f"{prefix}.{k}", f"{k} names an environment variable, e.g. HUAWEICLOUD_SDK_AK (never the key itself)")
+                raise ld.error(
+                    f"{prefix}.{k}",
+                    f"{k} names an environment variable, e.g. HUAWEICLOUD_SDK_AK (never the key itself)",
+                )
         modelarts[name] = ModelArtsConfig(
             name=name,
             region=v.get("region", ""),
@@ -333,6 +375,8 @@ def load_config(path: str | Path | None = None) -> Config:
 
     ui_raw = _table(ld, data, "ui")
     ui_v = ld.check("ui", ui_raw, _UI_KEYS)
-    ui = UiConfig(bell=ui_v.get("bell", True), theme=ui_v.get("theme"), export_dir=ui_v.get("export_dir"))
+    ui = UiConfig(
+        bell=ui_v.get("bell", True), theme=ui_v.get("theme"), export_dir=ui_v.get("export_dir")
+    )
     alerts = _table(ld, data, "alerts")
     return Config(path=str(p), clusters=clusters, modelarts=modelarts, ui=ui, alerts=dict(alerts))

@@ -89,8 +89,12 @@ def demo(seed: int = 7, clock: Callable[[], datetime] | None = None) -> list[Sou
     return demo_sources(seed=seed) if clock is None else demo_sources(seed=seed, clock=clock)
 
 
-def _demo_selection(args: argparse.Namespace, clock: Callable[[], datetime] | None,
-                    clusters: list[str] | None, projects: list[str] | None) -> list[Source]:
+def _demo_selection(
+    args: argparse.Namespace,
+    clock: Callable[[], datetime] | None,
+    clusters: list[str] | None,
+    projects: list[str] | None,
+) -> list[Source]:
     """The demo site's sources (``demo-hpc``, ``demo-modelarts``), restricted by ``--cluster`` /
     ``--modelarts`` like a config's: either flag may name either demo source. Unknown -> UserError."""
     sources = demo(getattr(args, "demo_seed", 7), clock)
@@ -111,7 +115,9 @@ def _names(arg: Any) -> list[str] | None:
     return [arg] if isinstance(arg, str) else list(arg)
 
 
-def select_sources(args: argparse.Namespace, *, clock: Callable[[], datetime] | None = None) -> list[Source]:
+def select_sources(
+    args: argparse.Namespace, *, clock: Callable[[], datetime] | None = None
+) -> list[Source]:
     """Sources for a CLI command: ``--demo``, else the config (no config -> the demo).
 
     ``--cluster NAME`` / ``--modelarts NAME`` (when the command has them) restrict the
@@ -128,7 +134,10 @@ def select_sources(args: argparse.Namespace, *, clock: Callable[[], datetime] | 
         if getattr(args, "config", None):
             raise UserError(f"{config.path}: no [clusters.NAME] or [modelarts.NAME] entries")
         return _demo_selection(args, clock, clusters, projects)
-    for names, known, what in ((clusters, config.clusters, "cluster"), (projects, config.modelarts, "ModelArts project")):
+    for names, known, what in (
+        (clusters, config.clusters, "cluster"),
+        (projects, config.modelarts, "ModelArts project"),
+    ):
         for n in names or ():
             if n not in known:
                 listed = ", ".join(sorted(known)) or "none"

@@ -10,7 +10,9 @@ class UserError(Exception):
 class ConfigError(UserError):
     """A config file problem; the message names file, line (when known) and key."""
 
-    def __init__(self, message: str, path: str = "", line: int | None = None, key: str = "") -> None:
+    def __init__(
+        self, message: str, path: str = "", line: int | None = None, key: str = ""
+    ) -> None:
         where = path + (f":{line}" if line else "")
         prefix = f"{where}: " if where else ""
         keypart = f"[{key}] " if key else ""

@@ -16,7 +16,9 @@ from typing import Any, Literal
 Severity = Literal["critical", "warning", "info"]
 SEVERITY_RANK: Mapping[str, int] = {"critical": 0, "warning": 1, "info": 2}
 
-SubjectKind = Literal["job", "node", "partition", "training_job", "pool", "cluster", "project", "file", "user"]
+SubjectKind = Literal[
+    "job", "node", "partition", "training_job", "pool", "cluster", "project", "file", "user"
+]
 SourceKind = Literal["slurm", "modelarts"]
 
 
@@ -82,7 +84,15 @@ class SlurmJob:
 
     @property
     def is_active(self) -> bool:
-        return self.state in {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING"}
+        return self.state in {
+            "PENDING",
+            "RUNNING",
+            "CONFIGURING",
+            "COMPLETING",
+            "SUSPENDED",
+            "REQUEUED",
+            "RESIZING",
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +234,14 @@ _CONSOLE_PHASE = {
 }
 
 
+TRAINING_LOG_SCHEME = "modelarts://"
+
+
+def training_log_path(job_id: str, task: str) -> str:
+    """Path the log viewer uses for a training task's startup-log preview."""
+    return f"{TRAINING_LOG_SCHEME}{job_id}/{task}"
+
+
 @dataclass(frozen=True, slots=True)
 class TrainingJob:
     """A ModelArts v2 training job (``show_training_job_details`` plus stages/events)."""
@@ -266,8 +284,12 @@ class TrainingJob:
         """
         if self.phase in {"Creating", "Pending"}:
             return "Initializing"
-        if (self.phase == "Running" and self.stages and self.stages[-1].name == "preparing"
-                and self.stages[-1].end_time is None):
+        if (
+            self.phase == "Running"
+            and self.stages
+            and self.stages[-1].name == "preparing"
+            and self.stages[-1].end_time is None
+        ):
             return "Initializing"
         return _CONSOLE_PHASE.get(self.phase, self.phase or "Unknown")
 
@@ -364,7 +386,9 @@ class Snapshot:
     error: SourceError | None = None
     warnings: tuple[str, ...] = ()  # rows skipped as malformed etc.
     slurm_version: str = ""
-    storage: tuple[FsUsage, ...] = ()  # df of the cluster's configured storage_paths (empty: none configured)
+    storage: tuple[
+        FsUsage, ...
+    ] = ()  # df of the cluster's configured storage_paths (empty: none configured)
 
     @property
     def ok(self) -> bool:

@@ -45,8 +45,11 @@ def _evidence(e: Evidence) -> dict:
 
 def _finding(f: Finding) -> dict:
     return {
-        "root_cause": f.root_cause, "severity": f.severity, "subject": _subject(f.subject),
-        "title": redact(clean(f.title)), "explanation": redact(clean(f.explanation, 8192)),
+        "root_cause": f.root_cause,
+        "severity": f.severity,
+        "subject": _subject(f.subject),
+        "title": redact(clean(f.title)),
+        "explanation": redact(clean(f.explanation, 8192)),
         "remedy": redact(clean(f.remedy, 8192)),
         "evidence": [_evidence(e) for e in f.evidence],
     }
@@ -60,21 +63,35 @@ def affected_count(inc: Incident) -> int:
 
 def sort_incidents(incidents: Iterable[Incident]) -> list[Incident]:
     """Most severe first, then oldest first (unknown first_seen last), then key."""
-    return sorted(incidents, key=lambda i: (SEVERITY_RANK.get(i.severity, 9),
-                                            i.first_seen is None,
-                                            i.first_seen.timestamp() if i.first_seen else 0.0, i.key))
+    return sorted(
+        incidents,
+        key=lambda i: (
+            SEVERITY_RANK.get(i.severity, 9),
+            i.first_seen is None,
+            i.first_seen.timestamp() if i.first_seen else 0.0,
+            i.key,
+        ),
+    )
 
 
-def incidents_json(incidents: Iterable[Incident], now: datetime, acked: Iterable[str] = frozenset()) -> dict:
+def incidents_json(
+    incidents: Iterable[Incident], now: datetime, acked: Iterable[str] = frozenset()
+) -> dict:
     """The JSON document above for ``incidents`` as of ``now``."""
     acked = set(acked)
     return {
         "generated_at": now.isoformat(),
         "incidents": [
             {
-                "key": i.key, "root_cause": i.root_cause, "severity": i.severity, "subject": _subject(i.subject),
-                "title": redact(clean(i.title)), "first_seen": _iso(i.first_seen), "acknowledged": i.key in acked,
-                "affected": [_subject(s) for s in i.affected], "affected_count": affected_count(i),
+                "key": i.key,
+                "root_cause": i.root_cause,
+                "severity": i.severity,
+                "subject": _subject(i.subject),
+                "title": redact(clean(i.title)),
+                "first_seen": _iso(i.first_seen),
+                "acknowledged": i.key in acked,
+                "affected": [_subject(s) for s in i.affected],
+                "affected_count": affected_count(i),
                 "findings": [_finding(f) for f in i.findings],
             }
             for i in sort_incidents(incidents)
@@ -98,7 +115,7 @@ def md_escape(text: str) -> str:
     out: list[str] = []
     pos = 0
     for m in _MD_CODE.finditer(text):
-        out.append(_MD_SPECIAL.sub(r"\\\1", text[pos:m.start()]))
+        out.append(_MD_SPECIAL.sub(r"\\\1", text[pos : m.start()]))
         out.append(md_code(m.group(1) if m.group(1) is not None else m.group(2)))
         pos = m.end()
     out.append(_MD_SPECIAL.sub(r"\\\1", text[pos:]))
@@ -116,16 +133,23 @@ def _age(first: datetime | None, now: datetime) -> str:
         return "unknown"
     secs = max(0, int((now - first).total_seconds()))
     h, rem = divmod(secs, 3600)
-    return f"{first.isoformat(timespec='seconds')} ({h} h {rem // 60} min ago)" if h else \
-        f"{first.isoformat(timespec='seconds')} ({rem // 60} min ago)"
+    return (
+        f"{first.isoformat(timespec='seconds')} ({h} h {rem // 60} min ago)"
+        if h
+        else f"{first.isoformat(timespec='seconds')} ({rem // 60} min ago)"
+    )
 
 
-def incidents_markdown(incidents: Iterable[Incident], now: datetime, acked: Iterable[str] = frozenset()) -> str:
+def incidents_markdown(
+    incidents: Iterable[Incident], now: datetime, acked: Iterable[str] = frozenset()
+) -> str:
     """A ticket-ready report: one section per incident with subject, label, first seen,
     affected jobs, explanation, remedy and the evidence chain as code blocks."""
     acked = set(acked)
     ordered = sort_incidents(incidents)
-    counts = {sev: sum(1 for i in ordered if i.severity == sev) for sev in ("critical", "warning", "info")}
+    counts = {
+        sev: sum(1 for i in ordered if i.severity == sev) for sev in ("critical", "warning", "info")
+    }
     out = [
         "# Cockpit incident report",
         "",
@@ -150,6 +174,9 @@ def incidents_markdown(incidents: Iterable[Incident], now: datetime, acked: Iter
         evidence = [e for fnd in inc.findings for e in fnd.evidence]
         if evidence:
             out += ["", "**Evidence:**", ""]
-            lines = [f"{clean(e.where)}{':' + str(e.line) if e.line else ''}: {clean(e.text)}" for e in evidence]
+            lines = [
+                f"{clean(e.where)}{':' + str(e.line) if e.line else ''}: {clean(e.text)}"
+                for e in evidence
+            ]
             out += _fence(lines)
     return redact("\n".join(out) + "\n")  # log lines quoted as evidence may carry credentials

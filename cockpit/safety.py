@@ -68,7 +68,13 @@ def validate_user(name: str) -> str:
 def validate_job_name(name: str) -> str:
     """A job name passed as one argv element (``sacct --name``): non-empty, no control
     characters, no leading ``-``, at most 1024 characters; else UnsafeValue."""
-    if not isinstance(name, str) or not name or name.startswith("-") or len(name) > 1024 or _CONTROL.search(name):
+    if (
+        not isinstance(name, str)
+        or not name
+        or name.startswith("-")
+        or len(name) > 1024
+        or _CONTROL.search(name)
+    ):
         raise UnsafeValue(f"not a job name that can be passed to sacct: {name!r}")
     return name
 
@@ -86,18 +92,29 @@ REDACTED = "<redacted>"
 
 # (pattern, replacement) applied in order; the same patterns serve str and bytes.
 _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
-    (r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", "<redacted private key>"),
+    (
+        r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)",
+        "<redacted private key>",
+    ),
     (r"(?i)(Authorization:\s*(?:Bearer|Basic|Token)\s+)\S+", r"\1" + REDACTED),
     # Huawei Cloud APIG signature header: Access=AK, ..., Signature=hex
     (r"(?i)((?:Access|Signature)=)[^\s,]+", r"\1" + REDACTED),
     (r"(?i)((?:X-Auth-Token|X-Security-Token):\s*)\S+", r"\1" + REDACTED),
-    (r"(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^/\s@]+(@)", r"\1" + REDACTED + r"\2"),  # user:password@host
+    (
+        r"(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^/\s@]+(@)",
+        r"\1" + REDACTED + r"\2",
+    ),  # user:password@host
     (r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", REDACTED),  # AWS-style access key ids
     # Huawei Cloud AK: 20 upper-case letters and digits (both present)
-    (r"(?<![A-Za-z0-9])(?=[A-Z0-9]{0,19}[0-9])(?=[A-Z0-9]{0,19}[A-Z])[A-Z0-9]{20}(?![A-Za-z0-9])", REDACTED),
+    (
+        r"(?<![A-Za-z0-9])(?=[A-Z0-9]{0,19}[0-9])(?=[A-Z0-9]{0,19}[A-Z])[A-Z0-9]{20}(?![A-Za-z0-9])",
+        REDACTED,
+    ),
     # Huawei Cloud SK: 40 mixed-case characters (git SHAs are lower-case hex and stay)
-    (r"(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
-     REDACTED),
+    (
+        r"(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+        REDACTED,
+    ),
 )
 _STR_RULES = [(re.compile(p, re.S), r) for p, r in _SECRET_PATTERNS]
 _BYTES_RULES = [(re.compile(p.encode(), re.S), r.encode()) for p, r in _SECRET_PATTERNS]
@@ -108,8 +125,26 @@ _BYTES_RULES = [(re.compile(p.encode(), re.S), r.encode()) for p, r in _SECRET_P
 _KV = r"""(?<![A-Za-z0-9_-])([A-Za-z0-9_-]{1,64}["']?\s*[:=]\s*["']?)([^\s"',;&]+)"""
 _KV_STR = re.compile(_KV)
 _KV_BYTES = re.compile(_KV.encode())
-_SECRET_WORDS = {"password", "passwd", "pwd", "secret", "token", "sk", "ak", "apikey", "accesskey", "secretkey"}
-_SECRET_PAIRS = {"api_key", "access_key", "secret_key", "security_token", "auth_token", "private_key"}
+_SECRET_WORDS = {
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "token",
+    "sk",
+    "ak",
+    "apikey",
+    "accesskey",
+    "secretkey",
+}
+_SECRET_PAIRS = {
+    "api_key",
+    "access_key",
+    "secret_key",
+    "security_token",
+    "auth_token",
+    "private_key",
+}
 
 
 def _secret_key(key: str) -> bool:
@@ -128,7 +163,11 @@ def redact(text: str) -> str:
 def redact_bytes(data: bytes) -> bytes:
     """:func:`redact` over raw bytes (log files in any encoding keep their other bytes)."""
     data = _KV_BYTES.sub(
-        lambda m: m[1] + REDACTED.encode() if _secret_key(m[1].decode("ascii", "replace")) else m[0], data)
+        lambda m: (
+            m[1] + REDACTED.encode() if _secret_key(m[1].decode("ascii", "replace")) else m[0]
+        ),
+        data,
+    )
     for rx, repl in _BYTES_RULES:
         data = rx.sub(repl, data)
     return data

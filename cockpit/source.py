@@ -56,8 +56,14 @@ class Source(ABC):
     async def close(self) -> None:  # noqa: B027 - optional hook, nothing to release by default
         """Release connections; the default holds none."""
 
-    async def evidence(self, subjects: Iterable[Subject], snapshot: Snapshot, *, concurrency: int = 4,
-                       timeout: float = 30.0) -> dict[Subject, Artifacts | BaseException]:
+    async def evidence(
+        self,
+        subjects: Iterable[Subject],
+        snapshot: Snapshot,
+        *,
+        concurrency: int = 4,
+        timeout: float = 30.0,
+    ) -> dict[Subject, Artifacts | BaseException]:
         """Background evidence for many subjects at once; a failed subject maps to its exception.
 
         The default calls :meth:`artifacts` per subject, ``concurrency`` at a time. Sources
@@ -69,7 +75,9 @@ class Source(ABC):
         async def one(subject: Subject) -> None:
             async with sem:
                 try:
-                    out[subject] = await asyncio.wait_for(self.artifacts(subject, snapshot), timeout)
+                    out[subject] = await asyncio.wait_for(
+                        self.artifacts(subject, snapshot), timeout
+                    )
                 except Exception as exc:  # noqa: BLE001 - one subject's failure must not stop the rest
                     out[subject] = exc
 

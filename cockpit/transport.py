@@ -140,7 +140,9 @@ class LocalTransport:
             await proc.wait()
             if isinstance(exc, asyncio.CancelledError):
                 raise
-            raise CommandTimeout(f"{_where(argv)} did not answer within {timeout:g} s", where=_where(argv)) from None
+            raise CommandTimeout(
+                f"{_where(argv)} did not answer within {timeout:g} s", where=_where(argv)
+            ) from None
         return CommandResult(argv, out, err, proc.returncode if proc.returncode is not None else -1)
 
     async def read_range(self, path: str, offset: int, length: int) -> bytes:
@@ -278,7 +280,8 @@ class SshTransport:
             if now < self._retry_at and self._last_error is not None:
                 wait = self._retry_at - now
                 raise type(self._last_error)(
-                    f"{self._last_error.message} (next retry in {wait:.0f} s)", where=self._last_error.where
+                    f"{self._last_error.message} (next retry in {wait:.0f} s)",
+                    where=self._last_error.where,
                 )
             try:
                 conn = await asyncio.wait_for(
@@ -306,7 +309,9 @@ class SshTransport:
 
         where = f"ssh {self.target}"
         if isinstance(exc, asyncssh.PermissionDenied):
-            return AuthError(f"ssh {self.target}: permission denied (key {self.key or 'default'})", where)
+            return AuthError(
+                f"ssh {self.target}: permission denied (key {self.key or 'default'})", where
+            )
         if isinstance(exc, asyncssh.HostKeyNotVerifiable):
             fp = await self._fingerprint()
             known = self.known_hosts or DEFAULT_KNOWN_HOSTS
@@ -320,7 +325,9 @@ class SshTransport:
         if isinstance(exc, ConnectionRefusedError):
             return ConnectError(f"ssh {self.target}: connection refused", where)
         if isinstance(exc, TimeoutError | asyncio.TimeoutError):
-            return ConnectError(f"ssh {self.target}: no answer within {self.connect_timeout:g} s", where)
+            return ConnectError(
+                f"ssh {self.target}: no answer within {self.connect_timeout:g} s", where
+            )
         if isinstance(exc, FileNotFoundError):
             return AuthError(f"ssh {self.target}: {exc.strerror}: {exc.filename}", where)
         if isinstance(exc, OSError):
@@ -334,7 +341,9 @@ class SshTransport:
 
         try:
             key = await asyncio.wait_for(
-                asyncssh.get_server_host_key(self.host, self.port, config=None if not self.ssh_config else ()),
+                asyncssh.get_server_host_key(
+                    self.host, self.port, config=None if not self.ssh_config else ()
+                ),
                 self.connect_timeout,
             )
         except Exception:
@@ -358,18 +367,28 @@ class SshTransport:
             async with self._channels, asyncio.timeout(timeout + self.connect_timeout):
                 res = await conn.run(shlex.join(argv), check=False, timeout=timeout, encoding=None)
         except asyncssh.TimeoutError:
-            raise CommandTimeout(f"{_where(argv)} did not answer within {timeout:g} s", where=_where(argv)) from None
-        except TimeoutError:  # the outer bound (asyncssh.TimeoutError, a subclass, is the command's own)
+            raise CommandTimeout(
+                f"{_where(argv)} did not answer within {timeout:g} s", where=_where(argv)
+            ) from None
+        except (
+            TimeoutError
+        ):  # the outer bound (asyncssh.TimeoutError, a subclass, is the command's own)
             self._drop()  # the connection is not answering: the next call reconnects (or fails fast)
             raise CommandTimeout(
                 f"ssh {self.target}: no answer to {_where(argv)} within {timeout + self.connect_timeout:g} s "
-                "(server or network not responding)", where=f"ssh {self.target}") from None
+                "(server or network not responding)",
+                where=f"ssh {self.target}",
+            ) from None
         except asyncssh.ChannelOpenError as exc:
             # The connection is fine (sshd's MaxSessions below max_channels): keep it and its other channels.
-            raise ConnectError(f"ssh {self.target}: channel refused: {exc.reason}", where=f"ssh {self.target}") from None
+            raise ConnectError(
+                f"ssh {self.target}: channel refused: {exc.reason}", where=f"ssh {self.target}"
+            ) from None
         except (asyncssh.Error, OSError) as exc:
             self._drop()  # connection lost: the next call reconnects
-            raise ConnectError(f"ssh {self.target}: connection lost: {exc}", where=f"ssh {self.target}") from None
+            raise ConnectError(
+                f"ssh {self.target}: connection lost: {exc}", where=f"ssh {self.target}"
+            ) from None
         stdout = res.stdout or b""
         stderr = res.stderr or b""
         status = res.exit_status if res.exit_status is not None else -1  # killed by a signal
@@ -400,7 +419,11 @@ class SshTransport:
                     # it every later log read on this connection, for ever. stat does not block.
                     mode = (await sftp.stat(path)).permissions
                     if mode is not None and not stat.S_ISREG(mode):
-                        what = "Is a directory" if stat.S_ISDIR(mode) else "not a regular file (a FIFO or device)"
+                        what = (
+                            "Is a directory"
+                            if stat.S_ISDIR(mode)
+                            else "not a regular file (a FIFO or device)"
+                        )
                         raise RemoteFileError(f"{path}: {what}", where=path)
                     if len(self._regular) > 1000:
                         self._regular.clear()
@@ -412,12 +435,16 @@ class SshTransport:
                 raise RemoteFileError(f"{path}: {exc.reason}", where=path) from None
             except (asyncssh.Error, OSError) as exc:
                 self._drop()
-                raise ConnectError(f"ssh {self.target}: connection lost: {exc}", where=f"ssh {self.target}") from None
+                raise ConnectError(
+                    f"ssh {self.target}: connection lost: {exc}", where=f"ssh {self.target}"
+                ) from None
         script = f"tail -c +{max(0, offset) + 1} -- {shlex.quote(path)} | head -c {max(0, length)}"
         res = await self.run(["sh", "-c", script], timeout=30.0)
         # The pipeline's status is head's (0): a missing file shows only on tail's stderr.
         if (res.exit_status != 0 or res.stderr.strip()) and not res.stdout:
-            raise RemoteFileError(f"{path}: {res.stderr.decode(errors='replace').strip()}", where=path)
+            raise RemoteFileError(
+                f"{path}: {res.stderr.decode(errors='replace').strip()}", where=path
+            )
         return res.stdout
 
     async def stat(self, path: str) -> FileStat:
@@ -431,14 +458,18 @@ class SshTransport:
                 raise RemoteFileError(f"{path}: {exc.reason}", where=path) from None
             except (asyncssh.Error, OSError) as exc:
                 self._drop()
-                raise ConnectError(f"ssh {self.target}: connection lost: {exc}", where=f"ssh {self.target}") from None
+                raise ConnectError(
+                    f"ssh {self.target}: connection lost: {exc}", where=f"ssh {self.target}"
+                ) from None
             return FileStat(size=int(attrs.size or 0), mtime=float(attrs.mtime or 0))
         res = await self.run(["stat", "-c", "%s %Y", "--", path], timeout=15.0)
         try:
             size, mtime = res.stdout.split()
             return FileStat(size=int(size), mtime=float(mtime))
         except ValueError:
-            raise RemoteFileError(f"{path}: {res.stderr.decode(errors='replace').strip()}", where=path) from None
+            raise RemoteFileError(
+                f"{path}: {res.stderr.decode(errors='replace').strip()}", where=path
+            ) from None
 
     async def close(self) -> None:
         async with self._lock:

@@ -13,8 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cockpit.app import CockpitApp
-from cockpit.model import Subject
 from cockpit.demo.site import demo_sources
+from cockpit.model import Subject
 from cockpit.store.acks import AckStore
 
 NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
@@ -55,13 +55,17 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
             await settle(app, pilot, lambda: bool(getattr(app.screen, "logs", None)))
             save("job")
             await pilot.press("l")  # stdout, opened at its first red error
-            await settle(app, pilot, lambda: getattr(app.screen.query_one("#logview"), "_done", False))
+            await settle(
+                app, pilot, lambda: getattr(app.screen.query_one("#logview"), "_done", False)
+            )
             save("log")
             await pilot.press("escape", "escape", "i")
             await settle(app, pilot)
             save("incidents")
             await pilot.press("escape")
-            app.open_subject(Subject("training_job", "demo-modelarts", "5b1c0a4e-7d21-4f3a-9c11-000000000001"))
+            app.open_subject(
+                Subject("training_job", "demo-modelarts", "5b1c0a4e-7d21-4f3a-9c11-000000000001")
+            )
             await settle(app, pilot, lambda: bool(getattr(app.screen, "logs", None)))
             save("training-job")
         return written

@@ -47,9 +47,17 @@ class LabEnv:
     ssh_known_hosts: str
     env: dict[str, str]
 
-    def run(self, *argv: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(argv, capture_output=True, text=True, check=check, timeout=timeout,
-                              env={**os.environ, **self.env})
+    def run(
+        self, *argv: str, check: bool = True, timeout: float = 30
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            check=check,
+            timeout=timeout,
+            env={**os.environ, **self.env},
+        )
 
     def sbatch(self, *args: str) -> str:
         """Submit into the lab (work dir = jobs dir); returns the job id."""
@@ -66,14 +74,22 @@ class LabEnv:
         return tuple(line[0].split("|", 1)) if line else ("", "")  # type: ignore[return-value]
 
     def wait_state(self, job_id: str, states: set[str], timeout: float = 60) -> str:
-        return wait_for(lambda: (s := self.job_state(job_id)[0]) in states and s, timeout,
-                        f"job {job_id} to reach {sorted(states)}")
+        return wait_for(
+            lambda: (s := self.job_state(job_id)[0]) in states and s,
+            timeout,
+            f"job {job_id} to reach {sorted(states)}",
+        )
 
     def ctld_pid(self) -> int:
         return int((self.dir / "run" / "slurmctld.pid").read_text().split()[0])
 
     def slurm_up(self) -> None:
-        subprocess.run(["bash", str(REPO / "lab" / "slurm-up.sh")], check=True, capture_output=True, timeout=180)
+        subprocess.run(
+            ["bash", str(REPO / "lab" / "slurm-up.sh")],
+            check=True,
+            capture_output=True,
+            timeout=180,
+        )
 
 
 def wait_for(cond: Callable[[], Any], timeout: float, what: str, every: float = 0.3) -> Any:
@@ -110,14 +126,17 @@ def lab_env() -> LabEnv:
     if os.geteuid() != 0:
         pytest.skip("Slurm lab needs root (run lab/slurm-up.sh as root)")
     if not shutil.which("sinfo"):
-        pytest.skip("Slurm lab not installed: run `bash lab/slurm-up.sh --fresh && bash lab/sshd-up.sh`")
+        pytest.skip(
+            "Slurm lab not installed: run `bash lab/slurm-up.sh --fresh && bash lab/sshd-up.sh`"
+        )
     env = read_env_file(LAB_DIR / "env.sh")
     ssh = read_env_file(LAB_DIR / "ssh" / "env.sh")
     if not env:
         pytest.skip(f"Slurm lab not up: {LAB_DIR}/env.sh missing (run lab/slurm-up.sh)")
     try:
-        res = subprocess.run(["sinfo", "-h"], capture_output=True, text=True, timeout=15,
-                             env={**os.environ, **env})
+        res = subprocess.run(
+            ["sinfo", "-h"], capture_output=True, text=True, timeout=15, env={**os.environ, **env}
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         pytest.skip(f"Slurm lab does not answer: {exc}")
     if res.returncode != 0:
@@ -125,7 +144,9 @@ def lab_env() -> LabEnv:
     return LabEnv(
         dir=LAB_DIR,
         ctld_log=env.get("SLURM_LAB_CTLD_LOG", str(LAB_DIR / "log" / "slurmctld.log")),
-        slurmd_log_pattern=env.get("SLURM_LAB_SLURMD_LOG_PATTERN", str(LAB_DIR / "log" / "slurmd-%n.log")),
+        slurmd_log_pattern=env.get(
+            "SLURM_LAB_SLURMD_LOG_PATTERN", str(LAB_DIR / "log" / "slurmd-%n.log")
+        ),
         jobs_dir=env.get("SLURM_LAB_JOBS_DIR", str(LAB_DIR / "jobs")),
         cgroup=env.get("SLURM_LAB_CGROUP", "1") != "0",
         ssh_host=ssh.get("SLURM_LAB_SSH_HOST", "127.0.0.1"),
@@ -151,10 +172,23 @@ def make_lab_source(lab: LabEnv, transport: str, **kw: Any) -> Any:
     if transport == "local":
         t: Any = LocalTransport()
     else:
-        t = SshTransport(lab.ssh_host, lab.ssh_port, lab.ssh_user, lab.ssh_key, lab.ssh_known_hosts,
-                         connect_timeout=5, ssh_config=False)
-    return SlurmSource(f"lab-{transport}", t, slurmctld_log=lab.ctld_log, slurmd_log=lab.slurmd_log_pattern,
-                       interval=5, **kw)
+        t = SshTransport(
+            lab.ssh_host,
+            lab.ssh_port,
+            lab.ssh_user,
+            lab.ssh_key,
+            lab.ssh_known_hosts,
+            connect_timeout=5,
+            ssh_config=False,
+        )
+    return SlurmSource(
+        f"lab-{transport}",
+        t,
+        slurmctld_log=lab.ctld_log,
+        slurmd_log=lab.slurmd_log_pattern,
+        interval=5,
+        **kw,
+    )
 
 
 @pytest.fixture

@@ -31,7 +31,11 @@ async def test_fake_site_polls_without_warnings(fake_path):
     states = {j.state for j in snap.jobs}
     assert {"PENDING", "RUNNING", "FAILED"} <= states
     assert any(n.is_drain for n in snap.nodes)
-    assert count_calls(fake_path) == {"squeue": 1, "scontrol show node": 1, "scontrol show partition": 1}
+    assert count_calls(fake_path) == {
+        "squeue": 1,
+        "scontrol show node": 1,
+        "scontrol show partition": 1,
+    }
 
 
 async def test_fake_drill_down_answers_sacct_and_scontrol(fake_path):

@@ -16,14 +16,14 @@ import pytest
 
 from cockpit.app import CockpitApp
 from cockpit.config import load_config
+from cockpit.demo.site import demo_sources
 from cockpit.errors import ConfigError
 from cockpit.screens.alerts import AlertScreen
 from cockpit.screens.dashboard import DashboardScreen
 from cockpit.screens.incidents import IncidentScreen
 from cockpit.screens.subject import JobScreen
-from cockpit.demo.site import demo_sources
-from cockpit.transport import LocalTransport, RemoteFileError, SshTransport
 from cockpit.store.acks import AckStore
+from cockpit.transport import LocalTransport, RemoteFileError, SshTransport
 
 NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
 
@@ -32,36 +32,53 @@ NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
 async def test_ssh_many_concurrent_commands_stay_within_sshd_max_sessions(lab_ssh):
     # OpenSSH refuses the 11th channel ("no more sessions"); the transport used to call that
     # "connection lost", drop the connection and kill every command in flight -> pane STALE.
-    t = SshTransport(lab_ssh.ssh_host, lab_ssh.ssh_port, lab_ssh.ssh_user, lab_ssh.ssh_key, lab_ssh.ssh_known_hosts,
-                     ssh_config=False)
+    t = SshTransport(
+        lab_ssh.ssh_host,
+        lab_ssh.ssh_port,
+        lab_ssh.ssh_user,
+        lab_ssh.ssh_key,
+        lab_ssh.ssh_known_hosts,
+        ssh_config=False,
+    )
     try:
-        results = await asyncio.gather(*(t.run(["sleep", "0.3"]) for _ in range(24)), return_exceptions=True)
+        results = await asyncio.gather(
+            *(t.run(["sleep", "0.3"]) for _ in range(24)), return_exceptions=True
+        )
         assert [getattr(r, "exit_status", r) for r in results] == [0] * 24
         assert t.connects == 1
     finally:
         await t.close()
 
 
-@pytest.mark.parametrize(("line", "key"), [
-    ("interval = nan", "interval"),  # passed the 5 s floor, then polled every second
-    ("interval = inf", "interval"),  # never polled again
-    ("command_timeout = -1", "command_timeout"),  # every command timed out at once
-    ("connect_timeout = 0", "connect_timeout"),
-    ("connect_timeout = nan", "connect_timeout"),
-])
+@pytest.mark.parametrize(
+    ("line", "key"),
+    [
+        ("interval = nan", "interval"),  # passed the 5 s floor, then polled every second
+        ("interval = inf", "interval"),  # never polled again
+        ("command_timeout = -1", "command_timeout"),  # every command timed out at once
+        ("connect_timeout = 0", "connect_timeout"),
+        ("connect_timeout = nan", "connect_timeout"),
+    ],
+)
 def test_config_rejects_non_finite_intervals_and_timeouts(tmp_path, line, key):
     p = tmp_path / "c.toml"
     p.write_text(f'[clusters.lab]\ntransport = "local"\n{line}\n')
     with pytest.raises(ConfigError, match=rf"c.toml:3: \[clusters.lab.{key}\]"):
         load_config(p)
-    res = subprocess.run([sys.executable, "-m", "cockpit", "check-config", "--config", str(p)],
-                         capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "cockpit", "check-config", "--config", str(p)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 2 and "Traceback" not in res.stderr and key in res.stderr
 
 
 def test_config_keeps_finite_intervals_and_timeouts(tmp_path):
     p = tmp_path / "c.toml"
-    p.write_text('[clusters.lab]\ntransport = "local"\ninterval = 7.5\ncommand_timeout = 3\nconnect_timeout = 0.5\n')
+    p.write_text(
+        '[clusters.lab]\ntransport = "local"\ninterval = 7.5\ncommand_timeout = 3\nconnect_timeout = 0.5\n'
+    )
     c = load_config(p).clusters["lab"]
     assert (c.interval, c.command_timeout, c.connect_timeout) == (7.5, 3.0, 0.5)
 
@@ -69,8 +86,13 @@ def test_config_keeps_finite_intervals_and_timeouts(tmp_path):
 async def test_i_from_a_screen_opened_from_the_incident_view_goes_back_to_it(tmp_path):
     # i -> enter (the incident's job) -> i pushed a second IncidentScreen(id="incidents"):
     # DuplicateIds, a traceback instead of the cockpit. The same for A (alerts).
-    app = CockpitApp(demo_sources(7, clock=lambda: NOW), clock=lambda: NOW, acks=AckStore(tmp_path / "s.json"),
-                     bell=False, export_dir=tmp_path)
+    app = CockpitApp(
+        demo_sources(7, clock=lambda: NOW),
+        clock=lambda: NOW,
+        acks=AckStore(tmp_path / "s.json"),
+        bell=False,
+        export_dir=tmp_path,
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await app.hub.first_round.wait()
         await pilot.pause()
@@ -111,12 +133,17 @@ def test_tui_exit_status_is_nonzero_after_a_crash(tmp_path):
     root = Path(__file__).resolve().parents[1]  # this checkout's cockpit, not whatever is installed
     env = f"PYTHONPATH={root} XDG_STATE_HOME={tmp_path} XDG_CONFIG_HOME={tmp_path} TERM=xterm-256color"
     cmd = f"cd {tmp_path} && {env} {sys.executable} {script}; echo EXITED=$?; sleep 30"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", cmd], check=True)
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", cmd], check=True
+    )
     try:
         screen = ""
         for _ in range(100):
-            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session, "-S", "-100"],
-                                    capture_output=True, text=True).stdout
+            screen = subprocess.run(
+                ["tmux", "capture-pane", "-p", "-t", session, "-S", "-100"],
+                capture_output=True,
+                text=True,
+            ).stdout
             if "EXITED=" in screen:
                 break
             time.sleep(0.2)
@@ -130,13 +157,23 @@ async def test_popping_a_job_screen_while_its_artifacts_load_does_not_crash(tmp_
     # i pops the alert view and the job screen under it in one go: the job screen resumes
     # (new poll -> its artifacts worker starts) and is removed at once; the worker then
     # queried '#fields' on a half-removed screen: NoMatches, the app died.
-    app = CockpitApp(demo_sources(7, clock=lambda: NOW), clock=lambda: NOW, acks=AckStore(tmp_path / "s.json"),
-                     bell=False, export_dir=tmp_path)
+    app = CockpitApp(
+        demo_sources(7, clock=lambda: NOW),
+        clock=lambda: NOW,
+        acks=AckStore(tmp_path / "s.json"),
+        bell=False,
+        export_dir=tmp_path,
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await app.hub.first_round.wait()
         await pilot.pause()
         await pilot.press("i", "enter", "A")
-        assert [type(s) for s in app.screen_stack] == [DashboardScreen, IncidentScreen, JobScreen, AlertScreen]
+        assert [type(s) for s in app.screen_stack] == [
+            DashboardScreen,
+            IncidentScreen,
+            JobScreen,
+            AlertScreen,
+        ]
         for _ in range(3):
             gen = app.hub.generation
             await pilot.press("r")
@@ -153,8 +190,13 @@ async def test_popping_a_job_screen_while_its_artifacts_load_does_not_crash(tmp_
 
 async def test_esc_on_the_dashboard_keeps_it(tmp_path):
     # esc popped the dashboard itself: a blank screen with no footer, only q still worked
-    app = CockpitApp(demo_sources(7, clock=lambda: NOW), clock=lambda: NOW, acks=AckStore(tmp_path / "s.json"),
-                     bell=False, export_dir=tmp_path)
+    app = CockpitApp(
+        demo_sources(7, clock=lambda: NOW),
+        clock=lambda: NOW,
+        acks=AckStore(tmp_path / "s.json"),
+        bell=False,
+        export_dir=tmp_path,
+    )
     async with app.run_test(size=(80, 24)) as pilot:
         await app.hub.first_round.wait()
         await pilot.press("escape", "escape", "tab", "escape")
@@ -186,8 +228,14 @@ async def test_ssh_read_of_a_remote_fifo_is_an_error_and_later_reads_still_work(
     os.mkfifo(fifo)
     ok = tmp_path / "slurmd-c2.log"
     ok.write_bytes(b"[2024-05-01T11:00:00] error: boom\n")
-    t = SshTransport(lab_ssh.ssh_host, lab_ssh.ssh_port, lab_ssh.ssh_user, lab_ssh.ssh_key, lab_ssh.ssh_known_hosts,
-                     ssh_config=False)
+    t = SshTransport(
+        lab_ssh.ssh_host,
+        lab_ssh.ssh_port,
+        lab_ssh.ssh_user,
+        lab_ssh.ssh_key,
+        lab_ssh.ssh_known_hosts,
+        ssh_config=False,
+    )
     try:
         for path, words in [(fifo, "not a regular file"), (tmp_path, "Is a directory")]:
             with pytest.raises(RemoteFileError, match=words):

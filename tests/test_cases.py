@@ -19,8 +19,13 @@ from cockpit.model import SEVERITY_RANK
 
 CASES = Path(__file__).parent / "fixtures" / "cases"
 BUNDLES = sorted(p for p in CASES.iterdir() if (p / "expected.toml").is_file())
-LABELS = set(re.findall(r"^\| `([a-z_]+)` \|", (Path(__file__).parent.parent / "docs" / "root-causes.md")
-                        .read_text(), re.M))
+LABELS = set(
+    re.findall(
+        r"^\| `([a-z_]+)` \|",
+        (Path(__file__).parent.parent / "docs" / "root-causes.md").read_text(),
+        re.M,
+    )
+)
 
 
 def _strip(s: str) -> str:
@@ -44,10 +49,21 @@ def test_bundle(case: Path):
     assert report["findings"], "no finding at all"
     top = report["findings"][0]
     assert top["root_cause"] in {exp["root_cause"], *exp.get("also_acceptable", [])}, (
-        f"top finding {top['root_cause']}: {top['title']}")
+        f"top finding {top['root_cause']}: {top['title']}"
+    )
     for f in report["findings"]:
-        assert f["root_cause"] in LABELS, f"label {f['root_cause']} missing from docs/root-causes.md"
-        assert set(f) == {"root_cause", "severity", "subject", "title", "explanation", "remedy", "evidence"}
+        assert f["root_cause"] in LABELS, (
+            f"label {f['root_cause']} missing from docs/root-causes.md"
+        )
+        assert set(f) == {
+            "root_cause",
+            "severity",
+            "subject",
+            "title",
+            "explanation",
+            "remedy",
+            "evidence",
+        }
         assert f["severity"] in SEVERITY_RANK and f["title"] and "\n" not in f["title"]
         for e in f["evidence"]:
             assert set(e) == {"file", "line", "text"}
@@ -57,10 +73,16 @@ def test_bundle(case: Path):
         assert all(f["severity"] != "critical" for f in report["findings"])
         return
     assert fe is not None, "no first error"
-    assert (fe["file"], _strip(fe["text"])) == (exp["first_error_file"], _strip(exp["first_error_line"]))
+    assert (fe["file"], _strip(fe["text"])) == (
+        exp["first_error_file"],
+        _strip(exp["first_error_line"]),
+    )
     # the line number points at that very line of the file
     lines = (case / fe["file"]).read_bytes().split(b"\n")
-    assert _strip(lines[fe["line"] - 1].decode("utf-8", "replace")).rstrip() == _strip(fe["text"]).rstrip()
+    assert (
+        _strip(lines[fe["line"] - 1].decode("utf-8", "replace")).rstrip()
+        == _strip(fe["text"]).rstrip()
+    )
 
 
 def test_top_cause_has_evidence_with_lines():
@@ -73,8 +95,14 @@ def test_top_cause_has_evidence_with_lines():
 def test_sniff_by_content_not_name():
     sinfo_r = b"REASON               USER      TIMESTAMP           NODELIST\nKill task failed     root      2024-01-25T15:12:23 n1\n"
     assert sniff("nodes.txt", sinfo_r)[0] == "sinfo_r"
-    assert sniff("x.log", b"JobId=5 JobName=a\n   JobState=PENDING Reason=Priority\n")[0] == "scontrol_job"
-    assert sniff("whatever", b"Feb 22 17:46:38 node001 slurmd[13562]: error: x\n") == ("log", "journal")
+    assert (
+        sniff("x.log", b"JobId=5 JobName=a\n   JobState=PENDING Reason=Priority\n")[0]
+        == "scontrol_job"
+    )
+    assert sniff("whatever", b"Feb 22 17:46:38 node001 slurmd[13562]: error: x\n") == (
+        "log",
+        "journal",
+    )
     assert sniff("slurm-12.out", b"hello\n") == ("log", "stdout")
 
 
@@ -82,9 +110,12 @@ def test_healthy_bundle_has_no_critical_and_no_first_error(tmp_path):
     (tmp_path / "slurm-7.out").write_text("step 1 ok\nstep 2 ok\ndone\n")
     (tmp_path / "sacct.txt").write_text(
         "JobID|JobName|Partition|State|ExitCode|ReqMem|MaxRSS|Elapsed|Timelimit|NodeList|Reason\n"
-        "7|fine|debug|COMPLETED|0:0|1G||00:01:00|00:10:00|c1|None\n")
-    (tmp_path / "squeue.txt").write_text("JOBID|PARTITION|NAME|USER|STATE|TIME|NODELIST|REASON\n"
-                                         "7|debug|fine|u1|COMPLETED|1:00|c1|None\n")
+        "7|fine|debug|COMPLETED|0:0|1G||00:01:00|00:10:00|c1|None\n"
+    )
+    (tmp_path / "squeue.txt").write_text(
+        "JOBID|PARTITION|NAME|USER|STATE|TIME|NODELIST|REASON\n"
+        "7|debug|fine|u1|COMPLETED|1:00|c1|None\n"
+    )
     report = diagnose_bundle(str(tmp_path)).to_json()
     assert report["first_error"] is None
     assert all(f["severity"] != "critical" for f in report["findings"])

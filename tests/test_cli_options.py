@@ -10,8 +10,12 @@ from cockpit.cli import main
 @pytest.mark.parametrize("order", ["before", "after"])
 def test_config_is_honoured_on_either_side_of_the_subcommand(order, tmp_path, capsys):
     bad = tmp_path / "typo.toml"
-    bad.write_text('[clusters.lab]\nprot = 3\n')
-    argv = ["--config", str(bad), "snapshot"] if order == "before" else ["snapshot", "--config", str(bad)]
+    bad.write_text("[clusters.lab]\nprot = 3\n")
+    argv = (
+        ["--config", str(bad), "snapshot"]
+        if order == "before"
+        else ["snapshot", "--config", str(bad)]
+    )
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "typo.toml:2" in err and "prot" in err

@@ -33,13 +33,26 @@ def write(tmp_path, text):
 
 
 def test_example_config(tmp_path):
-    cfg = load_config(write(tmp_path, EXAMPLE + "\n[clusters.here]\ntransport = \"local\"\n[ui]\nbell = false\n"))
+    cfg = load_config(
+        write(tmp_path, EXAMPLE + '\n[clusters.here]\ntransport = "local"\n[ui]\nbell = false\n')
+    )
     lab = cfg.clusters["lab"]
-    assert (lab.transport, lab.host, lab.port, lab.user, lab.interval) == ("ssh", "127.0.0.1", 2222, "root", 15.0)
+    assert (lab.transport, lab.host, lab.port, lab.user, lab.interval) == (
+        "ssh",
+        "127.0.0.1",
+        2222,
+        "root",
+        15.0,
+    )
     assert lab.known_hosts == "~/.ssh/known_hosts" and lab.ssh_config and not lab.allow_actions
     assert cfg.clusters["here"].transport == "local" and cfg.clusters["here"].interval == 15.0
     prod = cfg.modelarts["prod"]
-    assert (prod.region, prod.project_id, prod.ak_env, prod.interval) == ("cn-north-4", "0b1e8c5d2f9a4c6e8d7f0a1b2c3d4e5f", "HUAWEICLOUD_SDK_AK", 30.0)
+    assert (prod.region, prod.project_id, prod.ak_env, prod.interval) == (
+        "cn-north-4",
+        "0b1e8c5d2f9a4c6e8d7f0a1b2c3d4e5f",
+        "HUAWEICLOUD_SDK_AK",
+        30.0,
+    )
     assert cfg.ui.bell is False and cfg.has_sources
 
 
@@ -58,10 +71,15 @@ def test_missing_explicit_file_is_an_error(tmp_path):
     ("mutation", "line", "key", "words"),
     [
         (("interval = 15 ", "interval = 2  "), 8, "clusters.lab.interval", "floor"),
-        (("port = 2222", "port = \"2222\""), 4, "clusters.lab.port", "integer"),
-        (("user = \"root\"", "usr = \"root\""), 5, "clusters.lab.usr", "unknown key"),
-        (("transport = \"ssh\"", "transport = \"telnet\""), 2, "clusters.lab.transport", "local"),
-        (("project_id = \"0b1e8c5d2f9a4c6e8d7f0a1b2c3d4e5f\"\n", ""), 10, "modelarts.prod.project_id", "required"),
+        (("port = 2222", 'port = "2222"'), 4, "clusters.lab.port", "integer"),
+        (('user = "root"', 'usr = "root"'), 5, "clusters.lab.usr", "unknown key"),
+        (('transport = "ssh"', 'transport = "telnet"'), 2, "clusters.lab.transport", "local"),
+        (
+            ('project_id = "0b1e8c5d2f9a4c6e8d7f0a1b2c3d4e5f"\n', ""),
+            10,
+            "modelarts.prod.project_id",
+            "required",
+        ),
         (("interval = 30", "interval = 1"), 16, "modelarts.prod.interval", "floor"),
     ],
 )
@@ -82,17 +100,29 @@ def test_toml_syntax_error_has_line(tmp_path):
 
 
 def test_known_hosts_none_needs_explicit_insecure(tmp_path):
-    p = write(tmp_path, EXAMPLE.replace('known_hosts = "~/.ssh/known_hosts"', 'known_hosts = "none"'))
+    p = write(
+        tmp_path, EXAMPLE.replace('known_hosts = "~/.ssh/known_hosts"', 'known_hosts = "none"')
+    )
     with pytest.raises(ConfigError, match="insecure_ignore_host_key"):
         load_config(p)
-    p = write(tmp_path, EXAMPLE.replace('known_hosts = "~/.ssh/known_hosts"', 'known_hosts = "none"\ninsecure_ignore_host_key = true'))
+    p = write(
+        tmp_path,
+        EXAMPLE.replace(
+            'known_hosts = "~/.ssh/known_hosts"',
+            'known_hosts = "none"\ninsecure_ignore_host_key = true',
+        ),
+    )
     assert load_config(p).clusters["lab"].known_hosts is None
 
 
 def test_check_config_cli_exit_2_one_line(tmp_path):
     p = write(tmp_path, EXAMPLE.replace("interval = 15 ", "interval = 1  "))
-    res = subprocess.run([sys.executable, "-m", "cockpit", "check-config", "--config", str(p)],
-                         capture_output=True, text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-m", "cockpit", "check-config", "--config", str(p)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert res.returncode == 2
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert f"{p}:8" in res.stderr and "clusters.lab.interval" in res.stderr
@@ -103,7 +133,7 @@ def test_utf8_bom_is_accepted(tmp_path):
     p = tmp_path / "config.toml"
     p.write_bytes(b"\xef\xbb\xbf" + EXAMPLE.encode())
     assert load_config(p).clusters["lab"].port == 2222
-    p.write_bytes(b"\xef\xbb\xbf" + EXAMPLE.replace("port = 2222", "port = \"x\"").encode())
+    p.write_bytes(b"\xef\xbb\xbf" + EXAMPLE.replace("port = 2222", 'port = "x"').encode())
     with pytest.raises(ConfigError) as exc:
         load_config(p)
     assert exc.value.line == 4 and "port" in str(exc.value)
@@ -115,12 +145,20 @@ def test_check_config_reports_unset_modelarts_keys_and_still_checks_the_cluster(
 
     empty = tmp_path / "bin"
     empty.mkdir()  # no squeue on PATH: the cluster is checked and fails for its own reason
-    p = write(tmp_path, '[clusters.here]\ntransport = "local"\n\n'
-              '[modelarts.prod]\nregion = "cn-north-4"\nproject_id = "p1"\nak_env = "NO_SUCH_AK"\nsk_env = "NO_SUCH_SK"\n')
+    p = write(
+        tmp_path,
+        '[clusters.here]\ntransport = "local"\n\n'
+        '[modelarts.prod]\nregion = "cn-north-4"\nproject_id = "p1"\nak_env = "NO_SUCH_AK"\nsk_env = "NO_SUCH_SK"\n',
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("NO_SUCH_AK", "NO_SUCH_SK")}
     env["PATH"] = f"{empty}{os.pathsep}{os.path.dirname(sys.executable)}"
-    res = subprocess.run([sys.executable, "-m", "cockpit", "check-config", "--config", str(p), "--timeout", "10"],
-                         capture_output=True, text=True, timeout=60, env=env)
+    res = subprocess.run(
+        [sys.executable, "-m", "cockpit", "check-config", "--config", str(p), "--timeout", "10"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert res.returncode == 2 and "Traceback" not in res.stderr
     out = res.stdout.splitlines()
     prod = next(ln for ln in out if "modelarts prod" in ln)

@@ -6,14 +6,14 @@ from __future__ import annotations
 import dataclasses
 
 from cockpit.app import CockpitApp
+from cockpit.demo.site import demo_sources
 from cockpit.diagnosis import logscan
+from cockpit.model import LogText, Snapshot, Subject
 from cockpit.runtime.evidence import EvidenceCache, diagnose_with_evidence, evidence_subjects
 from cockpit.runtime.hub import Hub
-from cockpit.model import LogText, Snapshot, Subject
 from cockpit.screens.subject import JobScreen
-from cockpit.demo.site import demo_sources
-from cockpit.slurm.source import split_sacct
 from cockpit.slurm.commands import SEP
+from cockpit.slurm.parse import split_sacct
 from cockpit.store.acks import AckStore
 from tests.test_ui_flows import OOM_JOB, frozen
 
@@ -36,17 +36,29 @@ def _sacct(seen) -> list[tuple[str, ...]]:
 
 
 def _show_job(seen, job_id: str | None = None) -> list[tuple[str, ...]]:
-    return [a for a in seen if a[:3] == ("scontrol", "show", "job") and (job_id is None or a[-1] == job_id)]
+    return [
+        a
+        for a in seen
+        if a[:3] == ("scontrol", "show", "job") and (job_id is None or a[-1] == job_id)
+    ]
 
 
 def test_split_sacct_gives_each_job_the_rows_its_own_sacct_would():
     row = lambda jid, state: SEP.join([jid, "x", "cpu", "ana", state]) + "\n"  # noqa: E731
-    text = (row("100", "FAILED") + row("100.batch", "FAILED") + row("1000", "COMPLETED")
-            + row("7_3", "TIMEOUT") + row("7_3.batch", "CANCELLED") + row("9+1", "FAILED"))
+    text = (
+        row("100", "FAILED")
+        + row("100.batch", "FAILED")
+        + row("1000", "COMPLETED")
+        + row("7_3", "TIMEOUT")
+        + row("7_3.batch", "CANCELLED")
+        + row("9+1", "FAILED")
+    )
     got = split_sacct(text, ["100", "1000", "7", "7_3", "9", "55"])
     assert got["100"] == row("100", "FAILED") + row("100.batch", "FAILED")  # not 1000's rows
     assert got["1000"] == row("1000", "COMPLETED")
-    assert got["7"] == got["7_3"] == row("7_3", "TIMEOUT") + row("7_3.batch", "CANCELLED")  # array task
+    assert (
+        got["7"] == got["7_3"] == row("7_3", "TIMEOUT") + row("7_3.batch", "CANCELLED")
+    )  # array task
     assert got["9"] == row("9+1", "FAILED")  # het component
     assert got["55"] == ""  # sacct printed nothing for it
 
@@ -60,8 +72,9 @@ async def test_newly_failed_jobs_cost_one_sacct_and_keep_their_named_causes():
     cache = EvidenceCache(budget=4, first_budget=100)
     evidence = await cache.refresh(src, snap)
     assert len(_sacct(seen)) == 1, _sacct(seen)  # one batched sacct, no per-job one, no history
-    assert "-j" in _sacct(seen)[0] and set(_sacct(seen)[0][_sacct(seen)[0].index("-j") + 1].split(",")) == {
-        s.id for s in jobs}
+    assert "-j" in _sacct(seen)[0] and set(
+        _sacct(seen)[0][_sacct(seen)[0].index("-j") + 1].split(",")
+    ) == {s.id for s in jobs}
     assert len(_show_job(seen)) == len(jobs)  # scontrol show job takes no list: one per job
     oom = evidence[Subject("job", src.name, OOM_JOB)]
     assert oom.acct and all(r.job_id == OOM_JOB for r in oom.acct)
@@ -69,9 +82,13 @@ async def test_newly_failed_jobs_cost_one_sacct_and_keep_their_named_causes():
     # the split rows are what the job's own `sacct -j ID` returns
     alone = await src.acct([OOM_JOB])
     assert [dataclasses.astuple(r) for r in oom.acct] == [dataclasses.astuple(r) for r in alone]
-    causes = {f.subject.id: f.root_cause for f in diagnose_with_evidence(snap, evidence, snap.taken_at)}
+    causes = {
+        f.subject.id: f.root_cause for f in diagnose_with_evidence(snap, evidence, snap.taken_at)
+    }
     assert causes[OOM_JOB] == "oom_killed"
-    assert sum(c == "application_error" for s, c in causes.items() if s in {j.id for j in jobs}) < len(jobs)
+    assert sum(
+        c == "application_error" for s, c in causes.items() if s in {j.id for j in jobs}
+    ) < len(jobs)
 
     # next poll: nothing newly failed, nothing fetched
     seen.clear()
@@ -87,7 +104,9 @@ async def test_oom_drilldown_gets_history_once_and_the_dashboard_remedy_reads_wi
     await hub.poll_once(st)  # the poll plus its evidence round
     oom = Subject("job", src.name, OOM_JOB)
     dash = next(f for f in st.findings if f.subject == oom)
-    assert dash.root_cause == "oom_killed" and "--mem=" in dash.remedy and "history" not in dash.remedy
+    assert (
+        dash.root_cause == "oom_killed" and "--mem=" in dash.remedy and "history" not in dash.remedy
+    )
     seen = _recording(src)
     arts, findings = await hub.artifacts(oom)
     assert _show_job(seen) == []  # the poller's evidence, not a second fetch
@@ -115,7 +134,9 @@ async def test_job_screen_fetches_once_per_poll_and_an_ended_job_once(tmp_path):
         await pilot.pause(0.3)
         assert isinstance(app.screen, JobScreen)
         for poll in range(1, 3):
-            await app.hub.poll_once(st)  # two publishes (poll, evidence round): two screen refreshes
+            await app.hub.poll_once(
+                st
+            )  # two publishes (poll, evidence round): two screen refreshes
             await pilot.pause(0.3)
             # a running job's log grows: fetched again each poll, but once
             assert len(_show_job(seen, running)) == 1 + poll
@@ -128,11 +149,13 @@ async def test_job_screen_fetches_once_per_poll_and_an_ended_job_once(tmp_path):
             await app.hub.poll_once(st)
             await pilot.pause(0.3)
         # an ended job's evidence (the poller's) is kept while its state holds: no fetch at all
-        assert _show_job(seen[before:], failed) == [] and not [a for a in _sacct(seen[before:]) if failed in a]
+        assert _show_job(seen[before:], failed) == [] and not [
+            a for a in _sacct(seen[before:]) if failed in a
+        ]
 
 
 def test_log_scans_survive_across_polls_for_the_same_bytes(monkeypatch):
-    from cockpit.diagnosis.engine import SCAN_CACHE
+    from cockpit.diagnosis.context import SCAN_CACHE
 
     SCAN_CACHE.clear()
     calls: list[int] = []
@@ -153,10 +176,20 @@ def test_log_scans_survive_across_polls_for_the_same_bytes(monkeypatch):
     from cockpit.model import Artifacts, SlurmNode
 
     now = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)
-    node = SlurmNode(name="c1", state="DOWN", flags=("NOT_RESPONDING",), reason="Not responding", partitions=("cpu",))
+    node = SlurmNode(
+        name="c1",
+        state="DOWN",
+        flags=("NOT_RESPONDING",),
+        reason="Not responding",
+        partitions=("cpu",),
+    )
     snap = Snapshot("hpc", "slurm", now, nodes=(node,))
     data = b"[2026-11-29T19:59:00] error: slurmd: Unable to register: Connection refused\n" * 50
-    ev = {Subject("node", "hpc", "c1"): Artifacts(logs=(LogText("slurmd.log", "slurmd", data, subject_id="c1"),))}
+    ev = {
+        Subject("node", "hpc", "c1"): Artifacts(
+            logs=(LogText("slurmd.log", "slurmd", data, subject_id="c1"),)
+        )
+    }
     first = diagnose_with_evidence(snap, ev, now)
     scanned = len(calls)
     assert scanned >= 1
@@ -164,7 +197,10 @@ def test_log_scans_survive_across_polls_for_the_same_bytes(monkeypatch):
         assert diagnose_with_evidence(snap, ev, now) == first
     assert len(calls) == scanned
     # other bytes are scanned (the cache is keyed by content, not by the LogText object)
-    other = {s: Artifacts(logs=(LogText("slurmd.log", "slurmd", data + b"x\n", subject_id="c1"),)) for s in ev}
+    other = {
+        s: Artifacts(logs=(LogText("slurmd.log", "slurmd", data + b"x\n", subject_id="c1"),))
+        for s in ev
+    }
     diagnose_with_evidence(snap, other, now)
     assert len(calls) > scanned
 
@@ -184,7 +220,7 @@ def test_cluster_without_log_paths_gets_the_default_paths(tmp_path):
 def test_scan_cache_is_bounded_by_the_text_it_holds():
     """Results keep decoded error lines (up to 64 KiB each): a few logs of huge lines must not
     pin hundreds of MiB; the oldest results go first, recent ones stay."""
-    from cockpit.diagnosis.engine import ScanCache
+    from cockpit.diagnosis.context import ScanCache
     from cockpit.diagnosis.logscan import ScanHit
 
     cache = ScanCache(max_entries=100, max_chars=300_000)
@@ -225,7 +261,10 @@ async def test_evidence_drill_down_only_fetches_nothing_in_the_background(tmp_pa
     assert dash.title == "out of memory: ReqMem 64G on cn007"  # from squeue alone: no MaxRSS yet
     arts, findings = await hub.artifacts(oom)  # the operator opens the job
     assert len(_show_job(seen, OOM_JOB)) == 1 and any(OOM_JOB in ",".join(a) for a in _sacct(seen))
-    assert next(f for f in findings if f.subject == oom).title == "out of memory: MaxRSS 64.1G of ReqMem 64G on cn007"
+    assert (
+        next(f for f in findings if f.subject == oom).title
+        == "out of memory: MaxRSS 64.1G of ReqMem 64G on cn007"
+    )
 
 
 def test_evidence_setting_is_checked(tmp_path):

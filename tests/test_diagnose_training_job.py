@@ -12,7 +12,17 @@ STUCK_MOUNT = "5b1c0a4e-7d21-4f3a-9c11-000000000001"  # demo: Initializing 25 mi
 
 
 def test_training_job_diagnosis_names_the_mount_cause_once(capsys):
-    rc = main(["diagnose", "--demo", "--training-job", STUCK_MOUNT, "--modelarts", "demo-modelarts", "--json"])
+    rc = main(
+        [
+            "diagnose",
+            "--demo",
+            "--training-job",
+            STUCK_MOUNT,
+            "--modelarts",
+            "demo-modelarts",
+            "--json",
+        ]
+    )
     data = json.loads(capsys.readouterr().out)
     assert rc == 1  # a critical finding
     assert set(data) == {"findings", "first_error"}
@@ -27,7 +37,9 @@ def test_training_job_diagnosis_names_the_mount_cause_once(capsys):
 
 
 def test_unknown_training_job_is_one_clear_line(capsys):
-    rc = main(["diagnose", "--demo", "--training-job", "no-such-job", "--modelarts", "demo-modelarts"])
+    rc = main(
+        ["diagnose", "--demo", "--training-job", "no-such-job", "--modelarts", "demo-modelarts"]
+    )
     err = capsys.readouterr().err
     assert rc == 2
     assert "no-such-job" in err and "not found" in err
@@ -56,15 +68,19 @@ def test_training_job_by_name_is_the_same_diagnosis_as_by_id(capsys):
     rc = main(["diagnose", "--demo", "--training-job", match[1], "--json"])
     by_name = json.loads(capsys.readouterr().out)
     assert rc == 1
-    assert [(f["subject"], f["root_cause"]) for f in by_name["findings"]] == \
-        [(f["subject"], f["root_cause"]) for f in by_id["findings"]]
+    assert [(f["subject"], f["root_cause"]) for f in by_name["findings"]] == [
+        (f["subject"], f["root_cause"]) for f in by_id["findings"]
+    ]
     assert by_name["findings"][0]["subject"] == f"training job {STUCK_MOUNT}"
 
 
 def test_unknown_name_says_names_or_ids_are_accepted(capsys):
     assert main(["diagnose", "--demo", "--training-job", "bert-typo"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == "cockpit: training job 'bert-typo' not found on demo-modelarts (give a training job's name or its id)"
+    assert (
+        err
+        == "cockpit: training job 'bert-typo' not found on demo-modelarts (give a training job's name or its id)"
+    )
 
 
 def test_ambiguous_name_lists_the_ids():
@@ -72,14 +88,17 @@ def test_ambiguous_name_lists_the_ids():
 
     from cockpit.commands.diagnose import _resolve_training_job
     from cockpit.errors import UserError
+    from tests.ui_support import BareSource
 
-    class Two:
+    class Two(BareSource):
         name = "prod"
 
         async def find_job(self, wanted):
             return [("id-1", wanted), ("id-2", wanted)]
 
-    with pytest.raises(UserError, match=r"2 training jobs on prod are named 'train': give one id: id-1, id-2"):
+    with pytest.raises(
+        UserError, match=r"2 training jobs on prod are named 'train': give one id: id-1, id-2"
+    ):
         asyncio.run(_resolve_training_job(Two(), "train"))
 
 
@@ -87,7 +106,9 @@ def test_cli_prints_the_evidence_line_whole(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")
     assert main(["diagnose", "--demo", "--training-job", STUCK_MOUNT]) == 1
     out = " ".join(capsys.readouterr().out.split())  # undo Rich's wrapping
-    assert "Mount /obs/ml-data-prod/coco/ failed: obsfs: AccessDenied: Access Denied (HTTP 403)" in out
+    assert (
+        "Mount /obs/ml-data-prod/coco/ failed: obsfs: AccessDenied: Access Denied (HTTP 403)" in out
+    )
 
 
 def test_evidence_excerpt_keeps_the_matched_phrase_of_a_huge_line():
@@ -100,4 +121,6 @@ def test_evidence_excerpt_keeps_the_matched_phrase_of_a_huge_line():
     assert len(out) <= 400 and "obsfs: AccessDenied: Access Denied (HTTP 403)" in out
     assert out.startswith("…") and out.endswith("…")
     head = evidence_excerpt("FailedMount early " + "c" * 600 + " AccessDenied", "")
-    assert head.startswith("FailedMount early") and len(head) == 400  # match within the cap: plain cut
+    assert (
+        head.startswith("FailedMount early") and len(head) == 400
+    )  # match within the cap: plain cut

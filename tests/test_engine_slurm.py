@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.diagnosis import engine
-from cockpit.diagnosis.engine import correlate, diagnose, verdicts
-from cockpit.diagnosis.slurm_rules import explain_exit, suggest_mem_mib
+from cockpit.diagnosis import registry
+from cockpit.diagnosis.context import Rule
+from cockpit.diagnosis.correlate import correlate
+from cockpit.diagnosis.engine import diagnose
+from cockpit.diagnosis.rules.slurm_common import explain_exit, suggest_mem_mib
+from cockpit.diagnosis.verdict import verdicts
 from cockpit.model import (
     Artifacts,
     ExitCode,
@@ -20,7 +23,7 @@ from cockpit.model import (
     Snapshot,
     SourceError,
 )
-from cockpit.slurm import source as slurm
+from cockpit.slurm import parse as slurm
 
 LAB = Path(__file__).parent / "fixtures" / "lab"
 NOW = datetime(2026, 11, 29, 20, 30, tzinfo=UTC)
@@ -46,11 +49,22 @@ def _sacct_P(text: str):
 
 
 def lab_case(case: str, *, nodes_from: str | None = None) -> tuple[Snapshot, Artifacts]:
-    jobs, _ = slurm.parse_scontrol_job(_read(case, "scontrol_show_job.txt")) if _read(case, "scontrol_show_job.txt") else ([], [])
+    jobs, _ = (
+        slurm.parse_scontrol_job(_read(case, "scontrol_show_job.txt"))
+        if _read(case, "scontrol_show_job.txt")
+        else ([], [])
+    )
     ncase = nodes_from or case
-    nodes = slurm.parse_scontrol_nodes(_read(ncase, "scontrol_show_node.txt"))[0] if _read(ncase, "scontrol_show_node.txt") else []
-    parts = (slurm.parse_scontrol_partitions(_read(ncase, "scontrol_show_partition.txt"))[0]
-             if _read(ncase, "scontrol_show_partition.txt") else [])
+    nodes = (
+        slurm.parse_scontrol_nodes(_read(ncase, "scontrol_show_node.txt"))[0]
+        if _read(ncase, "scontrol_show_node.txt")
+        else []
+    )
+    parts = (
+        slurm.parse_scontrol_partitions(_read(ncase, "scontrol_show_partition.txt"))[0]
+        if _read(ncase, "scontrol_show_partition.txt")
+        else []
+    )
     acct = _sacct_P(_read(case, "sacct_P.txt")) if _read(case, "sacct_P.txt") else []
     logs = []
     jid = jobs[0].job_id if jobs else ""
@@ -60,8 +74,14 @@ def lab_case(case: str, *, nodes_from: str | None = None) -> tuple[Snapshot, Art
             kind = "stdout"
         if kind:
             logs.append(LogText(p.name, kind, p.read_bytes(), path=str(p), subject_id=jid))
-    snap = Snapshot(source="lab", kind="slurm", taken_at=NOW, jobs=tuple(jobs), nodes=tuple(nodes),
-                    partitions=tuple(parts))
+    snap = Snapshot(
+        source="lab",
+        kind="slurm",
+        taken_at=NOW,
+        jobs=tuple(jobs),
+        nodes=tuple(nodes),
+        partitions=tuple(parts),
+    )
     return snap, Artifacts(acct=tuple(acct), logs=tuple(logs))
 
 
@@ -69,17 +89,20 @@ def _top_for(findings, kind, sid):
     return verdicts(findings)[(kind, "lab", sid)]
 
 
-@pytest.mark.parametrize("case,label,words", [
-    ("oom", "oom_killed", "out of memory"),
-    ("oom_nocgroup", "oom_killed", "out of memory"),
-    ("timeout", "time_limit", "Elapsed 00:01:27 >= Timelimit 00:01:00"),
-    ("exit127", "command_not_found", "command not found"),
-    ("cancelled", "cancelled_by_user", "cancelled by uid 0"),
-    ("dependency", "dependency_failed", "afterok:3(failed)"),
-    ("partition_down", "pending_partition_down", "maint"),
-    ("pending_timelimit", "pending_partition_limit", "never runs"),
-    ("completed", "no_failure", "completed"),
-])
+@pytest.mark.parametrize(
+    "case,label,words",
+    [
+        ("oom", "oom_killed", "out of memory"),
+        ("oom_nocgroup", "oom_killed", "out of memory"),
+        ("timeout", "time_limit", "Elapsed 00:01:27 >= Timelimit 00:01:00"),
+        ("exit127", "command_not_found", "command not found"),
+        ("cancelled", "cancelled_by_user", "cancelled by uid 0"),
+        ("dependency", "dependency_failed", "afterok:3(failed)"),
+        ("partition_down", "pending_partition_down", "maint"),
+        ("pending_timelimit", "pending_partition_limit", "never runs"),
+        ("completed", "no_failure", "completed"),
+    ],
+)
 def test_lab_job_cases(case, label, words):
     snap, arts = lab_case(case, nodes_from="drained")
     job = snap.jobs[0]
@@ -103,26 +126,71 @@ def test_oom_remedy_is_1_2_times_maxrss_rounded():
     assert suggest_mem_mib(10 * 1024) == 12 * 1024  # exactly 12 GiB
     assert suggest_mem_mib(11 * 1024) == 14 * 1024  # 13.2 GiB -> 14G (whole GiB below 64 GiB)
     assert suggest_mem_mib(64 * 1024) == 80 * 1024  # 76.8 GiB -> 80G (4 GiB steps above 64 GiB)
-    job = SlurmJob("9", "x", "u", "batch", "FAILED", "None", cpus=1, nodes=("c3",), node_list="c3",
-                   min_memory_mib=4096, exit_code=ExitCode(0, 9))
+    job = SlurmJob(
+        "9",
+        "x",
+        "u",
+        "batch",
+        "FAILED",
+        "None",
+        cpus=1,
+        nodes=("c3",),
+        node_list="c3",
+        min_memory_mib=4096,
+        exit_code=ExitCode(0, 9),
+    )
     from cockpit.model import AcctRecord
 
-    acct = (AcctRecord("9", "", "x", "batch", "FAILED", ExitCode(0, 9), 4096, None, 100, 3600, "c3"),
-            AcctRecord("9", "batch", "batch", "", "FAILED", ExitCode(0, 9), None, 4000, 100, None, "c3"))
+    acct = (
+        AcctRecord("9", "", "x", "batch", "FAILED", ExitCode(0, 9), 4096, None, 100, 3600, "c3"),
+        AcctRecord(
+            "9", "batch", "batch", "", "FAILED", ExitCode(0, 9), None, 4000, 100, None, "c3"
+        ),
+    )
     snap = Snapshot("lab", "slurm", NOW, jobs=(job,))
     f = diagnose(snap, Artifacts(acct=acct), NOW)[0]
     assert f.root_cause == "oom_killed"
-    assert "--mem=5G (1.2 x MaxRSS 3.9G, rounded up)" in f.remedy and "MaxRSS 3.9G of ReqMem 4G" in f.title
+    assert (
+        "--mem=5G (1.2 x MaxRSS 3.9G, rounded up)" in f.remedy
+        and "MaxRSS 3.9G of ReqMem 4G" in f.title
+    )
     assert f.remedy.count("--mem=") == 1
 
 
 def _oom_job(rss_mib, history=()):
     from cockpit.model import AcctRecord
 
-    job = SlurmJob("9", "x", "u", "batch", "OUT_OF_MEMORY", "OutOfMemory", cpus=1, nodes=("c3",), node_list="c3",
-                   min_memory_mib=4096, exit_code=ExitCode(0, 125))
-    acct = (AcctRecord("9", "", "x", "batch", "OUT_OF_MEMORY", ExitCode(0, 125), 4096, None, 100, 3600, "c3"),
-            AcctRecord("9", "batch", "batch", "", "OUT_OF_MEMORY", ExitCode(0, 125), None, rss_mib, 100, None, "c3"))
+    job = SlurmJob(
+        "9",
+        "x",
+        "u",
+        "batch",
+        "OUT_OF_MEMORY",
+        "OutOfMemory",
+        cpus=1,
+        nodes=("c3",),
+        node_list="c3",
+        min_memory_mib=4096,
+        exit_code=ExitCode(0, 125),
+    )
+    acct = (
+        AcctRecord(
+            "9", "", "x", "batch", "OUT_OF_MEMORY", ExitCode(0, 125), 4096, None, 100, 3600, "c3"
+        ),
+        AcctRecord(
+            "9",
+            "batch",
+            "batch",
+            "",
+            "OUT_OF_MEMORY",
+            ExitCode(0, 125),
+            None,
+            rss_mib,
+            100,
+            None,
+            "c3",
+        ),
+    )
     snap = Snapshot("lab", "slurm", NOW, jobs=(job,))
     return diagnose(snap, Artifacts(acct=acct, history=tuple(history)), NOW)[0]
 
@@ -130,14 +198,23 @@ def _oom_job(rss_mib, history=()):
 def test_oom_without_maxrss_sizes_on_reqmem_and_says_so():
     f = _oom_job(None)
     assert f.title == "out of memory: ReqMem 4G on c3"  # no "MaxRSS -"
-    assert "--mem=5G (1.2 x ReqMem 4G, rounded up)" in f.remedy and "MaxRSS was not recorded" in f.remedy
+    assert (
+        "--mem=5G (1.2 x ReqMem 4G, rounded up)" in f.remedy
+        and "MaxRSS was not recorded" in f.remedy
+    )
 
 
 def test_oom_with_history_uses_the_history_peak_once():
     from cockpit.model import AcctRecord
 
-    past = [AcctRecord("5", "", "x", "batch", "COMPLETED", ExitCode(0, 0), 8192, None, 50, 3600, "c3", user="u"),
-            AcctRecord("5", "batch", "batch", "", "COMPLETED", ExitCode(0, 0), None, 6000, 50, None, "c3")]
+    past = [
+        AcctRecord(
+            "5", "", "x", "batch", "COMPLETED", ExitCode(0, 0), 8192, None, 50, 3600, "c3", user="u"
+        ),
+        AcctRecord(
+            "5", "batch", "batch", "", "COMPLETED", ExitCode(0, 0), None, 6000, 50, None, "c3"
+        ),
+    ]
     f = _oom_job(4200, past)
     # peak 6000 MiB x 1.2 = 7200 -> 8G: one value, the history's, never a second --mem
     assert f.remedy.count("--mem=") == 1 and "--mem=8G (1.2 x peak MaxRSS 5.9G of 1 run" in f.remedy
@@ -151,8 +228,14 @@ def test_pending_impossible_says_both_numbers():
     assert top.title == "never runs: 8 CPUs per node > largest node's 2 CPUs in debug"
     part = Partition("gpu", nodes=("g1",), max_cpus_per_node=48, total_nodes=1)
     job = SlurmJob("7", "big", "u", "gpu", "PENDING", "Resources", cpus=64, node_count=1)
-    snap = Snapshot("lab", "slurm", NOW, jobs=(job,), partitions=(part,),
-                    nodes=(SlurmNode("g1", "IDLE", cpus_total=96, partitions=("gpu",)),))
+    snap = Snapshot(
+        "lab",
+        "slurm",
+        NOW,
+        jobs=(job,),
+        partitions=(part,),
+        nodes=(SlurmNode("g1", "IDLE", cpus_total=96, partitions=("gpu",)),),
+    )
     assert diagnose(snap, None, NOW)[0].title == "never runs: 64 CPUs > MaxCPUsPerNode 48"
 
 
@@ -174,8 +257,12 @@ def test_drained_node_reason_and_admin_label():
 
 def test_node_fail_job_and_not_responding_node_are_one_incident():
     snap, arts = lab_case("node_down")
-    nodes = tuple(n if n.name != "c3" else SlurmNode("c3", "DOWN", ("NOT_RESPONDING",), reason="Not responding")
-                  for n in snap.nodes)
+    nodes = tuple(
+        n
+        if n.name != "c3"
+        else SlurmNode("c3", "DOWN", ("NOT_RESPONDING",), reason="Not responding")
+        for n in snap.nodes
+    )
     if not any(n.name == "c3" for n in nodes):
         nodes += (SlurmNode("c3", "DOWN", ("NOT_RESPONDING",), reason="Not responding"),)
     snap = Snapshot("lab", "slurm", NOW, jobs=snap.jobs, nodes=nodes, partitions=snap.partitions)
@@ -186,43 +273,90 @@ def test_node_fail_job_and_not_responding_node_are_one_incident():
     assert [a.id for a in inc.affected] == ["15"]
     assert not any(i.subject.kind == "job" and i.subject.id == "15" for i in incidents)
     # stable keys across polls
-    assert [i.key for i in correlate(diagnose(snap, arts, NOW + timedelta(minutes=1)))] == [i.key for i in incidents]
+    assert [i.key for i in correlate(diagnose(snap, arts, NOW + timedelta(minutes=1)))] == [
+        i.key for i in incidents
+    ]
 
 
 def test_kill_task_failed_incident_lists_killed_jobs():
-    node = SlurmNode("c05", "IDLE", ("DRAIN",), reason="Kill task failed", reason_user="root",
-                     reason_time=NOW - timedelta(minutes=5))
-    jobs = tuple(SlurmJob(str(100 + i), "j", "u", "p", "FAILED", "NonZeroExitCode", nodes=("c05",), node_list="c05",
-                          exit_code=ExitCode(0, 9), end_time=NOW) for i in range(12))
+    node = SlurmNode(
+        "c05",
+        "IDLE",
+        ("DRAIN",),
+        reason="Kill task failed",
+        reason_user="root",
+        reason_time=NOW - timedelta(minutes=5),
+    )
+    jobs = tuple(
+        SlurmJob(
+            str(100 + i),
+            "j",
+            "u",
+            "p",
+            "FAILED",
+            "NonZeroExitCode",
+            nodes=("c05",),
+            node_list="c05",
+            exit_code=ExitCode(0, 9),
+            end_time=NOW,
+        )
+        for i in range(12)
+    )
     snap = Snapshot("lab", "slurm", NOW, jobs=jobs, nodes=(node,))
     incidents = correlate(diagnose(snap, None, NOW))
     assert len(incidents) == 1
-    assert incidents[0].root_cause == "node_drain_kill_task_failed" and len(incidents[0].affected) == 12
+    assert (
+        incidents[0].root_cause == "node_drain_kill_task_failed"
+        and len(incidents[0].affected) == 12
+    )
     assert "12 jobs affected" in incidents[0].title
 
 
 def test_drain_loop_after_repeated_oom():
     node = SlurmNode("c7", "IDLE", ("DRAIN",), reason="Kill task failed")
-    jobs = tuple(SlurmJob(str(i), "j", "u", "p", "OUT_OF_MEMORY", "OutOfMemory", nodes=("c7",)) for i in range(3))
-    f = verdicts(diagnose(Snapshot("lab", "slurm", NOW, jobs=jobs, nodes=(node,)), None, NOW))[("node", "lab", "c7")]
+    jobs = tuple(
+        SlurmJob(str(i), "j", "u", "p", "OUT_OF_MEMORY", "OutOfMemory", nodes=("c7",))
+        for i in range(3)
+    )
+    f = verdicts(diagnose(Snapshot("lab", "slurm", NOW, jobs=jobs, nodes=(node,)), None, NOW))[
+        ("node", "lab", "c7")
+    ]
     assert f.root_cause == "node_drain_loop"
 
 
 def test_controller_unreachable():
-    snap = Snapshot("lab", "slurm", NOW, error=SourceError("unreachable", "Unable to contact slurm controller"))
+    snap = Snapshot(
+        "lab", "slurm", NOW, error=SourceError("unreachable", "Unable to contact slurm controller")
+    )
     f = diagnose(snap, None, NOW)[0]
     assert f.root_cause == "controller_unreachable" and f.subject.kind == "cluster"
 
 
 def test_backfill_starvation_and_surge():
     sub = NOW - timedelta(hours=5)
-    big = SlurmJob("1", "big", "u", "p", "PENDING", "Resources", cpus=256, node_count=4, submit_time=sub)
-    small = tuple(SlurmJob(str(10 + i), "s", "v", "p", "RUNNING", "None", cpus=4,
-                           submit_time=sub + timedelta(hours=1), start_time=NOW) for i in range(5))
+    big = SlurmJob(
+        "1", "big", "u", "p", "PENDING", "Resources", cpus=256, node_count=4, submit_time=sub
+    )
+    small = tuple(
+        SlurmJob(
+            str(10 + i),
+            "s",
+            "v",
+            "p",
+            "RUNNING",
+            "None",
+            cpus=4,
+            submit_time=sub + timedelta(hours=1),
+            start_time=NOW,
+        )
+        for i in range(5)
+    )
     f = verdicts(diagnose(Snapshot("lab", "slurm", NOW, jobs=(big, *small)), None, NOW))
     assert f[("job", "lab", "1")].root_cause == "backfill_starvation"
     pend = tuple(SlurmJob(str(100 + i), "p", "u", "p", "PENDING", "Priority") for i in range(60))
-    canc = tuple(SlurmJob(str(200 + i), "c", "u", "p", "CANCELLED", "None", end_time=NOW) for i in range(25))
+    canc = tuple(
+        SlurmJob(str(200 + i), "c", "u", "p", "CANCELLED", "None", end_time=NOW) for i in range(25)
+    )
     f = verdicts(diagnose(Snapshot("lab", "slurm", NOW, jobs=pend + canc), None, NOW))
     assert f[("cluster", "lab", "lab")].root_cause == "priority_qos_surge"
 
@@ -239,23 +373,41 @@ def test_a_broken_rule_does_not_blind_the_engine(monkeypatch):
     def boom(job, ctx):
         raise RuntimeError("bad rule")
 
-    engine._load_rule_modules()
-    monkeypatch.setitem(engine._RULES, "job", [boom, *engine._RULES["job"]])
+    monkeypatch.setitem(registry.RULES, "job", (Rule(boom), *registry.RULES["job"]))
     snap, arts = lab_case("exit127")
-    assert diagnose(snap, arts, NOW)[0].root_cause == "command_not_found"
-    assert engine.LAST_RULE_ERRORS and "bad rule" in engine.LAST_RULE_ERRORS[0]
+    found = diagnose(snap, arts, NOW)
+    assert found[0].root_cause == "command_not_found"
+    assert found.errors and "bad rule" in found.errors[0]
+    assert diagnose(Snapshot("lab", "slurm", NOW), None, NOW).errors == ()  # per call, not global
 
 
 def test_100k_jobs_every_unhealthy_job_found_healthy_ones_silent():
     # Speed at this size is a benchmark goal (bench/bench_poll.py), not a pytest assertion.
-    parts = (Partition("p", nodes=tuple(f"n{i}" for i in range(100)), max_time_s=86400, total_nodes=100),)
-    nodes = tuple(SlurmNode(f"n{i}", "MIXED", cpus_total=64, real_memory_mib=256000, partitions=("p",)) for i in range(100))
+    parts = (
+        Partition("p", nodes=tuple(f"n{i}" for i in range(100)), max_time_s=86400, total_nodes=100),
+    )
+    nodes = tuple(
+        SlurmNode(f"n{i}", "MIXED", cpus_total=64, real_memory_mib=256000, partitions=("p",))
+        for i in range(100)
+    )
     jobs = []
     for i in range(100_000):
         state = "RUNNING" if i % 10 else ("PENDING" if i % 20 else "FAILED")
-        jobs.append(SlurmJob(str(i), "j", "u", "p", state, "Resources" if state == "PENDING" else "None", cpus=4,
-                             node_count=1, nodes=(f"n{i % 100}",), submit_time=NOW - timedelta(minutes=5),
-                             exit_code=ExitCode(1, 0) if state == "FAILED" else None))
+        jobs.append(
+            SlurmJob(
+                str(i),
+                "j",
+                "u",
+                "p",
+                state,
+                "Resources" if state == "PENDING" else "None",
+                cpus=4,
+                node_count=1,
+                nodes=(f"n{i % 100}",),
+                submit_time=NOW - timedelta(minutes=5),
+                exit_code=ExitCode(1, 0) if state == "FAILED" else None,
+            )
+        )
     snap = Snapshot("lab", "slurm", NOW, jobs=tuple(jobs), nodes=nodes, partitions=parts)
     findings = diagnose(snap, None, NOW)
     assert len(findings) == 10_000
@@ -263,20 +415,44 @@ def test_100k_jobs_every_unhealthy_job_found_healthy_ones_silent():
     # every FAILED and every PENDING job has its finding; no RUNNING job has one
     assert set(by_job) == {str(i) for i in range(0, 100_000, 10)}
     assert {by_job[str(i)].severity for i in range(0, 100_000, 20)} == {"critical"}  # FAILED
-    assert all(by_job[str(i)].severity == "info" for i in range(10, 100_000, 20))  # Resources: will run
+    assert all(
+        by_job[str(i)].severity == "info" for i in range(10, 100_000, 20)
+    )  # Resources: will run
 
 
 def test_gpu_oom_is_not_a_host_memory_problem():
-    job = SlurmJob("12", "train", "u", "gpu", "FAILED", "NonZeroExitCode", cpus=8, nodes=("g1",), node_list="g1",
-                   min_memory_mib=65536, exit_code=ExitCode(1, 0))
-    out = (b"epoch 0\nTraceback (most recent call last):\n  File \"train.py\", line 3\n"
-           b"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total)\n")
+    job = SlurmJob(
+        "12",
+        "train",
+        "u",
+        "gpu",
+        "FAILED",
+        "NonZeroExitCode",
+        cpus=8,
+        nodes=("g1",),
+        node_list="g1",
+        min_memory_mib=65536,
+        exit_code=ExitCode(1, 0),
+    )
+    out = (
+        b'epoch 0\nTraceback (most recent call last):\n  File "train.py", line 3\n'
+        b"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total)\n"
+    )
     snap = Snapshot("lab", "slurm", NOW, jobs=(job,))
-    f = _top_for(diagnose(snap, Artifacts(logs=(LogText("slurm-12.out", "stdout", out, subject_id="12"),)), NOW),
-                 "job", "12")
+    f = _top_for(
+        diagnose(
+            snap, Artifacts(logs=(LogText("slurm-12.out", "stdout", out, subject_id="12"),)), NOW
+        ),
+        "job",
+        "12",
+    )
     assert f.root_cause == "gpu_out_of_memory"
     assert "GPU/NPU memory" in f.title
-    assert "gradient accumulation" in f.remedy and "nvidia-smi" in f.remedy and "--mem=" not in f.remedy
+    assert (
+        "gradient accumulation" in f.remedy
+        and "nvidia-smi" in f.remedy
+        and "--mem=" not in f.remedy
+    )
     assert any(e.line == 4 and "CUDA out of memory" in e.text for e in f.evidence)
 
 
@@ -286,7 +462,7 @@ def test_oom_maxrss_far_below_the_limit_sizes_on_reqmem():
 
 
 def test_mem_usage_omits_the_unknown_half():
-    from cockpit.diagnosis.slurm_rules import mem_usage
+    from cockpit.diagnosis.rules.slurm_common import mem_usage
 
     assert mem_usage(65625, 65536) == "MaxRSS 64.1G of ReqMem 64G"
     assert mem_usage(None, 65536) == "ReqMem 64G"  # job row: no "MaxRSS -"

@@ -24,6 +24,8 @@ print(seen["job"], seen["training_job"], len(engine.rules_for("job")), len(engin
 def test_first_diagnoses_in_two_threads_both_get_all_rules():
     # a fresh interpreter: the rule modules are imported by whichever thread comes first
     for _ in range(3):
-        out = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            [sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=True
+        ).stdout
         jobs, training, all_jobs, all_training = map(int, out.split())
         assert (jobs, training) == (all_jobs, all_training), out

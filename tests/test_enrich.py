@@ -5,19 +5,32 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime, timedelta
 
-from cockpit.runtime.evidence import EvidenceCache, diagnose_with_evidence, evidence_subjects
 from cockpit.model import Artifacts, LogText, SlurmJob, Snapshot, Subject
+from cockpit.runtime.evidence import EvidenceCache, diagnose_with_evidence, evidence_subjects
+from tests.ui_support import BareSource
 
 T = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)
 
 
 def _failed(i: int) -> SlurmJob:
-    return SlurmJob(job_id=str(100 + i), name=f"j{i}", user="ana", partition="cpu", state="FAILED",
-                    reason="NonZeroExitCode", cpus=1, node_count=1, nodes=("c1",), node_list="c1",
-                    start_time=T - timedelta(seconds=10), end_time=T - timedelta(seconds=8 - i % 5), elapsed_s=2)
+    return SlurmJob(
+        job_id=str(100 + i),
+        name=f"j{i}",
+        user="ana",
+        partition="cpu",
+        state="FAILED",
+        reason="NonZeroExitCode",
+        cpus=1,
+        node_count=1,
+        nodes=("c1",),
+        node_list="c1",
+        start_time=T - timedelta(seconds=10),
+        end_time=T - timedelta(seconds=8 - i % 5),
+        elapsed_s=2,
+    )
 
 
-class CountingSource:
+class CountingSource(BareSource):
     name = "hpc"
 
     def __init__(self) -> None:
@@ -26,7 +39,9 @@ class CountingSource:
     async def artifacts(self, subject: Subject, snapshot: Snapshot) -> Artifacts:
         self.calls.append(subject.id)
         out = b"/var/spool/slurmd/job/slurm_script: line 3: fastqc: command not found\n"
-        return Artifacts(logs=(LogText(f"slurm-{subject.id}.out", "stdout", out, subject_id=subject.id),))
+        return Artifacts(
+            logs=(LogText(f"slurm-{subject.id}.out", "stdout", out, subject_id=subject.id),)
+        )
 
 
 async def test_each_failed_job_is_fetched_once_and_within_the_budget():
@@ -62,7 +77,9 @@ async def test_evidence_turns_a_symptom_into_the_cause():
     assert {f.root_cause for f in plain if f.subject.id == "100"} != {"command_not_found"}
     cache = EvidenceCache()
     evidence = await cache.refresh(CountingSource(), snap)
-    causes = [f.root_cause for f in diagnose_with_evidence(snap, evidence, T) if f.subject.id == "100"]
+    causes = [
+        f.root_cause for f in diagnose_with_evidence(snap, evidence, T) if f.subject.id == "100"
+    ]
     assert causes[0] == "command_not_found"
 
 
@@ -82,7 +99,9 @@ async def test_an_ended_jobs_verdict_is_remembered_not_rescanned(monkeypatch):
     first = diagnose_with_evidence(snap, evidence, T, cache.memo)
     calls = []
     real = engine.diagnose
-    monkeypatch.setattr(engine, "diagnose", lambda s, a=None, now=None: calls.append(a) or real(s, a, now=now))
+    monkeypatch.setattr(
+        engine, "diagnose", lambda s, a=None, now=None: calls.append(a) or real(s, a, now=now)
+    )
     again = diagnose_with_evidence(snap, evidence, T + timedelta(seconds=15), cache.memo)
     assert [f.root_cause for f in again] == [f.root_cause for f in first]
     assert all(a is None for a in calls)  # only the snapshot-wide pass ran; no log re-scan

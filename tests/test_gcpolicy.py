@@ -10,14 +10,15 @@ import weakref
 from datetime import UTC, datetime
 
 from cockpit import gcpolicy
-from cockpit.runtime.hub import Hub
 from cockpit.model import Artifacts, SlurmJob, Snapshot
+from cockpit.runtime.hub import Hub
+from tests.ui_support import BareSource
 
 NOW = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)
 BIG = 20 * 2**20  # one 20 MiB job comment per snapshot: easy to see in tracemalloc
 
 
-class Source:
+class Source(BareSource):
     kind = "slurm"
     name = "c1"
     interval = 3600.0

@@ -35,7 +35,11 @@ def test_compress():
     assert compress(["login", "c2", "c1"]) == "login,c[1-2]"
 
 
-@given(st.lists(st.tuples(st.sampled_from(["c", "gpu", "n-"]), st.integers(0, 300)), min_size=1, max_size=40))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["c", "gpu", "n-"]), st.integers(0, 300)), min_size=1, max_size=40
+    )
+)
 def test_compress_expand_roundtrip(pairs):
     hosts = [f"{p}{n}" for p, n in pairs]
     assert sorted(set(expand(compress(hosts)))) == sorted(set(hosts))

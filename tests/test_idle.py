@@ -11,9 +11,9 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from cockpit.app import CockpitApp
-from cockpit.model import FsUsage, Snapshot
 from cockpit.demo.site import DemoSite
 from cockpit.demo.slurm import MIN_JOB_AGE
+from cockpit.model import FsUsage, Snapshot
 from cockpit.store.acks import AckStore
 from tests.ui_support import NOW, FakeSource, frozen, small_site
 
@@ -37,7 +37,9 @@ def test_visible_jobs_are_the_submitted_ones_not_gone(cluster, hours):
     brute = []
     for j in cluster.jobs:  # every job, as squeue's MinJobAge rule says
         st = j.state_at(t)
-        if st is None or (st not in ("PENDING", "RUNNING") and j.end is not None and t - j.end > MIN_JOB_AGE):
+        if st is None or (
+            st not in ("PENDING", "RUNNING") and j.end is not None and t - j.end > MIN_JOB_AGE
+        ):
             continue
         brute.append((j, st))
     assert cluster.visible_jobs(t) == brute
@@ -50,7 +52,9 @@ def test_running_lines_from_templates_equal_full_renders(cluster, fmt):
     for step in range(0, 4 * 3600, 901):  # the same job at several times: TIME/TIME_LEFT move
         pending = cluster.pending_reasons(step, cluster.visible_jobs(step))
         for j, st in cluster.visible_jobs(step):
-            assert cluster._row(fmt, j, st, step, pending) == cluster._render(fmt, j, st, step, pending)
+            assert cluster._row(fmt, j, st, step, pending) == cluster._render(
+                fmt, j, st, step, pending
+            )
             running += st == "RUNNING"
     assert running > 100
 
@@ -65,7 +69,9 @@ class StorageSource(FakeSource):
     storage: tuple[FsUsage, ...] = ()
 
     async def poll(self) -> Snapshot:
-        return Snapshot(self.name, "slurm", NOW, jobs=self.jobs, nodes=self.nodes, storage=self.storage)
+        return Snapshot(
+            self.name, "slurm", NOW, jobs=self.jobs, nodes=self.nodes, storage=self.storage
+        )
 
 
 def _layouts(monkeypatch) -> list[bool]:
@@ -138,22 +144,30 @@ async def test_storage_strip_relayouts_only_when_its_height_changes(tmp_path, mo
 
 
 async def test_a_poll_of_one_source_leaves_the_other_sources_tables_alone(tmp_path, monkeypatch):
-    from cockpit.widgets.panes import QueueTable, TrainingJobTable
     from cockpit.widgets.table import VirtualTable
 
     from cockpit.demo.site import demo_sources
+    from cockpit.screens.panes import QueueTable, TrainingJobTable
 
     def clock():
-        return datetime(2026, 11, 29, 20, 45, tzinfo=UTC)  # the demo's story (tests/test_ui_snapshots.py)
+        return datetime(
+            2026, 11, 29, 20, 45, tzinfo=UTC
+        )  # the demo's story (tests/test_ui_snapshots.py)
 
-    app = CockpitApp(demo_sources(7, clock=clock), clock=clock, acks=AckStore(tmp_path / "s.json"), bell=False)
+    app = CockpitApp(
+        demo_sources(7, clock=clock), clock=clock, acks=AckStore(tmp_path / "s.json"), bell=False
+    )
     async with app.run_test(size=(160, 48)) as pilot:
         await app.hub.first_round.wait()
         while app.screen._applied != app.hub.generation:  # both first polls on screen
             await pilot.pause(0.05)
         reset: list[str] = []
         real = VirtualTable.set_rows
-        monkeypatch.setattr(VirtualTable, "set_rows", lambda self, rows: (reset.append(type(self).__name__), real(self, rows)))
+        monkeypatch.setattr(
+            VirtualTable,
+            "set_rows",
+            lambda self, rows: (reset.append(type(self).__name__), real(self, rows)),
+        )
         ma = next(st for st in app.hub.states.values() if st.source.kind == "modelarts")
         slurm = next(st for st in app.hub.states.values() if st.source.kind == "slurm")
         await app.hub.poll_once(ma)

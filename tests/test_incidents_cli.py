@@ -17,10 +17,20 @@ from cockpit.report import incidents_json, incidents_markdown, md_escape
 NOW = datetime(2026, 11, 29, 20, 30, tzinfo=UTC)
 
 
-def _incident(label: str, severity: str, sid: str, minutes_ago: int, title: str = "", evidence=(), affected=()):
+def _incident(
+    label: str, severity: str, sid: str, minutes_ago: int, title: str = "", evidence=(), affected=()
+):
     subj = Subject("job", "demo-hpc", sid)
-    f = Finding(label, severity, subj, title or f"{label} on {sid}", explanation="why", remedy="--mem=80G",
-                evidence=tuple(evidence), first_seen=NOW - timedelta(minutes=minutes_ago))
+    f = Finding(
+        label,
+        severity,
+        subj,
+        title or f"{label} on {sid}",
+        explanation="why",
+        remedy="--mem=80G",
+        evidence=tuple(evidence),
+        first_seen=NOW - timedelta(minutes=minutes_ago),
+    )
     return Incident(f.key, label, severity, subj, f.title, (f,), tuple(affected), f.first_seen)
 
 
@@ -28,16 +38,32 @@ def test_json_is_sorted_most_severe_then_oldest_and_keeps_the_contract():
     incs = [
         _incident("pending_priority", "info", "3", 50),
         _incident("time_limit", "critical", "2", 5),
-        _incident("oom_killed", "critical", "1", 30, evidence=[Evidence("slurm-1.out", "Killed", line=4)]),
+        _incident(
+            "oom_killed", "critical", "1", 30, evidence=[Evidence("slurm-1.out", "Killed", line=4)]
+        ),
         _incident("queued_insufficient_resources", "warning", "4", 40),
     ]
     doc = incidents_json(incs, NOW, acked={incs[1].key})
     assert [i["root_cause"] for i in doc["incidents"]] == [
-        "oom_killed", "time_limit", "queued_insufficient_resources", "pending_priority"]
+        "oom_killed",
+        "time_limit",
+        "queued_insufficient_resources",
+        "pending_priority",
+    ]
     first = doc["incidents"][0]
     assert first["subject"] == {"kind": "job", "source": "demo-hpc", "id": "1"}
-    assert first["findings"][0]["evidence"] == [{"file": "slurm-1.out", "line": 4, "text": "Killed"}]
-    assert set(first["findings"][0]) >= {"root_cause", "severity", "subject", "title", "explanation", "remedy", "evidence"}
+    assert first["findings"][0]["evidence"] == [
+        {"file": "slurm-1.out", "line": 4, "text": "Killed"}
+    ]
+    assert set(first["findings"][0]) >= {
+        "root_cause",
+        "severity",
+        "subject",
+        "title",
+        "explanation",
+        "remedy",
+        "evidence",
+    }
     assert doc["incidents"][1]["acknowledged"] is True and first["acknowledged"] is False
     json.dumps(doc)  # serialisable as is
 
@@ -45,29 +71,55 @@ def test_json_is_sorted_most_severe_then_oldest_and_keeps_the_contract():
 def test_markdown_escapes_user_text_and_fences_evidence():
     hostile = "[click](http://evil) **bold** # \x1b[31mred\x1b[0m | pipe"
     ev = [Evidence("slurm-9.out", "```` fence breaker ``` and \x1b]52;c;aGk=\x07", line=12)]
-    inc = _incident("command_not_found", "critical", "9", 3, title=hostile, evidence=ev,
-                    affected=[Subject("job", "demo-hpc", "9"), Subject("job", "demo-hpc", "10")])
+    inc = _incident(
+        "command_not_found",
+        "critical",
+        "9",
+        3,
+        title=hostile,
+        evidence=ev,
+        affected=[Subject("job", "demo-hpc", "9"), Subject("job", "demo-hpc", "10")],
+    )
     md = incidents_markdown([inc], NOW, acked={inc.key})
     assert "\x1b" not in md
     assert "[click](http" not in md and r"\[click\](http" in md  # escaped brackets: no link
     assert "(acknowledged)" in md and "`command_not_found`" in md and "**Affected (2):**" in md
     lines = md.splitlines()
     start = lines.index("**Evidence:**") + 2
-    assert lines[start] == "`````" and lines[start + 2] == "`````"  # fence longer than the ```` inside
+    assert (
+        lines[start] == "`````" and lines[start + 2] == "`````"
+    )  # fence longer than the ```` inside
     assert lines[start + 1].startswith("slurm-9.out:12: ````")
     assert md_escape("a_b*c") == r"a\_b\*c"
 
 
 def test_markdown_keeps_commands_flags_and_ids_readable():
-    f = Finding("pending_partition_limit", "critical", Subject("job", "demo-hpc", "48101"),
-                "never runs: 64 CPUs > MaxCPUsPerNode 48",
-                explanation="# not a heading: job_name my_job *x* <b>",
-                remedy="Lower --cpus-per-task / --mem=80G on demo-hpc, or run `squeue --start -j 48101` (a|b).")
-    inc = Incident(f.key, f.root_cause, f.severity, f.subject, f.title, (f,), (Subject("job", "demo-hpc", "7"),), NOW)
+    f = Finding(
+        "pending_partition_limit",
+        "critical",
+        Subject("job", "demo-hpc", "48101"),
+        "never runs: 64 CPUs > MaxCPUsPerNode 48",
+        explanation="# not a heading: job_name my_job *x* <b>",
+        remedy="Lower --cpus-per-task / --mem=80G on demo-hpc, or run `squeue --start -j 48101` (a|b).",
+    )
+    inc = Incident(
+        f.key,
+        f.root_cause,
+        f.severity,
+        f.subject,
+        f.title,
+        (f,),
+        (Subject("job", "demo-hpc", "7"),),
+        NOW,
+    )
     md = incidents_markdown([inc], NOW)
-    assert "- **Subject:** `job 48101 @demo-hpc`" in md and "**Affected (1):** `job 7 @demo-hpc`" in md
-    assert ("**What to do:** Lower `--cpus-per-task` / `--mem=80G` on demo-hpc, or run "
-            "`squeue --start -j 48101` (a\\|b).") in md
+    assert (
+        "- **Subject:** `job 48101 @demo-hpc`" in md and "**Affected (1):** `job 7 @demo-hpc`" in md
+    )
+    assert (
+        "**What to do:** Lower `--cpus-per-task` / `--mem=80G` on demo-hpc, or run "
+        "`squeue --start -j 48101` (a\\|b)."
+    ) in md
     assert "\n\\# not a heading: job\\_name my\\_job \\*x\\* \\<b\\>\n" in md
     assert "\\-" not in md and "MaxCPUsPerNode 48" in md
     # a backtick run inside a code span gets a longer fence
@@ -97,26 +149,36 @@ def fake_engine(monkeypatch):
     Checks the command's plumbing (poll, evidence fetched, correlate, output) apart from
     the real rules, which have their own tests.
     """
+    from cockpit.diagnosis import correlate as correlation
     from cockpit.diagnosis import engine
 
     seen: dict = {}
 
-    def diagnose(snapshot, artifacts=None, now=None):
+    def diagnose(snapshot, artifacts=None, now=None, kinds=None):
         seen.setdefault("logs", []).extend(artifacts.logs if artifacts else ())
         out = []
         for log in artifacts.logs if artifacts else ():
             if log.kind == "stdout" and b"Killed" in log.data:
-                out.append(Finding("oom_killed", "critical", Subject("job", snapshot.source, log.subject_id),
-                                   f"job {log.subject_id} killed", evidence=(Evidence(log.name, "Killed"),),
-                                   first_seen=now))
-        return out
+                out.append(
+                    Finding(
+                        "oom_killed",
+                        "critical",
+                        Subject("job", snapshot.source, log.subject_id),
+                        f"job {log.subject_id} killed",
+                        evidence=(Evidence(log.name, "Killed"),),
+                        first_seen=now,
+                    )
+                )
+        return engine.Diagnosis(out)
 
     def correlate(findings):
-        return [Incident(f.key, f.root_cause, f.severity, f.subject, f.title, (f,), (), f.first_seen)
-                for f in findings]
+        return [
+            Incident(f.key, f.root_cause, f.severity, f.subject, f.title, (f,), (), f.first_seen)
+            for f in findings
+        ]
 
     monkeypatch.setattr(engine, "diagnose", diagnose, raising=False)
-    monkeypatch.setattr(engine, "correlate", correlate, raising=False)
+    monkeypatch.setattr(correlation, "correlate", correlate)
     return seen
 
 
@@ -150,10 +212,9 @@ def state_dir(tmp_path, monkeypatch):
 
 
 def test_incidents_agree_with_the_tui_on_count_clock_and_acks(state_dir, monkeypatch):
-    from cockpit.widgets.rows import incident_rows
-
     from cockpit.demo.site import DEMO_START
     from cockpit.store.acks import AckStore, demo_state_path
+    from cockpit.views import incident_rows
 
     monkeypatch.setenv("COLUMNS", "250")  # one table row per line
     first = json.loads(_run_cli(["incidents", "--demo", "--json"]))
@@ -166,8 +227,19 @@ def test_incidents_agree_with_the_tui_on_count_clock_and_acks(state_dir, monkeyp
     acked = {i["key"] for i in doc["incidents"] if i["acknowledged"]}
     assert acked == {key}
     # the affected count is the TUI table's
-    incs = [Incident(i["key"], i["root_cause"], i["severity"], Subject(**i["subject"]), i["title"], (),
-                     tuple(Subject(**a) for a in i["affected"]), None) for i in doc["incidents"]]
+    incs = [
+        Incident(
+            i["key"],
+            i["root_cause"],
+            i["severity"],
+            Subject(**i["subject"]),
+            i["title"],
+            (),
+            tuple(Subject(**a) for a in i["affected"]),
+            None,
+        )
+        for i in doc["incidents"]
+    ]
     tui = {r.key: r.cells[5] for r in incident_rows(incs, acked)}
     assert all(str(i["affected_count"]) == tui[i["key"]] for i in doc["incidents"])
     assert all(i["affected_count"] >= 1 for i in doc["incidents"])
@@ -175,15 +247,19 @@ def test_incidents_agree_with_the_tui_on_count_clock_and_acks(state_dir, monkeyp
     assert "1 acknowledged" in table
     row = next(ln for ln in table.splitlines() if "48101" in ln)
     minutes = int(row.split(" min ago")[0].split()[-1])
-    expected = (DEMO_START - datetime.fromisoformat(
-        next(i for i in doc["incidents"] if i["key"] == key)["first_seen"])).total_seconds() // 60
+    expected = (
+        DEMO_START
+        - datetime.fromisoformat(next(i for i in doc["incidents"] if i["key"] == key)["first_seen"])
+    ).total_seconds() // 60
     assert abs(minutes - expected) <= 1
     assert row.rstrip(" │").endswith("yes")
 
 
 def test_no_source_answering_is_not_all_clear(tmp_path, capsys):
     cfg = tmp_path / "dead.toml"
-    cfg.write_text('[clusters.dead]\ntransport = "ssh"\nhost = "127.0.0.1"\nport = 1\nconnect_timeout = 2\n')
+    cfg.write_text(
+        '[clusters.dead]\ntransport = "ssh"\nhost = "127.0.0.1"\nport = 1\nconnect_timeout = 2\n'
+    )
     from cockpit.cli import main as cli_main
 
     assert cli_main(["incidents", "--config", str(cfg), "--json"]) == 2
@@ -192,8 +268,11 @@ def test_no_source_answering_is_not_all_clear(tmp_path, capsys):
 
 def test_a_reader_that_leaves_early_gets_no_traceback():
     """`cockpit incidents --demo --json | head -c 100`: the pipe closes under us."""
-    proc = subprocess.Popen([sys.executable, "-m", "cockpit", "incidents", "--demo", "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cockpit", "incidents", "--demo", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     assert proc.stdout.read(100)
     proc.stdout.close()

@@ -8,30 +8,37 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cockpit.diagnosis.logscan import first_error, iter_errors, scan_path
+from cockpit.diagnosis.logscan import first_error, iter_errors
 from cockpit.diagnosis.patterns import PATTERNS, classify
+from cockpit.ingest.logfile import scan_path
 
 
 def test_root_cause_before_cascade():
-    log = (b"epoch 1\n"
-           b"/var/spool/slurmd/job00191/slurm_script: line 28:  8156 Killed   python3 main.py\n"
-           b"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup.\n"
-           b"Bus error (core dumped)\n")
+    log = (
+        b"epoch 1\n"
+        b"/var/spool/slurmd/job00191/slurm_script: line 28:  8156 Killed   python3 main.py\n"
+        b"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=191.batch cgroup.\n"
+        b"Bus error (core dumped)\n"
+    )
     h = first_error(log)
     assert (h.line, h.label, h.strong) == (3, "oom_killed", True)
     assert h.offset == log.index(b"slurmstepd")
 
 
 def test_timeout_before_later_application_errors():
-    log = (b"working\nslurmstepd: error: *** JOB 1 ON c1 CANCELLED AT 2026-11-29T20:29:29 DUE TO TIME LIMIT ***\n"
-           b"Traceback (most recent call last):\nOSError: [Errno 5] Input/output error\n")
+    log = (
+        b"working\nslurmstepd: error: *** JOB 1 ON c1 CANCELLED AT 2026-11-29T20:29:29 DUE TO TIME LIMIT ***\n"
+        b"Traceback (most recent call last):\nOSError: [Errno 5] Input/output error\n"
+    )
     assert first_error(log).label == "time_limit"
 
 
 def test_harmless_lines_are_skipped():
-    log = (b"srun: error: mpi/pmix_v3: init: (null) [0]: mpi_pmix.c:193: pmi/pmix: can not load PMIx library\n"
-           b"slurmctld: error: Could not open job state file /var/spool/slurm/job_state: No such file or directory\n"
-           b"all good\n")
+    log = (
+        b"srun: error: mpi/pmix_v3: init: (null) [0]: mpi_pmix.c:193: pmi/pmix: can not load PMIx library\n"
+        b"slurmctld: error: Could not open job state file /var/spool/slurm/job_state: No such file or directory\n"
+        b"all good\n"
+    )
     assert first_error(log) is None
     assert list(iter_errors(log)) == []
 
@@ -43,18 +50,28 @@ def test_step_memory_warning_on_completed_job_is_only_a_symptom():
 
 
 def test_crlf_ansi_invalid_utf8_gbk():
-    log = ("日志开始\r\n".encode() + b"\x1b[1;31mERROR\x1b[0m: \xff\xfe broken bytes\r\n"
-           + "错误: 磁盘 No space left on device\r\n".encode("gbk"))
+    log = (
+        "日志开始\r\n".encode()
+        + b"\x1b[1;31mERROR\x1b[0m: \xff\xfe broken bytes\r\n"
+        + "错误: 磁盘 No space left on device\r\n".encode("gbk")
+    )
     h = first_error(log)
     assert (h.line, h.label) == (3, "disk_full")
     assert h.text == "错误: 磁盘 No space left on device"  # GBK decoded, CR gone
     errs = list(iter_errors(log))
     assert [e.line for e in errs] == [2, 3]
-    assert errs[0].text.startswith("ERROR: ") and "\x1b" not in errs[0].text and "\r" not in errs[0].text
+    assert (
+        errs[0].text.startswith("ERROR: ")
+        and "\x1b" not in errs[0].text
+        and "\r" not in errs[0].text
+    )
 
 
 def test_ten_megabyte_line():
-    log = b"x" * (10 * 1024 * 1024) + b" CUDA driver version is insufficient for CUDA runtime version\nnext\n"
+    log = (
+        b"x" * (10 * 1024 * 1024)
+        + b" CUDA driver version is insufficient for CUDA runtime version\nnext\n"
+    )
     h = first_error(log)
     assert h.line == 1 and h.offset == 0 and h.label == "cuda_driver_mismatch"
     assert len(h.text) <= 70 * 1024
@@ -73,7 +90,9 @@ def test_scan_path_mmap_and_empty(tmp_path):
     empty.write_bytes(b"")
     assert scan_path(str(empty)) is None
     f = tmp_path / "slurm-3.out"
-    f.write_bytes(b"starting analysis\n/tmp/x/slurm_script: line 5: run_analysis: command not found\n")
+    f.write_bytes(
+        b"starting analysis\n/tmp/x/slurm_script: line 5: run_analysis: command not found\n"
+    )
     h = scan_path(str(f))
     assert (h.line, h.label) == (2, "command_not_found")
     with open(f, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
@@ -100,11 +119,23 @@ def test_every_pattern_compiles_and_matches_its_own_example():
     assert len({p.name for p in PATTERNS}) == len(PATTERNS)
 
 
-_lines = st.lists(st.one_of(
-    st.binary(max_size=80).map(lambda b: b.replace(b"\n", b"")),
-    st.sampled_from([b"Killed", b"error: x", b"\x1b[31mERROR\x1b[0m", b"No space left on device\r",
-                     b"Detected 1 oom-kill event(s)", "错误".encode("gbk"), b"\xff\xfe\xfd"]),
-), max_size=30)
+_lines = st.lists(
+    st.one_of(
+        st.binary(max_size=80).map(lambda b: b.replace(b"\n", b"")),
+        st.sampled_from(
+            [
+                b"Killed",
+                b"error: x",
+                b"\x1b[31mERROR\x1b[0m",
+                b"No space left on device\r",
+                b"Detected 1 oom-kill event(s)",
+                "错误".encode("gbk"),
+                b"\xff\xfe\xfd",
+            ]
+        ),
+    ),
+    max_size=30,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -115,7 +146,7 @@ def test_property_never_raises_and_lines_match_bytes(lines):
     first = first_error(buf)
     for h in hits:
         # the offset is a line start and the line number counts the newlines before it
-        assert h.offset == 0 or buf[h.offset - 1:h.offset] == b"\n"
+        assert h.offset == 0 or buf[h.offset - 1 : h.offset] == b"\n"
         assert h.line == buf.count(b"\n", 0, h.offset) + 1
     assert [h.line for h in hits] == sorted({h.line for h in hits})
     if first is not None:
@@ -130,11 +161,13 @@ def test_property_never_raises_and_lines_match_bytes(lines):
 
 
 def test_cuda_oom_beats_the_traceback_above_it():
-    log = (b"epoch 1 step 10 loss 2.3\n"
-           b"Traceback (most recent call last):\n"
-           b'  File "train.py", line 10, in <module>\n'
-           b"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total)\n"
-           b"Exception raised from malloc\n")
+    log = (
+        b"epoch 1 step 10 loss 2.3\n"
+        b"Traceback (most recent call last):\n"
+        b'  File "train.py", line 10, in <module>\n'
+        b"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total)\n"
+        b"Exception raised from malloc\n"
+    )
     h = first_error(log)
     assert (h.line, h.label, h.strong) == (4, "gpu_out_of_memory", True)
 
@@ -155,18 +188,27 @@ def test_gpu_and_npu_oom_lines_are_labelled():
 
 
 def test_host_ram_oom_is_not_a_gpu_oom():
-    assert classify(b"Memory cgroup out of memory: Killed process 4242 (python)").label == "oom_killed"
-    assert classify(b"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=7.batch").label == "oom_killed"
-    assert classify(b"fatal error: runtime: out of memory").label == "application_error"  # Go, host RAM
+    assert (
+        classify(b"Memory cgroup out of memory: Killed process 4242 (python)").label == "oom_killed"
+    )
+    assert (
+        classify(b"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=7.batch").label
+        == "oom_killed"
+    )
+    assert (
+        classify(b"fatal error: runtime: out of memory").label == "application_error"
+    )  # Go, host RAM
 
 
 def test_nccl_unhandled_cuda_error_names_the_oom_below_it():
-    log = (b"step 3\n"
-           b"torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1275, unhandled cuda error "
-           b"(run with NCCL_DEBUG=INFO for details), NCCL version 2.14.3\n"
-           b"ncclUnhandledCudaError: Call to CUDA function failed.\n"
-           b"Last error:\n"
-           b"Cuda failure 'out of memory'\n")
+    log = (
+        b"step 3\n"
+        b"torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1275, unhandled cuda error "
+        b"(run with NCCL_DEBUG=INFO for details), NCCL version 2.14.3\n"
+        b"ncclUnhandledCudaError: Call to CUDA function failed.\n"
+        b"Last error:\n"
+        b"Cuda failure 'out of memory'\n"
+    )
     h = first_error(log)
     assert (h.line, h.label, h.offset) == (5, "gpu_out_of_memory", log.index(b"Cuda failure"))
     # without the OOM below, the NCCL line stays the first red error
@@ -178,8 +220,10 @@ def test_scan_log_cli_reports_the_gpu_oom(tmp_path, capsys):
     from cockpit.cli import main
 
     f = tmp_path / "slurm-9.out"
-    f.write_bytes(b"Traceback (most recent call last):\n"
-                  b"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    f.write_bytes(
+        b"Traceback (most recent call last):\n"
+        b"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    )
     assert main(["scan-log", str(f)]) == 1
     assert f"{f}:2: [gpu_out_of_memory] RuntimeError: CUDA out of memory" in capsys.readouterr().out
 
@@ -196,7 +240,7 @@ def _case_logs():
 
 @pytest.mark.parametrize("chunk", [64, 4096])
 def test_chunked_file_scan_agrees_with_the_whole_buffer(monkeypatch, chunk):
-    import cockpit.diagnosis.logscan as ls
+    import cockpit.ingest.logfile as ls
 
     monkeypatch.setattr(ls, "CHUNK", chunk)  # tiny chunks: every line boundary case is exercised
     for path in _case_logs():
@@ -204,16 +248,19 @@ def test_chunked_file_scan_agrees_with_the_whole_buffer(monkeypatch, chunk):
         kind = ls.guess_kind(str(path))
         whole = ls.first_error(data, kind=kind) if data else None
         got = ls.scan_path(str(path))
-        assert (got and (got.line, got.offset, got.label)) == (whole and (whole.line, whole.offset, whole.label)), path
+        assert (got and (got.line, got.offset, got.label)) == (
+            whole and (whole.line, whole.offset, whole.label)
+        ), path
         assert [(h.line, h.offset) for h in ls.iter_path(str(path))] == [
-            (h.line, h.offset) for h in ls.iter_errors(data, kind=kind)], path
+            (h.line, h.offset) for h in ls.iter_errors(data, kind=kind)
+        ], path
 
 
 def test_scan_reads_a_pipe(tmp_path):
     import os
     import threading
 
-    import cockpit.diagnosis.logscan as ls
+    import cockpit.ingest.logfile as ls
 
     fifo = tmp_path / "zcat.out"
     os.mkfifo(fifo)
@@ -225,10 +272,20 @@ def test_scan_reads_a_pipe(tmp_path):
     assert hit is not None and hit.line == 3 and hit.label == "oom_killed"
 
 
-_VOCAB = [b"step 1 loss 0.5", b"error: retrying connection", b"WARNING: deprecated flag", b"Traceback (most recent call last):",
-          b"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", b"ERROR 0 errors found", b"failed to open x",
-          b"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=7.batch", b"/bin/sh: fastqc: command not found",
-          b"NCCL WARN unhandled cuda error", b"x" * 300, b""]
+_VOCAB = [
+    b"step 1 loss 0.5",
+    b"error: retrying connection",
+    b"WARNING: deprecated flag",
+    b"Traceback (most recent call last):",
+    b"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    b"ERROR 0 errors found",
+    b"failed to open x",
+    b"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=7.batch",
+    b"/bin/sh: fastqc: command not found",
+    b"NCCL WARN unhandled cuda error",
+    b"x" * 300,
+    b"",
+]
 
 
 @settings(max_examples=150, deadline=None)
@@ -236,7 +293,7 @@ _VOCAB = [b"step 1 loss 0.5", b"error: retrying connection", b"WARNING: deprecat
 def test_chunked_scan_equals_the_whole_buffer_on_any_mix(tmp_path_factory, lines, chunk):
     """One regex pass per piece (strong and weak together until the first weak hit) finds
     what first_error finds over the whole file, wherever the piece boundaries fall."""
-    import cockpit.diagnosis.logscan as ls
+    import cockpit.ingest.logfile as ls
 
     data = b"\n".join(lines) + (b"\n" if lines else b"")
     path = tmp_path_factory.mktemp("mix") / "app.log"
@@ -249,4 +306,5 @@ def test_chunked_scan_equals_the_whole_buffer_on_any_mix(tmp_path_factory, lines
         ls.CHUNK = old
     whole = ls.first_error(data, kind="app") if data else None
     assert (got and (got.line, got.offset, got.label, got.strong)) == (
-        whole and (whole.line, whole.offset, whole.label, whole.strong))
+        whole and (whole.line, whole.offset, whole.label, whole.strong)
+    )

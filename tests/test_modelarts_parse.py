@@ -60,14 +60,41 @@ def test_events_errors_first_then_oldest():
 
 
 def test_stages_latest_record_open_stage():
-    st = parse_stages({"running_records": [
-        {"record_order": 1, "stages": [{"name": "scheduling", "stage_order": 1, "start_time": "2023-11-14T12:00:00+08:00",
-                                        "end_time": "2023-11-14T12:01:00+08:00"}]},
-        {"record_order": 2, "stages": [
-            {"name": "preparing", "stage_order": 2, "start_time": "2023-11-14T12:05:00+08:00", "end_time": "",
-             "sub_stages": [{"name": "image_pulling"}]},
-            {"name": "scheduling", "stage_order": 1, "start_time": "2023-11-14T12:02:00+08:00",
-             "end_time": "2023-11-14T12:05:00+08:00"}]}]})
+    st = parse_stages(
+        {
+            "running_records": [
+                {
+                    "record_order": 1,
+                    "stages": [
+                        {
+                            "name": "scheduling",
+                            "stage_order": 1,
+                            "start_time": "2023-11-14T12:00:00+08:00",
+                            "end_time": "2023-11-14T12:01:00+08:00",
+                        }
+                    ],
+                },
+                {
+                    "record_order": 2,
+                    "stages": [
+                        {
+                            "name": "preparing",
+                            "stage_order": 2,
+                            "start_time": "2023-11-14T12:05:00+08:00",
+                            "end_time": "",
+                            "sub_stages": [{"name": "image_pulling"}],
+                        },
+                        {
+                            "name": "scheduling",
+                            "stage_order": 1,
+                            "start_time": "2023-11-14T12:02:00+08:00",
+                            "end_time": "2023-11-14T12:05:00+08:00",
+                        },
+                    ],
+                },
+            ]
+        }
+    )
     assert [s.name for s in st] == ["scheduling", "preparing"]
     assert st[1].end_time is None and st[1].sub_stages == ("image_pulling",)
     assert st[0].start_time == datetime(2023, 11, 14, 4, 2, tzinfo=UTC)
@@ -76,15 +103,29 @@ def test_stages_latest_record_open_stage():
 def test_pool_and_nodes():
     fx = default_fixtures()
     p = parse_pool(fx["pools"][2], {"items": fx["nodes"]["pool-npu-b"]})
-    assert (p.pool_id, p.name, p.public, p.phase, p.available, p.abnormal) == ("pool-npu-b", "npu-b", False,
-                                                                               "Abnormal", 1, 1)
+    assert (p.pool_id, p.name, p.public, p.phase, p.available, p.abnormal) == (
+        "pool-npu-b",
+        "npu-b",
+        False,
+        "Abnormal",
+        1,
+        1,
+    )
     n = p.nodes[1]
-    assert (n.name, n.phase, n.gpus, n.free_gpus, n.memory_mib, n.free_cpus) == ("npu-1", "Abnormal", 8, 0,
-                                                                                 512 * 1024, 32.0)
+    assert (n.name, n.phase, n.gpus, n.free_gpus, n.memory_mib, n.free_cpus) == (
+        "npu-1",
+        "Abnormal",
+        8,
+        0,
+        512 * 1024,
+        32.0,
+    )
 
 
-@pytest.mark.parametrize(("q", "mib"), [("512Gi", 524288), ("64Gi", 65536), ("1024Mi", 1024), ("2048Ki", 2),
-                                        (str(1024**3), 1024)])
+@pytest.mark.parametrize(
+    ("q", "mib"),
+    [("512Gi", 524288), ("64Gi", 65536), ("1024Mi", 1024), ("2048Ki", 2), (str(1024**3), 1024)],
+)
 def test_memory_quantities(q, mib):
     assert parse_memory_mib(q) == mib
 
@@ -97,7 +138,10 @@ def test_memory_quantities(q, mib):
         {"metadata": {"id": "x", "create_time": "yesterday"}},
         {"metadata": {"id": "x"}, "status": {"tasks": "worker-0"}},
         {"metadata": {"id": "x"}, "status": {"duration": "n/a"}},
-        {"metadata": {"id": "x"}, "spec": {"resource": {"flavor_detail": {"flavor_info": {"memory": {"size": "lots"}}}}}},
+        {
+            "metadata": {"id": "x"},
+            "spec": {"resource": {"flavor_detail": {"flavor_info": {"memory": {"size": "lots"}}}}},
+        },
     ],
 )
 def test_malformed_job_raises_parse_error(bad):
@@ -109,5 +153,7 @@ def test_malformed_events_pools_raise_parse_error():
     with pytest.raises(ParseError):
         parse_events({"events": [{"time": "soon", "level": "Info"}]})
     with pytest.raises(ParseError):
-        parse_pool({"metadata": {"name": "p"}}, {"items": [{"metadata": {"name": "n"},
-                                                            "status": {"resources": {"cpu": "many"}}}]})
+        parse_pool(
+            {"metadata": {"name": "p"}},
+            {"items": [{"metadata": {"name": "n"}, "status": {"resources": {"cpu": "many"}}}]},
+        )

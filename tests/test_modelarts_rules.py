@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from modelarts_server import NOW, default_fixtures, scenario_wire  # noqa: E402
 
-from cockpit.diagnosis import modelarts_rules as R# noqa: E402
-from cockpit.diagnosis.engine import RuleContext  # noqa: E402
+from cockpit.diagnosis.context import RuleContext  # noqa: E402
+from cockpit.diagnosis.rules import modelarts as R  # noqa: E402
 from cockpit.model import Artifacts, LogText, Mount, Snapshot, TrainingJob  # noqa: E402
 from cockpit.modelarts.parse import parse_pool, parse_training_job  # noqa: E402
 
@@ -32,12 +32,16 @@ def pools():
 def job(name: str, **changes) -> TrainingJob:
     w = scenario_wire(name)
     pool_public = None if w["job"]["spec"]["resource"]["pool_id"] else True
-    j = parse_training_job(w["job"], w["stages"], w["events"], w["preview"], pool_public=pool_public, now=NOW)
+    j = parse_training_job(
+        w["job"], w["stages"], w["events"], w["preview"], pool_public=pool_public, now=NOW
+    )
     return dataclasses.replace(j, **changes) if changes else j
 
 
 def run(j: TrainingJob, artifacts: Artifacts | None = None, now=NOW):
-    snap = Snapshot(source="prod", kind="modelarts", taken_at=now, training_jobs=(j,), pools=pools())
+    snap = Snapshot(
+        source="prod", kind="modelarts", taken_at=now, training_jobs=(j,), pools=pools()
+    )
     ctx = RuleContext(snapshot=snap, artifacts=artifacts or Artifacts(), now=now)
     return [f for fn in JOB_RULES for f in fn(j, ctx)]
 
@@ -106,14 +110,22 @@ def test_path_checks():
 
 
 def test_good_paths_raise_nothing():
-    ok = job("mount_denied", mounts=(Mount("obs", "obs://team-data/imagenet/", "/obs/team-data/imagenet/"),
-                                      Mount("evs", "evs-1", "/cache/data", direction="volume")))
+    ok = job(
+        "mount_denied",
+        mounts=(
+            Mount("obs", "obs://team-data/imagenet/", "/obs/team-data/imagenet/"),
+            Mount("evs", "evs-1", "/cache/data", direction="volume"),
+        ),
+    )
     assert R.path_problems(ok) == []
 
 
 def test_exit_127_custom_image_suggests_base_image_probe():
     (f,) = run(job("exit127"))
-    assert f.root_cause == "container_entrypoint_failed" and f.title == "Failed: boot command failed (exit 127)"
+    assert (
+        f.root_cause == "container_entrypoint_failed"
+        and f.title == "Failed: boot command failed (exit 127)"
+    )
     assert "echo test && sleep 60" in f.remedy and "bash" in f.explanation
 
 
@@ -180,7 +192,10 @@ def test_pool_abnormal_node():
     snap = Snapshot(source="prod", kind="modelarts", taken_at=NOW, pools=tuple(ps.values()))
     ctx = RuleContext(snapshot=snap, artifacts=Artifacts(), now=NOW)
     (f,) = R.pool_abnormal_nodes(ps["pool-npu-b"], ctx)
-    assert f.root_cause == "pool_node_abnormal" and f.title == "Pool npu-b: 1 of 2 node(s) Abnormal (npu-1)"
+    assert (
+        f.root_cause == "pool_node_abnormal"
+        and f.title == "Pool npu-b: 1 of 2 node(s) Abnormal (npu-1)"
+    )
     assert list(R.pool_abnormal_nodes(ps["pool-gpu-a"], ctx)) == []
 
 
@@ -199,8 +214,14 @@ def bundle(case: str):
     return exp, j, Artifacts(logs=tuple(logs))
 
 
-@pytest.mark.parametrize("case", ["034-modelarts-queuing-public-pool", "041-modelarts-return-code-137",
-                                  "044-modelarts-obs-nosuchkey"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "034-modelarts-queuing-public-pool",
+        "041-modelarts-return-code-137",
+        "044-modelarts-obs-nosuchkey",
+    ],
+)
 def test_modelarts_bundles(case):
     exp, j, arts = bundle(case)
     fs = run(j, arts, now=NOW)
@@ -212,8 +233,10 @@ def test_modelarts_bundles(case):
 
 
 def test_npu_out_of_memory_in_the_startup_log():
-    log = ("Traceback (most recent call last):\n"
-           "RuntimeError: NPU out of memory. Tried to allocate 1.50 GiB (NPU 0; 60.97 GiB total capacity)\n")
+    log = (
+        "Traceback (most recent call last):\n"
+        "RuntimeError: NPU out of memory. Tried to allocate 1.50 GiB (NPU 0; 60.97 GiB total capacity)\n"
+    )
     fs = run(job("oom137", log_preview=log, task_statuses=()))
     f = next(f for f in fs if f.root_cause == "gpu_out_of_memory")
     assert f.title == "Failed: NPU out of memory"
@@ -223,18 +246,31 @@ def test_npu_out_of_memory_in_the_startup_log():
 def _stuck_with_log(log: str):
     from datetime import timedelta as td
 
-    return job("mount_denied", events=(), log_preview=log, log_task="worker-0",
-               create_time=NOW - td(minutes=40), log_changed_at=NOW - td(minutes=20))
+    return job(
+        "mount_denied",
+        events=(),
+        log_preview=log,
+        log_task="worker-0",
+        create_time=NOW - td(minutes=40),
+        log_changed_at=NOW - td(minutes=20),
+    )
 
 
 PIP = "https://repo.huaweicloud.com/repository/pypi/simple"
-RETRY = ("WARNING: Retrying (Retry(total={n}, connect=None, read=None)) after connection broken by "
-         "'ConnectTimeoutError(\"Connection to repo.huaweicloud.com timed out. (connect timeout=15)\")': "
-         "/repository/pypi/simple/transformers/")
+RETRY = (
+    "WARNING: Retrying (Retry(total={n}, connect=None, read=None)) after connection broken by "
+    "'ConnectTimeoutError(\"Connection to repo.huaweicloud.com timed out. (connect timeout=15)\")': "
+    "/repository/pypi/simple/transformers/"
+)
 
 
 def test_startup_log_ending_in_pip_timeouts_names_the_index():
-    log = "\n".join([f"[init] pip install -r requirements.txt -i {PIP}", *(RETRY.format(n=n) for n in (3, 2, 1))])
+    log = "\n".join(
+        [
+            f"[init] pip install -r requirements.txt -i {PIP}",
+            *(RETRY.format(n=n) for n in (3, 2, 1)),
+        ]
+    )
     fs = run(_stuck_with_log(log))
     (f,) = [f for f in fs if f.root_cause == "dependency_install_failed"]
     assert "init_timeout" not in labels(fs)
@@ -244,13 +280,17 @@ def test_startup_log_ending_in_pip_timeouts_names_the_index():
 
 
 def test_pip_retries_the_log_moved_past_are_not_the_cause():
-    log = "\n".join([RETRY.format(n=3), "[init] installed 14 packages", *(f"[init] step {k}" for k in range(6))])
+    log = "\n".join(
+        [RETRY.format(n=3), "[init] installed 14 packages", *(f"[init] step {k}" for k in range(6))]
+    )
     assert "dependency_install_failed" not in labels(run(_stuck_with_log(log)))
 
 
 def test_missing_package_is_a_dependency_failure_even_in_a_failed_job():
-    log = ("ERROR: Could not find a version that satisfies the requirement torch==9.9 (from versions: 2.0.1)\n"
-           "ERROR: No matching distribution found for torch==9.9\n")
+    log = (
+        "ERROR: Could not find a version that satisfies the requirement torch==9.9 (from versions: 2.0.1)\n"
+        "ERROR: No matching distribution found for torch==9.9\n"
+    )
     fs = run(job("oom137", log_preview=log, task_statuses=()))
     f = next(f for f in fs if f.root_cause == "dependency_install_failed")
     assert "satisfies the requirement torch==9.9" in f.title and f.evidence[0].line == 1

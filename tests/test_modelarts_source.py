@@ -15,8 +15,8 @@ from modelarts_server import AK, NOW, PROJECT_ID, SK, ModelArtsServer  # noqa: E
 
 from cockpit.errors import UserError  # noqa: E402
 from cockpit.model import Subject  # noqa: E402
-from cockpit.modelarts.source import ModelArtsSource, log_path  # noqa: E402
 from cockpit.modelarts.api import ModelArtsApiError, SdkModelArtsApi, SdkSettings  # noqa: E402
+from cockpit.modelarts.source import ModelArtsSource, log_path  # noqa: E402
 from cockpit.transport import RemoteFileError  # noqa: E402
 
 
@@ -31,7 +31,9 @@ def server(monkeypatch: pytest.MonkeyPatch):
 
 
 def make_api(srv: ModelArtsServer, sk: str = SK) -> SdkModelArtsApi:
-    return SdkModelArtsApi(SdkSettings(ak=AK, sk=sk, project_id=PROJECT_ID, endpoint=srv.base_url, timeout=(1, 1)))
+    return SdkModelArtsApi(
+        SdkSettings(ak=AK, sk=sk, project_id=PROJECT_ID, endpoint=srv.base_url, timeout=(1, 1))
+    )
 
 
 def make_source(srv: ModelArtsServer, **kw) -> ModelArtsSource:
@@ -44,8 +46,14 @@ async def test_poll_collects_jobs_pools_and_details(server):
     jobs = {j.name: j for j in snap.training_jobs}
     assert len(jobs) == 17
     mount = jobs["cv-finetune-obs"]
-    assert (mount.phase, mount.console_phase, mount.pool_public) == ("Pending", "Initializing", False)
-    assert [s.name for s in mount.stages] == ["scheduling", "preparing"] and mount.stages[-1].end_time is None
+    assert (mount.phase, mount.console_phase, mount.pool_public) == (
+        "Pending",
+        "Initializing",
+        False,
+    )
+    assert [s.name for s in mount.stages] == ["scheduling", "preparing"] and mount.stages[
+        -1
+    ].end_time is None
     assert mount.events[0].level == "Warning" and "FailedMount" in mount.events[0].message
     assert jobs["llm-pretrain-64gpu"].pool_public is True  # no pool id: public pool
     assert jobs["resnet-bigbatch"].log_preview.endswith("return code: 137\n")
@@ -62,7 +70,16 @@ async def test_poll_collects_jobs_pools_and_details(server):
 @pytest.mark.parametrize(
     ("inject", "kind"),
     [
-        ((401, {"error_code": "APIGW.0301", "error_msg": "Incorrect IAM authentication information"}), "auth"),
+        (
+            (
+                401,
+                {
+                    "error_code": "APIGW.0301",
+                    "error_msg": "Incorrect IAM authentication information",
+                },
+            ),
+            "auth",
+        ),
         ((403, {"error_code": "ModelArts.0203", "error_msg": "Forbidden"}), "forbidden"),
         ((404, {"error_code": "APIGW.0101", "error_msg": "The API does not exist"}), "not_found"),
         ((500, {"error_code": "ModelArts.0001", "error_msg": "internal error"}), "server"),
@@ -89,8 +106,12 @@ async def test_wrong_secret_key_is_auth_error_from_signature_check(server):
 
 async def test_throttled_honours_retry_after(server):
     src = make_source(server)
-    server.inject(429, {"error_code": "APIGW.0308", "error_msg": "request throttled"}, headers={"Retry-After": "30"},
-                  route="training-job-searches")
+    server.inject(
+        429,
+        {"error_code": "APIGW.0308", "error_msg": "request throttled"},
+        headers={"Retry-After": "30"},
+        route="training-job-searches",
+    )
     snap = await src.poll()
     assert snap.error.kind == "throttled" and snap.error.retry_after_s == 30
     calls = len(server.requests)
@@ -102,8 +123,11 @@ async def test_unreachable_endpoint():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    api = SdkModelArtsApi(SdkSettings(ak=AK, sk=SK, project_id=PROJECT_ID, endpoint=f"http://127.0.0.1:{port}",
-                                      timeout=(1, 1)))
+    api = SdkModelArtsApi(
+        SdkSettings(
+            ak=AK, sk=SK, project_id=PROJECT_ID, endpoint=f"http://127.0.0.1:{port}", timeout=(1, 1)
+        )
+    )
     snap = await ModelArtsSource("x", api, clock=lambda: NOW).poll()
     assert snap.error.kind == "unreachable"
 
@@ -115,7 +139,9 @@ async def test_sdk_prints_nothing_to_stderr(server, capfd):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    api = SdkModelArtsApi(SdkSettings(ak=AK, sk=SK, project_id=PROJECT_ID, endpoint=f"http://127.0.0.1:{port}"))
+    api = SdkModelArtsApi(
+        SdkSettings(ak=AK, sk=SK, project_id=PROJECT_ID, endpoint=f"http://127.0.0.1:{port}")
+    )
     await ModelArtsSource("x", api).poll()  # the SDK logs "ConnectionException occurred" here
     out, err = capfd.readouterr()
     assert err == "" and out == ""
@@ -132,7 +158,11 @@ async def test_api_error_fields(server):
     api = make_api(server)
     with pytest.raises(ModelArtsApiError) as exc:
         await asyncio.to_thread(api.show_training_job, "nope")
-    assert (exc.value.kind, exc.value.status, exc.value.code) == ("not_found", 404, "ModelArts.2762")
+    assert (exc.value.kind, exc.value.status, exc.value.code) == (
+        "not_found",
+        404,
+        "ModelArts.2762",
+    )
 
 
 async def test_artifacts_and_log_preview_path(server):
@@ -183,18 +213,24 @@ def test_from_config_requires_env_vars_and_never_prints_values(monkeypatch):
     monkeypatch.setenv("MY_SK", "super-secret-value")
     with pytest.raises(UserError) as exc:
         ModelArtsSource.from_config(_Cfg())
-    assert "MY_AK" in str(exc.value) and "MY_SK" not in str(exc.value) and "super-secret" not in str(exc.value)
+    assert (
+        "MY_AK" in str(exc.value)
+        and "MY_SK" not in str(exc.value)
+        and "super-secret" not in str(exc.value)
+    )
     monkeypatch.setenv("MY_AK", "ak")
     src = ModelArtsSource.from_config(_Cfg())
     assert src.name == "prod" and src.interval == 15 and src.kind == "modelarts"
 
 
 async def test_snapshot_for_one_job_feeds_the_rules(server):
-    from cockpit.diagnosis.engine import RuleContext
-    from cockpit.diagnosis.modelarts_rules import job_errors
+    from cockpit.diagnosis.context import RuleContext
+    from cockpit.diagnosis.rules.modelarts import job_errors
 
     src = make_source(server)
-    jid = next(jid for jid, j in server.fx["jobs"].items() if j["metadata"]["name"] == "cv-finetune-obs")
+    jid = next(
+        jid for jid, j in server.fx["jobs"].items() if j["metadata"]["name"] == "cv-finetune-obs"
+    )
     snap, arts = await src.snapshot_for_job(jid)
     assert snap.ok and [j.job_id for j in snap.training_jobs] == [jid] and snap.pools
     assert [lt.kind for lt in arts.logs] == ["events"]

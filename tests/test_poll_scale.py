@@ -13,33 +13,69 @@ from datetime import UTC
 
 import pytest
 
-from cockpit.diagnosis.engine import sort_findings, sort_key, verdicts
+from cockpit.diagnosis.engine import sort_findings, sort_key
+from cockpit.diagnosis.verdict import verdicts
 from cockpit.errors import ParseError
 from cockpit.model import Evidence, Finding, SlurmJob, Subject, positional_constructor
-from cockpit.slurm import source as slurm
-from cockpit.slurm.source import parse_squeue
+from cockpit.slurm import squeue as slurm
 from cockpit.slurm.commands import SEP, SQUEUE_FIELDS
+from cockpit.slurm.squeue import parse_squeue
 
 
 def _row(**over: str) -> str:
     vals = {name: "" for _, name in SQUEUE_FIELDS}
-    vals.update(job_id="42", partition="debug", name="train", user="alice", state="PENDING", reason="Priority",
-                cpus="2", node_count="1", node_list="", min_memory="2G", time_limit="1-00:00:00",
-                elapsed="0:00", submit_time="2026-11-29T20:00:00", start_time="2026-11-30T02:00:00",
-                end_time="N/A", work_dir="/home/a", account="proj", qos="normal", dependency="(null)",
-                priority="1000", comment="(null)", command="/home/a/run.sh")
+    vals.update(
+        job_id="42",
+        partition="debug",
+        name="train",
+        user="alice",
+        state="PENDING",
+        reason="Priority",
+        cpus="2",
+        node_count="1",
+        node_list="",
+        min_memory="2G",
+        time_limit="1-00:00:00",
+        elapsed="0:00",
+        submit_time="2026-11-29T20:00:00",
+        start_time="2026-11-30T02:00:00",
+        end_time="N/A",
+        work_dir="/home/a",
+        account="proj",
+        qos="normal",
+        dependency="(null)",
+        priority="1000",
+        comment="(null)",
+        command="/home/a/run.sh",
+    )
     vals.update(over)
     return SEP.join(vals[name] for _, name in SQUEUE_FIELDS)
 
 
 _VARIANTS = [
-    {}, {"state": "RUNNING", "reason": "None", "node_list": "c[1-3]", "elapsed": "1:02:03"},
-    {"state": "failed ", "reason": "NonZeroExitCode", "node_list": "gpu07", "end_time": "2026-11-29T21:00:00"},
+    {},
+    {"state": "RUNNING", "reason": "None", "node_list": "c[1-3]", "elapsed": "1:02:03"},
+    {
+        "state": "failed ",
+        "reason": "NonZeroExitCode",
+        "node_list": "gpu07",
+        "end_time": "2026-11-29T21:00:00",
+    },
     {"job_id": " 77_3 ", "min_memory": "500Mc", "time_limit": "UNLIMITED", "priority": "4294967.5"},
-    {"user": " bob ", "account": "(null)", "qos": "N/A", "dependency": "afterok:41", "comment": "a note"},
+    {
+        "user": " bob ",
+        "account": "(null)",
+        "qos": "N/A",
+        "dependency": "afterok:41",
+        "comment": "a note",
+    },
     {"work_dir": "/data/with space ", "command": "(null)", "submit_time": "Unknown", "cpus": "N/A"},
     # malformed: bad job id, bad state, bad hostlist, wrong field count, blank line
-    {"job_id": "x9"}, {"state": "RUN-NING"}, {"node_list": "c[1-"}, "short\x1frow", "   ",
+    {"job_id": "x9"},
+    {"state": "RUN-NING"},
+    {"node_list": "c[1-"},
+    "short\x1frow",
+    "   ",
 ]
 
 
@@ -96,7 +132,9 @@ def test_carry_across_polls_gives_what_a_fresh_parse_gives(monkeypatch, chunk):
         text = _text(300, seed=seed % 3)  # polls 3-5 see outputs 0-2 again: every row known
         assert parse_squeue(text, UTC, carry) == parse_squeue(text, UTC)
     again = parse_squeue(text, UTC, carry)[0]
-    assert all(a is b for a, b in zip(again, parse_squeue(text, UTC, carry)[0], strict=True))  # reused
+    assert all(
+        a is b for a, b in zip(again, parse_squeue(text, UTC, carry)[0], strict=True)
+    )  # reused
     late = _row(job_id="9", submit_time="2026-11-29T23:59:59")
     parse_squeue(late + "\n", UTC, carry)
     assert set(carry.tables["submit_time"]) == {"2026-11-29T23:59:59", "2026-11-30T02:00:00", "N/A"}
@@ -104,13 +142,17 @@ def test_carry_across_polls_gives_what_a_fresh_parse_gives(monkeypatch, chunk):
     # a value the last output rejected was not kept: the next poll warns about it again
     bad = _row(job_id="10", state="RUN-NING")
     for _ in range(2):
-        assert parse_squeue(late + "\n" + bad + "\n", UTC, carry)[1] == ["squeue: row 2 skipped: bad state 'RUN-NING'"]
+        assert parse_squeue(late + "\n" + bad + "\n", UTC, carry)[1] == [
+            "squeue: row 2 skipped: bad state 'RUN-NING'"
+        ]
     # the same row text under another column layout (another header) is parsed again, not reused
     row = "9|debug|n9|alice|RUNNING|1:00|c9|None"
     for cols in (["NAME", "USER"], ["USER", "NAME"]):
         header = "|".join(["JOBID", "PARTITION", *cols, "STATE", "TIME", "NODELIST", "REASON"])
         jobs, _ = parse_squeue(header + "\n" + row + "\n", UTC, carry)
-        assert (jobs[0].name, jobs[0].user) == (("n9", "alice") if cols[0] == "NAME" else ("alice", "n9"))
+        assert (jobs[0].name, jobs[0].user) == (
+            ("n9", "alice") if cols[0] == "NAME" else ("alice", "n9")
+        )
 
 
 def test_warnings_name_the_row_across_chunks(monkeypatch):
@@ -141,7 +183,9 @@ def test_header_only_in_first_chunk(monkeypatch):
 def test_a_bad_value_is_rejected_in_every_chunk_it_appears_in(monkeypatch):
     """A rejected value is not memoised: its second appearance (a later chunk) is rejected too."""
     monkeypatch.setattr(slurm, "_CHUNK_CHARS", 200)
-    text = "\n".join(_row(job_id=str(i), state="BAD-STATE" if i % 7 == 0 else "PENDING") for i in range(1, 50))
+    text = "\n".join(
+        _row(job_id=str(i), state="BAD-STATE" if i % 7 == 0 else "PENDING") for i in range(1, 50)
+    )
     jobs, warnings = parse_squeue(text)
     assert len(jobs) == 42 and len(warnings) == 7
     assert all(j.state == "PENDING" for j in jobs)
@@ -163,11 +207,25 @@ def _findings(n: int, seed: int) -> list[Finding]:
     rnd = random.Random(seed)
     out = []
     for i in range(n):
-        cause = rnd.choice(["pending_priority", "oom_killed", "application_error", "node_drain_admin", "no_failure"])
+        cause = rnd.choice(
+            [
+                "pending_priority",
+                "oom_killed",
+                "application_error",
+                "node_drain_admin",
+                "no_failure",
+            ]
+        )
         kind = rnd.choice(["job", "job", "node", "cluster"])
-        out.append(Finding(root_cause=cause, severity=rnd.choice(["critical", "warning", "info"]),
-                           subject=Subject(kind, rnd.choice(["a", "b"]), str(rnd.randint(1, n // 3))),
-                           title=f"t{i}", confidence=rnd.choice([0.6, 0.85, 0.9, 0.95, 0.8499999])))
+        out.append(
+            Finding(
+                root_cause=cause,
+                severity=rnd.choice(["critical", "warning", "info"]),
+                subject=Subject(kind, rnd.choice(["a", "b"]), str(rnd.randint(1, n // 3))),
+                title=f"t{i}",
+                confidence=rnd.choice([0.6, 0.85, 0.9, 0.95, 0.8499999]),
+            )
+        )
     return out
 
 
@@ -191,7 +249,9 @@ def test_verdicts_pick_the_top_finding_of_each_subject(seed):
 def test_positional_constructor_of_findings():
     s = Subject("job", "c", "4")
     e = positional_constructor(Evidence)("squeue", "JobId=4", None, "", None, 0)
-    f = positional_constructor(Finding)("oom_killed", "critical", s, "t", "x", "r", (e,), 0.9, None, ())
+    f = positional_constructor(Finding)(
+        "oom_killed", "critical", s, "t", "x", "r", (e,), 0.9, None, ()
+    )
     assert e == Evidence("squeue", "JobId=4")
     assert f == Finding("oom_killed", "critical", s, "t", "x", "r", (e,), 0.9)
     assert positional_constructor(Subject)("job", "c", "4", "") == s

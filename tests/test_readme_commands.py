@@ -30,9 +30,14 @@ def readme_commands() -> list[str]:
 def demo_argv(cmd: str, bundle: Path) -> list[str]:
     cmd = cmd.replace("\\|", "|")
     cmd = re.sub(r"\[([^\]|]+?)(?:\s*\|[^\]]*)?\]", r"\1", cmd)  # [--json | --markdown] -> --json
-    subs = {"JOBID": "48102", "--cluster N": "--cluster demo-hpc", "--modelarts N": "--modelarts demo-modelarts",
-            "--training-job NAME_OR_ID": "--training-job detr-coco-obs", "DIR": str(bundle),
-            "FILE": str(bundle / "slurm-48102.out")}
+    subs = {
+        "JOBID": "48102",
+        "--cluster N": "--cluster demo-hpc",
+        "--modelarts N": "--modelarts demo-modelarts",
+        "--training-job NAME_OR_ID": "--training-job detr-coco-obs",
+        "DIR": str(bundle),
+        "FILE": str(bundle / "slurm-48102.out"),
+    }
     for k, v in subs.items():
         cmd = cmd.replace(k, v)
     return [*shlex.split(cmd)[1:], "--demo"]
@@ -45,7 +50,9 @@ def bundle(tmp_path_factory) -> Path:
     return out
 
 
-@pytest.mark.parametrize("cmd", [c for c in readme_commands() if c != "cockpit"])  # bare `cockpit` is the TUI
+@pytest.mark.parametrize(
+    "cmd", [c for c in readme_commands() if c != "cockpit"]
+)  # bare `cockpit` is the TUI
 def test_readme_command_runs_on_the_demo(cmd, bundle, capsys):
     argv = demo_argv(cmd, bundle)
     if argv[0] == "collect":

@@ -7,23 +7,21 @@ import pytest
 
 from cockpit.errors import ParseError
 from cockpit.model import ExitCode, SlurmJob
-from cockpit.slurm.source import (
+from cockpit.slurm.commands import SACCT_FIELDS, SEP, SQUEUE_FIELDS
+from cockpit.slurm.parse import (
     parse_duration_s,
     parse_mem_mib,
     parse_req_mem,
     parse_sacct,
-    parse_sacct_json,
     parse_scontrol_job,
     parse_scontrol_nodes,
     parse_scontrol_partitions,
     parse_scontrol_records,
-    parse_sinfo_json,
-    parse_squeue,
-    parse_squeue_json,
     parse_time,
     resolve_output_path,
 )
-from cockpit.slurm.commands import SACCT_FIELDS, SEP, SQUEUE_FIELDS
+from cockpit.slurm.parse_json import parse_sacct_json, parse_sinfo_json, parse_squeue_json
+from cockpit.slurm.squeue import parse_squeue
 
 LAB = Path(__file__).parent / "fixtures" / "lab"
 
@@ -37,8 +35,19 @@ def cap(scenario: str, name: str) -> str:
 
 @pytest.mark.parametrize(
     ("s", "mib"),
-    [("100M", 100), ("4G", 4096), ("4Gn", 4096), ("2Gc", 2048), ("827096K", 808), ("0", 0), ("1T", 1048576),
-     ("16?", None), ("", None), ("UNLIMITED", None), (None, None)],
+    [
+        ("100M", 100),
+        ("4G", 4096),
+        ("4Gn", 4096),
+        ("2Gc", 2048),
+        ("827096K", 808),
+        ("0", 0),
+        ("1T", 1048576),
+        ("16?", None),
+        ("", None),
+        ("UNLIMITED", None),
+        (None, None),
+    ],
 )
 def test_parse_mem_mib(s, mib):
     assert parse_mem_mib(s) == mib
@@ -51,8 +60,19 @@ def test_req_mem_per_cpu_flag():
 
 @pytest.mark.parametrize(
     ("s", "secs"),
-    [("00:10:00", 600), ("1-02:03:04", 93784), ("5:00", 300), ("0:26", 26), ("2-00", 172800),
-     ("UNLIMITED", None), ("INVALID", None), ("Partition_Limit", None), ("", None), ("00:00.123", 0), ("30", 1800)],
+    [
+        ("00:10:00", 600),
+        ("1-02:03:04", 93784),
+        ("5:00", 300),
+        ("0:26", 26),
+        ("2-00", 172800),
+        ("UNLIMITED", None),
+        ("INVALID", None),
+        ("Partition_Limit", None),
+        ("", None),
+        ("00:00.123", 0),
+        ("30", 1800),
+    ],
 )
 def test_parse_duration(s, secs):
     assert parse_duration_s(s) == secs
@@ -72,10 +92,19 @@ def test_squeue_capture_with_header_and_pipe():
     jobs, warnings = parse_squeue(cap("overview", "squeue_o.txt"))
     assert warnings == []
     by_id = {j.job_id: j for j in jobs}
-    assert by_id["5"].state == "PENDING" and by_id["5"].reason == "PartitionConfig" and by_id["5"].cpus == 8
+    assert (
+        by_id["5"].state == "PENDING"
+        and by_id["5"].reason == "PartitionConfig"
+        and by_id["5"].cpus == 8
+    )
     assert by_id["5"].nodes == () and by_id["5"].start_time is None
     oom = parse_squeue(cap("oom", "squeue_o.txt"))[0][0]
-    assert (oom.job_id, oom.state, oom.reason, oom.nodes) == ("4", "OUT_OF_MEMORY", "OutOfMemory", ("c3",))
+    assert (oom.job_id, oom.state, oom.reason, oom.nodes) == (
+        "4",
+        "OUT_OF_MEMORY",
+        "OutOfMemory",
+        ("c3",),
+    )
     assert oom.min_memory_mib == 100 and oom.time_limit_s == 120
     assert oom.submit_time == datetime(2026, 11, 29, 20, 28, 9, tzinfo=UTC)
     assert oom.work_dir == "/tmp/slurmlab/jobs"
@@ -83,17 +112,41 @@ def test_squeue_capture_with_header_and_pipe():
 
 def _native_row(**over: str) -> str:
     vals = {name: "" for _, name in SQUEUE_FIELDS}
-    vals.update(job_id="42", partition="debug", name="a|b name", user="alice", state="RUNNING", reason="None",
-                cpus="2", node_count="2", node_list="c[1-2]", min_memory="2Gc", time_limit="1-00:00:00",
-                elapsed="10:00", submit_time="2026-11-29T20:00:00", start_time="2026-11-29T20:01:00",
-                end_time="N/A", work_dir="/home/a", account="proj", qos="normal", dependency="(null)",
-                priority="1000", comment="(null)", command="/home/a/run.sh --x=1")
+    vals.update(
+        job_id="42",
+        partition="debug",
+        name="a|b name",
+        user="alice",
+        state="RUNNING",
+        reason="None",
+        cpus="2",
+        node_count="2",
+        node_list="c[1-2]",
+        min_memory="2Gc",
+        time_limit="1-00:00:00",
+        elapsed="10:00",
+        submit_time="2026-11-29T20:00:00",
+        start_time="2026-11-29T20:01:00",
+        end_time="N/A",
+        work_dir="/home/a",
+        account="proj",
+        qos="normal",
+        dependency="(null)",
+        priority="1000",
+        comment="(null)",
+        command="/home/a/run.sh --x=1",
+    )
     vals.update(over)
     return SEP.join(vals[name] for _, name in SQUEUE_FIELDS)
 
 
 def test_squeue_native_format_unit_separator():
-    text = _native_row() + "\n" + _native_row(job_id="43_7", state="PENDING", reason="Priority", node_list="") + "\n"
+    text = (
+        _native_row()
+        + "\n"
+        + _native_row(job_id="43_7", state="PENDING", reason="Priority", node_list="")
+        + "\n"
+    )
     jobs, warnings = parse_squeue(text)
     assert warnings == []
     j = jobs[0]
@@ -150,18 +203,33 @@ def test_nodes_full_reason_user_time_and_flags():
     nodes = {n.name: n for n in parse_scontrol_nodes(cap("drained", "scontrol_show_node.txt"))[0]}
     c2 = nodes["c2"]
     assert c2.reason == "lab: ECC errors on DIMM B2"  # sinfo -R would cut it at 20 chars
-    assert c2.reason_user == "root" and c2.reason_time == datetime(2026, 11, 29, 20, 28, 33, tzinfo=UTC)
+    assert c2.reason_user == "root" and c2.reason_time == datetime(
+        2026, 11, 29, 20, 28, 33, tzinfo=UTC
+    )
     assert c2.state_label == "IDLE+DRAIN" and c2.is_drain
-    assert nodes["c1"].state == "MIXED" and nodes["c1"].alloc_memory_mib == 100 and nodes["c1"].cpus_alloc == 1
+    assert (
+        nodes["c1"].state == "MIXED"
+        and nodes["c1"].alloc_memory_mib == 100
+        and nodes["c1"].cpus_alloc == 1
+    )
     assert nodes["c3"].partitions == ("batch", "maint") and nodes["c3"].real_memory_mib == 2000
-    down = {n.name: n for n in parse_scontrol_nodes(cap("node_down", "scontrol_show_node.txt"))[0]}["c3"]
+    down = {n.name: n for n in parse_scontrol_nodes(cap("node_down", "scontrol_show_node.txt"))[0]}[
+        "c3"
+    ]
     assert down.state == "DOWN" and "NOT_RESPONDING" in down.flags and down.is_down
     assert down.state_label == "DOWN*" and down.reason == "Not responding"
 
 
 def test_partitions_limits():
-    parts = {p.name: p for p in parse_scontrol_partitions(cap("drained", "scontrol_show_partition.txt"))[0]}
-    assert parts["debug"].default and parts["debug"].nodes == ("c1", "c2") and parts["debug"].max_time_s == 600
+    parts = {
+        p.name: p
+        for p in parse_scontrol_partitions(cap("drained", "scontrol_show_partition.txt"))[0]
+    }
+    assert (
+        parts["debug"].default
+        and parts["debug"].nodes == ("c1", "c2")
+        and parts["debug"].max_time_s == 600
+    )
     assert parts["tiny"].max_cpus_per_node == 1 and parts["debug"].max_cpus_per_node is None
     assert parts["maint"].state == "DOWN" and parts["batch"].total_cpus == 5
     assert parts["debug"].max_mem_per_node_mib is None and parts["debug"].qos == ""
@@ -171,7 +239,12 @@ def test_scontrol_job_paths_and_exit_code():
     job = parse_scontrol_job(cap("timeout", "scontrol_show_job.txt"))[0][0]
     assert job.state == "TIMEOUT" and job.exit_code == ExitCode(0, 15)
     assert job.stdout_path == "/tmp/slurmlab/jobs/slurm-1.out" and job.user == "root"
-    assert job.time_limit_s == 60 and job.elapsed_s == 87 and job.mem_per_cpu and job.min_memory_mib == 100
+    assert (
+        job.time_limit_s == 60
+        and job.elapsed_s == 87
+        and job.mem_per_cpu
+        and job.min_memory_mib == 100
+    )
     pend = parse_scontrol_job(cap("pending_resources", "scontrol_show_job_priority.txt"))[0][0]
     assert pend.reason == "Priority" and pend.start_time is None and pend.nodes == ()
 
@@ -189,7 +262,12 @@ def test_sacct_cancelled_by_and_maxrss():
     job, batch = recs
     assert (job.job_id, job.step, job.state, job.exit_code) == ("2", "", "FAILED", ExitCode(0, 9))
     assert job.req_mem_mib == 100 and job.timelimit_s == 120 and not job.placeholder
-    assert (batch.step, batch.state, batch.cancelled_by, batch.max_rss_mib) == ("batch", "CANCELLED", "0", 808)
+    assert (batch.step, batch.state, batch.cancelled_by, batch.max_rss_mib) == (
+        "batch",
+        "CANCELLED",
+        "0",
+        808,
+    )
 
 
 def test_sacct_placeholder_row():
@@ -202,11 +280,27 @@ def test_sacct_oom_and_headerless_unit_separator():
     recs, _ = parse_sacct(cap("oom", "sacct_P.txt"))
     assert recs[0].state == "OUT_OF_MEMORY" and recs[0].exit_code == ExitCode(0, 125)
     row = dict.fromkeys(SACCT_FIELDS, "")
-    row.update(JobID="7_3.batch", JobName="x", State="CANCELLED by 1000", ExitCode="0:15", ReqMem="4Gn",
-               MaxRSS="2G", Elapsed="1-00:00:01", Start="2026-11-29T20:00:00", End="Unknown")
+    row.update(
+        JobID="7_3.batch",
+        JobName="x",
+        State="CANCELLED by 1000",
+        ExitCode="0:15",
+        ReqMem="4Gn",
+        MaxRSS="2G",
+        Elapsed="1-00:00:01",
+        Start="2026-11-29T20:00:00",
+        End="Unknown",
+    )
     recs, warnings = parse_sacct(SEP.join(row.values()) + "\n")
     r = recs[0]
-    assert (r.job_id, r.step, r.cancelled_by, r.req_mem_mib, r.max_rss_mib, r.elapsed_s) == ("7_3", "batch", "1000", 4096, 2048, 86401)
+    assert (r.job_id, r.step, r.cancelled_by, r.req_mem_mib, r.max_rss_mib, r.elapsed_s) == (
+        "7_3",
+        "batch",
+        "1000",
+        4096,
+        2048,
+        86401,
+    )
     assert r.end_time is None and warnings == []
 
 
@@ -223,7 +317,9 @@ def test_sacct_bad_rows():
 def test_squeue_json_wait_status_and_times():
     jobs = {j.job_id: j for j in parse_squeue_json(cap("exit127", "squeue_json.txt"))[0]}
     assert jobs["3"].state == "FAILED" and jobs["3"].exit_code == ExitCode(127, 0)
-    assert jobs["1"].time_limit_s == 60 and jobs["1"].mem_per_cpu and jobs["1"].min_memory_mib == 100
+    assert (
+        jobs["1"].time_limit_s == 60 and jobs["1"].mem_per_cpu and jobs["1"].min_memory_mib == 100
+    )
     assert jobs["2"].elapsed_s == 2 and jobs["2"].submit_time.tzinfo is not None
 
 
@@ -233,7 +329,12 @@ def test_squeue_json_agrees_with_delimited():
     assert by_text.keys() == by_json.keys()
     for jid, j in by_text.items():
         k: SlurmJob = by_json[jid]
-        assert (j.state, j.reason, j.partition, j.nodes) == (k.state, k.reason, k.partition, k.nodes)
+        assert (j.state, j.reason, j.partition, j.nodes) == (
+            k.state,
+            k.reason,
+            k.partition,
+            k.nodes,
+        )
         assert k.cpus in (j.cpus, None)  # JSON reports no cpus for a job rejected at submit
 
 
@@ -246,7 +347,11 @@ def test_sinfo_json_nodes():
 
 def test_sacct_json():
     recs = parse_sacct_json(cap("oom_nocgroup", "sacct_json.txt"))[0]
-    assert recs[0].state == "FAILED" and recs[0].exit_code == ExitCode(0, 9) and recs[0].req_mem_mib == 100
+    assert (
+        recs[0].state == "FAILED"
+        and recs[0].exit_code == ExitCode(0, 9)
+        and recs[0].req_mem_mib == 100
+    )
     assert recs[1].step == "batch" and recs[1].max_rss_mib == 808 and recs[1].cancelled_by == "root"
 
 
@@ -261,10 +366,26 @@ def test_json_errors():
 
 
 def test_resolve_output_path():
-    j = SlurmJob(job_id="12", name="train", user="bob", partition="p", state="RUNNING", reason="None",
-                 nodes=("c3",), work_dir="/home/bob")
+    j = SlurmJob(
+        job_id="12",
+        name="train",
+        user="bob",
+        partition="p",
+        state="RUNNING",
+        reason="None",
+        nodes=("c3",),
+        work_dir="/home/bob",
+    )
     assert resolve_output_path("", j) == "/home/bob/slurm-12.out"
     assert resolve_output_path("/logs/%x-%j-%u-%N.%%.log", j) == "/logs/train-12-bob-c3.%.log"
-    a = SlurmJob(job_id="40_3", name="arr", user="bob", partition="p", state="RUNNING", reason="None", work_dir="/w")
+    a = SlurmJob(
+        job_id="40_3",
+        name="arr",
+        user="bob",
+        partition="p",
+        state="RUNNING",
+        reason="None",
+        work_dir="/w",
+    )
     assert resolve_output_path("", a) == "/w/slurm-40_3.out"
     assert resolve_output_path("out-%A_%4a.txt", a) == "/w/out-40_0003.txt"

@@ -6,12 +6,20 @@ from __future__ import annotations
 from cockpit.widgets.table import Column, Row, VirtualTable, prepare_rows
 from textual.app import App, ComposeResult
 
-COLS = (Column("ID", 8), Column("NAME", 12, 1), Column("STATE", 10), Column("WHY", 20, 0, flex=True))
+COLS = (
+    Column("ID", 8),
+    Column("NAME", 12, 1),
+    Column("STATE", 10),
+    Column("WHY", 20, 0, flex=True),
+)
 N = 60_000
 
 
 def make_rows(n: int) -> list[Row]:
-    return [Row(str(i), (str(i), f"job-{i}", "PENDING" if i % 2 else "RUNNING", f"user{i % 97}")) for i in range(n)]
+    return [
+        Row(str(i), (str(i), f"job-{i}", "PENDING" if i % 2 else "RUNNING", f"user{i % 97}"))
+        for i in range(n)
+    ]
 
 
 def brute(rows: list[Row], text: str) -> list[str]:
@@ -80,7 +88,9 @@ async def test_a_second_key_during_the_pass_gives_the_final_result():
         assert [r.key for r in table.rows] == brute(raw, "user13")
         table.set_filter("job-5")  # not a narrowing: a new pass over every row
         table.set_filter("job-59")
-        assert table.row_count == len(brute(raw, "job-59"))  # row_count is exact: it finishes the pass
+        assert table.row_count == len(
+            brute(raw, "job-59")
+        )  # row_count is exact: it finishes the pass
         assert [r.key for r in table.rows] == brute(raw, "job-59")
         table.set_filter("")
         assert not table.filter_pending and table.row_count == N
@@ -109,7 +119,9 @@ async def test_cursor_stays_on_its_job_and_keys_during_the_pass_work():
         table.set_filter("user7")
         table.sort_by(0, reverse=True)  # sorting needs every match: no pass left running
         assert not table.filter_pending
-        assert [r.key for r in table.rows] == sorted(brute(raw, "user7"), key=str.lower, reverse=True)
+        assert [r.key for r in table.rows] == sorted(
+            brute(raw, "user7"), key=str.lower, reverse=True
+        )
         table.sort_by(None)
         table.set_filter("")
         assert table.row_count == N

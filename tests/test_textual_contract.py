@@ -19,14 +19,19 @@ DRIVER = "cockpit.driver.CockpitDriver"
 
 def _need(cond: bool, what: str) -> None:
     if not cond:
-        pytest.fail(f"Textual changed what {DRIVER} relies on: {what}. Re-read Textual's "
-                    "linux_driver.run_input_thread and adapt cockpit/driver.py, or pin textual lower.")
+        pytest.fail(
+            f"Textual changed what {DRIVER} relies on: {what}. Re-read Textual's "
+            "linux_driver.run_input_thread and adapt cockpit/driver.py, or pin textual lower."
+        )
 
 
 def test_the_private_modules_the_driver_imports_still_exist():
-    for mod, name in [("textual._xterm_parser", "XTermParser"), ("textual._time", "get_time"),
-                      ("textual._parser", "ParseError"),
-                      ("textual.drivers.linux_driver", "LinuxDriver")]:
+    for mod, name in [
+        ("textual._xterm_parser", "XTermParser"),
+        ("textual._time", "get_time"),
+        ("textual._parser", "ParseError"),
+        ("textual.drivers.linux_driver", "LinuxDriver"),
+    ]:
         try:
             found = hasattr(importlib.import_module(mod), name)
         except ImportError:
@@ -42,17 +47,23 @@ def test_the_xterm_parser_keeps_an_escape_deadline_and_a_tick():
     _need(parser._timeout_time is None, "an idle XTermParser has a pending deadline")
     _need(callable(getattr(parser, "tick", None)), "XTermParser.tick() is gone")
     list(parser.feed("\x1b"))  # a lone ESC: the parser now waits for the rest of a sequence
-    _need(isinstance(parser._timeout_time, float),
-          "a lone ESC no longer sets XTermParser._timeout_time")
+    _need(
+        isinstance(parser._timeout_time, float),
+        "a lone ESC no longer sets XTermParser._timeout_time",
+    )
 
 
 def test_linux_driver_still_has_the_input_loop_the_driver_replaces():
     from textual.drivers.linux_driver import LinuxDriver
 
-    _need(callable(getattr(LinuxDriver, "run_input_thread", None)),
-          "LinuxDriver.run_input_thread is gone")
+    _need(
+        callable(getattr(LinuxDriver, "run_input_thread", None)),
+        "LinuxDriver.run_input_thread is gone",
+    )
     source = inspect.getsource(LinuxDriver.run_input_thread)
     for name in ("exit_event", "XTermParser", "process_message", "tick"):
         _need(name in source, f"LinuxDriver.run_input_thread no longer uses {name}")
-    _need("exit_event" in inspect.getsource(LinuxDriver.disable_input),
-          "LinuxDriver.disable_input no longer stops the input thread through exit_event")
+    _need(
+        "exit_event" in inspect.getsource(LinuxDriver.disable_input),
+        "LinuxDriver.disable_input no longer stops the input thread through exit_event",
+    )

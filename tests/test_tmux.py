@@ -10,7 +10,9 @@ import uuid
 
 import pytest
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
+)
 
 
 def tmux(*args: str) -> str:
@@ -40,7 +42,9 @@ def press(session: str, key: str) -> None:
 
 
 def alive(session: str) -> bool:
-    return subprocess.run(["tmux", "has-session", "-t", session], capture_output=True).returncode == 0
+    return (
+        subprocess.run(["tmux", "has-session", "-t", session], capture_output=True).returncode == 0
+    )
 
 
 def test_demo_in_tmux(tmp_path):
@@ -83,5 +87,3 @@ def test_no_color_is_honoured(tmp_path):
     finally:
         if alive(session):
             tmux("kill-session", "-t", session)
-
-

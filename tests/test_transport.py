@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from cockpit.model import Subject
-from cockpit.slurm.source import SlurmSource
 from cockpit.slurm.commands import NODES_ARGV, PARTITIONS_ARGV, SQUEUE_ARGV
+from cockpit.slurm.source import SlurmSource
 from cockpit.transport import (
     AuthError,
     CommandNotFound,
@@ -38,7 +38,9 @@ async def test_local_run_no_shell():
 
 
 async def test_local_nonzero_is_not_an_error():
-    res = await LocalTransport().run([sys.executable, "-c", "import sys; sys.stderr.write('bad'); sys.exit(3)"])
+    res = await LocalTransport().run(
+        [sys.executable, "-c", "import sys; sys.stderr.write('bad'); sys.exit(3)"]
+    )
     assert res.exit_status == 3 and res.stderr == b"bad"
 
 
@@ -77,8 +79,14 @@ def _free_port() -> int:
 
 @pytest.mark.lab
 async def test_ssh_run_quoting_reuse_and_files(lab_ssh):
-    t = SshTransport(lab_ssh.ssh_host, lab_ssh.ssh_port, lab_ssh.ssh_user, lab_ssh.ssh_key, lab_ssh.ssh_known_hosts,
-                     ssh_config=False)
+    t = SshTransport(
+        lab_ssh.ssh_host,
+        lab_ssh.ssh_port,
+        lab_ssh.ssh_user,
+        lab_ssh.ssh_key,
+        lab_ssh.ssh_known_hosts,
+        ssh_config=False,
+    )
     try:
         results = await asyncio.gather(*(t.run(["echo", "a b; $(id) `x`"]) for _ in range(6)))
         assert all(r.stdout == b"a b; $(id) `x`\n" for r in results)
@@ -101,7 +109,14 @@ async def test_ssh_run_quoting_reuse_and_files(lab_ssh):
 async def test_ssh_unknown_host_key_names_fingerprint(lab_ssh, tmp_path):
     empty = tmp_path / "known_hosts"
     empty.write_text("")
-    t = SshTransport(lab_ssh.ssh_host, lab_ssh.ssh_port, lab_ssh.ssh_user, lab_ssh.ssh_key, str(empty), ssh_config=False)
+    t = SshTransport(
+        lab_ssh.ssh_host,
+        lab_ssh.ssh_port,
+        lab_ssh.ssh_user,
+        lab_ssh.ssh_key,
+        str(empty),
+        ssh_config=False,
+    )
     with pytest.raises(HostKeyError, match=r"SHA256:\S+"):
         await t.run(["true"])
     src = SlurmSource("lab", t)
@@ -111,13 +126,26 @@ async def test_ssh_unknown_host_key_names_fingerprint(lab_ssh, tmp_path):
 
 @pytest.mark.lab
 async def test_ssh_refused_and_auth(lab_ssh, tmp_path):
-    t = SshTransport("127.0.0.1", _free_port(), "root", lab_ssh.ssh_key, lab_ssh.ssh_known_hosts, ssh_config=False)
+    t = SshTransport(
+        "127.0.0.1",
+        _free_port(),
+        "root",
+        lab_ssh.ssh_key,
+        lab_ssh.ssh_known_hosts,
+        ssh_config=False,
+    )
     with pytest.raises(ConnectError, match="refused"):
         await t.run(["true"])
     with pytest.raises(ConnectError, match="next retry"):  # backoff, no hammering
         await t.run(["true"])
-    t2 = SshTransport(lab_ssh.ssh_host, lab_ssh.ssh_port, "nobody", lab_ssh.ssh_key, lab_ssh.ssh_known_hosts,
-                      ssh_config=False)
+    t2 = SshTransport(
+        lab_ssh.ssh_host,
+        lab_ssh.ssh_port,
+        "nobody",
+        lab_ssh.ssh_key,
+        lab_ssh.ssh_known_hosts,
+        ssh_config=False,
+    )
     with pytest.raises(AuthError, match="permission denied"):
         await t2.run(["true"])
 
@@ -128,7 +156,9 @@ async def test_ssh_refused_and_auth(lab_ssh, tmp_path):
 class FakeTransport:
     name = "fake"
 
-    def __init__(self, answers: dict[tuple[str, ...], CommandResult | Exception], delay: float = 0.0):
+    def __init__(
+        self, answers: dict[tuple[str, ...], CommandResult | Exception], delay: float = 0.0
+    ):
         self.answers, self.delay, self.calls = answers, delay, []
 
     async def run(self, argv, timeout=30.0):
@@ -160,7 +190,9 @@ def _lab_answers() -> dict:
     return {
         SQUEUE_ARGV: _ok(SQUEUE_ARGV, squeue),
         NODES_ARGV: _ok(NODES_ARGV, (LAB / "drained" / "scontrol_show_node.txt").read_text()),
-        PARTITIONS_ARGV: _ok(PARTITIONS_ARGV, (LAB / "drained" / "scontrol_show_partition.txt").read_text()),
+        PARTITIONS_ARGV: _ok(
+            PARTITIONS_ARGV, (LAB / "drained" / "scontrol_show_partition.txt").read_text()
+        ),
     }
 
 
@@ -173,16 +205,35 @@ async def test_source_poll_coalesces_and_counts():
     src = SlurmSource("lab", t, clock=_clock)
     a, b = await asyncio.gather(src.poll(), src.poll())
     assert a is b and a.ok and a.taken_at == _clock()
-    assert src.command_counts == {"squeue": 1, "scontrol show node": 1, "scontrol show partition": 1}
-    assert any(n.reason == "lab: ECC errors on DIMM B2" for n in a.nodes) and a.slurm_version == "22.05.8"
+    assert src.command_counts == {
+        "squeue": 1,
+        "scontrol show node": 1,
+        "scontrol show partition": 1,
+    }
+    assert (
+        any(n.reason == "lab: ECC errors on DIMM B2" for n in a.nodes)
+        and a.slurm_version == "22.05.8"
+    )
 
 
 @pytest.mark.parametrize(
     ("answer", "kind", "words"),
     [
-        (CommandResult(SQUEUE_ARGV, b"", b"slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n", 1),
-         "unreachable", "Unable to contact slurm controller"),
-        (CommandTimeout("squeue did not answer within 20 s", "squeue"), "timeout", "did not answer"),
+        (
+            CommandResult(
+                SQUEUE_ARGV,
+                b"",
+                b"slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n",
+                1,
+            ),
+            "unreachable",
+            "Unable to contact slurm controller",
+        ),
+        (
+            CommandTimeout("squeue did not answer within 20 s", "squeue"),
+            "timeout",
+            "did not answer",
+        ),
         (CommandNotFound("squeue: command not found", "squeue"), "command", "not found"),
         (ConnectError("ssh root@h:22: connection refused", "ssh"), "unreachable", "refused"),
         (CommandResult(SQUEUE_ARGV, b"total junk\n", b"", 0), "parse", "no usable row"),

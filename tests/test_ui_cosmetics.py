@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cockpit.widgets.panes import QueueTable, TrainingJobTable
+from cockpit.screens.panes import QueueTable, TrainingJobTable
 
 
 def _widths(table, width: int) -> dict[str, int]:
@@ -69,7 +69,9 @@ async def test_training_job_title_keeps_its_closing_bracket_when_narrow(tmp_path
             snap = app.hub.snapshot("demo-modelarts")
             job = next(t for t in snap.training_jobs if t.name == "detr-coco-obs")
             app.open_subject(Subject("training_job", "demo-modelarts", job.job_id))
-            await until(pilot, lambda a=app: isinstance(a.screen, TrainingJobScreen), "training job screen")
+            await until(
+                pilot, lambda a=app: isinstance(a.screen, TrainingJobScreen), "training job screen"
+            )
             await pilot.pause()
             line = str(app.screen.query_one("#subject-title").render()).rstrip()
             assert "detr-coco-obs" in line and "Initializing" in line
@@ -98,9 +100,8 @@ async def test_export_notification_puts_a_short_path_on_its_own_line(tmp_path, m
 
 
 async def test_wrapped_evidence_lines_hang_under_the_evidence_text(tmp_path):
-    from cockpit.widgets.panes import FindingList
-
     from cockpit.model import Subject
+    from cockpit.screens.panes import FindingList
     from cockpit.screens.subject import JobScreen
 
     from .test_ui_flows import OOM_JOB, make_app, ready, until
@@ -109,7 +110,9 @@ async def test_wrapped_evidence_lines_hang_under_the_evidence_text(tmp_path):
     async with app.run_test(size=(80, 40)) as pilot:
         await ready(app, pilot)
         app.open_subject(Subject("job", "demo-hpc", OOM_JOB))
-        await until(pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs), "job logs")
+        await until(
+            pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs), "job logs"
+        )
         fl = app.screen.query_one(FindingList)
         await pilot.pause()
         lines = [fl.render_line(y).text for y in range(fl.size.height)]
@@ -120,9 +123,8 @@ async def test_wrapped_evidence_lines_hang_under_the_evidence_text(tmp_path):
 
 
 async def test_pending_job_lists_no_missing_log_errors(tmp_path):
-    from cockpit.widgets.panes import FindingList
-
     from cockpit.model import Subject
+    from cockpit.screens.panes import FindingList
     from cockpit.screens.subject import JobScreen
 
     from .test_ui_flows import make_app, ready, until
@@ -131,7 +133,9 @@ async def test_pending_job_lists_no_missing_log_errors(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
         app.open_subject(Subject("job", "demo-hpc", "48101"))  # PENDING (PartitionConfig)
-        await until(pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs), "job logs")
+        await until(
+            pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs), "job logs"
+        )
         labels = [label for label, _ in app.screen.logs]
         assert not any(label.startswith("error:") for label in labels), labels
         assert labels[-1] == "stdout (not written yet)"

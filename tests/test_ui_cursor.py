@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from cockpit.widgets.logview import LogView
-from cockpit.widgets.panes import FindingList
 
 from cockpit.model import Subject
 from cockpit.screens.help import HelpScreen
 from cockpit.screens.log import LogScreen
+from cockpit.screens.panes import FindingList
 from cockpit.screens.subject import JobScreen, NodeScreen
 
 from .test_ui_flows import OOM_JOB, make_app, ready, until
@@ -15,7 +15,9 @@ from .test_ui_flows import OOM_JOB, make_app, ready, until
 
 async def _job_screen(app, pilot) -> JobScreen:
     app.open_subject(Subject("job", "demo-hpc", OOM_JOB))
-    await until(pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs), "job logs")
+    await until(
+        pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs), "job logs"
+    )
     return app.screen
 
 
@@ -53,9 +55,16 @@ async def test_j_and_k_move_in_the_findings_of_job_and_node_screens(tmp_path):
     app = make_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
-        for subject, kind in ((Subject("job", "demo-hpc", OOM_JOB), JobScreen), (Subject("node", "demo-hpc", "cn013"), NodeScreen)):
+        for subject, kind in (
+            (Subject("job", "demo-hpc", OOM_JOB), JobScreen),
+            (Subject("node", "demo-hpc", "cn013"), NodeScreen),
+        ):
             app.open_subject(subject)
-            await until(pilot, lambda k=kind: isinstance(app.screen, k) and bool(app.screen.logs), "subject logs")
+            await until(
+                pilot,
+                lambda k=kind: isinstance(app.screen, k) and bool(app.screen.logs),
+                "subject logs",
+            )
             fl = app.screen.query_one(FindingList)
             assert app.screen.focused is fl
             start = fl.highlighted

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 
 from cockpit.widgets.logview import LogView
-from cockpit.widgets.panes import FindingList
 
 from cockpit.model import Subject
 from cockpit.screens.log import LogScreen
+from cockpit.screens.panes import FindingList
 from cockpit.screens.subject import JobScreen
-from cockpit.slurm.source import grep_excerpt
+from cockpit.slurm.evidence import grep_excerpt
 
 from .test_ui_flows import OOM_JOB, make_app, ready, until
 
@@ -24,7 +24,9 @@ async def _cursor_text(view: LogView) -> str:
 
 async def _open_evidence(app, pilot, where: str) -> tuple[LogView, object]:
     app.open_subject(Subject("job", "demo-hpc", OOM_JOB))
-    await until(pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs), "job logs")
+    await until(
+        pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs), "job logs"
+    )
     screen = app.screen
     fl = screen.query_one(FindingList)
     fi, f = next((i, f) for i, f in enumerate(screen.findings) if f.root_cause == "oom_killed")
@@ -54,7 +56,10 @@ async def test_enter_on_the_slurmctld_evidence_opens_the_controller_log_at_this_
         await ready(app, pilot)
         view, ev = await _open_evidence(app, pilot, "slurmctld")
         text = await _cursor_text(view)
-        assert f"JobId={OOM_JOB}" in text and "Exceeded job memory" in text, (view.status_text(), text)
+        assert f"JobId={OOM_JOB}" in text and "Exceeded job memory" in text, (
+            view.status_text(),
+            text,
+        )
 
 
 async def test_shared_daemon_log_without_a_line_opens_at_this_jobs_first_error(tmp_path):
@@ -62,7 +67,9 @@ async def test_shared_daemon_log_without_a_line_opens_at_this_jobs_first_error(t
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
         app.open_subject(Subject("job", "demo-hpc", OOM_JOB))
-        await until(pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs), "job logs")
+        await until(
+            pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs), "job logs"
+        )
         screen = app.screen
         index = next(i for i, (label, _) in enumerate(screen.logs) if label == "slurmctld.log")
         screen.open_log(index)
@@ -75,12 +82,16 @@ async def test_shared_daemon_log_without_a_line_opens_at_this_jobs_first_error(t
 
 def test_grep_excerpt_keeps_each_lines_file_offset_and_number():
     data = b"a JobId=1 x\nb JobId=2 error: y\nc JobId=1 error: z\nd\n"
-    lt = grep_excerpt("slurmctld.log", "slurmctld", "/l", "2", data, 0, re.compile(rb"JobId=2(?![0-9])"))
+    lt = grep_excerpt(
+        "slurmctld.log", "slurmctld", "/l", "2", data, 0, re.compile(rb"JobId=2(?![0-9])")
+    )
     assert lt.data == b"b JobId=2 error: y\n"
     assert lt.line_offsets == (12,) and lt.line_numbers == (2,)
     assert lt.file_offset(1, 0) == 12 and lt.file_line(1) == 2
     # a tail range (offset > 0): offsets still exact, line numbers unknown
-    tail = grep_excerpt("slurmctld.log", "slurmctld", "/l", "1", data, 1000, re.compile(rb"JobId=1(?![0-9])"))
+    tail = grep_excerpt(
+        "slurmctld.log", "slurmctld", "/l", "1", data, 1000, re.compile(rb"JobId=1(?![0-9])")
+    )
     assert tail.line_offsets == (1000, 1000 + data.index(b"c JobId"))
     assert tail.file_line(2) is None
 

@@ -6,17 +6,17 @@ from datetime import UTC, datetime
 
 import pytest
 from cockpit.widgets.logview import LogView
-from cockpit.widgets.panes import FindingList, IncidentTable, QueueTable
 
 from cockpit.app import CockpitApp
-from cockpit.runtime.hub import HubUpdated
+from cockpit.demo.site import demo_sources
 from cockpit.model import Finding, Incident, Subject
+from cockpit.runtime.hub import HubUpdated
 from cockpit.screens.dashboard import DashboardScreen
 from cockpit.screens.help import KEYS, HelpScreen
 from cockpit.screens.incidents import IncidentScreen
 from cockpit.screens.log import LogScreen
+from cockpit.screens.panes import FindingList, IncidentTable, QueueTable
 from cockpit.screens.subject import JobScreen
-from cockpit.demo.site import demo_sources
 from cockpit.store.acks import AckStore
 
 NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
@@ -28,7 +28,9 @@ def frozen() -> datetime:
 
 
 def make_app(tmp_path, **kw) -> CockpitApp:
-    return CockpitApp(demo_sources(7, clock=frozen), clock=frozen, acks=AckStore(tmp_path / "state.json"), **kw)
+    return CockpitApp(
+        demo_sources(7, clock=frozen), clock=frozen, acks=AckStore(tmp_path / "state.json"), **kw
+    )
 
 
 async def until(pilot, cond, what: str, tries: int = 200) -> None:
@@ -42,7 +44,11 @@ async def until(pilot, cond, what: str, tries: int = 200) -> None:
 async def ready(app, pilot) -> None:
     await app.hub.first_round.wait()
     await pilot.pause()
-    await until(pilot, lambda: app.screen.query(QueueTable) and app.screen.query_one(QueueTable).row_count > 0, "queue rows")
+    await until(
+        pilot,
+        lambda: app.screen.query(QueueTable) and app.screen.query_one(QueueTable).row_count > 0,
+        "queue rows",
+    )
 
 
 async def test_job_drilldown_log_at_first_error_next_error_and_back(tmp_path):
@@ -86,7 +92,9 @@ async def test_l_opens_the_job_log_at_its_first_red_error(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await ready(app, pilot)
         app.open_subject(Subject("job", "demo-hpc", OOM_JOB))
-        await until(pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs), "job logs")
+        await until(
+            pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs), "job logs"
+        )
         await pilot.press("l")
         view = app.screen.query_one(LogView)
         await until(pilot, lambda: view._done, "log indexed")
@@ -155,7 +163,9 @@ async def test_incident_view_drilldown_and_ack_persists(tmp_path, monkeypatch):
         table.move_to_key(key)
         await pilot.press("enter")
         await pilot.pause()
-        assert getattr(app.screen, "subject", None) == first.subject or isinstance(app.screen, IncidentScreen)
+        assert getattr(app.screen, "subject", None) == first.subject or isinstance(
+            app.screen, IncidentScreen
+        )
     assert AckStore(tmp_path / "state.json").is_acked(key)
 
 
@@ -166,7 +176,21 @@ async def test_help_lists_every_key_and_i_works_from_anywhere(tmp_path):
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         listed = " ".join(k for _, keys in KEYS for k, _ in keys)
-        for key in ("q", "i", "r", "ctrl+p", "/", "e / E", "g / G", "f", "w", "a", "x", "enter", "esc"):
+        for key in (
+            "q",
+            "i",
+            "r",
+            "ctrl+p",
+            "/",
+            "e / E",
+            "g / G",
+            "f",
+            "w",
+            "a",
+            "x",
+            "enter",
+            "esc",
+        ):
             assert key in listed
         await pilot.press("escape")
         app.open_subject(Subject("job", "demo-hpc", OOM_JOB))

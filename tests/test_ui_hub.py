@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from cockpit.widgets.panes import NodeTable, QueueTable, SourceStatus
-
 from cockpit.app import CockpitApp
 from cockpit.model import SourceError
 from cockpit.screens.dashboard import DashboardScreen
+from cockpit.screens.panes import NodeTable, QueueTable, SourceStatus
 from cockpit.store.acks import AckStore
 from tests.ui_support import NOW, small_site
 
@@ -59,7 +58,9 @@ async def test_failing_source_keeps_last_good_data_and_says_stale(tmp_path):
         clock.now = NOW + timedelta(seconds=25)
         await pilot.pause(1.3)
         widget = app.screen.query_one(SourceStatus)
-        painted = "".join(seg.text for strip in widget.render_lines(widget.size.region) for seg in strip)
+        painted = "".join(
+            seg.text for strip in widget.render_lines(widget.size.region) for seg in strip
+        )
         assert "(25s ago) STALE" in painted
 
 
@@ -100,21 +101,27 @@ async def test_hostile_job_names_render_literally_and_q_exits_zero(tmp_path):
     assert app.return_code == 0
 
 
-async def test_node_screen_shows_the_jobs_current_findings_not_a_contradicting_rediagnosis(tmp_path):
+async def test_node_screen_shows_the_jobs_current_findings_not_a_contradicting_rediagnosis(
+    tmp_path,
+):
     """cn013 drained for 'Kill task failed': its jobs failed because of the drain, and the node
     screen must say so (the hub's enriched findings), not 'non-zero exit' from a re-diagnosis
     that had only the node's logs."""
-    from cockpit.model import Subject
     from cockpit.demo.site import demo_sources
+    from cockpit.model import Subject
     from tests.test_ui_flows import frozen
 
-    app = CockpitApp(demo_sources(7, clock=frozen), clock=frozen, acks=AckStore(tmp_path / "s.json"))
+    app = CockpitApp(
+        demo_sources(7, clock=frozen), clock=frozen, acks=AckStore(tmp_path / "s.json")
+    )
     hub = app.hub
     for st in hub.states.values():
         await hub.poll_once(st)
     node = Subject("node", "demo-hpc", "cn013")
     _arts, findings = await hub.artifacts(node)
-    assert any(f.subject == node and f.root_cause == "node_drain_kill_task_failed" for f in findings)
+    assert any(
+        f.subject == node and f.root_cause == "node_drain_kill_task_failed" for f in findings
+    )
     jobs = [f for f in findings if f.subject.kind == "job"]
     assert jobs, "the jobs that died with the drain are listed"
     current = {f.subject: f for f in hub.states["demo-hpc"].findings if f.subject.kind == "job"}

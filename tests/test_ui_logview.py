@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from cockpit.widgets.logview import CHUNK, BytesLogReader, LogView
+from cockpit.widgets.logview import CHUNK, LogView
 from textual.app import App, ComposeResult
+
+from cockpit.screens.log import BytesLogReader
 
 
 class GrowingReader(BytesLogReader):
@@ -39,7 +41,12 @@ BIG = b"".join(f"line {i} fine\n".encode() for i in range(1, 200_001))
 
 
 async def test_opens_at_first_error_and_e_E_move_between_errors():
-    data = BIG[:2000] + b"slurmstepd: error: Detected 1 oom_kill event in StepId=9.batch.\n" + BIG[:5000] + b"Traceback (most recent call last):\nValueError: bad\n"
+    data = (
+        BIG[:2000]
+        + b"slurmstepd: error: Detected 1 oom_kill event in StepId=9.batch.\n"
+        + BIG[:5000]
+        + b"Traceback (most recent call last):\nValueError: bad\n"
+    )
     reader = GrowingReader(data)
     app = LogApp()
     async with app.run_test(size=(100, 20)) as pilot:
@@ -103,8 +110,7 @@ async def test_follow_appends_and_truncation_reindexes_with_a_message():
 async def test_follow_notices_a_file_replaced_by_a_bigger_one(tmp_path):
     """logrotate's create mode (or rm + a restarted job): the new file is already longer than the
     old one. Without noticing, follow would append the new file's tail to the old lines."""
-    from cockpit.widgets.logview import SourceLogReader
-
+    from cockpit.screens.log import SourceLogReader
     from cockpit.transport import LocalTransport
 
     path = tmp_path / "slurm-7.out"
@@ -117,7 +123,9 @@ async def test_follow_notices_a_file_replaced_by_a_bigger_one(tmp_path):
         await settle(pilot, view)
         await pilot.press("f")
         path.unlink()
-        path.write_bytes(b"new epoch 1\nnew epoch 2\nnew epoch 3\nTraceback (most recent call last):\n")
+        path.write_bytes(
+            b"new epoch 1\nnew epoch 2\nnew epoch 3\nTraceback (most recent call last):\n"
+        )
         await view._poll_growth()
         await settle(pilot, view)
         assert view.line_count == 4

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from cockpit.widgets.nocolor import semantic_style
-from cockpit.widgets.panes import IncidentTable
 from rich.segment import Segment
 from rich.style import Style
 from textual.color import Color
 
 from cockpit.screens.incidents import IncidentScreen
+from cockpit.screens.panes import IncidentTable
 
 from .test_ui_flows import make_app, ready
 
@@ -52,7 +52,9 @@ async def test_with_colour_critical_cell_is_red_not_reversed(tmp_path, monkeypat
 
 def test_semantic_style_maps_meaning_to_attributes():
     assert semantic_style(Style.parse("bold red")) == Style.parse("bold reverse default")
-    assert semantic_style(Style.parse("red")).bold and not semantic_style(Style.parse("red")).reverse
+    assert (
+        semantic_style(Style.parse("red")).bold and not semantic_style(Style.parse("red")).reverse
+    )
     warn = semantic_style(Style.parse("yellow"))
     assert warn.bold and warn.color.is_default
     stale = semantic_style(Style.parse("bold reverse yellow"))

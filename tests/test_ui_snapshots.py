@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 import pytest
 
 from cockpit.app import CockpitApp
-from cockpit.model import Subject
 from cockpit.demo.site import demo_sources
+from cockpit.model import Subject
 from cockpit.store.acks import AckStore
 
 NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
@@ -60,7 +60,11 @@ async def _settle(pilot, cond=lambda app: True) -> None:
     await app.hub.first_round.wait()
     for _ in range(300):
         await pilot.pause(0.02)
-        if cond(app) and _caught_up(app) and not any(w.is_running for w in app.workers if w.group != "poll"):
+        if (
+            cond(app)
+            and _caught_up(app)
+            and not any(w.is_running for w in app.workers if w.group != "poll")
+        ):
             break
     await pilot.pause(0.1)
 

@@ -45,7 +45,9 @@ def test_demo_acks_live_in_their_own_state_file(tmp_path, monkeypatch):
             return 0
 
     monkeypatch.setattr(cockpit.app, "CockpitApp", FakeApp)
-    args = argparse.Namespace(demo=True, demo_seed=7, config=str(tmp_path / "none.toml"), no_bell=True)
+    args = argparse.Namespace(
+        demo=True, demo_seed=7, config=str(tmp_path / "none.toml"), no_bell=True
+    )
     assert tui.run(args) == 0
     assert seen["acks"].path == demo_state_path()
     seen["acks"].toggle("k")

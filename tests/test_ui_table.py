@@ -5,11 +5,19 @@ from __future__ import annotations
 from cockpit.widgets.table import Column, Row, VirtualTable
 from textual.app import App, ComposeResult
 
-COLS = (Column("ID", 8), Column("NAME", 12, 1), Column("STATE", 10), Column("WHY", 20, 0, flex=True))
+COLS = (
+    Column("ID", 8),
+    Column("NAME", 12, 1),
+    Column("STATE", 10),
+    Column("WHY", 20, 0, flex=True),
+)
 
 
 def make_rows(n: int, offset: int = 0) -> list[Row]:
-    return [Row(str(i), (str(i), f"job-{i}", "PENDING" if i % 2 else "RUNNING", f"user{i % 7}")) for i in range(offset, offset + n)]
+    return [
+        Row(str(i), (str(i), f"job-{i}", "PENDING" if i % 2 else "RUNNING", f"user{i % 7}"))
+        for i in range(offset, offset + n)
+    ]
 
 
 class TableApp(App):
@@ -82,7 +90,9 @@ async def test_markup_and_escapes_in_cells_are_shown_literally():
     app = TableApp()
     async with app.run_test(size=(100, 10)) as pilot:
         table = app.query_one(VirtualTable)
-        table.set_rows([Row("1", ("1", "[red]x[/]", "RUNNING", "\x1b]52;c;ZXZpbA==\x07[@click=app.quit]go"))])
+        table.set_rows(
+            [Row("1", ("1", "[red]x[/]", "RUNNING", "\x1b]52;c;ZXZpbA==\x07[@click=app.quit]go"))]
+        )
         await pilot.pause()
         line = screen_text(table)[1]
         assert "[red]x[/]" in line
@@ -140,13 +150,16 @@ async def test_queue_filter_takes_squeue_state_codes():
     though the table spells states out."""
     from datetime import UTC, datetime
 
-    from cockpit.widgets.rows import JOB_COLUMNS, job_rows
-
     from cockpit.model import SlurmJob, Snapshot
+    from cockpit.views import JOB_COLUMNS, job_rows
 
     now = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)
-    jobs = tuple(SlurmJob(job_id=str(i), name=f"run{i}", user="alice", partition="gpu", state=s, reason="None")
-                 for i, s in enumerate(["PENDING", "RUNNING", "OUT_OF_MEMORY", "PENDING", "COMPLETED"]))
+    jobs = tuple(
+        SlurmJob(
+            job_id=str(i), name=f"run{i}", user="alice", partition="gpu", state=s, reason="None"
+        )
+        for i, s in enumerate(["PENDING", "RUNNING", "OUT_OF_MEMORY", "PENDING", "COMPLETED"])
+    )
     rows = job_rows(Snapshot("hpc", "slurm", now, jobs=jobs), {}, now)
 
     class QueueApp(App):
@@ -201,13 +214,25 @@ async def test_a_poll_repaints_only_the_lines_that_changed():
         rnd = random.Random(7)
         for step in range(30):
             n = rnd.choice([40, 40, 40, 39, 41])
-            rows = [Row(str(i), (str(i), f"job-{i}", rnd.choice(["PENDING", "RUNNING"]), f"t{rnd.randrange(3)}"))
-                    for i in range(n)]
+            rows = [
+                Row(
+                    str(i),
+                    (
+                        str(i),
+                        f"job-{i}",
+                        rnd.choice(["PENDING", "RUNNING"]),
+                        f"t{rnd.randrange(3)}",
+                    ),
+                )
+                for i in range(n)
+            ]
             table.set_rows(rows)
             if step % 7 == 3:
                 await pilot.press(rnd.choice(["j", "k", "pagedown", "g"]))
             await pilot.pause()
-            assert [ln.rstrip() for ln in painted_text(table)] == [ln.rstrip() for ln in screen_text(table)], step
+            assert [ln.rstrip() for ln in painted_text(table)] == [
+                ln.rstrip() for ln in screen_text(table)
+            ], step
 
 
 async def test_a_poll_that_only_recolours_a_row_repaints_it():
@@ -244,7 +269,9 @@ async def test_row_count_changes_keep_the_scrollbar_and_view_right():
         await pilot.pause()
         assert table.cursor_key == "56" and table.vertical_scrollbar.window_virtual_size == 59
         assert int(table.scroll_y) == table.max_scroll_y
-        assert [ln.rstrip() for ln in painted_text(table)] == [ln.rstrip() for ln in screen_text(table)]
+        assert [ln.rstrip() for ln in painted_text(table)] == [
+            ln.rstrip() for ln in screen_text(table)
+        ]
         assert screen_text(table)[-1].startswith("57 ")
         table.set_rows(make_rows(5))  # all rows fit: the scrollbar goes
         await pilot.pause()

@@ -29,8 +29,12 @@ STUCK = """\
 """
 
 
-def job(jid="good1", phase="Running", log=GOOD, pool="pool-a", image="swr.cn-north-4/team/pt:2.1", **kw):
-    return TrainingJob(job_id=jid, name=jid, phase=phase, pool_name=pool, image=image, log_preview=log, **kw)
+def job(
+    jid="good1", phase="Running", log=GOOD, pool="pool-a", image="swr.cn-north-4/team/pt:2.1", **kw
+):
+    return TrainingJob(
+        job_id=jid, name=jid, phase=phase, pool_name=pool, image=image, log_preview=log, **kw
+    )
 
 
 def test_timestamps_and_normalising():
@@ -42,7 +46,9 @@ def test_timestamps_and_normalising():
 
 
 def test_diff_shows_where_the_stuck_job_stopped_and_step_times():
-    base = Baseline("good1", "good1", "pool-a", "img", "2024-04-30T09:05:00+00:00", tuple(GOOD.splitlines()))
+    base = Baseline(
+        "good1", "good1", "pool-a", "img", "2024-04-30T09:05:00+00:00", tuple(GOOD.splitlines())
+    )
     now = datetime(2024, 5, 1, 12, 10, 46, tzinfo=UTC)
     d = diff_against_baseline(STUCK.splitlines(), base, now=now)
     assert (d.passed, d.total) == (4, 6)
@@ -51,9 +57,12 @@ def test_diff_shows_where_the_stuck_job_stopped_and_step_times():
     assert d.then_next_s == 49.0  # the good run mounted in 49 s
     assert d.stalled_s == 600.0  # the stuck one has been silent 10 minutes
     statuses = [(s.status, s.text.rsplit(" - ", 1)[-1]) for s in d.steps]
-    assert statuses[3:] == [("passed", "Mounting obs://bucket-a/data/ to /cache/data"),
-                            ("extra", "obsfs: connect timeout, retry 1"),
-                            ("missing", "Mount finished"), ("missing", "Running boot command: bash run.sh")]
+    assert statuses[3:] == [
+        ("passed", "Mounting obs://bucket-a/data/ to /cache/data"),
+        ("extra", "obsfs: connect timeout, retry 1"),
+        ("missing", "Mount finished"),
+        ("missing", "Running boot command: bash run.sh"),
+    ]
     dl = d.steps[2]  # download took 38.5 s then, 42.1 s now
     assert (dl.then_s, dl.now_s) == (pytest.approx(38.49), pytest.approx(42.1))
     assert "stopped after" in d.summary and "step 4/6" in d.summary and "49s then" in d.summary
@@ -70,7 +79,9 @@ def test_store_records_good_runs_and_finds_the_closest(tmp_path):
     again = BaselineStore(path)  # survives a restart
     stuck = job("stuck", phase="Creating", log=STUCK)
     assert again.closest_baseline(stuck).job_id == "good1"
-    assert again.closest_baseline(job("x", pool="pool-b", image="swr/other:1")).job_id == "other-image"
+    assert (
+        again.closest_baseline(job("x", pool="pool-b", image="swr/other:1")).job_id == "other-image"
+    )
     assert again.closest_baseline(job("y", pool="pool-z", image="none")) is None
 
 

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from rich.console import Console
 
 from cockpit.app import CockpitApp
+from cockpit.demo.site import demo_sources
 from cockpit.model import Subject
 from cockpit.screens.subject import TrainingJobScreen
-from cockpit.demo.site import demo_sources
 from cockpit.store.acks import AckStore
 from cockpit.watch.baseline import (
     BaselineRecorder,
@@ -63,7 +63,9 @@ def test_memory_store_writes_nothing(tmp_path):
 
 
 async def test_stuck_training_job_screen_shows_baseline_diff(tmp_path):
-    app = CockpitApp(demo_sources(7, clock=frozen), clock=frozen, bell=False, acks=AckStore(tmp_path / "s.json"))
+    app = CockpitApp(
+        demo_sources(7, clock=frozen), clock=frozen, bell=False, acks=AckStore(tmp_path / "s.json")
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await app.hub.first_round.wait()
         app.open_subject(Subject("training_job", "demo-modelarts", STUCK))

@@ -18,8 +18,14 @@ def test_once_demo_json_prints_the_expected_alerts(capsys):
     alerts = [json.loads(line) for line in out]
     assert code == 1  # something fired
     got = {(a["rule"], a["subject"]["id"]) for a in alerts}
-    assert {("storage", "/scratch"), ("node_unhealthy", "cn013"), ("node_unhealthy", "cn031"),
-            ("job_failed", "48102"), ("job_failed", "48103"), ("pending_never_runs", "48101")} <= got
+    assert {
+        ("storage", "/scratch"),
+        ("node_unhealthy", "cn013"),
+        ("node_unhealthy", "cn031"),
+        ("job_failed", "48102"),
+        ("job_failed", "48103"),
+        ("pending_never_runs", "48101"),
+    } <= got
     assert ("init_slow", "5b1c0a4e-7d21-4f3a-9c11-000000000014") in got
     scratch = next(a for a in alerts if a["rule"] == "storage")
     assert scratch["finding"]["root_cause"] == "disk_full" and "91%" in scratch["title"]
@@ -35,7 +41,9 @@ def test_once_reports_each_condition_once_across_runs(tmp_path):
         first, state = await watch_cmd.watch_once(sources, w1, clock, {})
         w2 = Watcher(AlertConfig())  # a new cron run: new process, state from the file
         watch_cmd.save_state(tmp_path / "s.json", state)
-        again, _ = await watch_cmd.watch_once(sources, w2, clock, watch_cmd.load_state(tmp_path / "s.json"))
+        again, _ = await watch_cmd.watch_once(
+            sources, w2, clock, watch_cmd.load_state(tmp_path / "s.json")
+        )
         muted = Watcher(AlertConfig(mutes=(Mute.parse("rule:storage"),)))
         third, _ = await watch_cmd.watch_once(sources, muted, clock, {})
         return first, again, third
@@ -78,8 +86,11 @@ def test_once_alerts_name_the_cause_from_evidence_not_the_symptom(capsys):
     """As in the TUI: a job that failed because its binary is missing says so (sacct + log),
     an OOM job says how much it used, not only that it exited non-zero."""
     assert main(["watch", "--once", "--demo", "--json"]) == 1
-    alerts = {a["subject"]["id"]: a for a in map(json.loads, capsys.readouterr().out.splitlines())
-              if a["subject"]["kind"] == "job"}
+    alerts = {
+        a["subject"]["id"]: a
+        for a in map(json.loads, capsys.readouterr().out.splitlines())
+        if a["subject"]["kind"] == "job"
+    }
     assert "command not found" in alerts["48104"]["title"]
     assert "non-zero exit" not in alerts["48104"]["title"]
     assert "MaxRSS" in alerts["48102"]["title"]

@@ -9,8 +9,19 @@ T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
 
 def alerts(n, start=0):
-    return [Alert(T0 + timedelta(minutes=i), "job_failed", "warning", Subject("job", "hpc", str(i)), f"job {i} FAILED", None, "hpc", "alice")
-            for i in range(start, start + n)]
+    return [
+        Alert(
+            T0 + timedelta(minutes=i),
+            "job_failed",
+            "warning",
+            Subject("job", "hpc", str(i)),
+            f"job {i} FAILED",
+            None,
+            "hpc",
+            "alice",
+        )
+        for i in range(start, start + n)
+    ]
 
 
 def test_history_survives_a_reload(tmp_path):
@@ -32,7 +43,9 @@ def test_history_rotates_and_stays_bounded(tmp_path):
     assert all(p.stat().st_size <= 2000 for p in tmp_path.iterdir())
     got = h.load(None)
     # the newest alerts are all there, in order, oldest rotated away
-    assert got[-1].subject.id == "59" and [int(a.subject.id) for a in got] == list(range(60 - len(got), 60))
+    assert got[-1].subject.id == "59" and [int(a.subject.id) for a in got] == list(
+        range(60 - len(got), 60)
+    )
     assert len(got) < 60
     # last N spans rotated files
     n = len(path.read_text().splitlines()) + 2
@@ -56,8 +69,16 @@ def test_missing_file_is_empty(tmp_path):
 
 def test_credentials_quoted_in_an_alert_never_reach_the_history_file(tmp_path):
     path = tmp_path / "alerts.jsonl"
-    leaked = Alert(T0, "job_failed", "critical", Subject("job", "hpc", "9"),
-                   "job 9 FAILED: export HUAWEICLOUD_SDK_SK=abcd1234secretvalue", None, "hpc", "alice")
+    leaked = Alert(
+        T0,
+        "job_failed",
+        "critical",
+        Subject("job", "hpc", "9"),
+        "job 9 FAILED: export HUAWEICLOUD_SDK_SK=abcd1234secretvalue",
+        None,
+        "hpc",
+        "alice",
+    )
     AlertHistory(path).append([leaked])
     text = path.read_text()
     assert "abcd1234secretvalue" not in text

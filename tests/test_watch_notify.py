@@ -11,9 +11,23 @@ from cockpit.watch.alerts import Alert, NotifyConfig
 from cockpit.watch.notify import Notifier, post_webhook, render_webhook, run_command
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
-FINDING = Finding("oom_killed", "critical", Subject("job", "hpc", "42"), "killed for memory",
-                  remedy="resubmit with --mem=20G")
-ALERT = Alert(T0, "job_failed", "critical", Subject("job", "hpc", "42"), "job 42 (train, alice) OUT_OF_MEMORY", FINDING, "hpc", "alice")
+FINDING = Finding(
+    "oom_killed",
+    "critical",
+    Subject("job", "hpc", "42"),
+    "killed for memory",
+    remedy="resubmit with --mem=20G",
+)
+ALERT = Alert(
+    T0,
+    "job_failed",
+    "critical",
+    Subject("job", "hpc", "42"),
+    "job 42 (train, alice) OUT_OF_MEMORY",
+    FINDING,
+    "hpc",
+    "alice",
+)
 
 
 class Server:
@@ -41,7 +55,9 @@ class Server:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_port}/hook?key=abc"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     def __enter__(self):
         self.thread.start()
@@ -55,8 +71,14 @@ class Server:
 @pytest.mark.parametrize(
     ("template", "check"),
     [
-        ("generic", lambda b: b["rule"] == "job_failed" and b["subject"] == {"kind": "job", "source": "hpc", "id": "42"}
-         and b["finding"]["root_cause"] == "oom_killed"),
+        (
+            "generic",
+            lambda b: (
+                b["rule"] == "job_failed"
+                and b["subject"] == {"kind": "job", "source": "hpc", "id": "42"}
+                and b["finding"]["root_cause"] == "oom_killed"
+            ),
+        ),
         ("slack", lambda b: set(b) == {"text"} and b["text"].startswith("[CRITICAL] job 42")),
         ("wecom", lambda b: b["msgtype"] == "text" and "--mem=20G" in b["text"]["content"]),
         ("dingtalk", lambda b: b["msgtype"] == "text" and "OUT_OF_MEMORY" in b["text"]["content"]),
@@ -115,14 +137,28 @@ def test_command_hook_failures_are_results(tmp_path):
 def test_notifier_dispatches_in_a_thread_and_logs_failures(tmp_path, capsys):
     out = tmp_path / "got.jsonl"
     log = tmp_path / "notify.log"
-    cfg = NotifyConfig(webhook="http://127.0.0.1:9/unused", notify_command=f"sh -c 'cat >> {out}; echo >> {out}'", timeout_s=2)
+    cfg = NotifyConfig(
+        webhook="http://127.0.0.1:9/unused",
+        notify_command=f"sh -c 'cat >> {out}; echo >> {out}'",
+        timeout_s=2,
+    )
     n = Notifier(cfg, log_path=log)
-    info = Alert(T0, "source_recovered", "info", Subject("cluster", "hpc", "hpc"), "hpc answers again", None, "hpc")
+    info = Alert(
+        T0,
+        "source_recovered",
+        "info",
+        Subject("cluster", "hpc", "hpc"),
+        "hpc answers again",
+        None,
+        "hpc",
+    )
     t = n.dispatch([ALERT, info])
     assert t is not None and t.daemon
     t.join(10)
     lines = out.read_text().splitlines()
-    assert len(lines) == 1 and json.loads(lines[0])["rule"] == "job_failed"  # info is below min_severity
+    assert (
+        len(lines) == 1 and json.loads(lines[0])["rule"] == "job_failed"
+    )  # info is below min_severity
     assert "webhook: unreachable" in log.read_text()  # port 9 refuses
     assert capsys.readouterr().err == ""
     assert Notifier(NotifyConfig(), log_path=log).dispatch([ALERT]) is None  # nothing configured

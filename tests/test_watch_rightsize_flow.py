@@ -6,13 +6,13 @@ import asyncio
 from datetime import UTC, datetime
 
 from cockpit.app import CockpitApp
+from cockpit.demo.site import demo_sources
 from cockpit.diagnosis.engine import diagnose
+from cockpit.diagnosis.rightsize import history_hint
 from cockpit.model import AcctRecord, Subject
 from cockpit.screens.subject import JobScreen
 from cockpit.slurm import commands as sc
-from cockpit.demo.site import demo_sources
 from cockpit.store.acks import AckStore
-from cockpit.diagnosis.rightsize import history_hint
 
 NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
 
@@ -24,7 +24,9 @@ def frozen() -> datetime:
 def test_history_argv_keeps_step_rows():
     argv = sc.sacct_history_argv("chen", "align-star-oom")
     assert "-X" not in argv and "--allocations" not in argv
-    assert argv[argv.index("-u") + 1] == "chen" and argv[argv.index("--name") + 1] == "align-star-oom"
+    assert (
+        argv[argv.index("-u") + 1] == "chen" and argv[argv.index("--name") + 1] == "align-star-oom"
+    )
 
 
 def test_demo_history_has_step_maxrss_and_past_runs():
@@ -54,7 +56,10 @@ def test_oom_artifacts_carry_history_and_remedy_uses_it():
     assert oom.root_cause == "oom_killed"
     # one --mem value, the history peak's (same rounding as rightsize.suggest), with its basis
     assert oom.remedy.count("--mem=") == 1
-    assert "--mem=80G (1.2 x peak MaxRSS 64.1G of 3 runs of 'align-star-oom' in sacct history" in oom.remedy
+    assert (
+        "--mem=80G (1.2 x peak MaxRSS 64.1G of 3 runs of 'align-star-oom' in sacct history"
+        in oom.remedy
+    )
 
 
 def test_timeout_remedy_uses_history_and_plain_failure_fetches_none():
@@ -62,7 +67,9 @@ def test_timeout_remedy_uses_history_and_plain_failure_fetches_none():
     assert arts.history
     to = next(f for f in diagnose(snap, arts) if f.subject.id == "48103")
     assert to.root_cause == "time_limit" and "--time=" in to.remedy and "sacct history" in to.remedy
-    _, arts, sacct_calls = _artifacts("48104")  # exit 127: no --mem/--time question, no history call
+    _, arts, sacct_calls = _artifacts(
+        "48104"
+    )  # exit 127: no --mem/--time question, no history call
     assert arts.history == () and sacct_calls == 1
 
 
@@ -73,7 +80,9 @@ def test_history_hint_empty_without_usable_runs():
 
 
 async def test_job_screen_shows_mem_suggestion_from_history(tmp_path):
-    app = CockpitApp(demo_sources(7, clock=frozen), clock=frozen, bell=False, acks=AckStore(tmp_path / "s.json"))
+    app = CockpitApp(
+        demo_sources(7, clock=frozen), clock=frozen, bell=False, acks=AckStore(tmp_path / "s.json")
+    )
     async with app.run_test(size=(100, 30)) as pilot:
         await app.hub.first_round.wait()
         app.open_subject(Subject("job", "demo-hpc", "48102"))

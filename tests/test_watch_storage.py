@@ -3,11 +3,11 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.diagnosis.storage_rules import storage_findings
+from cockpit.diagnosis.rules.storage import storage_findings
 from cockpit.errors import ParseError
+from cockpit.slurm.storage import FsUsage, collect_storage, parse_df
 from cockpit.transport import CommandResult
 from cockpit.watch.alerts import AlertConfig
-from cockpit.slurm.storage import FsUsage, collect_storage, parse_df
 from cockpit.watch.transitions import storage_alerts
 
 FIX = Path(__file__).parent / "fixtures" / "df"
@@ -27,18 +27,27 @@ nfs01:/export/home          65536000    1200000  64336000    2% /home
 
 
 def test_parse_real_capture_from_this_machine():
-    usages = parse_df((FIX / "df_P.txt").read_text(), ["/", "/tmp"], (FIX / "df_Pi.txt").read_text())
+    usages = parse_df(
+        (FIX / "df_P.txt").read_text(), ["/", "/tmp"], (FIX / "df_Pi.txt").read_text()
+    )
     assert [u.path for u in usages] == ["/", "/tmp"]
     u = usages[0]
     assert u.mount == "/" and u.filesystem == "/dev/vda"
-    assert (u.size_mib, u.used_mib, u.avail_mib) == (264212084 // 1024, 23123060 // 1024, 83267852 // 1024)
+    assert (u.size_mib, u.used_mib, u.avail_mib) == (
+        264212084 // 1024,
+        23123060 // 1024,
+        83267852 // 1024,
+    )
     assert u.use_pct == 22.0 and u.inodes_pct == 3.0 and u.inodes_total == 16777216
 
 
 def test_parse_cluster_mounts_with_inodes_and_spaces():
     usages = parse_df(CLUSTER_P, ["/home", "/scratch", "/opt/my apps"], CLUSTER_PI)
     assert [(u.mount, u.use_pct, u.inodes_pct) for u in usages] == [
-        ("/home", 88.0, 2.0), ("/scratch", 17.0, 99.0), ("/opt/my apps", 11.0, None)]
+        ("/home", 88.0, 2.0),
+        ("/scratch", 17.0, 99.0),
+        ("/opt/my apps", 11.0, None),
+    ]
     assert usages[0].size_mib == 1024000 and usages[1].filesystem == "10.0.0.5@tcp:/scratch"
 
 
@@ -59,7 +68,9 @@ def test_storage_findings_bytes_or_inodes():
     usages = parse_df(CLUSTER_P, ["/home", "/scratch", "/opt/my apps"], CLUSTER_PI)
     fs = storage_findings("hpc", usages, 85)
     assert [(f.root_cause, f.subject.id, f.severity) for f in fs] == [
-        ("disk_full", "/home", "warning"), ("disk_full", "/scratch", "critical")]
+        ("disk_full", "/home", "warning"),
+        ("disk_full", "/scratch", "critical"),
+    ]
     assert "88% used" in fs[0].title and "99% of inodes" in fs[1].title
     assert "--inodes" in fs[1].remedy and fs[1].evidence[1].where == "df -Pi"
     assert [f.subject.id for f in storage_findings("hpc", usages, 90)] == ["/scratch"]
@@ -96,6 +107,9 @@ async def test_collect_storage_runs_df_and_reports_missing_paths():
     err = "df: /scratch: No such file or directory\n"
     t = FakeTransport({"-P": (p, err, 1), "-Pi": (pi, err, 1)})
     rep = await collect_storage(t, ["/home", "/scratch"])
-    assert t.calls == [("df", "-P", "--", "/home", "/scratch"), ("df", "-Pi", "--", "/home", "/scratch")]
+    assert t.calls == [
+        ("df", "-P", "--", "/home", "/scratch"),
+        ("df", "-Pi", "--", "/home", "/scratch"),
+    ]
     assert [(u.path, u.use_pct, u.inodes_pct) for u in rep.usages] == [("/home", 90.0, 1.0)]
     assert rep.errors == ("df: /scratch: No such file or directory",)

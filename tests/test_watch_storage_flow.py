@@ -6,13 +6,13 @@ import asyncio
 from datetime import UTC, datetime
 
 from cockpit.app import CockpitApp
+from cockpit.demo.site import DemoSite, DemoTransport, demo_sources
 from cockpit.diagnosis.engine import diagnose
 from cockpit.model import Artifacts, FsUsage, LogText, SlurmJob, Snapshot, Subject
 from cockpit.screens.alerts import AlertScreen, AlertTable
-from cockpit.demo.site import DemoSite, DemoTransport, demo_sources
 from cockpit.slurm.source import SlurmSource
-from cockpit.transport import CommandResult, CommandTimeout
 from cockpit.store.acks import AckStore
+from cockpit.transport import CommandResult, CommandTimeout
 from cockpit.watch.watcher import Watcher
 from widgets.storage import bar, storage_line
 
@@ -44,20 +44,31 @@ class _DfBroken(DemoTransport):
     async def run(self, argv, timeout=30.0):
         if argv[0] == "df" and self.mode == "hang":
             raise CommandTimeout("df did not answer in 20 s", where="df")
-        if argv[0] == "df" and "/nonexistent" in argv:  # df prints the others and complains on stderr
+        if (
+            argv[0] == "df" and "/nonexistent" in argv
+        ):  # df prints the others and complains on stderr
             res = await super().run([a for a in argv if a != "/nonexistent"], timeout)
-            return CommandResult(tuple(argv), res.stdout, b"df: /nonexistent: No such file or directory\n", 1)
+            return CommandResult(
+                tuple(argv), res.stdout, b"df: /nonexistent: No such file or directory\n", 1
+            )
         return await super().run(argv, timeout)
 
 
 def test_df_failure_is_a_warning_not_an_error():
     site = DemoSite(7, frozen)
-    src = SlurmSource("demo-hpc", _DfBroken(site, "hang"), clock=frozen, storage_paths=("/scratch",))
+    src = SlurmSource(
+        "demo-hpc", _DfBroken(site, "hang"), clock=frozen, storage_paths=("/scratch",)
+    )
     snap = asyncio.run(src.poll())
     assert snap.ok and snap.jobs and snap.storage == ()
     assert any("df" in w and "did not answer" in w for w in snap.warnings)
 
-    src = SlurmSource("demo-hpc", _DfBroken(site, "missing"), clock=frozen, storage_paths=("/scratch", "/nonexistent"))
+    src = SlurmSource(
+        "demo-hpc",
+        _DfBroken(site, "missing"),
+        clock=frozen,
+        storage_paths=("/scratch", "/nonexistent"),
+    )
     snap = asyncio.run(src.poll())
     assert snap.ok and [u.mount for u in snap.storage] == ["/scratch"]
     assert any("/nonexistent: No such file or directory" in w for w in snap.warnings)
@@ -67,7 +78,9 @@ def _snap(storage, jobs=()):
     return Snapshot("hpc", "slurm", NOW, jobs=tuple(jobs), storage=tuple(storage))
 
 
-SCRATCH_FULL = FsUsage("/scratch", 1000, 910, 90, 91.0, 40.0, path="/scratch", filesystem="lustre:/scratch")
+SCRATCH_FULL = FsUsage(
+    "/scratch", 1000, 910, 90, 91.0, 40.0, path="/scratch", filesystem="lustre:/scratch"
+)
 HOME_OK = FsUsage("/home", 1000, 500, 500, 50.0, 10.0, path="/home")
 
 
@@ -79,15 +92,31 @@ def test_engine_reports_full_filesystem_as_site_finding():
 
 
 def _failed_job_with_log(text: bytes):
-    job = SlurmJob("77", "writer", "ana", "cpu", "FAILED", "None", nodes=("cn01",), node_list="cn01",
-                   work_dir="/scratch/ana/run", stdout_path="/scratch/ana/run/slurm-77.out")
+    job = SlurmJob(
+        "77",
+        "writer",
+        "ana",
+        "cpu",
+        "FAILED",
+        "None",
+        nodes=("cn01",),
+        node_list="cn01",
+        work_dir="/scratch/ana/run",
+        stdout_path="/scratch/ana/run/slurm-77.out",
+    )
     log = LogText("slurm-77.out", "stdout", text, path=job.stdout_path, subject_id="77")
     return job, Artifacts(logs=(log,))
 
 
 def test_enospc_job_finding_names_the_full_filesystem():
-    job, arts = _failed_job_with_log(b"writing checkpoint\nOSError: [Errno 28] No space left on device: 'ckpt_12.pt'\n")
-    found = [f for f in diagnose(_snap([HOME_OK, SCRATCH_FULL], [job]), arts) if f.subject == Subject("job", "hpc", "77")]
+    job, arts = _failed_job_with_log(
+        b"writing checkpoint\nOSError: [Errno 28] No space left on device: 'ckpt_12.pt'\n"
+    )
+    found = [
+        f
+        for f in diagnose(_snap([HOME_OK, SCRATCH_FULL], [job]), arts)
+        if f.subject == Subject("job", "hpc", "77")
+    ]
     assert found[0].root_cause == "disk_full"
     assert "/scratch is 91% full" in found[0].title
     assert Subject("file", "hpc", "/scratch") in found[0].related
@@ -108,8 +137,13 @@ def test_storage_line_bars():
 
 
 async def test_nodes_pane_shows_storage_and_alert_log_lists_scratch(tmp_path):
-    app = CockpitApp(demo_sources(7, clock=frozen), clock=frozen, bell=False,
-                     acks=AckStore(tmp_path / "state.json"), watcher=Watcher())
+    app = CockpitApp(
+        demo_sources(7, clock=frozen),
+        clock=frozen,
+        bell=False,
+        acks=AckStore(tmp_path / "state.json"),
+        watcher=Watcher(),
+    )
     async with app.run_test(size=(80, 24)) as pilot:
         await app.hub.first_round.wait()
         await pilot.pause(0.2)

@@ -19,12 +19,21 @@ T1 = T0 + timedelta(minutes=1)
 
 
 def snap(t=T0, jobs=(), nodes=(), tjobs=(), error=None, kind="slurm", source="hpc"):
-    return Snapshot(source=source, kind=kind, taken_at=t, jobs=tuple(jobs), nodes=tuple(nodes),
-                    training_jobs=tuple(tjobs), error=error)
+    return Snapshot(
+        source=source,
+        kind=kind,
+        taken_at=t,
+        jobs=tuple(jobs),
+        nodes=tuple(nodes),
+        training_jobs=tuple(tjobs),
+        error=error,
+    )
 
 
 def job(jid="42", state="RUNNING", reason="None", user="alice", **kw):
-    return SlurmJob(job_id=jid, name="train", user=user, partition="gpu", state=state, reason=reason, **kw)
+    return SlurmJob(
+        job_id=jid, name="train", user=user, partition="gpu", state=state, reason=reason, **kw
+    )
 
 
 def rules(alerts):
@@ -32,7 +41,12 @@ def rules(alerts):
 
 
 def test_job_turning_failed_states_fire_once_with_finding():
-    f = Finding("oom_killed", "critical", Subject("job", "hpc", "42"), "killed for memory (MaxRSS 16G = ReqMem)")
+    f = Finding(
+        "oom_killed",
+        "critical",
+        Subject("job", "hpc", "42"),
+        "killed for memory (MaxRSS 16G = ReqMem)",
+    )
     for state in ("FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL"):
         prev = snap(jobs=[job(state="RUNNING")])
         cur = snap(T1, jobs=[job(state=state, node_list="cn01")])
@@ -62,14 +76,27 @@ def test_first_poll_is_a_baseline_not_a_flood():
 
 def test_node_entering_drain_and_down_with_reason():
     prev = snap(nodes=[SlurmNode("cn03", "MIXED"), SlurmNode("cn04", "IDLE")])
-    cur = snap(T1, nodes=[
-        SlurmNode("cn03", "MIXED", flags=("DRAIN",), reason="Kill task failed", reason_user="slurm"),
-        SlurmNode("cn04", "DOWN", flags=("NOT_RESPONDING",), reason="Not responding"),
-    ])
+    cur = snap(
+        T1,
+        nodes=[
+            SlurmNode(
+                "cn03", "MIXED", flags=("DRAIN",), reason="Kill task failed", reason_user="slurm"
+            ),
+            SlurmNode("cn04", "DOWN", flags=("NOT_RESPONDING",), reason="Not responding"),
+        ],
+    )
     out = detect(prev, cur, [], T1)
     assert rules(out) == [("node_unhealthy", "cn03"), ("node_unhealthy", "cn04")]
-    assert "DRAIN" in out[0].title and "Kill task failed" in out[0].title and out[0].severity == "warning"
-    assert "DOWN" in out[1].title and "Not responding" in out[1].title and out[1].severity == "critical"
+    assert (
+        "DRAIN" in out[0].title
+        and "Kill task failed" in out[0].title
+        and out[0].severity == "warning"
+    )
+    assert (
+        "DOWN" in out[1].title
+        and "Not responding" in out[1].title
+        and out[1].severity == "critical"
+    )
     # staying drained is not news; drained -> drained+down is
     again = snap(T1, nodes=[SlurmNode("cn03", "DOWN", flags=("DRAIN",), reason="x"), cur.nodes[1]])
     assert rules(detect(cur, again, [], T1)) == [("node_unhealthy", "cn03")]
@@ -80,7 +107,9 @@ def test_drain_alert_takes_the_critical_severity_of_its_finding():
     """The incident view calls a 'Kill task failed' drain critical; its alert must not say WARN."""
     prev = snap(nodes=[SlurmNode("cn03", "MIXED")])
     cur = snap(T1, nodes=[SlurmNode("cn03", "MIXED", flags=("DRAIN",), reason="Kill task failed")])
-    crit = Finding("node_drain_kill_task_failed", "critical", Subject("node", "hpc", "cn03"), "drain")
+    crit = Finding(
+        "node_drain_kill_task_failed", "critical", Subject("node", "hpc", "cn03"), "drain"
+    )
     assert detect(prev, cur, [crit], T1)[0].severity == "critical"
     assert detect(prev, cur, [], T1)[0].severity == "warning"
 
@@ -96,7 +125,12 @@ def test_pending_on_never_runs_reason():
 
 
 def test_pending_never_runs_from_engine_label():
-    f = Finding("pending_partition_limit", "warning", Subject("job", "hpc", "42"), "asks 64 CPUs, nodes have 32")
+    f = Finding(
+        "pending_partition_limit",
+        "warning",
+        Subject("job", "hpc", "42"),
+        "asks 64 CPUs, nodes have 32",
+    )
     cur = snap(T1, jobs=[job(state="PENDING", reason="Resources")])
     out = detect(snap(jobs=[]), cur, [f], T1)
     assert rules(out) == [("pending_never_runs", "42")] and out[0].finding is f
@@ -123,7 +157,15 @@ def test_outage_in_between_compares_against_last_good():
 
 
 def tjob(phase="Creating", since=T0, jid="t1", **kw):
-    return TrainingJob(job_id=jid, name="bert", phase=phase, phase_since=since, pool_name="pool-a", user="bob", **kw)
+    return TrainingJob(
+        job_id=jid,
+        name="bert",
+        phase=phase,
+        phase_since=since,
+        pool_name="pool-a",
+        user="bob",
+        **kw,
+    )
 
 
 def test_modelarts_initializing_crosses_threshold_once():
@@ -133,7 +175,9 @@ def test_modelarts_initializing_crosses_threshold_once():
     out = detect(prev, cur, [], T1)
     assert rules(out) == [("init_slow", "t1")]
     assert "Initializing for 8 min" in out[0].title and "pool-a" in out[0].title
-    later = snap(T1 + timedelta(minutes=1), tjobs=[tjob(since=start)], kind="modelarts", source="proj")
+    later = snap(
+        T1 + timedelta(minutes=1), tjobs=[tjob(since=start)], kind="modelarts", source="proj"
+    )
     assert detect(cur, later, [], later.taken_at) == []
     # a custom threshold
     cfg = AlertConfig(initializing_s=20 * 60)
@@ -142,8 +186,20 @@ def test_modelarts_initializing_crosses_threshold_once():
 
 def test_running_with_open_preparing_stage_counts_as_initializing():
     stage = Stage("preparing", T0 - timedelta(minutes=20), None)
-    prev = snap(T0, tjobs=[tjob("Running", since=None, stages=(stage,), create_time=T0 - timedelta(minutes=20))], kind="modelarts")
-    cur = snap(T1, tjobs=[tjob("Running", since=None, stages=(stage,), create_time=T0 - timedelta(minutes=20))], kind="modelarts")
+    prev = snap(
+        T0,
+        tjobs=[
+            tjob("Running", since=None, stages=(stage,), create_time=T0 - timedelta(minutes=20))
+        ],
+        kind="modelarts",
+    )
+    cur = snap(
+        T1,
+        tjobs=[
+            tjob("Running", since=None, stages=(stage,), create_time=T0 - timedelta(minutes=20))
+        ],
+        kind="modelarts",
+    )
     # already past the threshold at the previous poll: not a crossing
     assert detect(prev, cur, [], T1) == []
     # appearing already past it (created while we were not looking) fires
@@ -159,8 +215,19 @@ def test_modelarts_failed():
 
 def test_repeated_failures_counts_history_within_window():
     cfg = AlertConfig(failures_count=3, failures_window_s=3600)
-    old = [Alert(T0 - timedelta(minutes=m), "job_failed", "warning", Subject("job", "hpc", str(i)), "x", None, "hpc", "alice")
-           for i, m in ((1, 30), (2, 10))]
+    old = [
+        Alert(
+            T0 - timedelta(minutes=m),
+            "job_failed",
+            "warning",
+            Subject("job", "hpc", str(i)),
+            "x",
+            None,
+            "hpc",
+            "alice",
+        )
+        for i, m in ((1, 30), (2, 10))
+    ]
     prev = snap(jobs=[job("3")])
     cur = snap(T1, jobs=[job("3", state="FAILED")])
     out = detect(prev, cur, [], T1, config=cfg, recent=old)

@@ -16,7 +16,9 @@ def job(state):
 async def test_alert_screen_lists_transitions_and_mutes(tmp_path):
     src = FakeSource(jobs=[job("RUNNING")], nodes=[SlurmNode("cn01", "MIXED")])
     watcher = Watcher(AlertConfig())
-    app = CockpitApp([src], clock=frozen, bell=False, acks=AckStore(tmp_path / "s.json"), watcher=watcher)
+    app = CockpitApp(
+        [src], clock=frozen, bell=False, acks=AckStore(tmp_path / "s.json"), watcher=watcher
+    )
     async with app.run_test(size=(140, 40)) as pilot:
         await app.hub.first_round.wait()
         src.jobs = (job("OUT_OF_MEMORY"),)

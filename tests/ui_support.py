@@ -14,6 +14,7 @@ from cockpit.model import (
     SourceError,
     Subject,
 )
+from cockpit.source import Source
 from cockpit.transport import FileStat, RemoteFileError
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -24,19 +25,50 @@ def frozen() -> datetime:
 
 
 LOG = b"".join(
-    [b"starting\n", *[f"step {i} ok\n".encode() for i in range(1, 40)],
-     b"slurmstepd: error: Detected 1 oom_kill event in StepId=4.batch. Some of the step tasks have been OOM Killed.\n",
-     *[f"cleanup {i}\n".encode() for i in range(1, 30)],
-     b"Traceback (most recent call last):\n", b"RuntimeError: CUDA error: out of memory\n", b"done\n"]
+    [
+        b"starting\n",
+        *[f"step {i} ok\n".encode() for i in range(1, 40)],
+        b"slurmstepd: error: Detected 1 oom_kill event in StepId=4.batch. Some of the step tasks have been OOM Killed.\n",
+        *[f"cleanup {i}\n".encode() for i in range(1, 30)],
+        b"Traceback (most recent call last):\n",
+        b"RuntimeError: CUDA error: out of memory\n",
+        b"done\n",
+    ]
 )
 
 
-class FakeSource:
+class BareSource(Source):
+    """A Source with no data and no logs, for a test fake that needs only one or two of its
+    methods (the contract is an ABC: every abstract method must exist to build one)."""
+
+    kind = "slurm"
+    name = "bare"
+    interval = 3600.0
+
+    async def poll(self) -> Snapshot:
+        return Snapshot(self.name, self.kind, NOW)
+
+    async def artifacts(self, subject: Subject, snapshot: Snapshot) -> Artifacts:
+        return Artifacts()
+
+    def log_locations(self, subject: Subject, snapshot: Snapshot):
+        return []
+
+    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+        raise RemoteFileError(f"no such file: {path}", path)
+
+    async def stat(self, path: str) -> FileStat:
+        raise RemoteFileError(f"no such file: {path}", path)
+
+
+class FakeSource(Source):
     """A Source over fixed data; ``fail`` makes poll() report an error."""
 
     kind = "slurm"
 
-    def __init__(self, name: str = "lab", jobs=(), nodes=(), files=None, interval: float = 3600.0) -> None:
+    def __init__(
+        self, name: str = "lab", jobs=(), nodes=(), files=None, interval: float = 3600.0
+    ) -> None:
         self.name = name
         self.interval = interval
         self.jobs = tuple(jobs)
@@ -52,7 +84,15 @@ class FakeSource:
         return Snapshot(self.name, "slurm", NOW, jobs=self.jobs, nodes=self.nodes)
 
     async def artifacts(self, subject: Subject, snapshot: Snapshot) -> Artifacts:
-        return Artifacts(logs=(LogText("slurmctld.log", "slurmctld", b"[2024-05-01T11:00:00] _job_complete: JobId=4 OOM\n"),))
+        return Artifacts(
+            logs=(
+                LogText(
+                    "slurmctld.log",
+                    "slurmctld",
+                    b"[2024-05-01T11:00:00] _job_complete: JobId=4 OOM\n",
+                ),
+            )
+        )
 
     def log_locations(self, subject: Subject, snapshot: Snapshot):
         if subject.kind == "job":
@@ -75,16 +115,37 @@ class FakeSource:
 
 def small_site(n_jobs: int = 30, hostile: str = "") -> FakeSource:
     jobs = [
-        SlurmJob(str(i), hostile or f"train-{i}", f"user{i % 3}", "gpu" if i % 2 else "cpu",
-                 "RUNNING" if i % 3 else "PENDING", "None" if i % 3 else "Resources", cpus=4, node_count=1,
-                 nodes=(f"c{i % 5}",) if i % 3 else (), node_list=f"c{i % 5}" if i % 3 else "",
-                 elapsed_s=i * 60, submit_time=NOW - timedelta(minutes=i))
+        SlurmJob(
+            str(i),
+            hostile or f"train-{i}",
+            f"user{i % 3}",
+            "gpu" if i % 2 else "cpu",
+            "RUNNING" if i % 3 else "PENDING",
+            "None" if i % 3 else "Resources",
+            cpus=4,
+            node_count=1,
+            nodes=(f"c{i % 5}",) if i % 3 else (),
+            node_list=f"c{i % 5}" if i % 3 else "",
+            elapsed_s=i * 60,
+            submit_time=NOW - timedelta(minutes=i),
+        )
         for i in range(1, n_jobs + 1)
     ]
     nodes = [
-        SlurmNode(f"c{i}", "IDLE" if i else "MIXED", ("DRAIN",) if i == 0 else (), ("cpu",), 48, 8, None, 190000, 4096,
-                  reason="Kill task failed" if i == 0 else "", reason_user="root" if i == 0 else "",
-                  reason_time=NOW - timedelta(hours=1) if i == 0 else None)
+        SlurmNode(
+            f"c{i}",
+            "IDLE" if i else "MIXED",
+            ("DRAIN",) if i == 0 else (),
+            ("cpu",),
+            48,
+            8,
+            None,
+            190000,
+            4096,
+            reason="Kill task failed" if i == 0 else "",
+            reason_user="root" if i == 0 else "",
+            reason_time=NOW - timedelta(hours=1) if i == 0 else None,
+        )
         for i in range(5)
     ]
     return FakeSource(jobs=jobs, nodes=nodes, files={"/home/u/slurm-4.out": LOG})

@@ -1,10 +1,9 @@
 """A log viewer that never holds the whole file: a byte-offset line index plus a window cache.
 
-The file is read in chunks through a :class:`LogReader` (``Source.read_range`` /
-``stat`` for local, SSH and demo logs, or in-memory bytes for an API preview). While
-indexing, each chunk is scanned with the engine's log scanner so the viewer can open
-at the first red error. Only the lines on screen are decoded, cleaned
-(:func:`cockpit.text.clean`) and turned into strips.
+The file is read in chunks through a :class:`LogReader` (the app's readers: a file on a
+host, in-memory bytes). While indexing, each chunk goes through the reader's own error
+scanner (:meth:`LogReader.errors`) so the viewer can open at the first red error. Only the
+lines on screen are decoded, cleaned (:func:`._safe.clean`) and turned into strips.
 
 Keys: ``e``/``E`` next/previous error, ``g``/``G`` top/bottom, ``f`` follow (new bytes
 only; a file that shrinks, or whose first bytes change (rotated), is reindexed and the
@@ -18,6 +17,7 @@ import asyncio
 import bisect
 from array import array
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Protocol
@@ -34,7 +34,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
-from cockpit.text import clean
+from ._safe import clean
 
 CHUNK = 1 << 20  # bytes per index read
 WINDOW_BYTES = 4 << 20  # most bytes read at once for the visible window
@@ -43,45 +43,39 @@ CACHE_LINES = 4000
 HEAD_BYTES = 256  # compared while following to notice a replaced file
 
 
+class ErrorHit(Protocol):
+    """One error line a reader's scanner found: ``offset`` of its start within the bytes given."""
+
+    @property
+    def line(self) -> int: ...  # 1-based
+
+    @property
+    def offset(self) -> int: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def severity(self) -> str: ...
+
+    @property
+    def strong(self) -> bool: ...  # a real failure, not a line that merely looks alarming
+
+
 class LogReader(Protocol):
+    """What the viewer reads. ``errors`` knows what an error looks like in this log (the
+    viewer does not); it may run on a worker thread for big chunks, so it must be pure.
+    An optional ``landing_offset`` attribute is where to open when no line is asked for."""
+
     name: str
-    kind: str  # logscan kind: app | slurmctld | slurmd | startup | ...
 
     async def read(self, offset: int, length: int) -> bytes: ...
 
     async def size(self) -> int: ...
 
-
-class SourceLogReader:
-    """A file on a source (local, SSH, demo) read by ranges."""
-
-    def __init__(self, source, path: str, name: str = "", landing_offset: int | None = None) -> None:
-        self.source, self.path = source, path
-        self.name = name or path.rsplit("/", 1)[-1]
-        self.kind = log_kind(f"{self.name} {path}")
-        # where to open when no line is asked for: a shared daemon log (slurmctld.log) opens
-        # at the subject's own first error, not at another job's
-        self.landing_offset = landing_offset
-
-    async def read(self, offset: int, length: int) -> bytes:
-        return await self.source.read_range(self.path, offset, length)
-
-    async def size(self) -> int:
-        return (await self.source.stat(self.path)).size
-
-
-class BytesLogReader:
-    """Bytes already in memory (ModelArts log preview, slurmctld lines for a job)."""
-
-    def __init__(self, data: bytes, name: str, kind: str = "") -> None:
-        self.data, self.name = data, name
-        self.kind = kind or log_kind(name)
-
-    async def read(self, offset: int, length: int) -> bytes:
-        return self.data[offset : offset + length]
-
-    async def size(self) -> int:
-        return len(self.data)
+    def errors(self, data: bytes, start_line: int) -> Iterable[ErrorHit]:
+        """Error lines of ``data`` (whole lines, the first numbered ``start_line``)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,21 +87,12 @@ class ErrorMark:
     strong: bool = True
 
 
-def _scan(buf: bytes, base: int, start_line: int, kind: str) -> list[ErrorMark]:
+def _scan(reader: LogReader, buf: bytes, base: int, start_line: int) -> list[ErrorMark]:
     """Error lines of ``buf`` (read at file byte ``base``, first line ``start_line``)."""
-    from cockpit.diagnosis.logscan import iter_errors
-
     return [
         ErrorMark(h.line, base + h.offset, h.label, h.severity, h.strong)
-        for h in iter_errors(buf, kind=kind, start_offset=0, start_line=start_line)
+        for h in reader.errors(buf, start_line)
     ]
-
-
-def log_kind(name: str) -> str:
-    """Scanner kind for a log name or path (slurmctld / slurmd / app)."""
-    from cockpit.diagnosis.logscan import guess_kind
-
-    return guess_kind(name.replace(" ", "_").replace("(", "").replace(")", ""))
 
 
 class LogView(ScrollView, can_focus=True):
@@ -129,7 +114,9 @@ class LogView(ScrollView, can_focus=True):
     ]
     COMPONENT_CLASSES = {"logview--cursor", "logview--error", "logview--gutter", "logview--match"}
     DEFAULT_CSS = """
-    LogView { background: $surface; overflow-y: auto; overflow-x: hidden; scrollbar-size-vertical: 1; }
+    LogView {
+        background: $surface; overflow-y: auto; overflow-x: hidden; scrollbar-size-vertical: 1;
+    }
     LogView > .logview--gutter { color: $text-muted; }
     LogView > .logview--error { color: red; text-style: bold; }
     LogView > .logview--cursor { background: $accent 40%; }
@@ -162,7 +149,9 @@ class LogView(ScrollView, can_focus=True):
         self._starts = array("Q", [0])  # byte offset of each line start; last = next line
         self._indexed = 0  # bytes indexed: always just after a newline
         self._fsize = 0
-        self._head = b""  # the file's first bytes: a changed head while following = replaced (rotated)
+        self._head = (
+            b""  # the file's first bytes: a changed head while following = replaced (rotated)
+        )
         self._done = False
         self.errors: list[ErrorMark] = []
         self._cache: OrderedDict[int, str] = OrderedDict()
@@ -218,9 +207,9 @@ class LogView(ScrollView, can_focus=True):
                 cut = data.rfind(b"\n") + 1
                 if cut:
                     if cut > 256 << 10:
-                        await asyncio.to_thread(self._ingest, data[:cut], pos, reader.kind)
+                        await asyncio.to_thread(self._ingest, reader, data[:cut], pos)
                     else:
-                        self._ingest(data[:cut], pos, reader.kind)
+                        self._ingest(reader, data[:cut], pos)
                 elif pos + len(data) < self._fsize:
                     pos += len(data)  # a line longer than a chunk: keep looking for its end
                     continue
@@ -228,21 +217,21 @@ class LogView(ScrollView, can_focus=True):
                 self._after_chunk()
             if self._fsize > self._indexed:  # last line without a newline: scan it too
                 tail = await reader.read(self._indexed, min(LINE_CAP, self._fsize - self._indexed))
-                self.errors.extend(_scan(tail, self._indexed, len(self._starts), reader.kind))
+                self.errors.extend(_scan(reader, tail, self._indexed, len(self._starts)))
             self._done = True
         except Exception as exc:  # a missing/unreadable log is a message, not a crash
             self.message = f"cannot read {reader.name}: {clean(str(exc), 200)}"
             self._done = True
         self._after_chunk(final=True)
 
-    def _ingest(self, body: bytes, base: int, kind: str) -> None:
+    def _ingest(self, reader: LogReader, body: bytes, base: int) -> None:
         """Index ``body`` (ends with a newline) read at byte ``base``."""
         first_line = len(self._starts)
         parts = body.split(b"\n")
         # start of each following line: cumulative lengths (+1 for the newline)
         self._starts.extend(list(accumulate((len(p) + 1 for p in parts[:-1]), initial=base))[1:])
         self._indexed = base + len(body)
-        self.errors.extend(_scan(body, base, first_line, kind))
+        self.errors.extend(_scan(reader, body, base, first_line))
 
     def _after_chunk(self, final: bool = False) -> None:
         self.virtual_size = Size(self.size.width, self.line_count)
@@ -304,8 +293,11 @@ class LogView(ScrollView, can_focus=True):
             # truncated or rotated: the old offsets mean nothing any more
             at = self.cursor
             self._reset()
-            self.message = (f"{reader.name} was replaced (rotated): reindexed" if replaced else
-                            f"{reader.name} shrank to {size} bytes (truncated or rotated): reindexed")
+            self.message = (
+                f"{reader.name} was replaced (rotated): reindexed"
+                if replaced
+                else f"{reader.name} shrank to {size} bytes (truncated or rotated): reindexed"
+            )
             self.notify(self.message, severity="warning", markup=False)
             self._want_line, self._want_offset, self._landed = at, None, False
             self._index()
@@ -421,15 +413,21 @@ class LogView(ScrollView, can_focus=True):
             end = self._starts[start_line] if 0 <= start_line < n else 0
             while end > 0:
                 pos = max(0, end - step)
-                data = (await reader.read(pos, end - pos + len(needle))).lower()[: end - pos + len(needle) - 1]
+                data = (await reader.read(pos, end - pos + len(needle))).lower()[
+                    : end - pos + len(needle) - 1
+                ]
                 hit = data.rfind(needle)
                 if hit >= 0:
                     self.go_to_line(bisect.bisect_right(self._starts, pos + hit))
                     return
                 end = pos
         self.app.bell()
-        self.notify(f"“{clean(self.search_text, 60)}” not found {'below' if direction > 0 else 'above'}", timeout=3,
-                    markup=False)
+        where = "below" if direction > 0 else "above"
+        self.notify(
+            f"“{clean(self.search_text, 60)}” not found {where}",
+            timeout=3,
+            markup=False,
+        )
 
     # ------------------------------------------------------------------ window cache
 
@@ -497,7 +495,10 @@ class LogView(ScrollView, can_focus=True):
         line = int(self.scroll_y) + y + 1
         if line > self.line_count:
             if line == 1 and self._done:
-                return Strip([Segment(set_cell_size(" " + (self.message or "(empty log)"), width), base)], width)
+                return Strip(
+                    [Segment(set_cell_size(" " + (self.message or "(empty log)"), width), base)],
+                    width,
+                )
             return Strip.blank(width, base)
         text = self._line_text(line)
         if text is None:

@@ -27,7 +27,11 @@ _DEFAULT = Style(color="default")
 def semantic_style(style: Style) -> Style:
     """``style`` with a loud ANSI foreground replaced by attributes (see the module doc)."""
     color = style.color
-    if color is None or color.type not in (ColorType.STANDARD, ColorType.WINDOWS) or color.number is None:
+    if (
+        color is None
+        or color.type not in (ColorType.STANDARD, ColorType.WINDOWS)
+        or color.number is None
+    ):
         return style
     if color.number in _RED:
         return style + _DEFAULT + Style(bold=True, reverse=bool(style.bold or style.reverse))

@@ -1,24 +1,31 @@
-"""The storage strip of the nodes pane: usage and inode bars of each cluster's shared filesystems.
+"""Usage bars of filesystems: one line per group (a cluster), a bytes bar and an inodes bar each.
 
-Reads ``Snapshot.storage`` (``df -P`` / ``df -Pi`` of the configured ``storage_paths``)
-from the hub; one line per Slurm source that collected any, so 80x24 keeps its rows.
+Data in: anything with ``mount``, ``use_pct`` and ``inodes_pct`` (``df -P`` / ``df -Pi``).
+One line per group keeps an 80x24 screen's rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rich.text import Text
 from textual.widgets import Static
 
-from cockpit.model import FsUsage
-from cockpit.text import clean
-
-if TYPE_CHECKING:
-    from cockpit.runtime.hub import Hub
+from ._safe import clean
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+class Usage(Protocol):
+    @property
+    def mount(self) -> str: ...
+
+    @property
+    def use_pct(self) -> float: ...
+
+    @property
+    def inodes_pct(self) -> float | None: ...
 
 
 def bar(pct: float, width: int) -> str:
@@ -38,7 +45,7 @@ def _style(pct: float | None, threshold: float) -> str:
     return "yellow" if pct >= threshold - 10 else "green"
 
 
-def storage_line(usages: Sequence[FsUsage], threshold_pct: float = 85.0, source: str = "") -> Text:
+def storage_line(usages: Sequence[Usage], threshold_pct: float = 85.0, source: str = "") -> Text:
     """``df /home ██▌· 63% ▍·i22%  /scratch …``: a bytes bar and an inode bar per filesystem.
 
     Filesystems at or over ``threshold_pct`` (bytes or inodes) are red, within 10 points yellow.
@@ -54,7 +61,8 @@ def storage_line(usages: Sequence[FsUsage], threshold_pct: float = 85.0, source:
         if seen:
             t.append("  ")
         seen.add(u.mount)
-        t.append(clean(u.mount, 40) + " ", style="bold" if max(u.use_pct, u.inodes_pct or 0) >= threshold_pct else "")
+        full = max(u.use_pct, u.inodes_pct or 0) >= threshold_pct
+        t.append(clean(u.mount, 40) + " ", style="bold" if full else "")
         t.append(bar(u.use_pct, 4), style=_style(u.use_pct, threshold_pct))
         t.append(f"{u.use_pct:3.0f}% ", style=_style(u.use_pct, threshold_pct))
         if u.inodes_pct is not None:
@@ -64,30 +72,20 @@ def storage_line(usages: Sequence[FsUsage], threshold_pct: float = 85.0, source:
 
 
 class StorageStrip(Static):
-    """One :func:`storage_line` per Slurm source with storage; hidden when none has any.
-
-    The dashboard calls :meth:`refresh_from_hub` after each poll.
-    """
+    """One :func:`storage_line` per group that has any usage; hidden when none has."""
 
     DEFAULT_CSS = "StorageStrip { height: auto; max-height: 3; }"
 
-    def __init__(self, hub: Hub, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.hub = hub
         self._text: Text | None = None  # what was last drawn, and its number of lines
         self._lines = -1
 
-    def _threshold(self) -> float:
-        cfg = getattr(self.hub.watcher, "config", None)
-        return float(getattr(cfg, "storage_pct", 85.0))
-
-    def refresh_from_hub(self) -> None:
-        lines = []
-        multi = sum(1 for st in self.hub.states.values() if st.source.kind == "slurm") > 1
-        for st in self.hub.states.values():
-            snap = st.snapshot
-            if snap is not None and snap.storage:
-                lines.append(storage_line(snap.storage, self._threshold(), st.name if multi else ""))
+    def show(
+        self, groups: Sequence[tuple[str, Sequence[Usage]]], threshold_pct: float = 85.0
+    ) -> None:
+        """``groups``: (label, usages) per line, label "" for none; empty ones are left out."""
+        lines = [storage_line(usages, threshold_pct, label) for label, usages in groups if usages]
         text = Text("\n", no_wrap=True, overflow="ellipsis").join(lines)
         text.no_wrap, text.overflow = True, "ellipsis"
         if text == self._text:

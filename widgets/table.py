@@ -3,7 +3,7 @@
 Only the rows on screen are turned into segments, so applying a 100k-row snapshot
 costs one list assignment plus a sort, never 100k widgets or Rich renderables
 (Textual's DataTable needs ~15 s for that). Cells hold raw, possibly hostile
-strings; they pass through :func:`cockpit.text.clean` when (and only when) drawn.
+strings; they pass through :func:`._safe.clean` when (and only when) drawn.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from cockpit import gcpolicy
-from cockpit.text import clean
+from ._safe import clean
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +50,7 @@ class Row:
 
     ``styles`` is a per-cell Rich style string ("" = default); ``sort`` optional
     per-column sort values (defaults to the cell text); ``alias`` extra lower-case text the
-    filter matches without showing it (squeue's compact state code: ``pd`` finds PENDING).
+    filter matches without showing it (a compact code: ``pd`` finds a PENDING row).
     """
 
     key: str
@@ -67,8 +66,9 @@ _Window = tuple[tuple, list[tuple[tuple[str, ...], tuple[str, ...], bool]]]
 
 class RowList(list):
     """Rows plus what the table would otherwise compute on the UI thread, built once off it
-    (the hub's projection thread): ``key_index`` row key -> position, ``haystack`` the
-    lower-cased search text of each row (``"\\x1f".join(cells).lower()``). Treat as immutable."""
+    (by :func:`prepare_rows`, where the rows are built): ``key_index`` row key -> position,
+    ``haystack`` the lower-cased search text of each row (``"\\x1f".join(cells).lower()``).
+    Treat as immutable."""
 
     __slots__ = ("key_index", "haystack")
 
@@ -92,12 +92,12 @@ def prepare_rows(rows: list[Row]) -> RowList:
 def _match(hay: list[str], base: Sequence[int], needle: str) -> list[int]:
     """Indices from ``base`` (a ``range`` or a sorted list) whose haystack contains ``needle``."""
     if isinstance(base, range):  # every row: walk the haystack itself, no index per row
-        return [i for i, h in enumerate(hay[base.start:base.stop], base.start) if needle in h]
+        return [i for i, h in enumerate(hay[base.start : base.stop], base.start) if needle in h]
     return [i for i in base if needle in hay[i]]
 
 
 def _pick(rows: list[Row], idx: list[int]) -> list[Row]:
-    """``[rows[i] for i in idx]`` in C (the comprehension was ~10 ms a keystroke at 100k)."""
+    """``[rows[i] for i in idx]`` in C (at 100k rows the comprehension costs ~10 ms a keystroke)."""
     if len(idx) == len(rows):
         return rows  # idx is sorted and unique: every row matched, the list itself is the view
     if len(idx) < 2:
@@ -131,14 +131,14 @@ class _Pass:
         """What is left to check (a narrower needle continues from here)."""
         if not self.todo:
             return []
-        return [self.todo[0][self.pos:], *self.todo[1:]]
+        return [self.todo[0][self.pos :], *self.todo[1:]]
 
     def run(self, hay: list[str], every: list[Row], budget: int) -> None:
         """Check up to ``budget`` more indices (``sys.maxsize``: to the end)."""
         while budget > 0 and self.todo:
             seq = self.todo[0]
             end = min(len(seq), self.pos + budget)
-            got = _match(hay, seq[self.pos:end], self.needle)
+            got = _match(hay, seq[self.pos : end], self.needle)
             if got:
                 self.found.extend(got)
                 self.rows.extend(_pick(every, got))
@@ -148,6 +148,10 @@ class _Pass:
                 self.pos = 0
             else:
                 self.pos = end
+
+
+def _drop(old: object) -> None:
+    """The default ``release``: the table's references go, and the old rows are freed here."""
 
 
 @lru_cache(maxsize=256)
@@ -171,7 +175,9 @@ class VirtualTable(ScrollView, can_focus=True):
     ]
     COMPONENT_CLASSES = {"virtual-table--header", "virtual-table--cursor", "virtual-table--empty"}
     DEFAULT_CSS = """
-    VirtualTable { background: $surface; overflow-x: hidden; overflow-y: auto; scrollbar-size-vertical: 1; }
+    VirtualTable {
+        background: $surface; overflow-x: hidden; overflow-y: auto; scrollbar-size-vertical: 1;
+    }
     VirtualTable > .virtual-table--header { text-style: bold; background: $panel; }
     VirtualTable > .virtual-table--cursor { background: $accent 30%; }
     VirtualTable:focus > .virtual-table--cursor { background: $accent; color: $text; }
@@ -222,14 +228,21 @@ class VirtualTable(ScrollView, can_focus=True):
         name: str | None = None,
         id: str | None = None,
         classes: str | None = None,
+        release: Callable[[object], None] | None = None,
     ) -> None:
+        """``release`` takes the previous rows when new ones are set and must drop them (the
+        table keeps no reference). Freeing a 100k-row list takes ~60 ms: an app with big
+        tables hands them to a background thread so the UI thread does not stall."""
         super().__init__(name=name, id=id, classes=classes)
         self.columns = tuple(columns)
         self.empty_text = empty_text
+        self._release = release or _drop
         self._all: list[Row] = []
         self._rows: list[Row] = []  # filtered and sorted view
         self._haystack: list[str] | None = None  # lower-case search text (RowList brings it)
-        self._matches: tuple[str, list[int]] | None = None  # (filter, indices into _all) last computed
+        self._matches: tuple[str, list[int]] | None = (
+            None  # (filter, indices into _all) last computed
+        )
         self._view_idx: list[int] | None = None  # _rows as indices into _all (filtered, unsorted)
         # the filter pass still running between frames (then _rows/_view_idx are its growing
         # prefix: the rows on screen are final, the count and the scrollbar not yet)
@@ -286,8 +299,10 @@ class VirtualTable(ScrollView, can_focus=True):
         content changed are repainted (a poll mostly redraws the same rows)."""
         before = self._window()
         keep = (self.cursor_key or self._cursor_key) if self._placed else None
-        # the old lists die on the reaper thread, not here (a 100k-row list frees in ~60 ms)
-        gcpolicy.release((self._all, self._rows, self._haystack, self._matches, self._view_idx, self._pass))
+        # the old lists go to ``release`` (the cockpit frees them off the UI thread)
+        self._release(
+            (self._all, self._rows, self._haystack, self._matches, self._view_idx, self._pass)
+        )
         self._view_idx = self._pass = None
         self._all = self._rows = rows
         self._haystack = rows.haystack if isinstance(rows, RowList) else None
@@ -387,14 +402,19 @@ class VirtualTable(ScrollView, can_focus=True):
         """Filter and sort ``_all`` into ``_rows``, cursor back on ``keep``, repaint (the lines
         that differ from ``before``, a :meth:`_window` taken before the change; None: all)."""
         # O(shown rows) at most; with no filter/sort and a RowList, O(1) plus one frame:
-        # rows are never mutated here, so the hub's list is used as it is.
+        # rows are never mutated here, so the caller's list is used as it is.
         rows = self._all
         self._view_idx = None
         old = self._pass
         if self._filter:
             p = self._pass_for(self._filter)
             self._pass = None
-            if not p.done and self._sort_col is None and isinstance(rows, RowList) and self.is_mounted:
+            if (
+                not p.done
+                and self._sort_col is None
+                and isinstance(rows, RowList)
+                and self.is_mounted
+            ):
                 self._fill(p, keep)  # the rest between frames (_step)
             else:
                 p.run(self._haystack, rows, sys.maxsize)  # type: ignore[arg-type]
@@ -434,10 +454,15 @@ class VirtualTable(ScrollView, can_focus=True):
         styles = self.styles
         box = self.container_size.height
         if (
-            not self.is_mounted or not box or size.width != old.width
-            or styles.overflow_x != "hidden" or styles.overflow_y != "auto"
-            or styles.height is None or styles.height.is_auto
-            or (size.height > box) != (old.height > box) or self.show_vertical_scrollbar != (old.height > box)
+            not self.is_mounted
+            or not box
+            or size.width != old.width
+            or styles.overflow_x != "hidden"
+            or styles.overflow_y != "auto"
+            or styles.height is None
+            or styles.height.is_auto
+            or (size.height > box) != (old.height > box)
+            or self.show_vertical_scrollbar != (old.height > box)
         ):
             self.virtual_size = size  # the scrollbar comes or goes: a layout it is
             return
@@ -457,9 +482,16 @@ class VirtualTable(ScrollView, can_focus=True):
             return None
         region = self.scrollable_content_region
         top = int(self.scroll_y)
-        frame = (region.width, top, len(self._rows), self._sort_col, self._sort_reverse, self._filter)
+        frame = (
+            region.width,
+            top,
+            len(self._rows),
+            self._sort_col,
+            self._sort_reverse,
+            self._filter,
+        )
         cur = self.cursor
-        shown = self._rows[top: top + max(0, region.height - 1)]
+        shown = self._rows[top : top + max(0, region.height - 1)]
         return frame, [(r.cells, r.styles, top + i == cur) for i, r in enumerate(shown)]
 
     def _repaint(self, before: _Window | None) -> None:
@@ -471,7 +503,11 @@ class VirtualTable(ScrollView, can_focus=True):
             self.refresh()
             return
         width = after[0][0]
-        changed = [Region(0, y + 1, width, 1) for y, (a, b) in enumerate(zip(before[1], after[1], strict=True)) if a != b]
+        changed = [
+            Region(0, y + 1, width, 1)
+            for y, (a, b) in enumerate(zip(before[1], after[1], strict=True))
+            if a != b
+        ]
         if changed:
             self.refresh(*changed)
 
@@ -570,7 +606,8 @@ class VirtualTable(ScrollView, can_focus=True):
 
         def need(cols: list[int]) -> int:
             return sum(
-                (self.columns[i].min_width if self.columns[i].flex else self.columns[i].width) + 1 for i in cols
+                (self.columns[i].min_width if self.columns[i].flex else self.columns[i].width) + 1
+                for i in cols
             )
 
         while need(shown) > width and len(shown) > 1:
@@ -592,20 +629,28 @@ class VirtualTable(ScrollView, can_focus=True):
         layout = self._columns_for(width)
         if y == 0:
             style = self.get_component_rich_style("virtual-table--header")
-            cells = [(self.columns[i].label + self._sort_mark(i), w, "", self.columns[i].justify) for i, w in layout]
+            cells = [
+                (self.columns[i].label + self._sort_mark(i), w, "", self.columns[i].justify)
+                for i, w in layout
+            ]
             return self._strip(cells, style, width)
         index = int(self.scroll_y) + y - 1
         base = self.rich_style
         if index >= len(self._rows):
             if index == 0 and not self._rows:
-                msg = self.empty_text if not self._filter else f"no row matches “{self._filter}”"
+                msg = f"no row matches “{self._filter}”" if self._filter else self.empty_text
                 style = self.get_component_rich_style("virtual-table--empty")
                 return Strip([Segment(set_cell_size(" " + clean(msg), width), style)], width)
             return Strip.blank(width, base)
         row = self._rows[index]
         styles = row.styles
         cells = [
-            (row.cells[i] if i < len(row.cells) else "", w, styles[i] if i < len(styles) else "", self.columns[i].justify)
+            (
+                row.cells[i] if i < len(row.cells) else "",
+                w,
+                styles[i] if i < len(styles) else "",
+                self.columns[i].justify,
+            )
             for i, w in layout
         ]
         line_style = base
@@ -618,13 +663,18 @@ class VirtualTable(ScrollView, can_focus=True):
             return ""
         return " ▼" if self._sort_reverse else " ▲"
 
-    def _strip(self, cells: list[tuple[str, int, str, str]], style: Style, width: int, cursor: bool = False) -> Strip:
+    def _strip(
+        self, cells: list[tuple[str, int, str, str]], style: Style, width: int, cursor: bool = False
+    ) -> Strip:
         segments: list[Segment] = []
         used = 0
         for text, w, spec, justify in cells:
             text = clean(text, max_len=max(w, 1) * 2 + 8)
             if cell_len(text) > w:
-                text = set_cell_size(text, max(0, w - 1)) + "…" if w > 1 else set_cell_size(text, w)
+                if w > 1:
+                    text = set_cell_size(text, w - 1) + "…"
+                else:
+                    text = set_cell_size(text, w)
             elif justify == "right":
                 text = " " * (w - cell_len(text)) + text
             else:
@@ -650,6 +700,3 @@ def _sort_value(row: Row, col: int) -> tuple:
         return (0, v) if isinstance(v, (int, float)) else (1, str(v))
     text = row.cells[col] if col < len(row.cells) else ""
     return (1, text.lower())
-
-
-RowBuilder = Callable[..., list[Row]]

@@ -107,8 +107,17 @@ def _build(n_jobs: int, n_nodes: int, root: Path, seed: int) -> SlurmCluster:
         elif i % 331 == 7:
             changes = (NodeChange(-1800 - i, "DOWN", "Not responding"),)
         gpu = part_of[n] == "gpu"
-        nodes.append(DemoNode(n, 64, 257000, (part_of[n],), gpus=8 if gpu else 0, gpu_type="a100" if gpu else "",
-                              changes=changes))
+        nodes.append(
+            DemoNode(
+                n,
+                64,
+                257000,
+                (part_of[n],),
+                gpus=8 if gpu else 0,
+                gpu_type="a100" if gpu else "",
+                changes=changes,
+            )
+        )
     jobs: list[DemoJob] = []
     part_names = ["cpu"] * 14 + ["gpu"] * 5 + ["debug"]
     for k in range(n_jobs):
@@ -117,12 +126,22 @@ def _build(n_jobs: int, n_nodes: int, root: Path, seed: int) -> SlurmCluster:
         u = rnd.randrange(200)
         user, uid = f"user{u:03d}", 10_000 + u
         work = f"{root}/work/{user}"
-        base = dict(job_id=jid, name=rnd.choice(["train", "eval", "prep", "sim", "llm-pretrain", "bench"]) + f"-{k % 97}",
-                    user=user, uid=uid, account=f"proj{u % 17}", partition=part, cpus=rnd.choice([4, 8, 16, 16, 32]),
-                    mem_mib=rnd.choice([8000, 16000, 32000, 64000]),
-                    time_limit_s=3600 if part == "debug" else rnd.choice([4 * 3600, 86400, 2 * 86400]),
-                    work_dir=work, command=f"{work}/run.sh", priority=10_000 + rnd.randrange(5000),
-                    gpus=8 if part == "gpu" else 0)
+        base = dict(
+            job_id=jid,
+            name=rnd.choice(["train", "eval", "prep", "sim", "llm-pretrain", "bench"])
+            + f"-{k % 97}",
+            user=user,
+            uid=uid,
+            account=f"proj{u % 17}",
+            partition=part,
+            cpus=rnd.choice([4, 8, 16, 16, 32]),
+            mem_mib=rnd.choice([8000, 16000, 32000, 64000]),
+            time_limit_s=3600 if part == "debug" else rnd.choice([4 * 3600, 86400, 2 * 86400]),
+            work_dir=work,
+            command=f"{work}/run.sh",
+            priority=10_000 + rnd.randrange(5000),
+            gpus=8 if part == "gpu" else 0,
+        )
         roll = rnd.random()
         pool = pools[part]
         node = (pool[k % len(pool)],)
@@ -136,25 +155,53 @@ def _build(n_jobs: int, n_nodes: int, root: Path, seed: int) -> SlurmCluster:
             elif which < 0.7:
                 final, code = "FAILED", (1, 0)
             elif which < 0.8:
-                final, code, extra = "OUT_OF_MEMORY", (0, 125), {"max_rss_kib": base["mem_mib"] * 1024}
+                final, code, extra = (
+                    "OUT_OF_MEMORY",
+                    (0, 125),
+                    {"max_rss_kib": base["mem_mib"] * 1024},
+                )
             elif which < 0.9:
                 final, code, run = "TIMEOUT", (0, 0), base["time_limit_s"]
                 start = min(start, -run - 60)
             else:
                 final, code, extra = "CANCELLED", (0, 15), {"cancelled_by": uid}
-            jobs.append(DemoJob(**base, submit=start - rnd.randrange(1, 600), start=start, run_s=run, nodes=node,
-                                final_state=final, exit_code=code, **extra))
+            jobs.append(
+                DemoJob(
+                    **base,
+                    submit=start - rnd.randrange(1, 600),
+                    start=start,
+                    run_s=run,
+                    nodes=node,
+                    final_state=final,
+                    exit_code=code,
+                    **extra,
+                )
+            )
         elif roll < 0.50:  # running
             start = -rnd.randrange(60, 20_000)
-            jobs.append(DemoJob(**base, submit=start - rnd.randrange(1, 3600), start=start,
-                                run_s=-start + 10 * 86400, nodes=node))
+            jobs.append(
+                DemoJob(
+                    **base,
+                    submit=start - rnd.randrange(1, 3600),
+                    start=start,
+                    run_s=-start + 10 * 86400,
+                    nodes=node,
+                )
+            )
         else:  # pending
             reason, dep = "", ""
             if roll > 0.95:
                 reason, dep = "Dependency", f"afterok:{jid - 1}(unfulfilled)"
             elif roll > 0.92:
                 reason = "QOSMaxJobsPerUserLimit"
-            jobs.append(DemoJob(**base, submit=-rnd.randrange(30, 3 * 86400), pending_reason=reason, dependency=dep))
+            jobs.append(
+                DemoJob(
+                    **base,
+                    submit=-rnd.randrange(30, 3 * 86400),
+                    pending_reason=reason,
+                    dependency=dep,
+                )
+            )
     return SlurmCluster(NOW, nodes, partitions, jobs, [], [], _job_log)
 
 
@@ -165,12 +212,22 @@ def _job_log(j: DemoJob, t: int) -> list[tuple[float, str]]:
     lines += [(start + 10.0 * i, f"step {i} loss {2.0 / (i + 1):.4f}") for i in range(1, 20)]
     end = j.end if j.end is not None else start
     if j.final == "FAILED":
-        lines += [(end - 0.5, "Traceback (most recent call last):"),
-                  (end - 0.4, '  File "train.py", line 42, in <module>'),
-                  (end - 0.3, "FileNotFoundError: [Errno 2] No such file or directory: '/data/shard-0042.bin'")]
+        lines += [
+            (end - 0.5, "Traceback (most recent call last):"),
+            (end - 0.4, '  File "train.py", line 42, in <module>'),
+            (
+                end - 0.3,
+                "FileNotFoundError: [Errno 2] No such file or directory: '/data/shard-0042.bin'",
+            ),
+        ]
     elif j.final == "OUT_OF_MEMORY":
-        lines.append((end, f"slurmstepd: error: Detected 1 oom-kill event(s) in StepId={j.job_id}.batch. "
-                           "Some of your processes may have been killed by the cgroup out-of-memory handler."))
+        lines.append(
+            (
+                end,
+                f"slurmstepd: error: Detected 1 oom-kill event(s) in StepId={j.job_id}.batch. "
+                "Some of your processes may have been killed by the cgroup out-of-memory handler.",
+            )
+        )
     return lines
 
 
@@ -232,8 +289,15 @@ def _write_exe(path: Path, text: str) -> None:
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
-def generate(root: str | Path, jobs: int = 1000, nodes: int = 10_000, *, detail: int = 2000, seed: int = 42,
-             force: bool = False) -> Site:
+def generate(
+    root: str | Path,
+    jobs: int = 1000,
+    nodes: int = 10_000,
+    *,
+    detail: int = 2000,
+    seed: int = 42,
+    force: bool = False,
+) -> Site:
     """Build (or reuse, when ``meta.json`` matches) the site in ``root``; returns a :class:`Site`.
 
     Files: ``squeue.out``, ``nodes.out``, ``partitions.out`` (every poll), ``jobs.out`` and
@@ -268,7 +332,9 @@ def generate(root: str | Path, jobs: int = 1000, nodes: int = 10_000, *, detail:
         for jid in first:
             j = by_id[jid]
             fh.write(cluster._job_line(j, visible[j], t, pending) + "\n\n")
-    sacct, err, rc = cluster.sacct(["-P", f"--delimiter={SEP}", "-n", "-j", ",".join(first), "-o", ",".join(SACCT_FIELDS)], t)
+    sacct, err, rc = cluster.sacct(
+        ["-P", f"--delimiter={SEP}", "-n", "-j", ",".join(first), "-o", ",".join(SACCT_FIELDS)], t
+    )
     assert rc == 0, err
     (root / "sacct.out").write_bytes(sacct)
     ctld = cluster.file("/var/log/slurm/slurmctld.log", t)
@@ -283,7 +349,9 @@ def generate(root: str | Path, jobs: int = 1000, nodes: int = 10_000, *, detail:
             Path(j.stdout_path).write_bytes(f.read(0, f.size))
     q = shlex.quote
     fmt = {"root": q(str(root)), "call": _CALL}
-    _write_exe(root / "bin" / "squeue", _SQUEUE.format(expected=q(" ".join(SQUEUE_ARGV[1:])), **fmt))
+    _write_exe(
+        root / "bin" / "squeue", _SQUEUE.format(expected=q(" ".join(SQUEUE_ARGV[1:])), **fmt)
+    )
     _write_exe(root / "bin" / "scontrol", _SCONTROL.format(**fmt))
     _write_exe(root / "bin" / "sacct", _SACCT.format(fields=q(",".join(SACCT_FIELDS)), **fmt))
     _write_exe(root / "bin" / "sinfo", _SINFO.format(**fmt))
@@ -302,8 +370,10 @@ def main() -> int:
     args = ap.parse_args()
     t0 = time.perf_counter()
     site = generate(args.dir, args.jobs, args.nodes, detail=args.detail, force=args.force)
-    print(f"{site.root}: {args.jobs} jobs, {args.nodes} nodes in {time.perf_counter() - t0:.1f} s; "
-          f"PATH={site.bin}:$PATH")
+    print(
+        f"{site.root}: {args.jobs} jobs, {args.nodes} nodes in {time.perf_counter() - t0:.1f} s; "
+        f"PATH={site.bin}:$PATH"
+    )
     return 0
 
 

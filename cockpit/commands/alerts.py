@@ -23,11 +23,17 @@ _SEV = {"critical": "CRIT", "warning": "WARN", "info": "info"}
 def register(subparsers: argparse._SubParsersAction) -> None:
     from cockpit.cli import add_common
 
-    p = subparsers.add_parser("alerts", help="show the alert history", description=__doc__.splitlines()[0])
+    p = subparsers.add_parser(
+        "alerts", help="show the alert history", description=__doc__.splitlines()[0]
+    )
     add_common(p)
     p.add_argument("--json", action="store_true", help="one JSON object per alert (JSON lines)")
-    p.add_argument("--last", type=int, default=50, metavar="N", help="newest N alerts (default 50, 0 = all)")
-    p.add_argument("--history", metavar="FILE", help=f"history file (default {default_history_path()})")
+    p.add_argument(
+        "--last", type=int, default=50, metavar="N", help="newest N alerts (default 50, 0 = all)"
+    )
+    p.add_argument(
+        "--history", metavar="FILE", help=f"history file (default {default_history_path()})"
+    )
     p.set_defaults(func=run)
 
 
@@ -51,7 +57,10 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise UserError(f"cannot read {history.path}: {exc.strerror or exc}") from None
         if history.skipped:
-            print(f"cockpit: skipped {history.skipped} malformed line(s) in {history.path}", file=sys.stderr)
+            print(
+                f"cockpit: skipped {history.skipped} malformed line(s) in {history.path}",
+                file=sys.stderr,
+            )
     if args.json:
         for a in alerts:
             print(json.dumps(a.to_json(), ensure_ascii=False))
@@ -87,7 +96,9 @@ def demo_alerts(seed: int, polls: int = 12, step_s: int = 60) -> list[Alert]:
             for _ in range(polls):
                 for s in sources:
                     snap = await s.poll()
-                    findings = diagnose(snap, None, now[0]) if snap.ok and diagnose is not None else []
+                    findings = (
+                        diagnose(snap, None, now[0]) if snap.ok and diagnose is not None else []
+                    )
                     watcher.observe(snap, findings, now[0])
                 now[0] += timedelta(seconds=step_s)
         finally:

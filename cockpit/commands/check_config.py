@@ -17,10 +17,22 @@ from cockpit.text import clean
 def register(subparsers: argparse._SubParsersAction) -> None:
     from cockpit.cli import add_common
 
-    p = subparsers.add_parser("check-config", help="validate the config and test each source", description=__doc__.splitlines()[0])
+    p = subparsers.add_parser(
+        "check-config",
+        help="validate the config and test each source",
+        description=__doc__.splitlines()[0],
+    )
     add_common(p)
-    p.add_argument("--timeout", type=float, default=30.0, metavar="S", help="per-source poll timeout (default 30)")
-    p.add_argument("--no-poll", action="store_true", help="only validate, do not contact the sources")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="per-source poll timeout (default 30)",
+    )
+    p.add_argument(
+        "--no-poll", action="store_true", help="only validate, do not contact the sources"
+    )
     p.set_defaults(func=run)
 
 
@@ -37,8 +49,10 @@ def run(args: argparse.Namespace) -> int:
     lines: dict[str, str] = {}
     for c in config.clusters.values():
         if c.transport == "ssh":
-            target = f"ssh {c.user + '@' if c.user else ''}{c.host}:{c.port} key={c.key or '(ssh default)'} " \
-                     f"known_hosts={c.known_hosts or 'NOT CHECKED'}"
+            target = (
+                f"ssh {c.user + '@' if c.user else ''}{c.host}:{c.port} key={c.key or '(ssh default)'} "
+                f"known_hosts={c.known_hosts or 'NOT CHECKED'}"
+            )
         else:
             target = "local"
         lines[c.name] = f"cluster {c.name}: {target}, every {c.interval:g} s, evidence {c.evidence}"
@@ -46,8 +60,10 @@ def run(args: argparse.Namespace) -> int:
         ak = "set" if os.environ.get(m.ak_env) else "missing"
         sk = "set" if os.environ.get(m.sk_env) else "missing"
         where = m.endpoint or m.region
-        lines[m.name] = (f"modelarts {m.name}: {where} project {m.project_id}, AK ${m.ak_env} {ak}, "
-                         f"SK ${m.sk_env} {sk}, every {m.interval:g} s")
+        lines[m.name] = (
+            f"modelarts {m.name}: {where} project {m.project_id}, AK ${m.ak_env} {ak}, "
+            f"SK ${m.sk_env} {sk}, every {m.interval:g} s"
+        )
     if args.no_poll:
         for ln in lines.values():
             print(f"  {ln}")
@@ -58,8 +74,11 @@ def run(args: argparse.Namespace) -> int:
     for kind, names in (("clusters", list(config.clusters)), ("modelarts", list(config.modelarts))):
         for name in names:
             try:
-                sources += build_sources(config, clusters=[name] if kind == "clusters" else [],
-                                         modelarts=[name] if kind == "modelarts" else [])
+                sources += build_sources(
+                    config,
+                    clusters=[name] if kind == "clusters" else [],
+                    modelarts=[name] if kind == "modelarts" else [],
+                )
             except UserError as exc:
                 bad += 1
                 print(f"  {lines.get(name, name)}: FAILS [config] {clean(str(exc), 300)}")

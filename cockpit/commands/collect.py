@@ -27,12 +27,20 @@ def redact(data: bytes) -> bytes:
 def register(subparsers: argparse._SubParsersAction) -> None:
     from cockpit.cli import add_common
 
-    p = subparsers.add_parser("collect", help="write a job's evidence as a bundle for a ticket",
-                              description=__doc__.splitlines()[0])
+    p = subparsers.add_parser(
+        "collect",
+        help="write a job's evidence as a bundle for a ticket",
+        description=__doc__.splitlines()[0],
+    )
     add_common(p)
     p.add_argument("jobid", help="Slurm job id")
     p.add_argument("--cluster", metavar="NAME", help="the job's cluster (from the config)")
-    p.add_argument("--out", metavar="DIR", required=True, help="directory to write (created; files overwritten)")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        required=True,
+        help="directory to write (created; files overwritten)",
+    )
     p.add_argument("--timeout", type=float, default=60.0, metavar="S")
     p.set_defaults(func=run)
 
@@ -47,8 +55,9 @@ def run(args: argparse.Namespace) -> int:
             if snap.error is not None:
                 raise UserError(f"{source.name}: {snap.error.message}")
             try:
-                arts = await asyncio.wait_for(source.artifacts(Subject("job", source.name, args.jobid), snap),
-                                              args.timeout)
+                arts = await asyncio.wait_for(
+                    source.artifacts(Subject("job", source.name, args.jobid), snap), args.timeout
+                )
             except ValueError as exc:
                 raise UserError(f"bad job id {args.jobid!r}: {exc}") from exc
         finally:
@@ -66,7 +75,7 @@ def write_bundle(out: str, job_id: str, snap: Snapshot, arts: Artifacts) -> list
     """Write the bundle files; returns their names. Raises UserError if ``out`` can't be written."""
     # not at module top: cli.build_parser() imports every command, and the rules (~20 ms)
     # would then load before the TUI's first frame
-    from cockpit.diagnosis.slurm_rules import fmt_duration
+    from cockpit.diagnosis.rules.slurm_common import fmt_duration
 
     try:
         os.makedirs(out, exist_ok=True)
@@ -93,7 +102,9 @@ def write_bundle(out: str, job_id: str, snap: Snapshot, arts: Artifacts) -> list
     if nodes:
         files["scontrol-show-node.txt"] = "".join(
             f"NodeName={n.name} CPUTot={n.cpus_total or 0} RealMemory={n.real_memory_mib or 0} "
-            f"State={n.state_label} Partitions={','.join(n.partitions)} Reason={n.reason}\n" for n in nodes).encode()
+            f"State={n.state_label} Partitions={','.join(n.partitions)} Reason={n.reason}\n"
+            for n in nodes
+        ).encode()
     for lt in arts.logs:
         name = os.path.basename(lt.path or lt.name) or lt.name
         if name in files:

@@ -20,25 +20,48 @@ import json
 import re
 import sys
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from cockpit.errors import UserError
 from cockpit.model import Artifacts, Finding, Incident, Snapshot, Subject
 from cockpit.text import clean
 
+if TYPE_CHECKING:
+    from cockpit.source import Source
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from cockpit.cli import add_common
 
-    p = subparsers.add_parser("diagnose", help="why is this job stuck or dead (findings with evidence)",
-                              description=__doc__.splitlines()[0])
+    p = subparsers.add_parser(
+        "diagnose",
+        help="why is this job stuck or dead (findings with evidence)",
+        description=__doc__.splitlines()[0],
+    )
     add_common(p)
     p.add_argument("jobid", nargs="?", help="Slurm job id (with --cluster)")
     p.add_argument("--bundle", metavar="DIR", help="diagnose a directory of ticket files offline")
     p.add_argument("--cluster", metavar="NAME", help="the cluster of JOBID (from the config)")
-    p.add_argument("--json", action="store_true", help="machine-readable JSON (the bundle contract)")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="give up after S seconds (default 60)")
-    p.add_argument("--training-job", metavar="NAME|ID", help="ModelArts training job name or id (with --modelarts)")
-    p.add_argument("--modelarts", metavar="NAME", help="the ModelArts project of --training-job (from the config)")
+    p.add_argument(
+        "--json", action="store_true", help="machine-readable JSON (the bundle contract)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="give up after S seconds (default 60)",
+    )
+    p.add_argument(
+        "--training-job",
+        metavar="NAME|ID",
+        help="ModelArts training job name or id (with --modelarts)",
+    )
+    p.add_argument(
+        "--modelarts",
+        metavar="NAME",
+        help="the ModelArts project of --training-job (from the config)",
+    )
     p.set_defaults(func=run)
 
 
@@ -79,27 +102,38 @@ async def _live_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
         await source.close()
     snap = with_job(snap, args.jobid, arts)
     if not any(j.job_id == args.jobid for j in snap.jobs):
-        raise UserError(f"job {args.jobid} not found on {source.name} (not in squeue, scontrol or sacct)")
+        raise UserError(
+            f"job {args.jobid} not found on {source.name} (not in squeue, scontrol or sacct)"
+        )
     narrowed = dataclasses.replace(snap, jobs=tuple(j for j in snap.jobs if j.job_id == args.jobid))
     findings = diagnose(narrowed, arts, now=snap.taken_at)
     # the job's findings plus those of its nodes (allocated, or named in its pending reason)
     job = narrowed.jobs[0]
-    named = set(job.nodes) | {n.name for n in snap.nodes if re.search(rf"\b{re.escape(n.name)}\b", job.reason or "")}
-    mine = [f for f in findings if (f.subject.kind == "job" and f.subject.id == args.jobid)
-            or (f.subject.kind == "node" and f.subject.id in named) or f.subject.kind == "cluster"]
+    named = set(job.nodes) | {
+        n.name for n in snap.nodes if re.search(rf"\b{re.escape(n.name)}\b", job.reason or "")
+    }
+    mine = [
+        f
+        for f in findings
+        if (f.subject.kind == "job" and f.subject.id == args.jobid)
+        or (f.subject.kind == "node" and f.subject.id in named)
+        or f.subject.kind == "cluster"
+    ]
     return mine, payload(mine)
 
 
 async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
     """One ModelArts training job: details, stages, events, startup log and pools, then the engine."""
-    from cockpit.diagnosis.engine import diagnose
     from cockpit.connect import select_sources
+    from cockpit.diagnosis.engine import diagnose
 
     sources = [s for s in select_sources(args) if s.kind == "modelarts"]
     if args.modelarts:
         sources = [s for s in sources if s.name == args.modelarts]
     if not sources:
-        raise UserError("no ModelArts project configured (add [modelarts.NAME] to the config or use --demo)")
+        raise UserError(
+            "no ModelArts project configured (add [modelarts.NAME] to the config or use --demo)"
+        )
     source = sources[0]
     wanted = args.training_job
     try:
@@ -111,32 +145,39 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
         await source.close()
     if snap.error is not None:
         if snap.error.kind == "not_found":
-            raise UserError(f"training job {wanted!r} not found on {source.name} "
-                            "(give a training job's name or its id)")
+            raise UserError(
+                f"training job {wanted!r} not found on {source.name} "
+                "(give a training job's name or its id)"
+            )
         raise UserError(f"{source.name}: {snap.error.message}")
     findings = diagnose(snap, arts, now=snap.taken_at)
     pools = {p for j in snap.training_jobs for p in (j.pool_id, j.pool_name) if p}
-    mine = [f for f in findings if f.subject.kind == "training_job"
-            or (f.subject.kind == "pool" and f.subject.id in pools)]
+    mine = [
+        f
+        for f in findings
+        if f.subject.kind == "training_job" or (f.subject.kind == "pool" and f.subject.id in pools)
+    ]
     return mine, payload(mine)
 
 
-async def _resolve_training_job(source, wanted: str) -> str:
+async def _resolve_training_job(source: Source, wanted: str) -> str:
     """The id of the training job named or identified by ``wanted``; an id not in the listing
-    (older than the list window) is passed through for the API to judge. Several jobs with that
-    name -> UserError listing their ids."""
+    (older than the list window) is passed through for the API to judge, as is ``wanted`` on a
+    source that cannot search by name. Several jobs with that name -> UserError listing their ids."""
     from cockpit.modelarts.api import ModelArtsApiError
+    from cockpit.source import Unsupported
 
-    find = getattr(source, "find_job", None)
-    if find is None:
-        return wanted
     try:
-        matches = await find(wanted)
+        matches = await source.find_job(wanted)
+    except Unsupported:
+        return wanted
     except ModelArtsApiError:
         return wanted  # listing failed: the detail call reports the real error
     if len(matches) > 1:
-        raise UserError(f"{len(matches)} training jobs on {source.name} are named {wanted!r}: give one id: "
-                        + ", ".join(jid for jid, _ in matches))
+        raise UserError(
+            f"{len(matches)} training jobs on {source.name} are named {wanted!r}: give one id: "
+            + ", ".join(jid for jid, _ in matches)
+        )
     return matches[0][0] if matches else wanted
 
 
@@ -147,13 +188,15 @@ def _slurm_source(args: argparse.Namespace):
     if args.cluster:
         sources = [s for s in sources if s.name == args.cluster]
     if not sources:
-        raise UserError("no Slurm cluster configured (add [clusters.NAME] to the config or use --demo)")
+        raise UserError(
+            "no Slurm cluster configured (add [clusters.NAME] to the config or use --demo)"
+        )
     return sources[0]
 
 
 def with_job(snap: Snapshot, job_id: str, arts: Artifacts) -> Snapshot:
     """Make sure the job is in the snapshot: finished jobs leave squeue, scontrol/sacct remember."""
-    from cockpit.slurm import source as slurm
+    from cockpit.slurm import parse as slurm
 
     for label, text in arts.commands.items():
         if label.startswith("scontrol show job") and text:
@@ -176,9 +219,21 @@ def with_job(snap: Snapshot, job_id: str, arts: Artifacts) -> Snapshot:
             nodes = hostlist.expand(r.node_list) if r.node_list else ()
         except Exception:  # noqa: BLE001
             nodes = ()
-        job = SlurmJob(job_id=job_id, name=r.job_name, user=r.user, partition=r.partition, state=r.state,
-                       reason=r.reason or "None", node_list=r.node_list, nodes=nodes, exit_code=r.exit_code,
-                       elapsed_s=r.elapsed_s, time_limit_s=r.timelimit_s, start_time=r.start_time, end_time=r.end_time)
+        job = SlurmJob(
+            job_id=job_id,
+            name=r.job_name,
+            user=r.user,
+            partition=r.partition,
+            state=r.state,
+            reason=r.reason or "None",
+            node_list=r.node_list,
+            nodes=nodes,
+            exit_code=r.exit_code,
+            elapsed_s=r.elapsed_s,
+            time_limit_s=r.timelimit_s,
+            start_time=r.start_time,
+            end_time=r.end_time,
+        )
         return dataclasses.replace(snap, jobs=(*snap.jobs, job))
     return snap
 
@@ -192,15 +247,25 @@ def payload(findings: list[Finding]) -> dict:
     if findings and findings[0].root_cause != "no_failure":
         top = findings[0]
         with_line = [e for e in top.evidence if e.line is not None]
-        match = [e for e in with_line if (p := classify(e.text.encode())) is not None and p.label == top.root_cause]
+        match = [
+            e
+            for e in with_line
+            if (p := classify(e.text.encode())) is not None and p.label == top.root_cause
+        ]
         pick = (match or with_line or [None])[0]
         if pick is not None:
             first = {"file": pick.where, "line": pick.line, "text": pick.text}
     return {
         "findings": [
-            {"root_cause": f.root_cause, "severity": f.severity, "subject": subject_label(f.subject),
-             "title": f.title, "explanation": f.explanation, "remedy": f.remedy,
-             "evidence": [{"file": e.where, "line": e.line, "text": e.text} for e in f.evidence]}
+            {
+                "root_cause": f.root_cause,
+                "severity": f.severity,
+                "subject": subject_label(f.subject),
+                "title": f.title,
+                "explanation": f.explanation,
+                "remedy": f.remedy,
+                "evidence": [{"file": e.where, "line": e.line, "text": e.text} for e in f.evidence],
+            }
             for f in findings
         ],
         "first_error": first,
@@ -215,20 +280,30 @@ def _site(args: argparse.Namespace) -> int:
     findings, incidents = asyncio.run(_site_findings(args, taken))
     if args.json:
         out = payload(findings)
-        out["incidents"] = [{"key": i.key, "root_cause": i.root_cause, "severity": i.severity,
-                             "subject": str(i.subject), "title": i.title,
-                             "affected": [str(a) for a in i.affected]} for i in incidents]
+        out["incidents"] = [
+            {
+                "key": i.key,
+                "root_cause": i.root_cause,
+                "severity": i.severity,
+                "subject": str(i.subject),
+                "title": i.title,
+                "affected": [str(a) for a in i.affected],
+            }
+            for i in incidents
+        ]
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         _print_incidents(incidents, findings, max(taken, default=None) or datetime.now(UTC))
     return 0  # an overview, like `cockpit incidents`: exit 1 is for one job's / bundle's diagnosis
 
 
-async def _site_findings(args: argparse.Namespace,
-                         taken: list[datetime] | None = None) -> tuple[list[Finding], list[Incident]]:
-    from cockpit.diagnosis.engine import correlate, sort_key
-    from cockpit.runtime.evidence import EvidenceCache, refresh_and_diagnose
+async def _site_findings(
+    args: argparse.Namespace, taken: list[datetime] | None = None
+) -> tuple[list[Finding], list[Incident]]:
     from cockpit.connect import select_sources
+    from cockpit.diagnosis.correlate import correlate
+    from cockpit.diagnosis.engine import sort_key
+    from cockpit.runtime.evidence import EvidenceCache, refresh_and_diagnose
 
     sources = select_sources(args)
     findings: list[Finding] = []
@@ -287,10 +362,14 @@ def _print_findings(findings: list[Finding], first_error: dict | None) -> None:
                 con.print(Text("  do:     " + clean(f.remedy, 1000), style="green"))
             for e in f.evidence[:6]:
                 loc = e.where + (f":{e.line}" if e.line else "")
-                con.print(Text(f"  {loc:28} ", style="dim") + Text(evidence_excerpt(e.text, f.root_cause)))
+                con.print(
+                    Text(f"  {loc:28} ", style="dim") + Text(evidence_excerpt(e.text, f.root_cause))
+                )
     if first_error:
-        con.print(Text(f"\nfirst red error: {first_error['file']}:{first_error['line']}: ", style="bold")
-                  + Text(evidence_excerpt(first_error["text"], findings[0].root_cause), style="red"))
+        con.print(
+            Text(f"\nfirst red error: {first_error['file']}:{first_error['line']}: ", style="bold")
+            + Text(evidence_excerpt(first_error["text"], findings[0].root_cause), style="red")
+        )
 
 
 EVIDENCE_CAP = 400  # characters of one evidence line printed; Rich wraps, never cuts
@@ -320,8 +399,12 @@ def _print_incidents(incidents: list[Incident], findings: list[Finding], at: dat
     from rich.text import Text
 
     con = Console(file=sys.stdout, highlight=False)
-    con.print(Text(f"{len(incidents)} incident(s), {len(findings)} finding(s) at "
-                   f"{at:%Y-%m-%d %H:%M:%SZ}", style="bold"))
+    con.print(
+        Text(
+            f"{len(incidents)} incident(s), {len(findings)} finding(s) at {at:%Y-%m-%d %H:%M:%SZ}",
+            style="bold",
+        )
+    )
     for inc in incidents:
         line = Text(f"{inc.severity.upper():8} ", style=_STYLE.get(inc.severity, ""))
         line.append(f"{inc.subject}: ", style="bold")
@@ -331,10 +414,18 @@ def _print_incidents(incidents: list[Incident], findings: list[Finding], at: dat
         if inc.primary.remedy:
             con.print(Text("  do: " + clean(inc.primary.remedy, 400), style="green"))
         if inc.affected:
-            con.print(Text("  affected: " + ", ".join(str(a) for a in inc.affected[:12])
-                           + (" …" if len(inc.affected) > 12 else ""), style="dim"))
+            con.print(
+                Text(
+                    "  affected: "
+                    + ", ".join(str(a) for a in inc.affected[:12])
+                    + (" …" if len(inc.affected) > 12 else ""),
+                    style="dim",
+                )
+            )
     info = [f for f in findings if f.severity == "info"]
     if info:
-        con.print(Text(f"\n{len(info)} informational finding(s) (jobs that will run):", style="bold"))
+        con.print(
+            Text(f"\n{len(info)} informational finding(s) (jobs that will run):", style="bold")
+        )
         for f in info[:20]:
             con.print(Text(f"  {f.subject}: {clean(f.title)}", style="cyan"))

@@ -22,18 +22,28 @@ MAX_ARTIFACTS = 200  # subjects whose evidence is fetched per source
 def register(sub: argparse._SubParsersAction) -> None:
     from cockpit.cli import add_common
 
-    p = sub.add_parser("incidents", help="open incidents (findings grouped by cause), most severe first")
+    p = sub.add_parser(
+        "incidents", help="open incidents (findings grouped by cause), most severe first"
+    )
     add_common(p)
-    p.add_argument("--cluster", action="append", metavar="NAME", help="only this cluster (repeatable)")
-    p.add_argument("--modelarts", action="append", metavar="NAME", help="only this ModelArts project (repeatable)")
+    p.add_argument(
+        "--cluster", action="append", metavar="NAME", help="only this cluster (repeatable)"
+    )
+    p.add_argument(
+        "--modelarts",
+        action="append",
+        metavar="NAME",
+        help="only this ModelArts project (repeatable)",
+    )
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="machine-readable JSON")
     fmt.add_argument("--markdown", action="store_true", help="Markdown for a ticket")
     p.set_defaults(func=run)
 
 
-async def collect(sources: list, now_fn=None,
-                  taken: dict[str, datetime] | None = None) -> tuple[list[Finding], list[str]]:
+async def collect(
+    sources: list, now_fn=None, taken: dict[str, datetime] | None = None
+) -> tuple[list[Finding], list[str]]:
     """Poll each source once, fetch evidence (cockpit.runtime.evidence), diagnose. Returns (findings, source errors).
 
     ``taken`` (optional) is filled with source name -> the snapshot's ``taken_at``: the "now" of
@@ -74,7 +84,7 @@ def _select(args: argparse.Namespace) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cockpit.diagnosis.engine import correlate
+    from cockpit.diagnosis.correlate import correlate
     from cockpit.report import incidents_json, incidents_markdown, sort_incidents
 
     sources = _select(args)
@@ -106,8 +116,12 @@ def ack_store_for(args: argparse.Namespace):  # -> cockpit.store.acks.AckStore
     return AckStore(demo_state_path() if banner_for(args)[0].startswith("DEMO") else None)
 
 
-def _table(incidents: list, now: datetime, acked: frozenset[str] = frozenset(),
-           taken: dict[str, datetime] | None = None) -> None:
+def _table(
+    incidents: list,
+    now: datetime,
+    acked: frozenset[str] = frozenset(),
+    taken: dict[str, datetime] | None = None,
+) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -122,8 +136,18 @@ def _table(incidents: list, now: datetime, acked: frozenset[str] = frozenset(),
         table.add_column(col)
     for i in incidents:
         at = (taken or {}).get(i.subject.source, now)
-        age = "" if i.first_seen is None else f"{max(0, int((at - i.first_seen).total_seconds() // 60))} min ago"
-        table.add_row(Text(i.severity, style=colour.get(i.severity, "")), Text(i.root_cause),
-                      Text(clean(str(i.subject))), Text(clean(i.title)), Text(str(affected_count(i))), Text(age),
-                      Text("yes" if i.key in acked else "", style="green"))
+        age = (
+            ""
+            if i.first_seen is None
+            else f"{max(0, int((at - i.first_seen).total_seconds() // 60))} min ago"
+        )
+        table.add_row(
+            Text(i.severity, style=colour.get(i.severity, "")),
+            Text(i.root_cause),
+            Text(clean(str(i.subject))),
+            Text(clean(i.title)),
+            Text(str(affected_count(i))),
+            Text(age),
+            Text("yes" if i.key in acked else "", style="green"),
+        )
     Console().print(table)

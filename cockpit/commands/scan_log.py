@@ -16,22 +16,35 @@ from cockpit.text import clean
 def register(subparsers: argparse._SubParsersAction) -> None:
     from cockpit.cli import add_common
 
-    p = subparsers.add_parser("scan-log", help="first red error of a log file", description=__doc__.splitlines()[0])
+    p = subparsers.add_parser(
+        "scan-log", help="first red error of a log file", description=__doc__.splitlines()[0]
+    )
     add_common(p)
     p.add_argument("file", help="log file (any size: memory-mapped)")
     p.add_argument("--all", action="store_true", help="list every error line, in file order")
-    p.add_argument("--kind", default=None, help="log kind: app | slurmctld | slurmd | events (default: from the name)")
+    p.add_argument(
+        "--kind",
+        default=None,
+        help="log kind: app | slurmctld | slurmd | events (default: from the name)",
+    )
     p.add_argument("--json", action="store_true", help="JSON output")
     p.set_defaults(func=run)
 
 
 def _hit_dict(h) -> dict:
-    return {"line": h.line, "offset": h.offset, "text": h.text, "pattern": h.pattern, "label": h.label,
-            "severity": h.severity, "strong": h.strong}
+    return {
+        "line": h.line,
+        "offset": h.offset,
+        "text": h.text,
+        "pattern": h.pattern,
+        "label": h.label,
+        "severity": h.severity,
+        "strong": h.strong,
+    }
 
 
 def run(args: argparse.Namespace) -> int:
-    from cockpit.diagnosis.logscan import iter_path, scan_path
+    from cockpit.ingest.logfile import iter_path, scan_path
 
     try:
         if args.all:

@@ -22,12 +22,31 @@ from cockpit.text import clean
 def register(subparsers: argparse._SubParsersAction) -> None:
     from cockpit.cli import add_common
 
-    p = subparsers.add_parser("snapshot", help="poll once and print jobs, nodes, partitions", description=__doc__.splitlines()[0])
+    p = subparsers.add_parser(
+        "snapshot",
+        help="poll once and print jobs, nodes, partitions",
+        description=__doc__.splitlines()[0],
+    )
     add_common(p)
-    p.add_argument("--cluster", action="append", metavar="NAME", help="only this cluster (repeatable)")
-    p.add_argument("--modelarts", action="append", metavar="NAME", help="only this ModelArts project (repeatable)")
-    p.add_argument("--json", action="store_true", help="machine-readable JSON (one object per source)")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="give up on a source after S seconds (default 60)")
+    p.add_argument(
+        "--cluster", action="append", metavar="NAME", help="only this cluster (repeatable)"
+    )
+    p.add_argument(
+        "--modelarts",
+        action="append",
+        metavar="NAME",
+        help="only this ModelArts project (repeatable)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="machine-readable JSON (one object per source)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        metavar="S",
+        help="give up on a source after S seconds (default 60)",
+    )
     p.set_defaults(func=run)
 
 
@@ -56,8 +75,12 @@ async def poll_all(sources: list[Any], timeout: float) -> list[Snapshot]:
         except TimeoutError:
             from datetime import UTC
 
-            return Snapshot(src.name, src.kind, datetime.now(UTC),
-                            error=SourceError("timeout", f"no answer within {timeout:g} s", src.name))
+            return Snapshot(
+                src.name,
+                src.kind,
+                datetime.now(UTC),
+                error=SourceError("timeout", f"no answer within {timeout:g} s", src.name),
+            )
 
     try:
         return list(await asyncio.gather(*(one(s) for s in sources)))
@@ -92,58 +115,136 @@ def render(snap: Snapshot, console: Any) -> None:
     def T(s: object, n: int = 200) -> Text:
         return Text(clean(str(s), n))
 
-    head = f"{snap.source} ({snap.kind})" + (f" Slurm {snap.slurm_version}" if snap.slurm_version else "")
+    head = f"{snap.source} ({snap.kind})" + (
+        f" Slurm {snap.slurm_version}" if snap.slurm_version else ""
+    )
     console.print(Text(f"== {head} at {_fmt_t(snap.taken_at)}", style="bold"))
     if snap.error:
-        console.print(Text(f"   error [{snap.error.kind}] {clean(snap.error.message, 500)}", style="red"))
+        console.print(
+            Text(f"   error [{snap.error.kind}] {clean(snap.error.message, 500)}", style="red")
+        )
         return
     if snap.jobs:
         t = Table(title="Jobs", title_justify="left")
-        for col in ("JobID", "Name", "User", "Partition", "State", "Reason", "CPUs", "Mem", "Elapsed", "Limit", "Nodes"):
+        for col in (
+            "JobID",
+            "Name",
+            "User",
+            "Partition",
+            "State",
+            "Reason",
+            "CPUs",
+            "Mem",
+            "Elapsed",
+            "Limit",
+            "Nodes",
+        ):
             t.add_column(col)
         for j in snap.jobs:
-            mem = _fmt_mib(j.min_memory_mib) + ("/cpu" if j.mem_per_cpu and j.min_memory_mib else "")
-            t.add_row(T(j.job_id), T(j.name, 40), T(j.user), T(j.partition), T(j.state), T(j.reason, 80),
-                      T(j.cpus if j.cpus is not None else "-"), T(mem), T(_fmt_s(j.elapsed_s)),
-                      T(_fmt_s(j.time_limit_s) if j.time_limit_s is not None else "UNLIMITED"), T(j.node_list or "-"))
+            mem = _fmt_mib(j.min_memory_mib) + (
+                "/cpu" if j.mem_per_cpu and j.min_memory_mib else ""
+            )
+            t.add_row(
+                T(j.job_id),
+                T(j.name, 40),
+                T(j.user),
+                T(j.partition),
+                T(j.state),
+                T(j.reason, 80),
+                T(j.cpus if j.cpus is not None else "-"),
+                T(mem),
+                T(_fmt_s(j.elapsed_s)),
+                T(_fmt_s(j.time_limit_s) if j.time_limit_s is not None else "UNLIMITED"),
+                T(j.node_list or "-"),
+            )
         console.print(t)
     if snap.nodes:
         t = Table(title="Nodes", title_justify="left")
-        for col in ("Node", "State", "CPUs alloc/total", "Mem alloc/total", "Partitions", "Reason", "By", "Since"):
+        for col in (
+            "Node",
+            "State",
+            "CPUs alloc/total",
+            "Mem alloc/total",
+            "Partitions",
+            "Reason",
+            "By",
+            "Since",
+        ):
             t.add_column(col)
         for n in snap.nodes:
-            t.add_row(T(n.name), T(n.state_label), T(f"{n.cpus_alloc if n.cpus_alloc is not None else '-'}/{n.cpus_total or '-'}"),
-                      T(f"{_fmt_mib(n.alloc_memory_mib)}/{_fmt_mib(n.real_memory_mib)}"), T(",".join(n.partitions)),
-                      T(n.reason or "", 500), T(n.reason_user), T(_fmt_t(n.reason_time) if n.reason_time else ""))
+            t.add_row(
+                T(n.name),
+                T(n.state_label),
+                T(f"{n.cpus_alloc if n.cpus_alloc is not None else '-'}/{n.cpus_total or '-'}"),
+                T(f"{_fmt_mib(n.alloc_memory_mib)}/{_fmt_mib(n.real_memory_mib)}"),
+                T(",".join(n.partitions)),
+                T(n.reason or "", 500),
+                T(n.reason_user),
+                T(_fmt_t(n.reason_time) if n.reason_time else ""),
+            )
         console.print(t)
     if snap.partitions:
         t = Table(title="Partitions", title_justify="left")
-        for col in ("Partition", "State", "Nodes", "CPUs", "MaxCPUsPerNode", "MaxMemPerNode", "MaxTime", "MaxNodes"):
+        for col in (
+            "Partition",
+            "State",
+            "Nodes",
+            "CPUs",
+            "MaxCPUsPerNode",
+            "MaxMemPerNode",
+            "MaxTime",
+            "MaxNodes",
+        ):
             t.add_column(col)
         for p in snap.partitions:
-            mem = _fmt_mib(p.max_mem_per_node_mib) if p.max_mem_per_node_mib else (
-                f"{_fmt_mib(p.max_mem_per_cpu_mib)}/cpu" if p.max_mem_per_cpu_mib else "UNLIMITED")
-            t.add_row(T(p.name + ("*" if p.default else "")), T(p.state), T(p.node_list), T(p.total_cpus or "-"),
-                      T(p.max_cpus_per_node or "UNLIMITED"), T(mem),
-                      T(_fmt_s(p.max_time_s) if p.max_time_s is not None else "UNLIMITED"), T(p.max_nodes or "UNLIMITED"))
+            mem = (
+                _fmt_mib(p.max_mem_per_node_mib)
+                if p.max_mem_per_node_mib
+                else (
+                    f"{_fmt_mib(p.max_mem_per_cpu_mib)}/cpu"
+                    if p.max_mem_per_cpu_mib
+                    else "UNLIMITED"
+                )
+            )
+            t.add_row(
+                T(p.name + ("*" if p.default else "")),
+                T(p.state),
+                T(p.node_list),
+                T(p.total_cpus or "-"),
+                T(p.max_cpus_per_node or "UNLIMITED"),
+                T(mem),
+                T(_fmt_s(p.max_time_s) if p.max_time_s is not None else "UNLIMITED"),
+                T(p.max_nodes or "UNLIMITED"),
+            )
         console.print(t)
     if snap.training_jobs:
         t = Table(title="Training jobs", title_justify="left")
         for col in ("Name", "Phase", "Console", "Flavor", "Nodes", "Pool", "Created"):
             t.add_column(col)
         for tj in snap.training_jobs:
-            t.add_row(T(tj.name, 60), T(f"{tj.phase}{'/' + tj.secondary_phase if tj.secondary_phase else ''}"),
-                      T(tj.console_phase), T(tj.flavor_id), T(tj.node_count),
-                      T(tj.pool_name or tj.pool_id or "-"), T(_fmt_t(tj.create_time)))
+            t.add_row(
+                T(tj.name, 60),
+                T(f"{tj.phase}{'/' + tj.secondary_phase if tj.secondary_phase else ''}"),
+                T(tj.console_phase),
+                T(tj.flavor_id),
+                T(tj.node_count),
+                T(tj.pool_name or tj.pool_id or "-"),
+                T(_fmt_t(tj.create_time)),
+            )
         console.print(t)
     if snap.pools:
         t = Table(title="Pools", title_justify="left")
         for col in ("Pool", "Type", "Phase", "Nodes", "Available", "Abnormal"):
             t.add_column(col)
         for pool in snap.pools:
-            t.add_row(T(pool.name), T("public" if pool.public else "dedicated"), T(pool.phase), T(len(pool.nodes)),
-                      T(pool.available if pool.available is not None else "-"),
-                      T(pool.abnormal if pool.abnormal is not None else "-"))
+            t.add_row(
+                T(pool.name),
+                T("public" if pool.public else "dedicated"),
+                T(pool.phase),
+                T(len(pool.nodes)),
+                T(pool.available if pool.available is not None else "-"),
+                T(pool.abnormal if pool.abnormal is not None else "-"),
+            )
         console.print(t)
     for w in snap.warnings:
         console.print(Text(f"   warning: {clean(w, 300)}", style="yellow"))

@@ -34,7 +34,9 @@ def banner_for(args: argparse.Namespace) -> tuple[str, bool]:
 
     config = load_config(getattr(args, "config", None))
     if not config.has_sources:
-        return NO_CONFIG_BANNER.format(path=getattr(args, "config", None) or default_config_path()), config.ui.bell
+        return NO_CONFIG_BANNER.format(
+            path=getattr(args, "config", None) or default_config_path()
+        ), config.ui.bell
     return "", config.ui.bell
 
 
@@ -92,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
         baselines=baselines,
         # the demo's in-memory watcher (cannot fail) is built after the first frame
         late=_demo_watch if demo else None,
-        export_dir=Path(config.ui.export_dir).expanduser() if config is not None and config.ui.export_dir else None,
+        export_dir=Path(config.ui.export_dir).expanduser()
+        if config is not None and config.ui.export_dir
+        else None,
     )
     code = app.run()
     # a crash returns None after Textual printed the traceback; its return_code is then 1

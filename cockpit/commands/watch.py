@@ -27,6 +27,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import platformdirs
 
@@ -36,6 +37,9 @@ from cockpit.watch.alerts import Alert
 from cockpit.watch.transitions import detect, storage_alerts
 from cockpit.watch.watcher import Watcher
 
+if TYPE_CHECKING:
+    from cockpit.source import Source
+
 
 def default_state_path() -> Path:
     return Path(platformdirs.user_state_dir("cockpit")) / "watch-state.json"
@@ -44,21 +48,42 @@ def default_state_path() -> Path:
 def register(subparsers: argparse._SubParsersAction) -> None:
     from cockpit.cli import add_common
 
-    p = subparsers.add_parser("watch", help="alert without the UI (cron / systemd)", description=__doc__.splitlines()[0])
+    p = subparsers.add_parser(
+        "watch", help="alert without the UI (cron / systemd)", description=__doc__.splitlines()[0]
+    )
     add_common(p)
-    p.add_argument("--once", action="store_true", help="poll every source once, report new conditions, exit (cron)")
+    p.add_argument(
+        "--once",
+        action="store_true",
+        help="poll every source once, report new conditions, exit (cron)",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per alert (JSON lines)")
-    p.add_argument("--history", metavar="FILE", help="alert history file (default: state dir alerts.jsonl)")
-    p.add_argument("--state", metavar="FILE", help=f"--once memory of active conditions (default {default_state_path()})")
-    p.add_argument("--cluster", action="append", metavar="NAME", help="only this cluster (repeatable)")
-    p.add_argument("--modelarts", action="append", metavar="NAME", help="only this ModelArts project (repeatable)")
+    p.add_argument(
+        "--history", metavar="FILE", help="alert history file (default: state dir alerts.jsonl)"
+    )
+    p.add_argument(
+        "--state",
+        metavar="FILE",
+        help=f"--once memory of active conditions (default {default_state_path()})",
+    )
+    p.add_argument(
+        "--cluster", action="append", metavar="NAME", help="only this cluster (repeatable)"
+    )
+    p.add_argument(
+        "--modelarts",
+        action="append",
+        metavar="NAME",
+        help="only this ModelArts project (repeatable)",
+    )
     p.set_defaults(func=run)
 
 
 # --------------------------------------------------------------------------- pure parts
 
 
-def current_conditions(snap: Snapshot, findings: Sequence[Finding], now: datetime, watcher: Watcher) -> list[Alert]:
+def current_conditions(
+    snap: Snapshot, findings: Sequence[Finding], now: datetime, watcher: Watcher
+) -> list[Alert]:
     """Every alert condition true in ``snap`` (as if compared with an empty site), unfiltered.
 
     An empty previous snapshot turns each transition rule into a level check: a FAILED
@@ -105,7 +130,7 @@ def save_state(path: Path, active: dict[str, list[str]]) -> None:
 # --------------------------------------------------------------------------- running
 
 
-async def _findings(source, snap: Snapshot, cache, now: datetime) -> list[Finding]:
+async def _findings(source: Source, snap: Snapshot, cache, now: datetime) -> list[Finding]:
     """Findings with the evidence fetched for failed jobs / sick nodes (cockpit.runtime.evidence), so an
     alert names the cause ("command not found") as the TUI does, not the symptom ("non-zero
     exit"). A failed poll has none here: the watcher reports the outage itself."""
@@ -114,7 +139,9 @@ async def _findings(source, snap: Snapshot, cache, now: datetime) -> list[Findin
     from cockpit.runtime.evidence import refresh_and_diagnose
 
     # evidence = "drill-down": no fetch in the background, watch included
-    findings = await refresh_and_diagnose(source, snap, cache, now, fetch=getattr(source, "background_evidence", True))
+    findings = await refresh_and_diagnose(
+        source, snap, cache, now, fetch=source.background_evidence
+    )
     for err in cache.errors:
         print(f"cockpit: {err}", file=sys.stderr)
     return findings
@@ -124,7 +151,9 @@ def _printer(as_json: bool) -> Callable[[Alert], None]:
     from cockpit.commands.alerts import format_alert
 
     def emit(a: Alert) -> None:
-        print(json.dumps(a.to_json(), ensure_ascii=False) if as_json else format_alert(a), flush=True)
+        print(
+            json.dumps(a.to_json(), ensure_ascii=False) if as_json else format_alert(a), flush=True
+        )
 
     return emit
 
@@ -135,19 +164,29 @@ async def _poll(source) -> Snapshot:
     except Exception as exc:  # noqa: BLE001 - a source bug is an unreachable source, not a crash
         from cockpit.model import SourceError
 
-        return Snapshot(source.name, source.kind, datetime.now(UTC), error=SourceError("server", f"{type(exc).__name__}: {exc}"))
+        return Snapshot(
+            source.name,
+            source.kind,
+            datetime.now(UTC),
+            error=SourceError("server", f"{type(exc).__name__}: {exc}"),
+        )
 
 
-async def watch_once(sources: list, watcher: Watcher, clock: Callable[[], datetime],
-                     previous: dict[str, list[str]]) -> tuple[list[Alert], dict[str, list[str]]]:
+async def watch_once(
+    sources: list, watcher: Watcher, clock: Callable[[], datetime], previous: dict[str, list[str]]
+) -> tuple[list[Alert], dict[str, list[str]]]:
     """Poll each source once; returns (alerts that fired, the new active-condition state)."""
     from cockpit.commands.incidents import MAX_ARTIFACTS
     from cockpit.runtime.evidence import EvidenceCache
 
     snaps = await asyncio.gather(*(_poll(s) for s in sources))
     now = clock()
-    found = await asyncio.gather(*(_findings(s, snap, EvidenceCache(budget=MAX_ARTIFACTS, concurrency=8), now)
-                                   for s, snap in zip(sources, snaps, strict=True)))
+    found = await asyncio.gather(
+        *(
+            _findings(s, snap, EvidenceCache(budget=MAX_ARTIFACTS, concurrency=8), now)
+            for s, snap in zip(sources, snaps, strict=True)
+        )
+    )
     fired: list[Alert] = []
     active = dict(previous)
     for snap, findings in zip(snaps, found, strict=True):
@@ -156,12 +195,16 @@ async def watch_once(sources: list, watcher: Watcher, clock: Callable[[], dateti
         if snap.ok:
             active[snap.source] = sorted({a.key for a in conds})
         else:  # keep what we knew about jobs and nodes; remember the outage itself
-            active[snap.source] = sorted(set(previous.get(snap.source, ())) | {a.key for a in conds})
+            active[snap.source] = sorted(
+                set(previous.get(snap.source, ())) | {a.key for a in conds}
+            )
         fired += watcher.record(fresh, now)
     return fired, active
 
 
-async def watch_loop(sources: list, watcher: Watcher, clock: Callable[[], datetime], emit: Callable[[Alert], None]) -> None:
+async def watch_loop(
+    sources: list, watcher: Watcher, clock: Callable[[], datetime], emit: Callable[[Alert], None]
+) -> None:
     """Poll each source on its interval forever; transitions as in the TUI."""
 
     from cockpit.runtime.evidence import EvidenceCache
@@ -196,7 +239,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         config = load_config(args.config)
         if not config.has_sources:
-            raise UserError(f"{config.path}: no [clusters.NAME] or [modelarts.NAME] to watch (try --demo)")
+            raise UserError(
+                f"{config.path}: no [clusters.NAME] or [modelarts.NAME] to watch (try --demo)"
+            )
         cfg = AlertConfig.from_table(config.alerts, config.path)
         watcher = Watcher(cfg, history=AlertHistory(args.history), notifier=Notifier(cfg.notify))
         if watcher.last_error:
@@ -219,7 +264,10 @@ def run(args: argparse.Namespace) -> int:
                     try:
                         save_state(state_path, active)
                     except OSError as exc:
-                        print(f"cockpit: cannot write {state_path}: {exc.strerror or exc}", file=sys.stderr)
+                        print(
+                            f"cockpit: cannot write {state_path}: {exc.strerror or exc}",
+                            file=sys.stderr,
+                        )
                 return 1 if fired else 0
             await watch_loop(sources, watcher, now_fn, emit)
             return 0

@@ -72,12 +72,19 @@ def _pod(j: int, reason: str, msg: str) -> str:
     return f"[Pod: modelarts-job-{ID.format(j)}-worker-0] {reason}: {msg}"
 
 
-def _progress(start: int, count: int, every: int = 30, ansi: bool = False) -> tuple[tuple[int, str], ...]:
+def _progress(
+    start: int, count: int, every: int = 30, ansi: bool = False
+) -> tuple[tuple[int, str], ...]:
     out = []
     for k in range(count):
         loss = 2.3 / (1 + k / 20) + 0.2
         tag = "\x1b[36mINFO\x1b[0m" if ansi else "INFO"
-        out.append((start + k * every, f"{tag} epoch {1 + k // 100} step {k % 100 * 10:4d} loss={loss:.4f} lr=0.0010"))
+        out.append(
+            (
+                start + k * every,
+                f"{tag} epoch {1 + k // 100} step {k % 100 * 10:4d} loss={loss:.4f} lr=0.0010",
+            )
+        )
     return tuple(out)
 
 
@@ -88,19 +95,32 @@ def _startup(start: int, pip_s: int, stuck: bool = False) -> tuple[tuple[int, st
     """
     mirror = "https://repo.huaweicloud.com/repository/pypi/simple"
     head = (
-        (start, "{ts} [ModelArts Service Log][init] task worker-0 starting, image pytorch-train:2.1.0-cuda12.1"),
-        (start + 3, "{ts} [init] downloading code from obs://ml-code/gpt2-zh/ to /home/ma-user/modelarts/user-job-dir"),
+        (
+            start,
+            "{ts} [ModelArts Service Log][init] task worker-0 starting, image pytorch-train:2.1.0-cuda12.1",
+        ),
+        (
+            start + 3,
+            "{ts} [init] downloading code from obs://ml-code/gpt2-zh/ to /home/ma-user/modelarts/user-job-dir",
+        ),
         (start + 9, "{ts} [init] code downloaded: 38 files, 2.1 MB"),
-        (start + 10, "{ts} [init] mounting obs://ml-data/zh-corpus/ at /home/ma-user/modelarts/inputs/data_url_0"),
+        (
+            start + 10,
+            "{ts} [init] mounting obs://ml-data/zh-corpus/ at /home/ma-user/modelarts/inputs/data_url_0",
+        ),
         (start + 14, "{ts} [init] mount ready"),
         (start + 15, f"{{ts}} [init] pip install -r requirements.txt -i {mirror}"),
     )
     if stuck:
         return head + tuple(
-            (start + 15 + 75 * k, f"{{ts}} WARNING: Retrying (Retry(total={4 - k}, connect=None, read=None)) after connection "
-                                  "broken by 'ConnectTimeoutError(\"Connection to repo.huaweicloud.com timed out. "
-                                  "(connect timeout=15)\")': /repository/pypi/simple/transformers/")
-            for k in range(1, 4))
+            (
+                start + 15 + 75 * k,
+                f"{{ts}} WARNING: Retrying (Retry(total={4 - k}, connect=None, read=None)) after connection "
+                "broken by 'ConnectTimeoutError(\"Connection to repo.huaweicloud.com timed out. "
+                "(connect timeout=15)\")': /repository/pypi/simple/transformers/",
+            )
+            for k in range(1, 4)
+        )
     t = start + 15 + pip_s
     return head + (
         (t, "{ts} [init] installed 14 packages (transformers 4.44.2, datasets 2.20.0, ...)"),
@@ -116,116 +136,408 @@ def build_jobs() -> list[MaJob]:
     init_stages = lambda c, s: (("scheduling", c, c + 20), ("preparing", c + 20, None))  # noqa: E731
     jobs = [
         # Initializing for 25 min: OBS mount fails with AccessDenied (agency lacks rights)
-        MaJob(1, "detr-coco-obs", -25 * m, ((-25 * m, "Pending", "Creating"),), init_stages(-25 * m, 0),
-              events=((-25 * m, "Info", "Job", "Training job created."),
-                      (-25 * m + 20, "Info", "K8S", _pod(1, "Scheduled", "Successfully assigned to 192.168.0.42")),
-                      (-24 * m, "Warning", "K8S", _pod(1, "FailedMount", 'MountVolume.SetUp failed for volume "obs-input" : Mount /obs/ml-data-prod/coco/ failed: obsfs: AccessDenied: Access Denied (HTTP 403), the agency modelarts_agency has no obs:object:GetObject / obs:bucket:ListBucket on bucket ml-data-prod')),
-                      (-14 * m, "Warning", "K8S", _pod(1, "FailedMount", 'Unable to attach or mount volumes: unmounted volumes=[obs-input], unattached volumes=[obs-input]: timed out waiting for the condition'))),
-              inputs=(("data_url", "/ml-data-prod/coco/", "/obs/ml-data-prod/coco/"),)),
+        MaJob(
+            1,
+            "detr-coco-obs",
+            -25 * m,
+            ((-25 * m, "Pending", "Creating"),),
+            init_stages(-25 * m, 0),
+            events=(
+                (-25 * m, "Info", "Job", "Training job created."),
+                (
+                    -25 * m + 20,
+                    "Info",
+                    "K8S",
+                    _pod(1, "Scheduled", "Successfully assigned to 192.168.0.42"),
+                ),
+                (
+                    -24 * m,
+                    "Warning",
+                    "K8S",
+                    _pod(
+                        1,
+                        "FailedMount",
+                        'MountVolume.SetUp failed for volume "obs-input" : Mount /obs/ml-data-prod/coco/ failed: obsfs: AccessDenied: Access Denied (HTTP 403), the agency modelarts_agency has no obs:object:GetObject / obs:bucket:ListBucket on bucket ml-data-prod',
+                    ),
+                ),
+                (
+                    -14 * m,
+                    "Warning",
+                    "K8S",
+                    _pod(
+                        1,
+                        "FailedMount",
+                        "Unable to attach or mount volumes: unmounted volumes=[obs-input], unattached volumes=[obs-input]: timed out waiting for the condition",
+                    ),
+                ),
+            ),
+            inputs=(("data_url", "/ml-data-prod/coco/", "/obs/ml-data-prod/coco/"),),
+        ),
         # data path without the /obs/ prefix in the container
-        MaJob(2, "resnet-imagenet-path", -50 * m, ((-50 * m, "Pending", "Creating"), (-47 * m, "Running", "Running"), (-46 * m, "Failed", "Failed")),
-              (("scheduling", -50 * m, -50 * m + 15), ("preparing", -50 * m + 15, -47 * m), ("running", -47 * m, -46 * m)),
-              events=((-50 * m, "Info", "Job", "Training job created."), (-47 * m, "Info", "Job", "Training job is running."),
-                      (-46 * m, "Error", "Task", "[worker-0] Training end with return code: 1")),
-              log=((-47 * m + 5, "[Modelarts Service Log]Training start"),
-                   (-47 * m + 9, "Traceback (most recent call last):"),
-                   (-47 * m + 9, '  File "/home/ma-user/modelarts/user-job-dir/code/train.py", line 41, in <module>'),
-                   (-47 * m + 9, "FileNotFoundError: [Errno 2] No such file or directory: '/ml-data/imagenet/train'"),
-                   (-46 * m, "[Modelarts Service Log]Training end with return code: 1")),
-              params=(("data_url", "/ml-data/imagenet/train"),),
-              volumes=({"obs": {"obs_path": "obs://ml-data/imagenet/", "local_path": "/ml-data/imagenet", "read_only": True}},),
-              exit_code=1, exit_message="exited with code 1"),
+        MaJob(
+            2,
+            "resnet-imagenet-path",
+            -50 * m,
+            (
+                (-50 * m, "Pending", "Creating"),
+                (-47 * m, "Running", "Running"),
+                (-46 * m, "Failed", "Failed"),
+            ),
+            (
+                ("scheduling", -50 * m, -50 * m + 15),
+                ("preparing", -50 * m + 15, -47 * m),
+                ("running", -47 * m, -46 * m),
+            ),
+            events=(
+                (-50 * m, "Info", "Job", "Training job created."),
+                (-47 * m, "Info", "Job", "Training job is running."),
+                (-46 * m, "Error", "Task", "[worker-0] Training end with return code: 1"),
+            ),
+            log=(
+                (-47 * m + 5, "[Modelarts Service Log]Training start"),
+                (-47 * m + 9, "Traceback (most recent call last):"),
+                (
+                    -47 * m + 9,
+                    '  File "/home/ma-user/modelarts/user-job-dir/code/train.py", line 41, in <module>',
+                ),
+                (
+                    -47 * m + 9,
+                    "FileNotFoundError: [Errno 2] No such file or directory: '/ml-data/imagenet/train'",
+                ),
+                (-46 * m, "[Modelarts Service Log]Training end with return code: 1"),
+            ),
+            params=(("data_url", "/ml-data/imagenet/train"),),
+            volumes=(
+                {
+                    "obs": {
+                        "obs_path": "obs://ml-data/imagenet/",
+                        "local_path": "/ml-data/imagenet",
+                        "read_only": True,
+                    }
+                },
+            ),
+            exit_code=1,
+            exit_message="exited with code 1",
+        ),
         # trailing space in a data path
-        MaJob(3, "yolo-coco-trailing", -33 * m, ((-33 * m, "Pending", "Creating"), (-31 * m, "Running", "Running"), (-30 * m, "Failed", "Failed")),
-              (("scheduling", -33 * m, -33 * m + 12), ("preparing", -33 * m + 12, -31 * m), ("running", -31 * m, -30 * m)),
-              events=((-33 * m, "Info", "Job", "Training job created."),
-                      (-30 * m, "Error", "Task", "[worker-0] Training end with return code: 2")),
-              log=((-31 * m + 4, "[Modelarts Service Log]Training start"),
-                   (-31 * m + 8, "ERROR: dataset path '/obs/ml-data/coco2017/train ' does not exist"),
-                   (-30 * m, "[Modelarts Service Log]Training end with return code: 2")),
-              inputs=(("data_url", "/ml-data/coco2017/train ", "/obs/ml-data/coco2017/train "),),
-              params=(("data_url", "/obs/ml-data/coco2017/train "),), exit_code=2, exit_message="exited with code 2"),
+        MaJob(
+            3,
+            "yolo-coco-trailing",
+            -33 * m,
+            (
+                (-33 * m, "Pending", "Creating"),
+                (-31 * m, "Running", "Running"),
+                (-30 * m, "Failed", "Failed"),
+            ),
+            (
+                ("scheduling", -33 * m, -33 * m + 12),
+                ("preparing", -33 * m + 12, -31 * m),
+                ("running", -31 * m, -30 * m),
+            ),
+            events=(
+                (-33 * m, "Info", "Job", "Training job created."),
+                (-30 * m, "Error", "Task", "[worker-0] Training end with return code: 2"),
+            ),
+            log=(
+                (-31 * m + 4, "[Modelarts Service Log]Training start"),
+                (-31 * m + 8, "ERROR: dataset path '/obs/ml-data/coco2017/train ' does not exist"),
+                (-30 * m, "[Modelarts Service Log]Training end with return code: 2"),
+            ),
+            inputs=(("data_url", "/ml-data/coco2017/train ", "/obs/ml-data/coco2017/train "),),
+            params=(("data_url", "/obs/ml-data/coco2017/train "),),
+            exit_code=2,
+            exit_message="exited with code 2",
+        ),
         # writes a checkpoint into a read-only mount
-        MaJob(4, "bert-ft-ckpt-ro", -90 * m, ((-90 * m, "Pending", "Creating"), (-88 * m, "Running", "Running"), (-61 * m, "Failed", "Failed")),
-              (("scheduling", -90 * m, -90 * m + 10), ("preparing", -90 * m + 10, -88 * m), ("running", -88 * m, -61 * m)),
-              events=((-90 * m, "Info", "Job", "Training job created."), (-88 * m, "Info", "Job", "Training job is running."),
-                      (-61 * m, "Error", "Task", "[worker-0] Training end with return code: 1")),
-              log=(*_progress(-88 * m + 10, 50),
-                   (-61 * m - 2, "Saving checkpoint to /obs/ml-data/checkpoints/epoch_3.pt"),
-                   (-61 * m - 1, "OSError: [Errno 30] Read-only file system: '/obs/ml-data/checkpoints/epoch_3.pt'"),
-                   (-61 * m, "[Modelarts Service Log]Training end with return code: 1")),
-              inputs=(("data_url", "/ml-data/glue/", "/obs/ml-data/glue/"),),
-              volumes=({"obs": {"obs_path": "obs://ml-data/checkpoints/", "local_path": "/obs/ml-data/checkpoints", "read_only": True}},),
-              exit_code=1, exit_message="exited with code 1"),
+        MaJob(
+            4,
+            "bert-ft-ckpt-ro",
+            -90 * m,
+            (
+                (-90 * m, "Pending", "Creating"),
+                (-88 * m, "Running", "Running"),
+                (-61 * m, "Failed", "Failed"),
+            ),
+            (
+                ("scheduling", -90 * m, -90 * m + 10),
+                ("preparing", -90 * m + 10, -88 * m),
+                ("running", -88 * m, -61 * m),
+            ),
+            events=(
+                (-90 * m, "Info", "Job", "Training job created."),
+                (-88 * m, "Info", "Job", "Training job is running."),
+                (-61 * m, "Error", "Task", "[worker-0] Training end with return code: 1"),
+            ),
+            log=(
+                *_progress(-88 * m + 10, 50),
+                (-61 * m - 2, "Saving checkpoint to /obs/ml-data/checkpoints/epoch_3.pt"),
+                (
+                    -61 * m - 1,
+                    "OSError: [Errno 30] Read-only file system: '/obs/ml-data/checkpoints/epoch_3.pt'",
+                ),
+                (-61 * m, "[Modelarts Service Log]Training end with return code: 1"),
+            ),
+            inputs=(("data_url", "/ml-data/glue/", "/obs/ml-data/glue/"),),
+            volumes=(
+                {
+                    "obs": {
+                        "obs_path": "obs://ml-data/checkpoints/",
+                        "local_path": "/obs/ml-data/checkpoints",
+                        "read_only": True,
+                    }
+                },
+            ),
+            exit_code=1,
+            exit_message="exited with code 1",
+        ),
         # image tag typo: 2.1.O instead of 2.1.0
-        MaJob(5, "llama-sft-image", -15 * m, ((-15 * m, "Pending", "Creating"),), init_stages(-15 * m, 0),
-              image=f"{SWR}/ml-team/pytorch-train:2.1.O-cuda12.1",
-              events=((-15 * m, "Info", "Job", "Training job created."),
-                      (-15 * m + 20, "Info", "K8S", _pod(5, "Scheduled", "Successfully assigned to 192.168.0.57")),
-                      (-14 * m, "Warning", "K8S", _pod(5, "Failed", f'Failed to pull image "{SWR}/ml-team/pytorch-train:2.1.O-cuda12.1": rpc error: code = NotFound desc = failed to resolve reference: {SWR}/ml-team/pytorch-train:2.1.O-cuda12.1: not found')),
-                      (-14 * m + 1, "Warning", "K8S", _pod(5, "Failed", "Error: ErrImagePull")),
-                      (-13 * m, "Warning", "K8S", _pod(5, "BackOff", f'Back-off pulling image "{SWR}/ml-team/pytorch-train:2.1.O-cuda12.1"')),
-                      (-13 * m + 1, "Warning", "K8S", _pod(5, "Failed", "Error: ImagePullBackOff")))),
+        MaJob(
+            5,
+            "llama-sft-image",
+            -15 * m,
+            ((-15 * m, "Pending", "Creating"),),
+            init_stages(-15 * m, 0),
+            image=f"{SWR}/ml-team/pytorch-train:2.1.O-cuda12.1",
+            events=(
+                (-15 * m, "Info", "Job", "Training job created."),
+                (
+                    -15 * m + 20,
+                    "Info",
+                    "K8S",
+                    _pod(5, "Scheduled", "Successfully assigned to 192.168.0.57"),
+                ),
+                (
+                    -14 * m,
+                    "Warning",
+                    "K8S",
+                    _pod(
+                        5,
+                        "Failed",
+                        f'Failed to pull image "{SWR}/ml-team/pytorch-train:2.1.O-cuda12.1": rpc error: code = NotFound desc = failed to resolve reference: {SWR}/ml-team/pytorch-train:2.1.O-cuda12.1: not found',
+                    ),
+                ),
+                (-14 * m + 1, "Warning", "K8S", _pod(5, "Failed", "Error: ErrImagePull")),
+                (
+                    -13 * m,
+                    "Warning",
+                    "K8S",
+                    _pod(
+                        5,
+                        "BackOff",
+                        f'Back-off pulling image "{SWR}/ml-team/pytorch-train:2.1.O-cuda12.1"',
+                    ),
+                ),
+                (-13 * m + 1, "Warning", "K8S", _pod(5, "Failed", "Error: ImagePullBackOff")),
+            ),
+        ),
         # custom image without bash: the container exits 127
-        MaJob(6, "custom-alpine-train", -20 * m, ((-20 * m, "Pending", "Creating"), (-18 * m, "Running", "Running"), (-18 * m + 6, "Failed", "Failed")),
-              (("scheduling", -20 * m, -20 * m + 10), ("preparing", -20 * m + 10, -18 * m), ("running", -18 * m, -18 * m + 6)),
-              image=f"{SWR}/ml-team/alpine-py:3.19", command="bash -c 'python /code/train.py'",
-              events=((-20 * m, "Info", "Job", "Training job created."),
-                      (-18 * m, "Info", "K8S", _pod(6, "Started", "Started container")),
-                      (-18 * m + 6, "Error", "Task", "[worker-0] Container exited with code 127")),
-              log=((-18 * m + 1, "[Modelarts Service Log]Training start"),
-                   (-18 * m + 2, '/bin/sh: bash: not found'),
-                   (-18 * m + 6, "[Modelarts Service Log]Training end with return code: 127")),
-              exit_code=127, exit_message="exited with code 127"),
+        MaJob(
+            6,
+            "custom-alpine-train",
+            -20 * m,
+            (
+                (-20 * m, "Pending", "Creating"),
+                (-18 * m, "Running", "Running"),
+                (-18 * m + 6, "Failed", "Failed"),
+            ),
+            (
+                ("scheduling", -20 * m, -20 * m + 10),
+                ("preparing", -20 * m + 10, -18 * m),
+                ("running", -18 * m, -18 * m + 6),
+            ),
+            image=f"{SWR}/ml-team/alpine-py:3.19",
+            command="bash -c 'python /code/train.py'",
+            events=(
+                (-20 * m, "Info", "Job", "Training job created."),
+                (-18 * m, "Info", "K8S", _pod(6, "Started", "Started container")),
+                (-18 * m + 6, "Error", "Task", "[worker-0] Container exited with code 127"),
+            ),
+            log=(
+                (-18 * m + 1, "[Modelarts Service Log]Training start"),
+                (-18 * m + 2, "/bin/sh: bash: not found"),
+                (-18 * m + 6, "[Modelarts Service Log]Training end with return code: 127"),
+            ),
+            exit_code=127,
+            exit_message="exited with code 127",
+        ),
         # queued 40 min in a public pool with no capacity: waiting, not broken
-        MaJob(7, "sd-xl-4gpu-public", -40 * m, ((-40 * m, "Pending", "Queuing"),), (("scheduling", -40 * m, None),),
-              flavor="modelarts.p3.large.public", nodes=4,
-              events=((-40 * m, "Info", "Job", "Training job created."),
-                      (-40 * m + 4, "Info", "Job", "The training job is queuing and awaiting resource allocation."))),
+        MaJob(
+            7,
+            "sd-xl-4gpu-public",
+            -40 * m,
+            ((-40 * m, "Pending", "Queuing"),),
+            (("scheduling", -40 * m, None),),
+            flavor="modelarts.p3.large.public",
+            nodes=4,
+            events=(
+                (-40 * m, "Info", "Job", "Training job created."),
+                (
+                    -40 * m + 4,
+                    "Info",
+                    "Job",
+                    "The training job is queuing and awaiting resource allocation.",
+                ),
+            ),
+        ),
         # waits in the fragmented dedicated pool (4 GPUs on one node; 7 free across nodes)
-        MaJob(8, "detr-4gpu-dedicated", -22 * m, ((-22 * m, "Pending", "Queuing"),), (("scheduling", -22 * m, None),),
-              flavor="modelarts.vm.gpu.4a100", pool=POOL_DEDI,
-              events=((-22 * m, "Info", "Job", "Training job created."),
-                      (-22 * m + 3, "Info", "Job", "The training job is queuing and awaiting resource allocation."))),
+        MaJob(
+            8,
+            "detr-4gpu-dedicated",
+            -22 * m,
+            ((-22 * m, "Pending", "Queuing"),),
+            (("scheduling", -22 * m, None),),
+            flavor="modelarts.vm.gpu.4a100",
+            pool=POOL_DEDI,
+            events=(
+                (-22 * m, "Info", "Job", "Training job created."),
+                (
+                    -22 * m + 3,
+                    "Info",
+                    "Job",
+                    "The training job is queuing and awaiting resource allocation.",
+                ),
+            ),
+        ),
         # evolution: queued three minutes at the start, runs from +5 min
-        MaJob(9, "vit-small-queued", -3 * m, ((-3 * m, "Pending", "Queuing"), (5 * m, "Running", "Running")),
-              (("scheduling", -3 * m, 5 * m - 40), ("preparing", 5 * m - 40, 5 * m), ("running", 5 * m, None)),
-              pool=POOL_TEAM, flavor="modelarts.vm.gpu.1v100",
-              events=((-3 * m, "Info", "Job", "Training job created."),
-                      (-3 * m + 2, "Info", "Job", "The training job is queuing and awaiting resource allocation."),
-                      (5 * m - 30, "Info", "K8S", _pod(9, "Pulled", f'Successfully pulled image "{SWR}/ml-team/pytorch-train:2.1.0-cuda12.1"')),
-                      (5 * m, "Info", "Job", "Training job is running.")),
-              log=_progress(5 * m + 5, 2000, ansi=True)),
+        MaJob(
+            9,
+            "vit-small-queued",
+            -3 * m,
+            ((-3 * m, "Pending", "Queuing"), (5 * m, "Running", "Running")),
+            (
+                ("scheduling", -3 * m, 5 * m - 40),
+                ("preparing", 5 * m - 40, 5 * m),
+                ("running", 5 * m, None),
+            ),
+            pool=POOL_TEAM,
+            flavor="modelarts.vm.gpu.1v100",
+            events=(
+                (-3 * m, "Info", "Job", "Training job created."),
+                (
+                    -3 * m + 2,
+                    "Info",
+                    "Job",
+                    "The training job is queuing and awaiting resource allocation.",
+                ),
+                (
+                    5 * m - 30,
+                    "Info",
+                    "K8S",
+                    _pod(
+                        9,
+                        "Pulled",
+                        f'Successfully pulled image "{SWR}/ml-team/pytorch-train:2.1.0-cuda12.1"',
+                    ),
+                ),
+                (5 * m, "Info", "Job", "Training job is running."),
+            ),
+            log=_progress(5 * m + 5, 2000, ansi=True),
+        ),
         # healthy
-        MaJob(10, "bert-base-zh", -3 * 3600, ((-3 * 3600, "Pending", "Creating"), (-3 * 3600 + 70, "Running", "Running")),
-              (("scheduling", -3 * 3600, -3 * 3600 + 8), ("preparing", -3 * 3600 + 8, -3 * 3600 + 70), ("running", -3 * 3600 + 70, None)),
-              pool=POOL_DEDI, flavor="modelarts.vm.gpu.1a100",
-              events=((-3 * 3600, "Info", "Job", "Training job created."), (-3 * 3600 + 70, "Info", "Job", "Training job is running."),
-                      (-3 * 3600 + 71, "Info", "Task", "[worker-0] training started.")),
-              inputs=(("data_url", "/ml-data/zh-corpus/", "/obs/ml-data/zh-corpus/"),),
-              log=_progress(-3 * 3600 + 80, 2000, ansi=True)),
-        MaJob(11, "whisper-ft-done", -9 * 3600, ((-9 * 3600, "Pending", "Creating"), (-9 * 3600 + 60, "Running", "Running"), (-5 * 3600, "Completed", "Completed")),
-              (("scheduling", -9 * 3600, -9 * 3600 + 5), ("preparing", -9 * 3600 + 5, -9 * 3600 + 60), ("running", -9 * 3600 + 60, -5 * 3600), ("end", -5 * 3600, -5 * 3600)),
-              events=((-9 * 3600, "Info", "Job", "Training job created."), (-5 * 3600, "Info", "Job", "Training job completed.")),
-              log=(*_progress(-9 * 3600 + 70, 40, every=300), (-5 * 3600, "[Modelarts Service Log]Training end with return code: 0")),
-              exit_code=0),
-        MaJob(12, "ppo-robot-arm", -26 * 3600, ((-26 * 3600, "Pending", "Creating"), (-26 * 3600 + 45, "Running", "Running"), (-20 * 3600, "Completed", "Completed")),
-              (("scheduling", -26 * 3600, -26 * 3600 + 5), ("preparing", -26 * 3600 + 5, -26 * 3600 + 45), ("running", -26 * 3600 + 45, -20 * 3600), ("end", -20 * 3600, -20 * 3600)),
-              pool=POOL_TEAM, flavor="modelarts.vm.gpu.8v100", exit_code=0,
-              log=((-20 * 3600, "[Modelarts Service Log]Training end with return code: 0"),)),
+        MaJob(
+            10,
+            "bert-base-zh",
+            -3 * 3600,
+            ((-3 * 3600, "Pending", "Creating"), (-3 * 3600 + 70, "Running", "Running")),
+            (
+                ("scheduling", -3 * 3600, -3 * 3600 + 8),
+                ("preparing", -3 * 3600 + 8, -3 * 3600 + 70),
+                ("running", -3 * 3600 + 70, None),
+            ),
+            pool=POOL_DEDI,
+            flavor="modelarts.vm.gpu.1a100",
+            events=(
+                (-3 * 3600, "Info", "Job", "Training job created."),
+                (-3 * 3600 + 70, "Info", "Job", "Training job is running."),
+                (-3 * 3600 + 71, "Info", "Task", "[worker-0] training started."),
+            ),
+            inputs=(("data_url", "/ml-data/zh-corpus/", "/obs/ml-data/zh-corpus/"),),
+            log=_progress(-3 * 3600 + 80, 2000, ansi=True),
+        ),
+        MaJob(
+            11,
+            "whisper-ft-done",
+            -9 * 3600,
+            (
+                (-9 * 3600, "Pending", "Creating"),
+                (-9 * 3600 + 60, "Running", "Running"),
+                (-5 * 3600, "Completed", "Completed"),
+            ),
+            (
+                ("scheduling", -9 * 3600, -9 * 3600 + 5),
+                ("preparing", -9 * 3600 + 5, -9 * 3600 + 60),
+                ("running", -9 * 3600 + 60, -5 * 3600),
+                ("end", -5 * 3600, -5 * 3600),
+            ),
+            events=(
+                (-9 * 3600, "Info", "Job", "Training job created."),
+                (-5 * 3600, "Info", "Job", "Training job completed."),
+            ),
+            log=(
+                *_progress(-9 * 3600 + 70, 40, every=300),
+                (-5 * 3600, "[Modelarts Service Log]Training end with return code: 0"),
+            ),
+            exit_code=0,
+        ),
+        MaJob(
+            12,
+            "ppo-robot-arm",
+            -26 * 3600,
+            (
+                (-26 * 3600, "Pending", "Creating"),
+                (-26 * 3600 + 45, "Running", "Running"),
+                (-20 * 3600, "Completed", "Completed"),
+            ),
+            (
+                ("scheduling", -26 * 3600, -26 * 3600 + 5),
+                ("preparing", -26 * 3600 + 5, -26 * 3600 + 45),
+                ("running", -26 * 3600 + 45, -20 * 3600),
+                ("end", -20 * 3600, -20 * 3600),
+            ),
+            pool=POOL_TEAM,
+            flavor="modelarts.vm.gpu.8v100",
+            exit_code=0,
+            log=((-20 * 3600, "[Modelarts Service Log]Training end with return code: 0"),),
+        ),
         # init-log baseline pair, same pool and image: a good start (Running) and one stuck in pip install
-        MaJob(13, "gpt2-zh-pretrain", -2 * 3600, ((-2 * 3600, "Pending", "Creating"), (-2 * 3600 + 90, "Running", "Running")),
-              (("scheduling", -2 * 3600, -2 * 3600 + 6), ("preparing", -2 * 3600 + 6, -2 * 3600 + 90), ("running", -2 * 3600 + 90, None)),
-              pool=POOL_TEAM, flavor="modelarts.vm.gpu.1v100",
-              events=((-2 * 3600, "Info", "Job", "Training job created."), (-2 * 3600 + 90, "Info", "Job", "Training job is running.")),
-              inputs=(("data_url", "/ml-data/zh-corpus/", "/home/ma-user/modelarts/inputs/data_url_0"),),
-              log=(*_startup(-2 * 3600 + 8, 38), *_progress(-2 * 3600 + 100, 200, every=60))),
-        MaJob(14, "gpt2-zh-pretrain-v2", -13 * m, ((-13 * m, "Pending", "Creating"),), init_stages(-13 * m, 0),
-              pool=POOL_TEAM, flavor="modelarts.vm.gpu.1v100",
-              events=((-13 * m, "Info", "Job", "Training job created."),
-                      (-13 * m + 20, "Info", "K8S", _pod(14, "Started", "Started container"))),
-              inputs=(("data_url", "/ml-data/zh-corpus/", "/home/ma-user/modelarts/inputs/data_url_0"),),
-              log=_startup(-13 * m + 22, 0, stuck=True)),
+        MaJob(
+            13,
+            "gpt2-zh-pretrain",
+            -2 * 3600,
+            ((-2 * 3600, "Pending", "Creating"), (-2 * 3600 + 90, "Running", "Running")),
+            (
+                ("scheduling", -2 * 3600, -2 * 3600 + 6),
+                ("preparing", -2 * 3600 + 6, -2 * 3600 + 90),
+                ("running", -2 * 3600 + 90, None),
+            ),
+            pool=POOL_TEAM,
+            flavor="modelarts.vm.gpu.1v100",
+            events=(
+                (-2 * 3600, "Info", "Job", "Training job created."),
+                (-2 * 3600 + 90, "Info", "Job", "Training job is running."),
+            ),
+            inputs=(
+                ("data_url", "/ml-data/zh-corpus/", "/home/ma-user/modelarts/inputs/data_url_0"),
+            ),
+            log=(*_startup(-2 * 3600 + 8, 38), *_progress(-2 * 3600 + 100, 200, every=60)),
+        ),
+        MaJob(
+            14,
+            "gpt2-zh-pretrain-v2",
+            -13 * m,
+            ((-13 * m, "Pending", "Creating"),),
+            init_stages(-13 * m, 0),
+            pool=POOL_TEAM,
+            flavor="modelarts.vm.gpu.1v100",
+            events=(
+                (-13 * m, "Info", "Job", "Training job created."),
+                (-13 * m + 20, "Info", "K8S", _pod(14, "Started", "Started container")),
+            ),
+            inputs=(
+                ("data_url", "/ml-data/zh-corpus/", "/home/ma-user/modelarts/inputs/data_url_0"),
+            ),
+            log=_startup(-13 * m + 22, 0, stuck=True),
+        ),
     ]
     return jobs
 
@@ -256,8 +568,10 @@ def build_pools() -> dict[str, tuple[str, str, list[MaNode]]]:
         MaNode("node-v100-0", "Available", 64, 512, 8, 64, 500, 8, "192.168.20.11"),
         MaNode("node-v100-1", "Available", 64, 512, 8, 56, 440, 7, "192.168.20.12"),
     ]
-    return {POOL_DEDI: ("a100-dedicated", "modelarts.vm.gpu.8a100", dedi),
-            POOL_TEAM: ("v100-team", "modelarts.vm.gpu.8v100", team)}
+    return {
+        POOL_DEDI: ("a100-dedicated", "modelarts.vm.gpu.8a100", dedi),
+        POOL_TEAM: ("v100-team", "modelarts.vm.gpu.8v100", team),
+    }
 
 
 class ModelArtsProject:
@@ -281,43 +595,88 @@ class ModelArtsProject:
     def job_json(self, j: MaJob, t: int) -> dict:
         _, phase, secondary = j.phase_at(t) or (0, "Creating", "Creating")
         run_start = next((p[0] for p in j.phases if p[1] == "Running" and p[0] <= t), None)
-        ended = next((p[0] for p in j.phases if p[1] in ("Failed", "Completed") and p[0] <= t), None)
-        duration = 0 if run_start is None else ((ended if ended is not None else t) - run_start) * 1000
+        ended = next(
+            (p[0] for p in j.phases if p[1] in ("Failed", "Completed") and p[0] <= t), None
+        )
+        duration = (
+            0 if run_start is None else ((ended if ended is not None else t) - run_start) * 1000
+        )
         cpus, gpus, mem_gb, product = _FLAVORS.get(j.flavor, (8, 1, 64, "NVIDIA-A100"))
         pool_name = self.pools[j.pool][0] if j.pool in self.pools else ""
         statuses = []
         if ended is not None and j.exit_code is not None:
             statuses = [{"task": "worker-0", "exit_code": j.exit_code, "message": j.exit_message}]
         tasks = [f"worker-{i}" for i in range(j.nodes)]
-        status = {"phase": phase, "secondary_phase": secondary, "duration": duration,
-                  "start_time": self._ms(run_start) if run_start is not None else 0,
-                  "tasks": tasks, "node_count_metrics": [], "task_statuses": statuses}
+        status = {
+            "phase": phase,
+            "secondary_phase": secondary,
+            "duration": duration,
+            "start_time": self._ms(run_start) if run_start is not None else 0,
+            "tasks": tasks,
+            "node_count_metrics": [],
+            "task_statuses": statuses,
+        }
         if run_start is not None:
             rec = {"start_at": self._ms(run_start) // 1000, "start_type": "init_or_rescheduled"}
             if ended is not None:
-                rec |= {"end_at": self._ms(ended) // 1000,
-                        "end_reason": f"exit with {j.exit_code}" if j.exit_code else "completed"}
+                rec |= {
+                    "end_at": self._ms(ended) // 1000,
+                    "end_reason": f"exit with {j.exit_code}" if j.exit_code else "completed",
+                }
             status["running_records"] = [rec]
         return {
             "kind": "job",
-            "metadata": {"id": j.job_id, "name": j.name, "workspace_id": "0", "description": "",
-                         "create_time": self._ms(j.created), "user_name": j.user, "annotations": {}},
+            "metadata": {
+                "id": j.job_id,
+                "name": j.name,
+                "workspace_id": "0",
+                "description": "",
+                "create_time": self._ms(j.created),
+                "user_name": j.user,
+                "annotations": {},
+            },
             "status": status,
             "algorithm": {
-                "command": j.command, "code_dir": "/ml-code/train/", "boot_file": "",
+                "command": j.command,
+                "code_dir": "/ml-code/train/",
+                "boot_file": "",
                 "parameters": [{"name": k, "value": v} for k, v in j.params],
-                "inputs": [{"name": n, "remote": {"obs": {"obs_url": u}}, "local_dir": d} for n, u, d in j.inputs],
-                "outputs": [{"name": n, "remote": {"obs": {"obs_url": u}}, "local_dir": d} for n, u, d in j.outputs],
+                "inputs": [
+                    {"name": n, "remote": {"obs": {"obs_url": u}}, "local_dir": d}
+                    for n, u, d in j.inputs
+                ],
+                "outputs": [
+                    {"name": n, "remote": {"obs": {"obs_url": u}}, "local_dir": d}
+                    for n, u, d in j.outputs
+                ],
                 "engine": {"image_url": j.image},
             },
             "spec": {
                 "resource": {
-                    "policy": "regular", "flavor_id": j.flavor, "flavor_name": j.flavor, "node_count": j.nodes,
-                    "pool_id": j.pool, "pool_name": pool_name,
-                    "flavor_detail": {"flavor_type": "GPU" if gpus else "CPU", "flavor_info": {
-                        "cpu": {"arch": "x86", "core_num": cpus},
-                        **({"gpu": {"unit_num": gpus, "product_name": product, "memory": "80GB"}} if gpus else {}),
-                        "memory": {"size": mem_gb, "unit": "GB"}}},
+                    "policy": "regular",
+                    "flavor_id": j.flavor,
+                    "flavor_name": j.flavor,
+                    "node_count": j.nodes,
+                    "pool_id": j.pool,
+                    "pool_name": pool_name,
+                    "flavor_detail": {
+                        "flavor_type": "GPU" if gpus else "CPU",
+                        "flavor_info": {
+                            "cpu": {"arch": "x86", "core_num": cpus},
+                            **(
+                                {
+                                    "gpu": {
+                                        "unit_num": gpus,
+                                        "product_name": product,
+                                        "memory": "80GB",
+                                    }
+                                }
+                                if gpus
+                                else {}
+                            ),
+                            "memory": {"size": mem_gb, "unit": "GB"},
+                        },
+                    },
                 },
                 "volumes": list(j.volumes),
                 "log_export_path": {"obs_url": f"/ml-logs/{j.name}/"},
@@ -325,8 +684,11 @@ class ModelArtsProject:
         }
 
     def events_json(self, j: MaJob, t: int) -> dict:
-        evs = [{"time": self._iso(at), "level": lv, "source": src, "message": msg}
-               for at, lv, src, msg in j.events if at <= t]
+        evs = [
+            {"time": self._iso(at), "level": lv, "source": src, "message": msg}
+            for at, lv, src, msg in j.events
+            if at <= t
+        ]
         evs.reverse()  # newest first, the API's default order (desc)
         return {"total": len(evs), "limit": 50, "offset": 0, "order": "desc", "events": evs[:50]}
 
@@ -336,9 +698,18 @@ class ModelArtsProject:
             if s > t:
                 break
             open_ = e is None or e > t
-            stages.append({"job_id": j.job_id, "name": name, "en_message": _STAGE_TEXT.get(name, name),
-                           "zh_message": "", "stage_order": i + 1, "start_time": self._iso(s),
-                           "end_time": "" if open_ else self._iso(e or s), "sub_stages": []})
+            stages.append(
+                {
+                    "job_id": j.job_id,
+                    "name": name,
+                    "en_message": _STAGE_TEXT.get(name, name),
+                    "zh_message": "",
+                    "stage_order": i + 1,
+                    "start_time": self._iso(s),
+                    "end_time": "" if open_ else self._iso(e or s),
+                    "sub_stages": [],
+                }
+            )
         return {"total_count": 1, "running_records": [{"record_order": 1, "stages": stages}]}
 
     def preview_json(self, j: MaJob, t: int) -> dict:
@@ -354,42 +725,86 @@ class ModelArtsProject:
             resources = {"available": {"flavor": flavor, "count": ok, "maxCount": len(nodes)}}
             if bad:
                 resources["abnormal"] = {"flavor": flavor, "count": bad, "maxCount": len(nodes)}
-            items.append({
-                "apiVersion": "v2", "kind": "Pool",
-                "metadata": {"name": pid, "creationTimestamp": "2026-09-01T03:49:41Z",
-                             "labels": {"os.modelarts/name": name, "os.modelarts/workspace.id": "0"}},
-                "spec": {"type": "Dedicate", "scope": ["Train"],
-                         "resources": [{"flavor": flavor, "count": len(nodes), "maxCount": len(nodes)}]},
-                "status": {"phase": "Running", "message": "", "resources": resources,
-                           "scope": [{"scopeType": "Train", "state": "Enabled"}]},
-            })
+            items.append(
+                {
+                    "apiVersion": "v2",
+                    "kind": "Pool",
+                    "metadata": {
+                        "name": pid,
+                        "creationTimestamp": "2026-09-01T03:49:41Z",
+                        "labels": {"os.modelarts/name": name, "os.modelarts/workspace.id": "0"},
+                    },
+                    "spec": {
+                        "type": "Dedicate",
+                        "scope": ["Train"],
+                        "resources": [
+                            {"flavor": flavor, "count": len(nodes), "maxCount": len(nodes)}
+                        ],
+                    },
+                    "status": {
+                        "phase": "Running",
+                        "message": "",
+                        "resources": resources,
+                        "scope": [{"scopeType": "Train", "state": "Enabled"}],
+                    },
+                }
+            )
         return {"apiVersion": "v2", "kind": "PoolList", "items": items}
 
     def nodes_json(self, pool_id: str) -> dict | None:
         if pool_id not in self.pools:
             return None
         _, flavor, nodes = self.pools[pool_id]
-        items = [{
-            "apiVersion": "v2", "kind": "Node",
-            "metadata": {"name": n.name, "creationTimestamp": "2026-09-01T04:00:00Z",
-                         "labels": {"os.modelarts.node/nodepool": f"{pool_id}-default"}},
-            "spec": {"flavor": flavor},
-            "status": {"phase": n.phase, "az": "cn-north-4a", "privateIp": n.ip,
-                       "resources": {"cpu": str(n.cpu), "memory": f"{n.mem_gi}Gi", "nvidia.com/gpu": str(n.gpus)},
-                       "availableResources": {"cpu": str(n.free_cpu), "memory": f"{n.free_mem_gi}Gi",
-                                              "nvidia.com/gpu": str(n.free_gpus)}},
-        } for n in nodes]
-        return {"apiVersion": "v2", "kind": "NodeList", "metadata": {"continue": "", "remainingItemCount": 0},
-                "items": items}
+        items = [
+            {
+                "apiVersion": "v2",
+                "kind": "Node",
+                "metadata": {
+                    "name": n.name,
+                    "creationTimestamp": "2026-09-01T04:00:00Z",
+                    "labels": {"os.modelarts.node/nodepool": f"{pool_id}-default"},
+                },
+                "spec": {"flavor": flavor},
+                "status": {
+                    "phase": n.phase,
+                    "az": "cn-north-4a",
+                    "privateIp": n.ip,
+                    "resources": {
+                        "cpu": str(n.cpu),
+                        "memory": f"{n.mem_gi}Gi",
+                        "nvidia.com/gpu": str(n.gpus),
+                    },
+                    "availableResources": {
+                        "cpu": str(n.free_cpu),
+                        "memory": f"{n.free_mem_gi}Gi",
+                        "nvidia.com/gpu": str(n.free_gpus),
+                    },
+                },
+            }
+            for n in nodes
+        ]
+        return {
+            "apiVersion": "v2",
+            "kind": "NodeList",
+            "metadata": {"continue": "", "remainingItemCount": 0},
+            "items": items,
+        }
 
     def max_available(self, flavor_id: str, pool_id: str) -> dict:
         """Largest amount of the flavor one node can still host (0 in the full public pool)."""
         if pool_id in self.pools:
             nodes = [n for n in self.pools[pool_id][2] if n.phase == "Available"]
             best = max(nodes, key=lambda n: (n.free_gpus, n.free_cpu), default=None)
-            return {"cpu_core_num": best.free_cpu if best else 0, "mem_size": best.free_mem_gi if best else 0}
+            return {
+                "cpu_core_num": best.free_cpu if best else 0,
+                "mem_size": best.free_mem_gi if best else 0,
+            }
         return {"cpu_core_num": 0, "mem_size": 0}
 
 
-_STAGE_TEXT = {"scheduling": "Job scheduling", "preparing": "Environment preparing",
-               "running": "Job running", "end": "Job ended"}
+_STAGE_TEXT = {
+    "scheduling": "Job scheduling",
+    "preparing": "Environment preparing",
+    "running": "Job running",
+    "end": "Job ended",
+}

@@ -43,8 +43,12 @@ class DemoSite:
     frozen clock and get ``start`` = :data:`DEMO_START`.
     """
 
-    def __init__(self, seed: int = 7, clock: Callable[[], datetime] | None = None,
-                 start: datetime | None = None) -> None:
+    def __init__(
+        self,
+        seed: int = 7,
+        clock: Callable[[], datetime] | None = None,
+        start: datetime | None = None,
+    ) -> None:
         self.seed = seed
         if clock is None:
             offset = datetime.now(UTC) - DEMO_START
@@ -87,8 +91,14 @@ class DemoSite:
             bg, planned = background_jobs(self.seed, partitions, nodes)
             self._modelarts = ModelArtsProject(self.start)
             self._slurm = SlurmCluster(  # set last: ``built`` reads it
-                self.start, nodes, partitions, scenario_jobs() + bg,
-                ctld_startup(-HISTORY_S - 3 * 86400) + node_ctld_lines(), [], job_log(self.seed), planned,
+                self.start,
+                nodes,
+                partitions,
+                scenario_jobs() + bg,
+                ctld_startup(-HISTORY_S - 3 * 86400) + node_ctld_lines(),
+                [],
+                job_log(self.seed),
+                planned,
             )
 
     @property
@@ -107,8 +117,6 @@ class DemoSite:
 
     def now_s(self) -> int:
         return int((self.clock() - self.start).total_seconds() // 1)
-
-
 
 
 class DemoTransport:
@@ -176,11 +184,18 @@ STORAGE_PATHS = ("/home", "/scratch", "/opt/apps")  # what the demo cluster's co
 def _df(args: list[str], t: int) -> tuple[bytes, bytes, int]:
     inodes = "-Pi" in args or "-i" in args
     paths = [a for a in args if not a.startswith("-")] or sorted(_FILESYSTEMS)
-    lines = ["Filesystem     Inodes   IUsed   IFree IUse% Mounted on" if inodes
-             else "Filesystem     1024-blocks      Used Available Capacity Mounted on"]
+    lines = [
+        "Filesystem     Inodes   IUsed   IFree IUse% Mounted on"
+        if inodes
+        else "Filesystem     1024-blocks      Used Available Capacity Mounted on"
+    ]
     errs, rc = [], 0
     for p in paths:
-        mount = max((m for m in _FILESYSTEMS if p == m or p.startswith(m.rstrip("/") + "/")), key=len, default=None)
+        mount = max(
+            (m for m in _FILESYSTEMS if p == m or p.startswith(m.rstrip("/") + "/")),
+            key=len,
+            default=None,
+        )
         if mount is None:
             errs.append(f"df: {p}: No such file or directory")
             rc = 1
@@ -189,12 +204,18 @@ def _df(args: list[str], t: int) -> tuple[bytes, bytes, int]:
         frac = min(0.999, frac + max(0, t) * 1e-7)  # /scratch fills slowly
         if inodes:
             used = int(inode_total * ifrac)
-            lines.append(f"{dev} {inode_total} {used} {inode_total - used} {round(ifrac * 100)}% {mount}")
+            lines.append(
+                f"{dev} {inode_total} {used} {inode_total - used} {round(ifrac * 100)}% {mount}"
+            )
         else:
             used = int(blocks * frac)
             pct = -(-used * 100 // blocks)
             lines.append(f"{dev} {blocks} {used} {blocks - used} {pct}% {mount}")
-    return "".join(line + "\n" for line in lines).encode(), "".join(e + "\n" for e in errs).encode(), rc
+    return (
+        "".join(line + "\n" for line in lines).encode(),
+        "".join(e + "\n" for e in errs).encode(),
+        rc,
+    )
 
 
 class DemoModelArtsApi:
@@ -212,8 +233,13 @@ class DemoModelArtsApi:
 
         j = self.site.modelarts.by_id.get(job_id)
         if j is None or j.created > self.site.now_s():
-            raise ModelArtsApiError("not_found", 404, "ModelArts.2762", f"Training job {job_id} not found.",
-                                    where=f"GET /training-jobs/{job_id}")
+            raise ModelArtsApiError(
+                "not_found",
+                404,
+                "ModelArts.2762",
+                f"Training job {job_id} not found.",
+                where=f"GET /training-jobs/{job_id}",
+            )
         return j
 
     def list_training_jobs(self, offset: int, limit: int) -> dict:
@@ -221,10 +247,21 @@ class DemoModelArtsApi:
         ma = self.site.modelarts
         items = ma.visible(t)
         limit = max(1, min(50, limit))
-        page = items[offset * limit:(offset + 1) * limit]  # offset is a page index (API reference)
-        return {"total": len(items), "count": len(page), "limit": limit, "offset": offset,
-                "sort_by": "create_time", "order": "desc", "group_by": "", "workspace_id": "0",
-                "ai_project": "", "items": [ma.job_json(j, t) for j in page]}
+        page = items[
+            offset * limit : (offset + 1) * limit
+        ]  # offset is a page index (API reference)
+        return {
+            "total": len(items),
+            "count": len(page),
+            "limit": limit,
+            "offset": offset,
+            "sort_by": "create_time",
+            "order": "desc",
+            "group_by": "",
+            "workspace_id": "0",
+            "ai_project": "",
+            "items": [ma.job_json(j, t) for j in page],
+        }
 
     def show_training_job(self, job_id: str) -> dict:
         return self.site.modelarts.job_json(self._job(job_id), self.site.now_s())
@@ -246,8 +283,13 @@ class DemoModelArtsApi:
 
         nodes = self.site.modelarts.nodes_json(pool_name)
         if nodes is None:
-            raise ModelArtsApiError("not_found", 404, "ModelArts.50015001", f"Pool {pool_name} not found.",
-                                    where=f"GET /pools/{pool_name}/nodes")
+            raise ModelArtsApiError(
+                "not_found",
+                404,
+                "ModelArts.50015001",
+                f"Pool {pool_name} not found.",
+                where=f"GET /pools/{pool_name}/nodes",
+            )
         return nodes
 
     def flavor_max_available(self, flavor_id: str, pool_id: str) -> dict:
@@ -261,7 +303,14 @@ def demo_sources(seed: int = 7, clock: Callable[[], datetime] | None = None) -> 
 
     site = DemoSite(seed, clock)
     return [
-        SlurmSource(DEMO_CLUSTER, DemoTransport(site), interval=15, clock=site.clock,
-                    slurmctld_log=SLURMCTLD_LOG, slurmd_log=SLURMD_LOG, storage_paths=STORAGE_PATHS),
+        SlurmSource(
+            DEMO_CLUSTER,
+            DemoTransport(site),
+            interval=15,
+            clock=site.clock,
+            slurmctld_log=SLURMCTLD_LOG,
+            slurmd_log=SLURMD_LOG,
+            storage_paths=STORAGE_PATHS,
+        ),
         ModelArtsSource(DEMO_PROJECT, DemoModelArtsApi(site), interval=30, clock=site.clock),
     ]

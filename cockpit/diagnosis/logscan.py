@@ -15,9 +15,8 @@ on bytes, and only the hit's line (capped) is decoded for display.
 from __future__ import annotations
 
 import mmap
-import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -95,7 +94,7 @@ def count_newlines(buf: Buffer, start: int, end: int) -> int:
         return buf.count(b"\n", start, end)
     total = 0
     for a in range(start, end, _CHUNK):
-        total += buf[a:min(a + _CHUNK, end)].count(b"\n")
+        total += buf[a : min(a + _CHUNK, end)].count(b"\n")
     return total
 
 
@@ -115,20 +114,37 @@ def _line_bytes(buf: Buffer, ls: int, le: int, match_start: int) -> bytes:
     return bytes(buf[ls:le])
 
 
-def _hit(buf: Buffer, ls: int, le: int, mstart: int, line_no: int, kind: str, base: int,
-         fallback: Pattern | None = None) -> ScanHit | None:
+def _hit(
+    buf: Buffer,
+    ls: int,
+    le: int,
+    mstart: int,
+    line_no: int,
+    kind: str,
+    base: int,
+    fallback: Pattern | None = None,
+) -> ScanHit | None:
     raw = _line_bytes(buf, ls, le, mstart)
     if is_harmless(raw):
         return None
     p = classify(raw, kind) or fallback
     if p is None:
         return None
-    return ScanHit(line=line_no, offset=base + ls, text=decode_line(raw), pattern=p.name,
-                   label=p.label, severity=p.severity, strong=p.strong, tier=p.tier)
+    return ScanHit(
+        line=line_no,
+        offset=base + ls,
+        text=decode_line(raw),
+        pattern=p.name,
+        label=p.label,
+        severity=p.severity,
+        strong=p.strong,
+        tier=p.tier,
+    )
 
 
-def _search(buf: Buffer, rx, kind: str, start_offset: int,
-            start_line: int, base: int) -> Iterator[ScanHit]:
+def _search(
+    buf: Buffer, rx, kind: str, start_offset: int, start_line: int, base: int
+) -> Iterator[ScanHit]:
     pos, line_no, counted_to = start_offset, start_line, start_offset
     n = len(buf)
     while pos <= n:
@@ -177,15 +193,16 @@ def _nccl_cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
     start = buf.find(b"\n", hit.offset)
     if start < 0:
         return hit
-    window = bytes(buf[start + 1:start + 1 + _NCCL_LOOKAHEAD])
+    window = bytes(buf[start + 1 : start + 1 + _NCCL_LOOKAHEAD])
     for h in _search(window, _combined(kind, True), kind, 0, hit.line + 1, start + 1):
         if h.label == "gpu_out_of_memory":
             return h
     return hit
 
 
-def iter_errors(buf: Buffer, *, kind: str = "app", start_offset: int = 0,
-                start_line: int = 1) -> Iterator[ScanHit]:
+def iter_errors(
+    buf: Buffer, *, kind: str = "app", start_offset: int = 0, start_line: int = 1
+) -> Iterator[ScanHit]:
     """Every error line (strong and weak) from ``start_offset`` on, lazily, in file order.
 
     ``start_offset`` must be a line start and ``start_line`` its 1-based number (the log
@@ -199,7 +216,7 @@ def iter_errors(buf: Buffer, *, kind: str = "app", start_offset: int = 0,
 
 def guess_kind(name: str) -> str:
     """Log kind from a file name: slurmctld / slurmd (daemon logs) or app."""
-    base = os.path.basename(name).lower()
+    base = name.rsplit("/", 1)[-1].lower()
     if "slurmctld" in base:
         return "slurmctld"
     if "slurmd" in base and "journal" not in base:
@@ -207,97 +224,68 @@ def guess_kind(name: str) -> str:
     return "app"
 
 
-CHUNK = 32 << 20  # bytes read at a time by scan_path/iter_path: memory flat in file size
-LONG_LINE = 128 << 20  # a single line longer than this is scanned in pieces
+# --------------------------------------------------------------------------- streams in pieces
 
-
-def _chunks(fh, chunk: int = CHUNK) -> Iterator[tuple[int, int, bytearray]]:
-    """(byte offset, 1-based line number, bytes) pieces of a file or pipe, cut after a newline.
-
-    Plain reads, not mmap: a log truncated while it is scanned (logrotate copytruncate) would
-    kill the process with SIGBUS through a mapping, and pipes cannot be mapped at all. Each
-    piece is read straight into a fresh bytearray after the previous piece's partial last
-    line (``readinto``), and cut by truncation: no copy of the chunk itself.
-    """
-    base, line, carry = 0, 1, b""
-    while True:
-        k = len(carry)
-        buf = bytearray(k + chunk)
-        buf[:k] = carry
-        with memoryview(buf) as mv, mv[k:] as dest:
-            n = fh.readinto(dest)
-        del buf[k + (n or 0):]
-        if not n:
-            if buf:
-                yield base, line, buf
-            return
-        cut = buf.rfind(b"\n") + 1
-        if cut == 0 and len(buf) < max(4 * chunk, LONG_LINE):
-            carry = bytes(buf)  # one very long line: keep reading up to a bound, then cut anyway
-            continue
-        cut = cut or len(buf)
-        carry = bytes(buf[cut:])
-        del buf[cut:]
-        yield base, line, buf
-        base += len(buf)
-        line += buf.count(b"\n")
+# A stream too big to hold (a multi-GiB log, a pipe) is scanned as consecutive pieces:
+# (byte offset of the piece, 1-based line number of its first line, its bytes), each cut
+# just after a newline (a single line longer than the reader's bound may be cut anywhere).
+# Reading the pieces is the caller's business (cockpit.ingest.logfile); results carry
+# offsets and line numbers in the whole stream.
+Piece = tuple[int, int, Buffer]
 
 
 def _shift(hit: ScanHit, base: int, line: int) -> ScanHit:
     return replace(hit, line=hit.line + line - 1, offset=hit.offset + base)
 
 
-def scan_path(path: str, kind: str | None = None) -> ScanHit | None:
-    """First red error of a file or pipe, read in chunks (memory flat in file size).
+def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit | None:
+    """What :func:`first_error` finds over the whole stream, from its pieces in order.
 
-    A strong (root-cause) line anywhere wins over a weak one earlier, as in :func:`first_error`.
-    Empty input -> None. Raises OSError if the file cannot be opened.
+    A strong (root-cause) line anywhere wins over a weak one earlier. Stops reading pieces
+    once the answer is known. No pieces (empty input) -> None.
     """
-    kind = kind or guess_kind(path)
     strong_rx, any_rx = _combined(kind, True), _combined(kind, None)
     weak: ScanHit | None = None
-    nccl: tuple[int, int, ScanHit, bytes] | None = None  # a strong NCCL hit whose lookahead crosses the piece
-    with open(path, "rb") as fh:
-        for base, line, piece in _chunks(fh, CHUNK):
-            if nccl is not None:  # the CUDA failure it wraps may be in the next pieces' first bytes
-                at, at_line, hit, tail = nccl
-                tail += bytes(piece[:_NCCL_LOOKAHEAD])
-                end = tail.find(b"\n")
-                if end >= 0 and len(tail) - end > _NCCL_LOOKAHEAD:
-                    return _shift(_nccl_cause(tail, replace(hit, line=1, offset=0), kind), at, at_line)
-                nccl = (at, at_line, hit, tail)
-                continue
-            # One regex pass per piece, same result as first_error over the whole file: strong
-            # and weak patterns together until the first weak hit, strong ones only after it.
-            start, start_line = 0, 1
-            rx = any_rx if weak is None else strong_rx
-            while rx is not None:
-                hit = next(_search(piece, rx, kind, start, start_line, 0), None)
-                if hit is None:
+    # a strong NCCL hit whose lookahead crosses the piece: (offset, line, hit, bytes from it)
+    nccl: tuple[int, int, ScanHit, bytes] | None = None
+    for base, line, piece in pieces:
+        if nccl is not None:  # the CUDA failure it wraps may be in the next pieces' first bytes
+            at, at_line, hit, tail = nccl
+            tail += bytes(piece[:_NCCL_LOOKAHEAD])
+            end = tail.find(b"\n")
+            if end >= 0 and len(tail) - end > _NCCL_LOOKAHEAD:
+                return _shift(_nccl_cause(tail, replace(hit, line=1, offset=0), kind), at, at_line)
+            nccl = (at, at_line, hit, tail)
+            continue
+        # One regex pass per piece, same result as first_error over the whole stream: strong
+        # and weak patterns together until the first weak hit, strong ones only after it.
+        start, start_line = 0, 1
+        rx = any_rx if weak is None else strong_rx
+        while rx is not None:
+            hit = next(_search(piece, rx, kind, start, start_line, 0), None)
+            if hit is None:
+                break
+            if hit.strong:
+                end = piece.find(b"\n", hit.offset)
+                if hit.label == "nccl_communication_error" and (
+                    end < 0 or len(piece) - end <= _NCCL_LOOKAHEAD
+                ):
+                    nccl = (base + hit.offset, line + hit.line - 1, hit, bytes(piece[hit.offset :]))
                     break
-                if hit.strong:
-                    end = piece.find(b"\n", hit.offset)
-                    if hit.label == "nccl_communication_error" and (end < 0 or len(piece) - end <= _NCCL_LOOKAHEAD):
-                        nccl = (base + hit.offset, line + hit.line - 1, hit, bytes(piece[hit.offset:]))
-                        break
-                    return _shift(_nccl_cause(piece, hit, kind), base, line)
-                weak = _shift(hit, base, line)
-                nl = piece.find(b"\n", hit.offset)
-                if nl < 0:
-                    break
-                start, start_line, rx = nl + 1, hit.line + 1, strong_rx
-            if nccl is not None:
-                continue
-    if nccl is not None:  # the file ended within the lookahead
+                return _shift(_nccl_cause(piece, hit, kind), base, line)
+            weak = _shift(hit, base, line)
+            nl = piece.find(b"\n", hit.offset)
+            if nl < 0:
+                break
+            start, start_line, rx = nl + 1, hit.line + 1, strong_rx
+    if nccl is not None:  # the stream ended within the lookahead
         at, at_line, hit, tail = nccl
         return _shift(_nccl_cause(tail, replace(hit, line=1, offset=0), kind), at, at_line)
     return weak
 
 
-def iter_path(path: str, kind: str | None = None) -> Iterator[ScanHit]:
-    """Every error line of a file or pipe, lazily, in file order (read in chunks)."""
-    kind = kind or guess_kind(path)
-    with open(path, "rb") as fh:
-        for base, line, piece in _chunks(fh, CHUNK):
-            for hit in iter_errors(piece, kind=kind):
-                yield _shift(hit, base, line)
+def iter_errors_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> Iterator[ScanHit]:
+    """Every error line of the stream, lazily, in order (:func:`iter_errors` per piece)."""
+    for base, line, piece in pieces:
+        for hit in iter_errors(piece, kind=kind):
+            yield _shift(hit, base, line)

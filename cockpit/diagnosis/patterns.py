@@ -43,131 +43,366 @@ _DAEMON_KINDS = frozenset({"slurmctld", "slurmd"})
 _NOT_DAEMON = frozenset({"app", "stdout", "stderr", "events", "startup", "command", "journal"})
 
 
-def _p(name: str, regex: str, label: str, severity: Severity = "critical", tier: int = 2,
-       strong: bool = True, kinds: frozenset[str] | None = None) -> Pattern:
+def _p(
+    name: str,
+    regex: str,
+    label: str,
+    severity: Severity = "critical",
+    tier: int = 2,
+    strong: bool = True,
+    kinds: frozenset[str] | None = None,
+) -> Pattern:
     return Pattern(name, regex.encode(), label, severity, tier, strong, kinds)
 
 
 PATTERNS: tuple[Pattern, ...] = (
     # ---------------------------------------------------------------- scheduler verdicts
-    _p("slurm_time_limit", r"DUE TO TIME LIMIT|Time limit exhausted for JobId", "time_limit", tier=0),
-    _p("slurm_node_failure", r"DUE TO NODE FAILURE|Killing JobId=\d+ on failed node", "node_not_responding", tier=0),
+    _p(
+        "slurm_time_limit",
+        r"DUE TO TIME LIMIT|Time limit exhausted for JobId",
+        "time_limit",
+        tier=0,
+    ),
+    _p(
+        "slurm_node_failure",
+        r"DUE TO NODE FAILURE|Killing JobId=\d+ on failed node",
+        "node_not_responding",
+        tier=0,
+    ),
     _p("slurm_oom_cgroup", r"Detected \d+ oom[-_]kill event", "oom_killed", tier=1),
-    _p("slurm_oom_exceeded", r"exceeded memory limit \(\d+ > \d+\), being killed|Exceeded job memory limit|JobId=\d+ OOM failure",
-       "oom_killed", tier=0),
-    _p("kernel_oom", r"Out of memory: Kill(?:ed)? process|Memory cgroup out of memory|invoked oom-killer|\boom-kill:",
-       "oom_killed", tier=1),
-    _p("container_oom", r"return code: ?137\b|exit(?:ed)? (?:with|code)[: ]*137\b|\bOOMKilled\b|exit with 137\b",
-       "oom_killed", tier=2),
-    _p("slurm_launch_held", r"launch[_ ]failed[_ ]requeued[_ ]held", "pending_launch_failed_held", "warning", tier=0),
-    _p("slurm_dependency_never", r"DependencyNeverSatisfied", "dependency_failed", "warning", tier=0),
-    _p("slurm_partition_limit", r"Reason=(?:PartitionConfig|PartitionNodeLimit|PartitionTimeLimit)\b",
-       "pending_partition_limit", "warning", tier=0),
-    _p("slurm_submit_io_error", r"I/O error writing script/environment to file", "disk_full", tier=0),
-    _p("slurm_submit_unsatisfiable",
-       r"Memory specification can not be satisfied|Requested node configuration is not available|"
-       r"CPU count per node can not be satisfied|Node count specification invalid|"
-       r"More processors requested than permitted|Requested partition configuration not available now",
-       "submit_rejected_unsatisfiable", tier=0),
-    _p("slurm_submit_policy",
-       r"Batch job submission failed: (?:Invalid (?:qos|account|partition)|Requested time limit is invalid|"
-       r"Job violates accounting/QOS policy|Invalid account or account/partition)|"
-       r"bank_limit plugin|can not exceed the available balance|QOSMaxSubmitJob|AssocMaxSubmitJob",
-       "submit_rejected_policy", tier=0),
-    _p("slurm_controller_unreachable",
-       r"Unable to contact slurm controller|Socket timed out on send/recv|slurm_load_\w+ error: Unable to contact",
-       "controller_unreachable", tier=0),
+    _p(
+        "slurm_oom_exceeded",
+        r"exceeded memory limit \(\d+ > \d+\), being killed|Exceeded job memory limit|"
+        r"JobId=\d+ OOM failure",
+        "oom_killed",
+        tier=0,
+    ),
+    _p(
+        "kernel_oom",
+        r"Out of memory: Kill(?:ed)? process|Memory cgroup out of memory|invoked oom-killer|"
+        r"\boom-kill:",
+        "oom_killed",
+        tier=1,
+    ),
+    _p(
+        "container_oom",
+        r"return code: ?137\b|exit(?:ed)? (?:with|code)[: ]*137\b|\bOOMKilled\b|exit with 137\b",
+        "oom_killed",
+        tier=2,
+    ),
+    _p(
+        "slurm_launch_held",
+        r"launch[_ ]failed[_ ]requeued[_ ]held",
+        "pending_launch_failed_held",
+        "warning",
+        tier=0,
+    ),
+    _p(
+        "slurm_dependency_never",
+        r"DependencyNeverSatisfied",
+        "dependency_failed",
+        "warning",
+        tier=0,
+    ),
+    _p(
+        "slurm_partition_limit",
+        r"Reason=(?:PartitionConfig|PartitionNodeLimit|PartitionTimeLimit)\b",
+        "pending_partition_limit",
+        "warning",
+        tier=0,
+    ),
+    _p(
+        "slurm_submit_io_error",
+        r"I/O error writing script/environment to file",
+        "disk_full",
+        tier=0,
+    ),
+    _p(
+        "slurm_submit_unsatisfiable",
+        r"Memory specification can not be satisfied|Requested node configuration is not available|"
+        r"CPU count per node can not be satisfied|Node count specification invalid|"
+        r"More processors requested than permitted|"
+        r"Requested partition configuration not available now",
+        "submit_rejected_unsatisfiable",
+        tier=0,
+    ),
+    _p(
+        "slurm_submit_policy",
+        r"Batch job submission failed: (?:Invalid (?:qos|account|partition)|"
+        r"Requested time limit is invalid|Job violates accounting/QOS policy|"
+        r"Invalid account or account/partition)|bank_limit plugin|"
+        r"can not exceed the available balance|QOSMaxSubmitJob|AssocMaxSubmitJob",
+        "submit_rejected_policy",
+        tier=0,
+    ),
+    _p(
+        "slurm_controller_unreachable",
+        r"Unable to contact slurm controller|Socket timed out on send/recv|"
+        r"slurm_load_\w+ error: Unable to contact",
+        "controller_unreachable",
+        tier=0,
+    ),
     # ---------------------------------------------------------------- node state / daemons
-    _p("slurm_config_differs", r"Node configuration differs from hardware|Low socket\*core\*thread count",
-       "node_config_mismatch", tier=1),
+    _p(
+        "slurm_config_differs",
+        r"Node configuration differs from hardware|Low socket\*core\*thread count",
+        "node_config_mismatch",
+        tier=1,
+    ),
     _p("slurm_low_realmemory", r"Low RealMemory", "node_drain_low_memory", tier=0),
-    _p("slurm_prolog_epilog",
-       r"[Pp]rolog (?:error|failed)|[Ee]pilog (?:error|failed)|spank-(?:epilog|prolog): error|"
-       r"prolog_slurmctld failed|error: (?:run_)?(?:prolog|epilog)\b",
-       "node_drain_prolog_epilog_failed", tier=1),
+    _p(
+        "slurm_prolog_epilog",
+        r"[Pp]rolog (?:error|failed)|[Ee]pilog (?:error|failed)|spank-(?:epilog|prolog): error|"
+        r"prolog_slurmctld failed|error: (?:run_)?(?:prolog|epilog)\b",
+        "node_drain_prolog_epilog_failed",
+        tier=1,
+    ),
     _p("slurm_kill_task_failed", r"Kill task failed", "node_drain_kill_task_failed", tier=0),
-    _p("slurm_unexpected_reboot", r"[Nn]ode unexpectedly rebooted", "node_down_unexpected_reboot", tier=0),
-    _p("slurm_not_responding", r"\bNot responding\b|[Nn]ode \S+ not responding", "node_not_responding", tier=0),
+    _p(
+        "slurm_unexpected_reboot",
+        r"[Nn]ode unexpectedly rebooted",
+        "node_down_unexpected_reboot",
+        tier=0,
+    ),
+    _p(
+        "slurm_not_responding",
+        r"\bNot responding\b|[Nn]ode \S+ not responding",
+        "node_not_responding",
+        tier=0,
+    ),
     # ---------------------------------------------------------------- containers / ModelArts
-    _p("k8s_mount_failed",
-       r"\bFailedMount\b|MountVolume\.\w+ failed|\b[Mm]ount failed\b|wrong fs type, bad option|obsfs: .*error",
-       "storage_mount_failed", tier=1),
-    _p("image_pull", r"ImagePullBackOff|ErrImagePull|[Ff]ailed to pull image|pull access denied|"
-       r"manifest unknown|denied: You may not login", "image_pull_failed", tier=1),
-    _p("k8s_insufficient", r"nodes are available: .*Insufficient|\bInsufficient (?:nvidia\.com/gpu|huawei\.com/Ascend|cpu|memory)\b",
-       "queued_insufficient_resources", "warning", tier=0),
-    _p("k8s_scheduling", r"\bFailedScheduling\b|didn't match (?:node selector|Pod's node affinity)|check Node \S+ label",
-       "scheduling_constraint_unsatisfied", "warning", tier=0),
-    _p("modelarts_queuing", r"queuing and awaiting resource allocation|[Ww]aiting for (?:resource|the resources)",
-       "queued_insufficient_resources", "info", tier=0),
-    _p("modelarts_quota", r"ModelArts\.0116|[Qq]uota (?:exceeded|limit) for (?:training|resource)", "queued_quota_limit",
-       "warning", tier=0),
+    _p(
+        "k8s_mount_failed",
+        r"\bFailedMount\b|MountVolume\.\w+ failed|\b[Mm]ount failed\b|wrong fs type, bad option|"
+        r"obsfs: .*error",
+        "storage_mount_failed",
+        tier=1,
+    ),
+    _p(
+        "image_pull",
+        r"ImagePullBackOff|ErrImagePull|[Ff]ailed to pull image|pull access denied|"
+        r"manifest unknown|denied: You may not login",
+        "image_pull_failed",
+        tier=1,
+    ),
+    _p(
+        "k8s_insufficient",
+        r"nodes are available: .*Insufficient|\bInsufficient (?:nvidia\.com/gpu|huawei\.com/Ascend|"
+        r"cpu|memory)\b",
+        "queued_insufficient_resources",
+        "warning",
+        tier=0,
+    ),
+    _p(
+        "k8s_scheduling",
+        r"\bFailedScheduling\b|didn't match (?:node selector|Pod's node affinity)|"
+        r"check Node \S+ label",
+        "scheduling_constraint_unsatisfied",
+        "warning",
+        tier=0,
+    ),
+    _p(
+        "modelarts_queuing",
+        r"queuing and awaiting resource allocation|[Ww]aiting for (?:resource|the resources)",
+        "queued_insufficient_resources",
+        "info",
+        tier=0,
+    ),
+    _p(
+        "modelarts_quota",
+        r"ModelArts\.0116|[Qq]uota (?:exceeded|limit) for (?:training|resource)",
+        "queued_quota_limit",
+        "warning",
+        tier=0,
+    ),
     _p("modelarts_init_timeout", r"[Pp]reparations? timed out", "init_timeout", tier=0),
-    _p("gpu_device_unavailable",
-       r"requested number of devices unavailable|no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE|"
-       r"Found no NVIDIA driver|NVIDIA-SMI has failed because it couldn't communicate",
-       "gpu_not_available", tier=1),
-    _p("obs_not_found", r"^\s*stat:\s*404\b|\bNoSuchKey\b|\bNoSuchBucket\b|MoxFileNotExistsException|"
-       r"The specified key does not exist", "input_path_not_found", tier=2),
-    _p("obs_denied", r"^\s*stat:\s*403\b|\bAccessDenied\b|403 Forbidden", "storage_access_denied", tier=2),
+    _p(
+        "gpu_device_unavailable",
+        r"requested number of devices unavailable|no CUDA-capable device is detected|"
+        r"CUDA_ERROR_NO_DEVICE|Found no NVIDIA driver|"
+        r"NVIDIA-SMI has failed because it couldn't communicate",
+        "gpu_not_available",
+        tier=1,
+    ),
+    _p(
+        "obs_not_found",
+        r"^\s*stat:\s*404\b|\bNoSuchKey\b|\bNoSuchBucket\b|MoxFileNotExistsException|"
+        r"The specified key does not exist",
+        "input_path_not_found",
+        tier=2,
+    ),
+    _p(
+        "obs_denied",
+        r"^\s*stat:\s*403\b|\bAccessDenied\b|403 Forbidden",
+        "storage_access_denied",
+        tier=2,
+    ),
     _p("read_only_fs", r"Read-only file system", "storage_read_only", tier=2),
-    _p("obs_connection", r"Unable to connect to endpoint|obs\S* .*(?:Connection timeout|Read timeout)",
-       "storage_connection_error", tier=2),
-    _p("container_entrypoint",
-       r"exited with code 127|executable file not found in \$PATH|exec format error|OCI runtime (?:create|exec) failed|"
-       r"CrashLoopBackOff", "container_entrypoint_failed", tier=1),
+    _p(
+        "obs_connection",
+        r"Unable to connect to endpoint|obs\S* .*(?:Connection timeout|Read timeout)",
+        "storage_connection_error",
+        tier=2,
+    ),
+    _p(
+        "container_entrypoint",
+        r"exited with code 127|executable file not found in \$PATH|exec format error|"
+        r"OCI runtime (?:create|exec) failed|CrashLoopBackOff",
+        "container_entrypoint_failed",
+        tier=1,
+    ),
     # ---------------------------------------------------------------- GPU / communication
-    # Device memory (HBM) exhausted: before NCCL so "NCCL WARN Cuda failure 'out of memory'" is an OOM.
+    # Device memory (HBM) exhausted: before NCCL so "NCCL WARN Cuda failure 'out of memory'" is
+    # an OOM.
     # Host-RAM OOM lines (kernel, cgroup, Go's "runtime: out of memory") stay oom_killed: every
     # alternative names the device (CUDA/NPU/GPU, a CUDA/cuBLAS/CANN status) or a CANN module.
-    _p("gpu_oom",
-       r"CUDA out of memory|torch\.(?:cuda\.)?OutOfMemoryError|CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY|"
-       r"cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED|"
-       r"Cuda failure '?out of memory|unhandled cuda error[^\n]*out of memory|OOM when allocating tensor|"
-       r"RESOURCE_EXHAUSTED: Out of memory|(?:NPU|GPU|HBM|[Dd]evice) out of memory|\bEL0004\b|"
-       r"^\[ERROR\] (?:RUNTIME|DRV|GE|HCCL|ASCENDCL|TBE|APP)\b[^\n]*(?:out of memory|[Mm]alloc[^\n]*fail)",
-       "gpu_out_of_memory", tier=2),
-    _p("nccl", r"\bNCCL (?:error|WARN)\b|nccl\w*Error|NCCL communicator was aborted|"
-       r"Watchdog caught collective operation timeout", "nccl_communication_error", tier=2),
-    _p("cuda_driver", r"CUDA driver version is insufficient|driver version is insufficient for CUDA runtime|"
-       r"not compatible with the current PyTorch installation|no kernel image is available for execution|"
-       r"forward compatibility was attempted|unsupported PTX version", "cuda_driver_mismatch", tier=2),
-    _p("gpu_fault", r"NVRM: Xid|\bXid \d+|uncorrectable ECC|ECC_UNCORRECTABLE|GPU has fallen off the bus|"
-       r"double[- ]bit ECC", "gpu_hardware_error", tier=1),
-    _p("mpi_pmi", r"PMI2_Init failed|PMIx?_Init failed|OMPI was not built with SLURM's PMI support|"
-       r"An ORTE daemon has unexpectedly failed|PMI_Init returned", "mpi_pmi_mismatch", tier=2),
-    _p("mpi_network", r"error: connect\b|Connection refused|Connection reset by peer|No route to host|"
-       r"MPI_Init.*(?:timed out|failed)", "mpi_network_error", tier=2),
+    _p(
+        "gpu_oom",
+        r"CUDA out of memory|torch\.(?:cuda\.)?OutOfMemoryError|CUDA error: out of memory|"
+        r"CUDA_ERROR_OUT_OF_MEMORY|cudaErrorMemoryAllocation|CUBLAS_STATUS_ALLOC_FAILED|"
+        r"CUDNN_STATUS_ALLOC_FAILED|Cuda failure '?out of memory|"
+        r"unhandled cuda error[^\n]*out of memory|OOM when allocating tensor|"
+        r"RESOURCE_EXHAUSTED: Out of memory|(?:NPU|GPU|HBM|[Dd]evice) out of memory|\bEL0004\b|"
+        r"^\[ERROR\] (?:RUNTIME|DRV|GE|HCCL|ASCENDCL|TBE|APP)\b[^\n]*(?:out of memory|"
+        r"[Mm]alloc[^\n]*fail)",
+        "gpu_out_of_memory",
+        tier=2,
+    ),
+    _p(
+        "nccl",
+        r"\bNCCL (?:error|WARN)\b|nccl\w*Error|NCCL communicator was aborted|"
+        r"Watchdog caught collective operation timeout",
+        "nccl_communication_error",
+        tier=2,
+    ),
+    _p(
+        "cuda_driver",
+        r"CUDA driver version is insufficient|driver version is insufficient for CUDA runtime|"
+        r"not compatible with the current PyTorch installation|"
+        r"no kernel image is available for execution|forward compatibility was attempted|"
+        r"unsupported PTX version",
+        "cuda_driver_mismatch",
+        tier=2,
+    ),
+    _p(
+        "gpu_fault",
+        r"NVRM: Xid|\bXid \d+|uncorrectable ECC|ECC_UNCORRECTABLE|GPU has fallen off the bus|"
+        r"double[- ]bit ECC",
+        "gpu_hardware_error",
+        tier=1,
+    ),
+    _p(
+        "mpi_pmi",
+        r"PMI2_Init failed|PMIx?_Init failed|OMPI was not built with SLURM's PMI support|"
+        r"An ORTE daemon has unexpectedly failed|PMI_Init returned",
+        "mpi_pmi_mismatch",
+        tier=2,
+    ),
+    _p(
+        "mpi_network",
+        r"error: connect\b|Connection refused|Connection reset by peer|No route to host|"
+        r"MPI_Init.*(?:timed out|failed)",
+        "mpi_network_error",
+        tier=2,
+    ),
     # ---------------------------------------------------------------- storage
     _p("disk_full", r"No space left on device|ENOSPC", "disk_full", tier=2),
-    _p("disk_quota", r"Disk quota exceeded|EDQUOT|[Qq]uota exceeded", "disk_quota_exceeded", tier=2),
+    _p(
+        "disk_quota", r"Disk quota exceeded|EDQUOT|[Qq]uota exceeded", "disk_quota_exceeded", tier=2
+    ),
     # pip/conda gave up (retry warnings before it are not causes: pip often recovers from them)
-    _p("dependency_install",
-       r"Could not find a version that satisfies the requirement|No matching distribution found for|"
-       r"Could not install packages due to an OSError: HTTPS?ConnectionPool|CondaHTTPError|"
-       r"PackagesNotFoundError|ResolvePackageNotFound",
-       "dependency_install_failed", tier=2),
+    _p(
+        "dependency_install",
+        r"Could not find a version that satisfies the requirement|"
+        r"No matching distribution found for|"
+        r"Could not install packages due to an OSError: HTTPS?ConnectionPool|CondaHTTPError|"
+        r"PackagesNotFoundError|ResolvePackageNotFound",
+        "dependency_install_failed",
+        tier=2,
+    ),
     # ---------------------------------------------------------------- environment
-    _p("shared_lib", r"error while loading shared libraries|cannot open shared object file", "missing_shared_library", tier=2),
-    _p("lmod", r"Lmod has detected the following error|module: command not found|[Mm]odule(?:File)? .* not found|"
-       r"ERROR: Unable to locate a modulefile", "module_load_failed", tier=2),
+    _p(
+        "shared_lib",
+        r"error while loading shared libraries|cannot open shared object file",
+        "missing_shared_library",
+        tier=2,
+    ),
+    _p(
+        "lmod",
+        r"Lmod has detected the following error|module: command not found|"
+        r"[Mm]odule(?:File)? .* not found|ERROR: Unable to locate a modulefile",
+        "module_load_failed",
+        tier=2,
+    ),
     # bash: "x: command not found"; dash (sbatch --wrap, /bin/sh): "script: 4: x: not found"
-    _p("command_not_found", r": command not found|: \d+: [^\n:]+: not found\s*$|: line \d+: [^\n:]+: No such file or directory|"
-       r"execve\(\): [^\n:]+: No such file or directory|exited with exit code 127",
-       "command_not_found", tier=2),
-    _p("slurm_cancelled", r"CANCELLED AT \S+ \*\*\*|_slurm_rpc_kill_job: REQUEST_KILL_JOB", "cancelled_by_user",
-       "warning", tier=0),
+    _p(
+        "command_not_found",
+        r": command not found|: \d+: [^\n:]+: not found\s*$|"
+        r": line \d+: [^\n:]+: No such file or directory|"
+        r"execve\(\): [^\n:]+: No such file or directory|exited with exit code 127",
+        "command_not_found",
+        tier=2,
+    ),
+    _p(
+        "slurm_cancelled",
+        r"CANCELLED AT \S+ \*\*\*|_slurm_rpc_kill_job: REQUEST_KILL_JOB",
+        "cancelled_by_user",
+        "warning",
+        tier=0,
+    ),
     # ---------------------------------------------------------------- weak: symptoms
-    _p("step_mem_warning", r"Exceeded step memory limit at some point|hit memory limit at least once",
-       "oom_killed", "warning", tier=1, strong=False),
-    _p("bare_killed", r"\bKilled\b", "oom_killed", "warning", tier=2, strong=False, kinds=_NOT_DAEMON),
-    _p("crash", r"Segmentation fault|Bus error|core dumped|\bAborted\b|Floating point exception",
-       "application_error", "critical", tier=2, strong=False),
-    _p("traceback", r"Traceback \(most recent call last\)|\bException\b|\bFATAL\b|\bfatal:|\bpanic:",
-       "application_error", "critical", tier=2, strong=False, kinds=_NOT_DAEMON),
-    _p("generic_error", r"(?:\b|\x1b\[[0-9;]*m)(?:error|ERROR|Error|failed|Failed|FAILED)\b", "application_error",
-       "warning", tier=2, strong=False, kinds=_NOT_DAEMON),
-    _p("daemon_error", r"\berror: ", "application_error", "warning", tier=1, strong=False, kinds=_DAEMON_KINDS),
+    _p(
+        "step_mem_warning",
+        r"Exceeded step memory limit at some point|hit memory limit at least once",
+        "oom_killed",
+        "warning",
+        tier=1,
+        strong=False,
+    ),
+    _p(
+        "bare_killed",
+        r"\bKilled\b",
+        "oom_killed",
+        "warning",
+        tier=2,
+        strong=False,
+        kinds=_NOT_DAEMON,
+    ),
+    _p(
+        "crash",
+        r"Segmentation fault|Bus error|core dumped|\bAborted\b|Floating point exception",
+        "application_error",
+        "critical",
+        tier=2,
+        strong=False,
+    ),
+    _p(
+        "traceback",
+        r"Traceback \(most recent call last\)|\bException\b|\bFATAL\b|\bfatal:|\bpanic:",
+        "application_error",
+        "critical",
+        tier=2,
+        strong=False,
+        kinds=_NOT_DAEMON,
+    ),
+    _p(
+        "generic_error",
+        r"(?:\b|\x1b\[[0-9;]*m)(?:error|ERROR|Error|failed|Failed|FAILED)\b",
+        "application_error",
+        "warning",
+        tier=2,
+        strong=False,
+        kinds=_NOT_DAEMON,
+    ),
+    _p(
+        "daemon_error",
+        r"\berror: ",
+        "application_error",
+        "warning",
+        tier=1,
+        strong=False,
+        kinds=_DAEMON_KINDS,
+    ),
 )
 
 # Lines that look like errors but appear on healthy runs.
@@ -187,7 +422,8 @@ _BY_NAME = {p.name: p for p in PATTERNS}
 def patterns_for(kind: str, strong: bool | None = None) -> tuple[Pattern, ...]:
     """Patterns that apply to a log ``kind`` (``strong`` None = both strengths)."""
     return tuple(
-        p for p in PATTERNS
+        p
+        for p in PATTERNS
         if (p.kinds is None or kind in p.kinds) and (strong is None or p.strong == strong)
     )
 
@@ -214,7 +450,9 @@ def match_span(line: str, label: str | None = None, kind: str = "app") -> tuple[
     best: tuple[int, int] | None = None
     for want in ((label,) if label else ()) + (None,):
         for p in PATTERNS:
-            if (want is not None and p.label != want) or (p.kinds is not None and kind not in p.kinds):
+            if (want is not None and p.label != want) or (
+                p.kinds is not None and kind not in p.kinds
+            ):
                 continue
             m = _compiled(p).search(raw)
             if m is not None and (best is None or m.start() < best[0]):
@@ -223,8 +461,10 @@ def match_span(line: str, label: str | None = None, kind: str = "app") -> tuple[
             break
     if best is None:
         return None
+
     def chars(n: int) -> int:
         return len(raw[:n].decode("utf-8", "ignore"))
+
     return chars(best[0]), chars(best[1])
 
 

@@ -50,13 +50,25 @@ class RightSize:
         """One line for a finding or the job screen."""
         parts = []
         if self.mem_arg:
-            parts.append(f"{self.mem_arg} (peak {fmt_mem(self.mem_peak_mib)}, p95 {fmt_mem(self.mem_p95_mib)})")
+            parts.append(
+                f"{self.mem_arg} (peak {fmt_mem(self.mem_peak_mib)}, p95 "
+                f"{fmt_mem(self.mem_p95_mib)})"
+            )
         if self.time_arg:
-            parts.append(f"{self.time_arg} (longest {fmt_duration(self.elapsed_max_s)}, p95 {fmt_duration(self.elapsed_p95_s)})")
-        return f"from {self.runs} run{'s' if self.runs != 1 else ''}: " + ", ".join(parts) if parts else "no usable history"
+            parts.append(
+                f"{self.time_arg} (longest {fmt_duration(self.elapsed_max_s)}, p95 "
+                f"{fmt_duration(self.elapsed_p95_s)})"
+            )
+        return (
+            f"from {self.runs} run{'s' if self.runs != 1 else ''}: " + ", ".join(parts)
+            if parts
+            else "no usable history"
+        )
 
 
-SIZED_STATES = frozenset({"OUT_OF_MEMORY", "TIMEOUT"})  # ends whose remedy (--mem / --time) history sizes
+SIZED_STATES = frozenset(
+    {"OUT_OF_MEMORY", "TIMEOUT"}
+)  # ends whose remedy (--mem / --time) history sizes
 
 
 def sizing_subject(job: object, acct: Sequence[AcctRecord]) -> tuple[str, str] | None:
@@ -65,7 +77,9 @@ def sizing_subject(job: object, acct: Sequence[AcctRecord]) -> tuple[str, str] |
     whose job row's state wins over squeue's (squeue may already show the job gone or requeued).
     """
     head = next((r for r in acct if r.step == ""), None)
-    state = head.state if head is not None and head.state in SIZED_STATES else getattr(job, "state", "")
+    state = (
+        head.state if head is not None and head.state in SIZED_STATES else getattr(job, "state", "")
+    )
     if state not in SIZED_STATES:
         return None
     user = getattr(job, "user", "") or (head.user if head else "")
@@ -83,7 +97,8 @@ def round_mem_mib(mib: float) -> int:
 
 def mem_for_peak(peak_mib: float) -> int:
     """The ``--mem`` (MiB) for a measured peak: MEM_FACTOR (1.2) x peak, rounded up by
-    :func:`round_mem_mib`. The one rule shared by history right-sizing and the engine's OOM remedy."""
+    :func:`round_mem_mib`. The one rule shared by history right-sizing and the engine's OOM
+    remedy."""
     return round_mem_mib(peak_mib * MEM_FACTOR)
 
 
@@ -158,9 +173,15 @@ def suggest(records: Sequence[AcctRecord]) -> RightSize:
         limit = head.timelimit_s if head.timelimit_s is not None else limit
     notes = []
     if ooms:
-        notes.append(f"{ooms} run(s) ran out of memory: their real peak is above the request, so this is a floor; check the next run's MaxRSS")
+        notes.append(
+            f"{ooms} run(s) ran out of memory: their real peak is above the request, so this is a "
+            f"floor; check the next run's MaxRSS"
+        )
     if timeouts:
-        notes.append(f"{timeouts} run(s) hit the time limit: their real duration is unknown, so this is a floor")
+        notes.append(
+            f"{timeouts} run(s) hit the time limit: their real duration is unknown, so this is a "
+            f"floor"
+        )
     if runs and not peaks:
         notes.append("no MaxRSS recorded (jobacct_gather disabled?): cannot size --mem")
     mem = time = None
@@ -170,11 +191,19 @@ def suggest(records: Sequence[AcctRecord]) -> RightSize:
         time = time_for_peak(max(elapsed))
     return RightSize(
         runs=runs,
-        mem_mib=mem, mem_arg=f"--mem={fmt_mem(mem)}" if mem else "",
-        mem_peak_mib=max(peaks) if peaks else None, mem_p95_mib=_p95(peaks) if peaks else None, req_mem_mib=req_mem,
-        time_s=time, time_arg=f"--time={fmt_duration(time)}" if time else "",
-        elapsed_max_s=max(elapsed) if elapsed else None, elapsed_p95_s=_p95(elapsed) if elapsed else None,
-        timelimit_s=limit, oom_runs=ooms, timeout_runs=timeouts, notes=tuple(notes),
+        mem_mib=mem,
+        mem_arg=f"--mem={fmt_mem(mem)}" if mem else "",
+        mem_peak_mib=max(peaks) if peaks else None,
+        mem_p95_mib=_p95(peaks) if peaks else None,
+        req_mem_mib=req_mem,
+        time_s=time,
+        time_arg=f"--time={fmt_duration(time)}" if time else "",
+        elapsed_max_s=max(elapsed) if elapsed else None,
+        elapsed_p95_s=_p95(elapsed) if elapsed else None,
+        timelimit_s=limit,
+        oom_runs=ooms,
+        timeout_runs=timeouts,
+        notes=tuple(notes),
     )
 
 

@@ -45,18 +45,56 @@ SNIFF = 4096
 SKIP_NAMES = {"expected.toml", "readme.md", ".ds_store"}
 
 # Roles of structured (tabular/status) files; everything else is a log.
-STRUCTURED = ("scontrol_job", "sacct", "squeue", "scontrol_node", "scontrol_partition", "sinfo_r", "sinfo",
-              "df", "modelarts_job")
+STRUCTURED = (
+    "scontrol_job",
+    "sacct",
+    "squeue",
+    "scontrol_node",
+    "scontrol_partition",
+    "sinfo_r",
+    "sinfo",
+    "df",
+    "modelarts_job",
+)
 _LOG_TIER = {"slurmctld": 0, "command": 0, "slurmd": 1, "journal": 1, "dmesg": 1, "events": 0}
 
-_LONG_STATES = {"PENDING", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL",
-                "BOOT_FAIL", "DEADLINE", "PREEMPTED", "SUSPENDED", "COMPLETING", "CONFIGURING", "REQUEUED"}
-_SHORT_STATES = {"PD": "PENDING", "R": "RUNNING", "CD": "COMPLETED", "F": "FAILED", "CA": "CANCELLED",
-                 "TO": "TIMEOUT", "OOM": "OUT_OF_MEMORY", "NF": "NODE_FAIL", "CG": "COMPLETING",
-                 "CF": "CONFIGURING", "S": "SUSPENDED", "PR": "PREEMPTED", "BF": "BOOT_FAIL"}
+_LONG_STATES = {
+    "PENDING",
+    "RUNNING",
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "TIMEOUT",
+    "OUT_OF_MEMORY",
+    "NODE_FAIL",
+    "BOOT_FAIL",
+    "DEADLINE",
+    "PREEMPTED",
+    "SUSPENDED",
+    "COMPLETING",
+    "CONFIGURING",
+    "REQUEUED",
+}
+_SHORT_STATES = {
+    "PD": "PENDING",
+    "R": "RUNNING",
+    "CD": "COMPLETED",
+    "F": "FAILED",
+    "CA": "CANCELLED",
+    "TO": "TIMEOUT",
+    "OOM": "OUT_OF_MEMORY",
+    "NF": "NODE_FAIL",
+    "CG": "COMPLETING",
+    "CF": "CONFIGURING",
+    "S": "SUSPENDED",
+    "PR": "PREEMPTED",
+    "BF": "BOOT_FAIL",
+}
 _JOURNAL = re.compile(rb"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d (\S+) [\w./-]+(?:\[\d+\])?: ", re.M)
 _DMESG = re.compile(rb"^\[\s*\d+\.\d+\] ", re.M)
-_JOB_IN_TEXT = re.compile(rb"StepId=(\d+)|\*\*\* (?:JOB|STEP) (\d+)[ .]|JobId=(\d+)\b|job(?:00)?(\d{3,})\b")
+_JOB_IN_TEXT = re.compile(
+    rb"StepId=(\d+)|\*\*\* (?:JOB|STEP) (\d+)[ .]|JobId=(\d+)\b|job(?:00)?(\d{3,})\b"
+)
 _SLURM_OUT = re.compile(r"slurm-(\d+(?:_\d+)?)(?:\.\w+)?$")
 
 
@@ -107,13 +145,20 @@ class BundleReport:
                     "title": f.title,
                     "explanation": f.explanation,
                     "remedy": f.remedy,
-                    "evidence": [{"file": e.where, "line": e.line, "text": e.text} for e in f.evidence],
+                    "evidence": [
+                        {"file": e.where, "line": e.line, "text": e.text} for e in f.evidence
+                    ],
                 }
                 for f in self.findings
             ],
             "first_error": (
-                {"file": self.first_error.file, "line": self.first_error.line, "text": self.first_error.text}
-                if self.first_error else None
+                {
+                    "file": self.first_error.file,
+                    "line": self.first_error.line,
+                    "text": self.first_error.text,
+                }
+                if self.first_error
+                else None
             ),
         }
 
@@ -156,7 +201,9 @@ def sniff(name: str, data: bytes) -> tuple[str, str]:
             obj = None
         if isinstance(obj, dict) and isinstance(obj.get("metadata"), dict) and "status" in obj:
             return "modelarts_job", ""
-        if isinstance(obj, (dict, list)) and ("event" in low or (isinstance(obj, dict) and "events" in obj)):
+        if isinstance(obj, (dict, list)) and (
+            "event" in low or (isinstance(obj, dict) and "events" in obj)
+        ):
             return "log", "events"
     if re.match(r"REASON\s+(USER\s+TIMESTAMP\s+)?NODELIST", up):
         return "sinfo_r", ""
@@ -168,7 +215,9 @@ def sniff(name: str, data: bytes) -> tuple[str, str]:
         return "sacct", ""
     if re.search(r"^\s*JobId=\d+", text, re.M):
         return "scontrol_job", ""
-    if re.search(r"^\s*NodeName=\S+ .*State=", text, re.M) or re.search(r"^NodeName=\S+\s*$", text, re.M):
+    if re.search(r"^\s*NodeName=\S+ .*State=", text, re.M) or re.search(
+        r"^NodeName=\S+\s*$", text, re.M
+    ):
         return "scontrol_node", ""
     if re.search(r"^\s*PartitionName=\S+", text, re.M):
         return "scontrol_partition", ""
@@ -178,17 +227,25 @@ def sniff(name: str, data: bytes) -> tuple[str, str]:
         return "log", "slurmctld"
     if _JOURNAL.search(head):
         return "log", "journal"
-    if ("slurmd" in low and "status" not in low) or re.search(r"Launching batch job \d+|slurmd version", text):
+    if ("slurmd" in low and "status" not in low) or re.search(
+        r"Launching batch job \d+|slurmd version", text
+    ):
         return "log", "slurmd"
     if "dmesg" in low or len(_DMESG.findall(head)) >= 2:
         return "log", "dmesg"
-    if "event" in low or re.match(r"(LAST SEEN|TYPE)\s+(TYPE|REASON)", up) or re.search(r"^Events:\s*$", text, re.M):
+    if (
+        "event" in low
+        or re.match(r"(LAST SEEN|TYPE)\s+(TYPE|REASON)", up)
+        or re.search(r"^Events:\s*$", text, re.M)
+    ):
         return "log", "events"
     if "squeue" in low and _squeue_like(text):
         return "squeue", ""
     if _SLURM_OUT.search(low):
         return "log", "stderr" if low.endswith(".err") else "stdout"
-    if re.match(r"^\s*(#!|#SBATCH)", text) or low.endswith((".sbatch", ".slurm", ".job", ".def", ".yaml", ".cfg")):
+    if re.match(r"^\s*(#!|#SBATCH)", text) or low.endswith(
+        (".sbatch", ".slurm", ".job", ".def", ".yaml", ".cfg")
+    ):
         return "script", ""
     return "log", "app"
 
@@ -196,8 +253,11 @@ def sniff(name: str, data: bytes) -> tuple[str, str]:
 def _squeue_like(text: str) -> bool:
     for line in text.splitlines()[:20]:
         toks = line.split()
-        if len(toks) >= 4 and re.match(r"^\d+(_[\d\[\]-]+)?$", toks[0]) and any(
-                t in _LONG_STATES or t in _SHORT_STATES for t in toks[1:6]):
+        if (
+            len(toks) >= 4
+            and re.match(r"^\d+(_[\d\[\]-]+)?$", toks[0])
+            and any(t in _LONG_STATES or t in _SHORT_STATES for t in toks[1:6])
+        ):
             return True
     return False
 
@@ -232,7 +292,11 @@ def parse_fixed_table(text: str) -> list[dict[str, str]]:
     Columns are cut at the header words' start positions (values like ``Kill task failed``
     keep their spaces); a ``----`` ruler line under the header (sacct) is skipped.
     """
-    lines = [ln.rstrip("\r") for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("$")]
+    lines = [
+        ln.rstrip("\r")
+        for ln in text.splitlines()
+        if ln.strip() and not ln.lstrip().startswith("$")
+    ]
     if not lines:
         return []
     header, rows = lines[0], lines[1:]
@@ -241,8 +305,12 @@ def parse_fixed_table(text: str) -> list[dict[str, str]]:
         names = [header[a:b].strip() or f"col{i}" for i, (a, b) in enumerate(spans)]
         out = []
         for r in rows[1:]:
-            out.append({n: r[a:b if i + 1 < len(spans) else None].strip() for i, (n, (a, b)) in
-                        enumerate(zip(names, spans, strict=False))})
+            out.append(
+                {
+                    n: r[a : b if i + 1 < len(spans) else None].strip()
+                    for i, (n, (a, b)) in enumerate(zip(names, spans, strict=False))
+                }
+            )
         return out
     cols = _columns(header)
     out = []
@@ -283,7 +351,7 @@ def _table(text: str) -> list[dict[str, str]]:
 
 
 def _slurm():
-    from cockpit.slurm import source as slurm
+    from cockpit.slurm import parse as slurm
 
     return slurm
 
@@ -309,21 +377,37 @@ def parse_squeue_any(text: str) -> list[SlurmJob]:
                 reason = reason.strip("()")
             elif "NODELIST(REASON)" in r:
                 nodelist, reason = reason, "None"
-            jobs.append(SlurmJob(
-                job_id=jid, name=r.get("NAME", ""), user=r.get("USER", ""), partition=r.get("PARTITION", "").rstrip("*"),
-                state=_state(r.get("STATE") or r.get("ST", "")), reason=reason or "None",
-                cpus=_int(r.get("CPUS")), node_count=_int(r.get("NODES")), node_list=nodelist,
-                nodes=_expand(nodelist), min_memory_mib=s.parse_mem_mib(r.get("MIN_MEMORY")),
-                time_limit_s=s.parse_duration_s(r.get("TIME_LIMIT")), elapsed_s=s.parse_duration_s(r.get("TIME")),
-                submit_time=s.parse_time(r.get("SUBMIT_TIME")), start_time=s.parse_time(r.get("START_TIME")),
-                end_time=s.parse_time(r.get("END_TIME")), work_dir=r.get("WORK_DIR", ""),
-            ))
+            jobs.append(
+                SlurmJob(
+                    job_id=jid,
+                    name=r.get("NAME", ""),
+                    user=r.get("USER", ""),
+                    partition=r.get("PARTITION", "").rstrip("*"),
+                    state=_state(r.get("STATE") or r.get("ST", "")),
+                    reason=reason or "None",
+                    cpus=_int(r.get("CPUS")),
+                    node_count=_int(r.get("NODES")),
+                    node_list=nodelist,
+                    nodes=_expand(nodelist),
+                    min_memory_mib=s.parse_mem_mib(r.get("MIN_MEMORY")),
+                    time_limit_s=s.parse_duration_s(r.get("TIME_LIMIT")),
+                    elapsed_s=s.parse_duration_s(r.get("TIME")),
+                    submit_time=s.parse_time(r.get("SUBMIT_TIME")),
+                    start_time=s.parse_time(r.get("START_TIME")),
+                    end_time=s.parse_time(r.get("END_TIME")),
+                    work_dir=r.get("WORK_DIR", ""),
+                )
+            )
         return jobs
-    for line in text.splitlines():  # headerless: id partition name [user] state time nodes (reason)|nodelist
+    for line in (
+        text.splitlines()
+    ):  # headerless: id partition name [user] state time nodes (reason)|nodelist
         toks = line.split()
         if len(toks) < 4 or not re.match(r"^\d+(_\d+)?$", toks[0]):
             continue
-        si = next((i for i, t in enumerate(toks[1:], 1) if t in _LONG_STATES or t in _SHORT_STATES), None)
+        si = next(
+            (i for i, t in enumerate(toks[1:], 1) if t in _LONG_STATES or t in _SHORT_STATES), None
+        )
         if si is None:
             continue
         m = re.search(r"\(([^()]*)\)\s*$", line)
@@ -331,9 +415,18 @@ def parse_squeue_any(text: str) -> list[SlurmJob]:
         nodelist = "" if m else toks[-1]
         if reason == "launch failed requeued held":
             reason = "launch_failed_requeued_held"
-        jobs.append(SlurmJob(job_id=toks[0], name=toks[2] if si > 2 else "", user=toks[3] if si > 3 else "",
-                             partition=toks[1], state=_state(toks[si]), reason=reason, node_list=nodelist,
-                             nodes=_expand(nodelist)))
+        jobs.append(
+            SlurmJob(
+                job_id=toks[0],
+                name=toks[2] if si > 2 else "",
+                user=toks[3] if si > 3 else "",
+                partition=toks[1],
+                state=_state(toks[si]),
+                reason=reason,
+                node_list=nodelist,
+                nodes=_expand(nodelist),
+            )
+        )
     return jobs
 
 
@@ -353,10 +446,22 @@ def _expand(nodelist: str) -> tuple[str, ...]:
         return (nodelist,)
 
 
-_SINFO_STATE = {"drain": ("IDLE", ("DRAIN",)), "drng": ("MIXED", ("DRAIN",)), "drained": ("IDLE", ("DRAIN",)),
-                "draining": ("MIXED", ("DRAIN",)), "down": ("DOWN", ()), "idle": ("IDLE", ()), "mix": ("MIXED", ()),
-                "mixed": ("MIXED", ()), "alloc": ("ALLOCATED", ()), "allocated": ("ALLOCATED", ()),
-                "fail": ("FAIL", ()), "maint": ("MAINT", ()), "unk": ("UNKNOWN", ()), "comp": ("COMPLETING", ())}
+_SINFO_STATE = {
+    "drain": ("IDLE", ("DRAIN",)),
+    "drng": ("MIXED", ("DRAIN",)),
+    "drained": ("IDLE", ("DRAIN",)),
+    "draining": ("MIXED", ("DRAIN",)),
+    "down": ("DOWN", ()),
+    "idle": ("IDLE", ()),
+    "mix": ("MIXED", ()),
+    "mixed": ("MIXED", ()),
+    "alloc": ("ALLOCATED", ()),
+    "allocated": ("ALLOCATED", ()),
+    "fail": ("FAIL", ()),
+    "maint": ("MAINT", ()),
+    "unk": ("UNKNOWN", ()),
+    "comp": ("COMPLETING", ()),
+}
 
 
 def _sinfo_state(v: str) -> tuple[str, tuple[str, ...]]:
@@ -378,9 +483,15 @@ def parse_sinfo(text: str) -> tuple[list[SlurmNode], list[Partition]]:
         parts.setdefault(pname, []).extend(names)
         for n in names:
             prev = nodes.get(n)
-            nodes[n] = SlurmNode(name=n, state=base, flags=flags,
-                                 partitions=((prev.partitions if prev else ()) + (pname,)))
-    partitions = [Partition(name=p, nodes=tuple(ns), total_nodes=len(ns)) for p, ns in parts.items() if p]
+            nodes[n] = SlurmNode(
+                name=n,
+                state=base,
+                flags=flags,
+                partitions=((prev.partitions if prev else ()) + (pname,)),
+            )
+    partitions = [
+        Partition(name=p, nodes=tuple(ns), total_nodes=len(ns)) for p, ns in parts.items() if p
+    ]
     return list(nodes.values()), partitions
 
 
@@ -391,10 +502,18 @@ def parse_sinfo_r(text: str) -> list[SlurmNode]:
     for r in _table(text):
         reason = r.get("REASON", "")
         for n in _expand(r.get("NODELIST", "")):
-            out.append(SlurmNode(name=n, state="DOWN" if re.search(r"Not responding|reboot", reason) else "IDLE",
-                                 flags=("DRAIN",) if not re.search(r"Not responding", reason) else ("NOT_RESPONDING",),
-                                 reason=reason, reason_user=r.get("USER", ""),
-                                 reason_time=s.parse_time(r.get("TIMESTAMP")) if r.get("TIMESTAMP") else None))
+            out.append(
+                SlurmNode(
+                    name=n,
+                    state="DOWN" if re.search(r"Not responding|reboot", reason) else "IDLE",
+                    flags=("DRAIN",)
+                    if not re.search(r"Not responding", reason)
+                    else ("NOT_RESPONDING",),
+                    reason=reason,
+                    reason_user=r.get("USER", ""),
+                    reason_time=s.parse_time(r.get("TIMESTAMP")) if r.get("TIMESTAMP") else None,
+                )
+            )
     return out
 
 
@@ -413,14 +532,25 @@ def parse_sacct_any(text: str) -> list[AcctRecord]:
         if m:
             state, by = m.group(1), m.group(2)
         req = r.get("REQMEM", "")
-        out.append(AcctRecord(
-            job_id=job, step=step, job_name=r.get("JOBNAME", ""), partition=r.get("PARTITION", ""),
-            state=_state(state), exit_code=s.parse_exit_code(r.get("EXITCODE")),
-            req_mem_mib=s.parse_mem_mib(req.rstrip("?nc") if req else None), max_rss_mib=s.parse_mem_mib(r.get("MAXRSS")),
-            elapsed_s=s.parse_duration_s(r.get("ELAPSED")), timelimit_s=s.parse_duration_s(r.get("TIMELIMIT")),
-            node_list=r.get("NODELIST", ""), reason=r.get("REASON", ""), cancelled_by=by,
-            placeholder=req.endswith("?"), user=r.get("USER", ""),
-        ))
+        out.append(
+            AcctRecord(
+                job_id=job,
+                step=step,
+                job_name=r.get("JOBNAME", ""),
+                partition=r.get("PARTITION", ""),
+                state=_state(state),
+                exit_code=s.parse_exit_code(r.get("EXITCODE")),
+                req_mem_mib=s.parse_mem_mib(req.rstrip("?nc") if req else None),
+                max_rss_mib=s.parse_mem_mib(r.get("MAXRSS")),
+                elapsed_s=s.parse_duration_s(r.get("ELAPSED")),
+                timelimit_s=s.parse_duration_s(r.get("TIMELIMIT")),
+                node_list=r.get("NODELIST", ""),
+                reason=r.get("REASON", ""),
+                cancelled_by=by,
+                placeholder=req.endswith("?"),
+                user=r.get("USER", ""),
+            )
+        )
     return out
 
 
@@ -459,7 +589,9 @@ def load_bundle(path: str) -> Bundle:
             warnings.append(f"{name}: binary, skipped")
             continue
         role, kind = sniff(name, data)
-        files.append(BundleFile(name, full, role, kind or "app", data, _subject_for(name, role, kind, data)))
+        files.append(
+            BundleFile(name, full, role, kind or "app", data, _subject_for(name, role, kind, data))
+        )
     s = _slurm()
     jobs: dict[str, SlurmJob] = {}
     nodes: dict[str, SlurmNode] = {}
@@ -496,9 +628,17 @@ def load_bundle(path: str) -> Bundle:
             elif f.role == "sinfo_r":
                 for n in parse_sinfo_r(text):
                     prev = nodes.get(n.name)
-                    nodes[n.name] = replace(prev, reason=n.reason, reason_user=n.reason_user,
-                                            reason_time=n.reason_time,
-                                            flags=tuple(dict.fromkeys(prev.flags + n.flags))) if prev else n
+                    nodes[n.name] = (
+                        replace(
+                            prev,
+                            reason=n.reason,
+                            reason_user=n.reason_user,
+                            reason_time=n.reason_time,
+                            flags=tuple(dict.fromkeys(prev.flags + n.flags)),
+                        )
+                        if prev
+                        else n
+                    )
             elif f.role == "sacct":
                 acct.extend(parse_sacct_any(text))
             elif f.role == "df":
@@ -513,16 +653,34 @@ def load_bundle(path: str) -> Bundle:
         if f.role in {"script", "modelarts_job"}:
             continue
         sid = f.subject_id
-        logs.append(LogText(name=f.name, kind=f.kind if f.role == "log" else "command", data=f.data, path=f.path,
-                            subject_id=sid))
+        logs.append(
+            LogText(
+                name=f.name,
+                kind=f.kind if f.role == "log" else "command",
+                data=f.data,
+                path=f.path,
+                subject_id=sid,
+            )
+        )
     taken = _bundle_time(files)
     kind = "modelarts" if tjobs and not (jobs or nodes) else "slurm"
-    snap = Snapshot(source=os.path.basename(os.path.abspath(path)), kind=kind, taken_at=taken,
-                    jobs=tuple(jobs.values()), nodes=tuple(nodes.values()), partitions=tuple(parts.values()),
-                    training_jobs=tuple(tjobs), warnings=tuple(warnings))
+    snap = Snapshot(
+        source=os.path.basename(os.path.abspath(path)),
+        kind=kind,
+        taken_at=taken,
+        jobs=tuple(jobs.values()),
+        nodes=tuple(nodes.values()),
+        partitions=tuple(parts.values()),
+        training_jobs=tuple(tjobs),
+        warnings=tuple(warnings),
+    )
     # structured files are evidence through the rules, not logs to scan
-    arts = Artifacts(acct=tuple(acct), logs=tuple(lt for lt in logs if _is_log(lt, files)), commands=commands)
-    return Bundle(path=path, files=tuple(files), snapshot=snap, artifacts=arts, warnings=tuple(warnings))
+    arts = Artifacts(
+        acct=tuple(acct), logs=tuple(lt for lt in logs if _is_log(lt, files)), commands=commands
+    )
+    return Bundle(
+        path=path, files=tuple(files), snapshot=snap, artifacts=arts, warnings=tuple(warnings)
+    )
 
 
 def _is_log(lt: LogText, files: list[BundleFile]) -> bool:
@@ -556,9 +714,13 @@ def _locate(ev: Evidence, f: Finding, by_role: dict[str, list[BundleFile]]) -> E
     """Point scheduler evidence (``squeue``, ``scontrol show node``) at the bundle file and line."""
     if ev.line is not None:
         return ev
-    role = {"squeue": ("squeue", "scontrol_job"), "scontrol show node": ("sinfo_r", "scontrol_node", "sinfo"),
-            "sacct": ("sacct",), "scontrol show partition": ("scontrol_partition", "sinfo"),
-            "scontrol show job": ("scontrol_job", "squeue")}.get(ev.where, ())
+    role = {
+        "squeue": ("squeue", "scontrol_job"),
+        "scontrol show node": ("sinfo_r", "scontrol_node", "sinfo"),
+        "sacct": ("sacct",),
+        "scontrol show partition": ("scontrol_partition", "sinfo"),
+        "scontrol show job": ("scontrol_job", "squeue"),
+    }.get(ev.where, ())
     needle = f.subject.id
     if ev.where == "sacct" and ev.text:
         needle = ev.text.split()[0]
@@ -574,7 +736,9 @@ def _locate(ev: Evidence, f: Finding, by_role: dict[str, list[BundleFile]]) -> E
                 if not _mentions(line, needle, bf.role):
                     continue
                 if "Reason=" in line or "JobState=" in line or bf.role != "scontrol_job":
-                    return Evidence(bf.name, decode_line(line.encode()), line=i, path=bf.path, tier=ev.tier)
+                    return Evidence(
+                        bf.name, decode_line(line.encode()), line=i, path=bf.path, tier=ev.tier
+                    )
                 node_hit = node_hit or (i, line)
             if node_hit:
                 return Evidence(bf.name, node_hit[1], line=node_hit[0], path=bf.path, tier=ev.tier)
@@ -584,7 +748,9 @@ def _locate(ev: Evidence, f: Finding, by_role: dict[str, list[BundleFile]]) -> E
 def _scontrol_job_line(bf: BundleFile, job_id: str, tier: int) -> Evidence | None:
     """The JobState line of the record for ``job_id`` (``A_T`` matches ArrayJobId=A ArrayTaskId=T)."""
     arr, _, task = job_id.partition("_")
-    want = [rf"JobId={re.escape(job_id)}\b"] + ([rf"ArrayJobId={arr}\b.*ArrayTaskId={task}\b"] if task else [])
+    want = [rf"JobId={re.escape(job_id)}\b"] + (
+        [rf"ArrayJobId={arr}\b.*ArrayTaskId={task}\b"] if task else []
+    )
     lines = _text(bf.data).splitlines()
     for i, line in enumerate(lines):
         if line.strip().startswith("JobId=") and any(re.search(w, line) for w in want):
@@ -592,7 +758,9 @@ def _scontrol_job_line(bf: BundleFile, job_id: str, tier: int) -> Evidence | Non
                 if j > i and lines[j].strip().startswith("JobId="):
                     break
                 if "JobState=" in lines[j]:
-                    return Evidence(bf.name, decode_line(lines[j].encode()), line=j + 1, path=bf.path, tier=tier)
+                    return Evidence(
+                        bf.name, decode_line(lines[j].encode()), line=j + 1, path=bf.path, tier=tier
+                    )
     return None
 
 
@@ -619,7 +787,13 @@ def _pick_first_error(top: Finding | None, bundle: Bundle) -> FirstError | None:
                 break
             if h.strong and h.label == top.root_cause:
                 structured = bf.role != "log"
-                cands.append(((structured, role_rank.get(bf.role, 0), _LOG_TIER.get(kind, 2), bf.name), bf, h))
+                cands.append(
+                    (
+                        (structured, role_rank.get(bf.role, 0), _LOG_TIER.get(kind, 2), bf.name),
+                        bf,
+                        h,
+                    )
+                )
                 break
     if cands:
         cands.sort(key=lambda c: c[0])
@@ -642,8 +816,14 @@ def diagnose_bundle(path: str, now: datetime | None = None) -> BundleReport:
     by_role: dict[str, list[BundleFile]] = {}
     for bf in bundle.files:
         by_role.setdefault(bf.role, []).append(bf)
-    located = [replace(f, evidence=tuple(_locate(e, f, by_role) for e in f.evidence)) for f in findings]
+    located = [
+        replace(f, evidence=tuple(_locate(e, f, by_role) for e in f.evidence)) for f in findings
+    ]
     located.sort(key=sort_key)
     top = located[0] if located else None
-    return BundleReport(bundle=bundle, findings=tuple(located), first_error=_pick_first_error(top, bundle),
-                        warnings=bundle.warnings)
+    return BundleReport(
+        bundle=bundle,
+        findings=tuple(located),
+        first_error=_pick_first_error(top, bundle),
+        warnings=bundle.warnings,
+    )

@@ -213,7 +213,9 @@ class SdkModelArtsApi:
             try:
                 builder = builder.with_region(ModelArtsRegion.value_of(s.region))
             except KeyError as exc:
-                raise ModelArtsApiError("config", None, "", f"unknown ModelArts region {s.region!r}") from exc
+                raise ModelArtsApiError(
+                    "config", None, "", f"unknown ModelArts region {s.region!r}"
+                ) from exc
         client = builder.build()
         silence_sdk_loggers()
         return client
@@ -241,20 +243,40 @@ class SdkModelArtsApi:
             ) from None
         except (requests.exceptions.Timeout, sdkexc.RequestTimeoutException) as exc:
             # The SDK lets requests' ReadTimeout escape unwrapped.
-            raise ModelArtsApiError("timeout", None, "", f"no answer within {self.settings.timeout[1]:g} s ({type(exc).__name__})", None, where) from None
+            raise ModelArtsApiError(
+                "timeout",
+                None,
+                "",
+                f"no answer within {self.settings.timeout[1]:g} s ({type(exc).__name__})",
+                None,
+                where,
+            ) from None
         except sdkexc.ConnectionException as exc:
-            raise ModelArtsApiError("unreachable", None, "", str(exc.error_msg)[:300], None, where) from None
-        except (requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError) as exc:
-            raise ModelArtsApiError("parse", None, "", f"truncated response: {type(exc).__name__}", None, where) from None
+            raise ModelArtsApiError(
+                "unreachable", None, "", str(exc.error_msg)[:300], None, where
+            ) from None
+        except (
+            requests.exceptions.ChunkedEncodingError,
+            requests.exceptions.ContentDecodingError,
+        ) as exc:
+            raise ModelArtsApiError(
+                "parse", None, "", f"truncated response: {type(exc).__name__}", None, where
+            ) from None
         except requests.exceptions.RequestException as exc:
-            raise ModelArtsApiError("unreachable", None, "", f"{type(exc).__name__}: {exc}"[:300], None, where) from None
+            raise ModelArtsApiError(
+                "unreachable", None, "", f"{type(exc).__name__}: {exc}"[:300], None, where
+            ) from None
         except (ValueError, UnicodeDecodeError) as exc:
             # malformed JSON body, or the SDK failing to coerce a field ("n/a" into int)
-            raise ModelArtsApiError("parse", None, "", f"malformed response body: {exc}"[:300], None, where) from None
+            raise ModelArtsApiError(
+                "parse", None, "", f"malformed response body: {exc}"[:300], None, where
+            ) from None
         if bare_array:
             data = {"items": data} if isinstance(data, list) else data
         if not isinstance(data, dict):
-            raise ModelArtsApiError("parse", None, "", f"expected a JSON object, got {type(data).__name__}", None, where)
+            raise ModelArtsApiError(
+                "parse", None, "", f"expected a JSON object, got {type(data).__name__}", None, where
+            )
         return data
 
     def list_training_jobs(self, offset: int, limit: int) -> dict:
@@ -263,13 +285,18 @@ class SdkModelArtsApi:
         body = JobSearches(offset=offset, limit=limit, sort_by="create_time", order="desc")
         if self.settings.workspace:
             body.workspace_id = self.settings.workspace
-        return self._call("POST /training-job-searches", "list_training_jobs", ListTrainingJobsRequest(body=body))
+        return self._call(
+            "POST /training-job-searches", "list_training_jobs", ListTrainingJobsRequest(body=body)
+        )
 
     def show_training_job(self, job_id: str) -> dict:
         from huaweicloudsdkmodelarts.v1 import ShowTrainingJobDetailsRequest
 
-        return self._call(f"GET /training-jobs/{job_id}", "show_training_job_details",
-                          ShowTrainingJobDetailsRequest(training_job_id=job_id))
+        return self._call(
+            f"GET /training-jobs/{job_id}",
+            "show_training_job_details",
+            ShowTrainingJobDetailsRequest(training_job_id=job_id),
+        )
 
     def list_events(self, job_id: str) -> dict:
         from huaweicloudsdkmodelarts.v1 import ListTrainingJobEventsRequest
@@ -280,15 +307,21 @@ class SdkModelArtsApi:
     def list_stages(self, job_id: str) -> dict:
         from huaweicloudsdkmodelarts.v1 import ListTrainingJobStagesRequest
 
-        return self._call(f"GET /training-jobs/{job_id}/stages", "list_training_job_stages",
-                          ListTrainingJobStagesRequest(training_job_id=job_id))
+        return self._call(
+            f"GET /training-jobs/{job_id}/stages",
+            "list_training_job_stages",
+            ListTrainingJobStagesRequest(training_job_id=job_id),
+        )
 
     def logs_preview(self, job_id: str, task_id: str) -> dict:
         from huaweicloudsdkmodelarts.v1 import ShowTrainingJobLogsPreviewRequest
 
         req = ShowTrainingJobLogsPreviewRequest(training_job_id=job_id, task_id=task_id)
-        return self._call(f"GET /training-jobs/{job_id}/tasks/{task_id}/logs/preview",
-                          "show_training_job_logs_preview", req)
+        return self._call(
+            f"GET /training-jobs/{job_id}/tasks/{task_id}/logs/preview",
+            "show_training_job_logs_preview",
+            req,
+        )
 
     def list_pools(self) -> dict:
         from huaweicloudsdkmodelarts.v1 import ListPoolsRequest
@@ -303,8 +336,11 @@ class SdkModelArtsApi:
         cont: str | None = None
         first: dict = {}
         for _ in range(20):  # 20 pages x 500 nodes: far beyond any real pool
-            page = self._call(f"GET /pools/{pool_name}/nodes", "list_pool_nodes",
-                              ListPoolNodesRequest(pool_name=pool_name, limit=500, _continue=cont))
+            page = self._call(
+                f"GET /pools/{pool_name}/nodes",
+                "list_pool_nodes",
+                ListPoolNodesRequest(pool_name=pool_name, limit=500, _continue=cont),
+            )
             first = first or page
             items.extend(page.get("items") or [])
             cont = ((page.get("metadata") or {}).get("continue")) or None
@@ -316,7 +352,9 @@ class SdkModelArtsApi:
         from huaweicloudsdkmodelarts.v1 import ShowTrainingFlavorMaxAvailableResourceRequest
 
         req = ShowTrainingFlavorMaxAvailableResourceRequest(flavor_id=flavor_id, pool_id=pool_id)
-        return self._call("GET /training-pool-flavors", "show_training_flavor_max_available_resource", req)
+        return self._call(
+            "GET /training-pool-flavors", "show_training_flavor_max_available_resource", req
+        )
 
     def close(self) -> None:
         client = self._client
@@ -324,4 +362,3 @@ class SdkModelArtsApi:
             http = getattr(client, "_http_client", None)
             if http is not None and hasattr(http, "close"):
                 http.close()
-

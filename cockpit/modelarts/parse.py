@@ -69,10 +69,16 @@ def parse_time(value: Any, where: str = "") -> datetime | None:
         secs = value / 1000 if value > 10_000_000_000 else value  # ms vs s
         try:
             return datetime.fromtimestamp(secs, UTC)
-        except (ValueError, OverflowError, OSError):  # NaN, year > 9999, out of the platform's range
+        except (
+            ValueError,
+            OverflowError,
+            OSError,
+        ):  # NaN, year > 9999, out of the platform's range
             raise ParseError(f"timestamp out of range {value!r}", where) from None
     if isinstance(value, str):
-        if value.strip().isascii() and value.strip().isdigit():  # "¹".isdigit() is True, int() fails
+        if (
+            value.strip().isascii() and value.strip().isdigit()
+        ):  # "¹".isdigit() is True, int() fails
             return parse_time(int(value.strip()), where)
         text = value.strip().replace("Z", "+00:00")
         try:
@@ -88,11 +94,23 @@ def parse_time(value: Any, where: str = "") -> datetime | None:
 
 _QTY = re.compile(r"^\s*([0-9.]+)\s*([A-Za-z]*)\s*$")
 _MEM_MIB = {
-    "": 1 / (1024 * 1024), "b": 1 / (1024 * 1024),
-    "ki": 1 / 1024, "k": 1000 / 1024 / 1024, "kb": 1 / 1024,
-    "mi": 1, "m": 1000**2 / 1024**2, "mb": 1, "mib": 1,
-    "gi": 1024, "g": 1000**3 / 1024**2, "gb": 1024, "gib": 1024,
-    "ti": 1024**2, "t": 1000**4 / 1024**2, "tb": 1024**2, "tib": 1024**2,
+    "": 1 / (1024 * 1024),
+    "b": 1 / (1024 * 1024),
+    "ki": 1 / 1024,
+    "k": 1000 / 1024 / 1024,
+    "kb": 1 / 1024,
+    "mi": 1,
+    "m": 1000**2 / 1024**2,
+    "mb": 1,
+    "mib": 1,
+    "gi": 1024,
+    "g": 1000**3 / 1024**2,
+    "gb": 1024,
+    "gib": 1024,
+    "ti": 1024**2,
+    "t": 1000**4 / 1024**2,
+    "tb": 1024**2,
+    "tib": 1024**2,
 }
 
 
@@ -143,12 +161,14 @@ def parse_events(events_json: Any) -> tuple[JobEvent, ...]:
     for i, e in enumerate(_list(root.get("events"), "events.events")):
         w = f"events.events[{i}]"
         e = _obj(e, w)
-        out.append(JobEvent(
-            time=parse_time(e.get("time"), w + ".time"),
-            level=_str(e.get("level"), w + ".level") or "Info",
-            source=_str(e.get("source"), w + ".source"),
-            message=_str(e.get("message"), w + ".message"),
-        ))
+        out.append(
+            JobEvent(
+                time=parse_time(e.get("time"), w + ".time"),
+                level=_str(e.get("level"), w + ".level") or "Info",
+                source=_str(e.get("source"), w + ".source"),
+                message=_str(e.get("message"), w + ".message"),
+            )
+        )
     far = datetime.max.replace(tzinfo=UTC)
     out.sort(key=lambda ev: (_LEVEL_RANK.get(ev.level.lower(), 2), ev.time or far))
     return tuple(out)
@@ -158,7 +178,10 @@ def parse_stages(stages_json: Any) -> tuple[Stage, ...]:
     """``list_training_job_stages`` -> stages of the latest running record (highest
     ``record_order``), in ``stage_order``. An empty ``end_time`` means the stage is open."""
     root = _obj(stages_json, "stages")
-    records = [_obj(r, f"stages.running_records[{i}]") for i, r in enumerate(_list(root.get("running_records"), "stages.running_records"))]
+    records = [
+        _obj(r, f"stages.running_records[{i}]")
+        for i, r in enumerate(_list(root.get("running_records"), "stages.running_records"))
+    ]
     if not records:
         return ()
     latest = max(records, key=lambda r: _int(r.get("record_order"), "stages.record_order") or 0)
@@ -166,15 +189,22 @@ def parse_stages(stages_json: Any) -> tuple[Stage, ...]:
     for i, s in enumerate(_list(latest.get("stages"), "stages.stages")):
         w = f"stages.stages[{i}]"
         s = _obj(s, w)
-        subs = tuple(_str(_obj(x, w + ".sub_stages").get("name"), w + ".sub_stages.name")
-                     for x in _list(s.get("sub_stages"), w + ".sub_stages"))
-        rows.append((_int(s.get("stage_order"), w + ".stage_order") or i + 1, Stage(
-            name=_str(s.get("name"), w + ".name"),
-            start_time=parse_time(s.get("start_time"), w + ".start_time"),
-            end_time=parse_time(s.get("end_time"), w + ".end_time"),
-            message=_str(s.get("en_message"), w + ".en_message"),
-            sub_stages=subs,
-        )))
+        subs = tuple(
+            _str(_obj(x, w + ".sub_stages").get("name"), w + ".sub_stages.name")
+            for x in _list(s.get("sub_stages"), w + ".sub_stages")
+        )
+        rows.append(
+            (
+                _int(s.get("stage_order"), w + ".stage_order") or i + 1,
+                Stage(
+                    name=_str(s.get("name"), w + ".name"),
+                    start_time=parse_time(s.get("start_time"), w + ".start_time"),
+                    end_time=parse_time(s.get("end_time"), w + ".end_time"),
+                    message=_str(s.get("en_message"), w + ".en_message"),
+                    sub_stages=subs,
+                ),
+            )
+        )
     rows.sort(key=lambda r: r[0])
     return tuple(st for _, st in rows)
 
@@ -193,7 +223,9 @@ def _obs_url(remote: Mapping[str, Any], where: str) -> tuple[str, str]:
     return "unknown", ""
 
 
-_PARAM_PATH = re.compile(r"(data|train|input|output|dataset|ckpt|checkpoint|model)[_-]?(url|path|dir)$", re.I)
+_PARAM_PATH = re.compile(
+    r"(data|train|input|output|dataset|ckpt|checkpoint|model)[_-]?(url|path|dir)$", re.I
+)
 
 
 def _mounts(algorithm: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[Mount, ...]:
@@ -203,19 +235,37 @@ def _mounts(algorithm: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[Moun
             w = f"algorithm.{direction}[{i}]"
             item = _obj(item, w)
             kind, url = _obs_url(_obj(item.get("remote"), w + ".remote"), w + ".remote")
-            out.append(Mount(kind=kind, remote=url, local=_str(item.get("local_dir"), w + ".local_dir"),
-                             name=_str(item.get("name"), w + ".name"), direction=direction[:-1]))
+            out.append(
+                Mount(
+                    kind=kind,
+                    remote=url,
+                    local=_str(item.get("local_dir"), w + ".local_dir"),
+                    name=_str(item.get("name"), w + ".name"),
+                    direction=direction[:-1],
+                )
+            )
     for i, vol in enumerate(_list(spec.get("volumes"), "spec.volumes")):
         w = f"spec.volumes[{i}]"
         vol = _obj(vol, w)
-        for kind, remote_key in (("nfs", "nfs_server_path"), ("sfs", "sfs_path"), ("pfs", "pfs_path"),
-                                 ("obs", "obs_path"), ("evs", "evs_path")):
+        for kind, remote_key in (
+            ("nfs", "nfs_server_path"),
+            ("sfs", "sfs_path"),
+            ("pfs", "pfs_path"),
+            ("obs", "obs_path"),
+            ("evs", "evs_path"),
+        ):
             body = _obj(vol.get(kind), f"{w}.{kind}")
             if body:
                 ro = body.get("read_only")
-                out.append(Mount(kind=kind, remote=_str(body.get(remote_key), f"{w}.{kind}.{remote_key}"),
-                                 local=_str(body.get("local_path"), f"{w}.{kind}.local_path"),
-                                 read_only=bool(ro) if isinstance(ro, bool) else False, direction="volume"))
+                out.append(
+                    Mount(
+                        kind=kind,
+                        remote=_str(body.get(remote_key), f"{w}.{kind}.{remote_key}"),
+                        local=_str(body.get("local_path"), f"{w}.{kind}.local_path"),
+                        read_only=bool(ro) if isinstance(ro, bool) else False,
+                        direction="volume",
+                    )
+                )
     # Data paths passed as hyper-parameters (data_url=obs://..., train_url=/obs/...)
     for i, p in enumerate(_list(algorithm.get("parameters"), "algorithm.parameters")):
         w = f"algorithm.parameters[{i}]"
@@ -223,7 +273,11 @@ def _mounts(algorithm: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[Moun
         name, value = _str(p.get("name"), w + ".name"), _str(p.get("value"), w + ".value")
         if not _PARAM_PATH.search(name) or not value:
             continue
-        direction = "output" if re.search(r"output|train_url|ckpt|checkpoint|model", name, re.I) else "input"
+        direction = (
+            "output"
+            if re.search(r"output|train_url|ckpt|checkpoint|model", name, re.I)
+            else "input"
+        )
         if value.startswith("obs://"):
             out.append(Mount(kind="obs", remote=value, local="", name=name, direction=direction))
         elif value.startswith("/"):
@@ -234,12 +288,16 @@ def _mounts(algorithm: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[Moun
 def _flavor(resource: Mapping[str, Any]) -> tuple[int | None, int | None, int | None, int | None]:
     """(cpus, gpus, npus, memory MiB) from ``spec.resource.flavor_detail.flavor_info``."""
     w = "spec.resource.flavor_detail.flavor_info"
-    info = _obj(_obj(resource.get("flavor_detail"), "spec.resource.flavor_detail").get("flavor_info"), w)
+    info = _obj(
+        _obj(resource.get("flavor_detail"), "spec.resource.flavor_detail").get("flavor_info"), w
+    )
     cpu = _int(_obj(info.get("cpu"), w + ".cpu").get("core_num"), w + ".cpu.core_num")
     gpu = _int(_obj(info.get("gpu"), w + ".gpu").get("unit_num"), w + ".gpu.unit_num")
     npu = _int(_obj(info.get("npu"), w + ".npu").get("unit_num"), w + ".npu.unit_num")
     mem = _obj(info.get("memory"), w + ".memory")
-    mem_mib = parse_memory_mib(mem.get("size"), w + ".memory", default_unit=_str(mem.get("unit"), w) or "GB")
+    mem_mib = parse_memory_mib(
+        mem.get("size"), w + ".memory", default_unit=_str(mem.get("unit"), w) or "GB"
+    )
     return cpu, gpu, npu, mem_mib
 
 
@@ -251,18 +309,28 @@ def _task_statuses(status: Mapping[str, Any], tasks: tuple[str, ...]) -> tuple[T
     for i, t in enumerate(_list(status.get("task_statuses"), "status.task_statuses")):
         w = f"status.task_statuses[{i}]"
         t = _obj(t, w)
-        out.append(TaskStatus(task=_str(t.get("task"), w + ".task"), exit_code=_int(t.get("exit_code"), w + ".exit_code"),
-                              message=_str(t.get("message"), w + ".message")))
+        out.append(
+            TaskStatus(
+                task=_str(t.get("task"), w + ".task"),
+                exit_code=_int(t.get("exit_code"), w + ".exit_code"),
+                message=_str(t.get("message"), w + ".message"),
+            )
+        )
     if out:
         return tuple(out)
     # Fall back to the latest running record's end_reason ("exit with 137").
-    records = [_obj(r, "status.running_records") for r in _list(status.get("running_records"), "status.running_records")]
+    records = [
+        _obj(r, "status.running_records")
+        for r in _list(status.get("running_records"), "status.running_records")
+    ]
     if records:
         last = records[-1]
         reason = _str(last.get("end_reason"), "status.running_records.end_reason")
         m = _EXIT_REASON.search(reason)
         if m:
-            task = _str(last.get("end_related_task"), "status.running_records.end_related_task") or (tasks[0] if tasks else "")
+            task = _str(
+                last.get("end_related_task"), "status.running_records.end_related_task"
+            ) or (tasks[0] if tasks else "")
             return (TaskStatus(task=task, exit_code=int(m.group(1)), message=reason),)
     return ()
 
@@ -299,7 +367,9 @@ def parse_training_job(
     task_resource: Mapping[str, Any] = {}
     job_tasks = _list(root.get("tasks"), "tasks")
     if job_tasks:
-        task_resource = _obj(_obj(job_tasks[0], "tasks[0]").get("task_resource"), "tasks[0].task_resource")
+        task_resource = _obj(
+            _obj(job_tasks[0], "tasks[0]").get("task_resource"), "tasks[0].task_resource"
+        )
 
     create = parse_time(meta.get("create_time"), "metadata.create_time")
     start = parse_time(status.get("start_time"), "status.start_time")
@@ -336,7 +406,9 @@ def parse_training_job(
         phase_since=since,
         duration_s=duration_s,
         user=_str(meta.get("user_name"), "metadata.user_name"),
-        flavor_id=_str(resource.get("flavor_id") or task_resource.get("flavor_id"), "spec.resource.flavor_id"),
+        flavor_id=_str(
+            resource.get("flavor_id") or task_resource.get("flavor_id"), "spec.resource.flavor_id"
+        ),
         flavor_cpus=cpus,
         flavor_gpus=gpus,
         flavor_npus=npus,
@@ -345,7 +417,9 @@ def parse_training_job(
         pool_id=pool_id,
         pool_name=_str(resource.get("pool_name"), "spec.resource.pool_name") or pool_id,
         pool_public=(not pool_id) if pool_public is None else pool_public,
-        image=_str(engine.get("image_url") or algorithm.get("image_url"), "algorithm.engine.image_url"),
+        image=_str(
+            engine.get("image_url") or algorithm.get("image_url"), "algorithm.engine.image_url"
+        ),
         boot_command=_str(algorithm.get("command"), "algorithm.command"),
         mounts=_mounts(algorithm, spec),
         tasks=tasks,
@@ -368,33 +442,57 @@ def parse_training_job_list(list_json: Any) -> tuple[list[Mapping[str, Any]], in
 # --------------------------------------------------------------------------- pools
 
 
-_NPU_KEYS = ("huawei.com/ascend-snt9", "huawei.com/ascend-snt3", "huawei.com/ascend-910", "huawei.com/ascend-310")
+_NPU_KEYS = (
+    "huawei.com/ascend-snt9",
+    "huawei.com/ascend-snt3",
+    "huawei.com/ascend-910",
+    "huawei.com/ascend-310",
+)
 
 
-def _res(block: Mapping[str, Any], w: str) -> tuple[float | None, int | None, int | None, int | None]:
+def _res(
+    block: Mapping[str, Any], w: str
+) -> tuple[float | None, int | None, int | None, int | None]:
     """(cpus, memory MiB, gpus, npus) of a node ``resources``/``availableResources`` block."""
     npus = None
     for key in _NPU_KEYS:
         if key in block:
             npus = (npus or 0) + (_count(block.get(key), f"{w}.{key}") or 0)
-    return (parse_cpu(block.get("cpu"), w + ".cpu"), parse_memory_mib(block.get("memory"), w + ".memory"),
-            _count(block.get("nvidia.com/gpu"), w + ".nvidia.com/gpu"), npus)
+    return (
+        parse_cpu(block.get("cpu"), w + ".cpu"),
+        parse_memory_mib(block.get("memory"), w + ".memory"),
+        _count(block.get("nvidia.com/gpu"), w + ".nvidia.com/gpu"),
+        npus,
+    )
 
 
 def parse_pool_node(node_json: Any, where: str = "node") -> PoolNode:
     n = _obj(node_json, where)
     meta, spec, st = (_obj(n.get(k), f"{where}.{k}") for k in ("metadata", "spec", "status"))
-    cpus, mem, gpus, npus = _res(_obj(st.get("resources"), where + ".status.resources"), where + ".status.resources")
-    fc, fm, fg, fn = _res(_obj(st.get("availableResources"), where + ".status.availableResources"),
-                          where + ".status.availableResources")
+    cpus, mem, gpus, npus = _res(
+        _obj(st.get("resources"), where + ".status.resources"), where + ".status.resources"
+    )
+    fc, fm, fg, fn = _res(
+        _obj(st.get("availableResources"), where + ".status.availableResources"),
+        where + ".status.availableResources",
+    )
     name = _str(meta.get("name"), where + ".metadata.name")
     if not name:
         raise ParseError("node without metadata.name", where)
-    return PoolNode(name=name, phase=_str(st.get("phase"), where + ".status.phase"),
-                    flavor=_str(spec.get("flavor"), where + ".spec.flavor"),
-                    private_ip=_str(st.get("privateIp"), where + ".status.privateIp"),
-                    cpus=cpus, memory_mib=mem, gpus=gpus, npus=npus,
-                    free_cpus=fc, free_memory_mib=fm, free_gpus=fg, free_npus=fn)
+    return PoolNode(
+        name=name,
+        phase=_str(st.get("phase"), where + ".status.phase"),
+        flavor=_str(spec.get("flavor"), where + ".spec.flavor"),
+        private_ip=_str(st.get("privateIp"), where + ".status.privateIp"),
+        cpus=cpus,
+        memory_mib=mem,
+        gpus=gpus,
+        npus=npus,
+        free_cpus=fc,
+        free_memory_mib=fm,
+        free_gpus=fg,
+        free_npus=fn,
+    )
 
 
 def _res_count(value: Any, where: str) -> int | None:
@@ -420,13 +518,23 @@ def parse_pool(pool_json: Any, nodes_json: Any = None) -> Pool:
     if not pool_id:
         raise ParseError("pool without metadata.name", "pool")
     resources = _list(spec.get("resources"), "pool.spec.resources")
-    flavor = _str(_obj(resources[0], "pool.spec.resources[0]").get("flavor"), "pool.spec.resources[0].flavor") if resources else ""
+    flavor = (
+        _str(
+            _obj(resources[0], "pool.spec.resources[0]").get("flavor"),
+            "pool.spec.resources[0].flavor",
+        )
+        if resources
+        else ""
+    )
     sres = _obj(st.get("resources"), "pool.status.resources")
     nodes: tuple[PoolNode, ...] = ()
     if nodes_json is not None:
         items = _list(_obj(nodes_json, "nodes").get("items"), "nodes.items")
         nodes = tuple(parse_pool_node(n, f"nodes.items[{i}]") for i, n in enumerate(items))
-    public = str(labels.get("os.modelarts/pool.type", "")).lower() == "public" or "public" in pool_id.lower()
+    public = (
+        str(labels.get("os.modelarts/pool.type", "")).lower() == "public"
+        or "public" in pool_id.lower()
+    )
     return Pool(
         pool_id=pool_id,
         name=_str(labels.get("os.modelarts/name"), "pool.labels") or pool_id,

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from cockpit.errors import ParseError, UserError
+from cockpit.model import TRAINING_LOG_SCHEME as LOG_SCHEME
 from cockpit.model import (
     Artifacts,
     LogLocation,
@@ -31,6 +32,7 @@ from cockpit.model import (
     Subject,
     TrainingJob,
 )
+from cockpit.model import training_log_path as log_path
 from cockpit.modelarts.api import (
     ModelArtsApi,
     ModelArtsApiError,
@@ -53,23 +55,21 @@ PAGE = 50  # list_training_jobs accepts limit 1..50
 WAITING_PHASES = frozenset({"Creating", "Pending"})
 QUIET_PHASES = frozenset({"Running", "Completed"})
 RECENT_FAILURE_S = 24 * 3600  # Failed/Abnormal jobs younger than this get details
-LOG_SCHEME = "modelarts://"
 
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def log_path(job_id: str, task: str) -> str:
-    """Path the log viewer uses for a task's startup-log preview."""
-    return f"{LOG_SCHEME}{job_id}/{task}"
-
-
 def _error(exc: ModelArtsApiError) -> SourceError:
     head = f"HTTP {exc.status} " if exc.status else ""
     code = f"{exc.code}: " if exc.code and exc.code != str(exc.status) else ""
-    return SourceError(kind=exc.kind, message=f"{head}{code}{exc.message}".strip(), where=exc.where,
-                       retry_after_s=exc.retry_after_s)
+    return SourceError(
+        kind=exc.kind,
+        message=f"{head}{code}{exc.message}".strip(),
+        where=exc.where,
+        retry_after_s=exc.retry_after_s,
+    )
 
 
 class ModelArtsSource(Source):
@@ -100,13 +100,17 @@ class ModelArtsSource(Source):
         self._blocked_until = 0.0  # monotonic; set from Retry-After
         self._blocked_error: SourceError | None = None
         self._logs: dict[str, str] = {}  # modelarts://job/task -> preview text
-        self._log_seen: dict[str, tuple[int, datetime]] = {}  # job id -> (size, first seen at that size)
+        self._log_seen: dict[
+            str, tuple[int, datetime]
+        ] = {}  # job id -> (size, first seen at that size)
         self._last: Snapshot | None = None
 
     # ------------------------------------------------------------------ build
 
     @classmethod
-    def from_config(cls, cfg: ModelArtsConfig, *, clock: Callable[[], datetime] | None = None) -> ModelArtsSource:
+    def from_config(
+        cls, cfg: ModelArtsConfig, *, clock: Callable[[], datetime] | None = None
+    ) -> ModelArtsSource:
         """Build from a ``[modelarts.NAME]`` config entry; keys read from the env vars it names.
 
         Raises UserError when the variables are unset (names them, never the values) or
@@ -118,28 +122,44 @@ class ModelArtsSource(Source):
         ak, sk = os.environ.get(ak_env, ""), os.environ.get(sk_env, "")
         missing = [n for n, v in ((ak_env, ak), (sk_env, sk)) if not v]
         if missing:
-            raise UserError(f"modelarts.{name}: set the environment variable(s) {', '.join(missing)} "
-                            "to the access key / secret key of the ModelArts project")
-        project_id = getattr(cfg, "project_id", "") or os.environ.get("HUAWEICLOUD_SDK_PROJECT_ID", "")
+            raise UserError(
+                f"modelarts.{name}: set the environment variable(s) {', '.join(missing)} "
+                "to the access key / secret key of the ModelArts project"
+            )
+        project_id = getattr(cfg, "project_id", "") or os.environ.get(
+            "HUAWEICLOUD_SDK_PROJECT_ID", ""
+        )
         if not project_id:
-            raise UserError(f"modelarts.{name}: project_id is required (without it the SDK calls IAM)")
+            raise UserError(
+                f"modelarts.{name}: project_id is required (without it the SDK calls IAM)"
+            )
         region, endpoint = getattr(cfg, "region", "") or "", getattr(cfg, "endpoint", "") or ""
         if not region and not endpoint:
             raise UserError(f"modelarts.{name}: set region (e.g. cn-north-4) or endpoint")
         settings = SdkSettings(
-            ak=ak, sk=sk, project_id=project_id, region=region, endpoint=endpoint,
+            ak=ak,
+            sk=sk,
+            project_id=project_id,
+            region=region,
+            endpoint=endpoint,
             workspace=getattr(cfg, "workspace", "") or "",
             verify_ssl=bool(getattr(cfg, "verify_ssl", True)),
             security_token=os.environ.get("HUAWEICLOUD_SDK_SECURITY_TOKEN", ""),
         )
-        return cls(name, SdkModelArtsApi(settings), interval=float(getattr(cfg, "interval", 30.0) or 30.0),
-                   clock=clock or utc_now)
+        return cls(
+            name,
+            SdkModelArtsApi(settings),
+            interval=float(getattr(cfg, "interval", 30.0) or 30.0),
+            clock=clock or utc_now,
+        )
 
     # ------------------------------------------------------------------ helpers
 
     async def _call(self, fn: Callable[..., dict], *args: Any) -> dict:
         if not getattr(self.api, "blocking", True):
-            return fn(*args)  # answers from memory (the demo): a thread hop would cost more than the call
+            return fn(
+                *args
+            )  # answers from memory (the demo): a thread hop would cost more than the call
         async with self._sem:
             return await asyncio.to_thread(fn, *args)
 
@@ -148,7 +168,9 @@ class ModelArtsSource(Source):
             self._blocked_until = time.monotonic() + (exc.retry_after_s or self.interval)
             self._blocked_error = _error(exc)
 
-    async def _optional(self, fn: Callable[..., dict], *args: Any, warnings: list[str], what: str) -> dict | None:
+    async def _optional(
+        self, fn: Callable[..., dict], *args: Any, warnings: list[str], what: str
+    ) -> dict | None:
         """A call whose failure degrades the snapshot (warning) instead of failing it."""
         try:
             return await self._call(fn, *args)
@@ -164,7 +186,9 @@ class ModelArtsSource(Source):
         """One collection; never raises for API trouble (see module doc)."""
         now = self.clock()
         if time.monotonic() < self._blocked_until and self._blocked_error is not None:
-            return Snapshot(source=self.name, kind="modelarts", taken_at=now, error=self._blocked_error)
+            return Snapshot(
+                source=self.name, kind="modelarts", taken_at=now, error=self._blocked_error
+            )
         warnings: list[str] = []
         try:
             items = await self._list_jobs()
@@ -172,16 +196,26 @@ class ModelArtsSource(Source):
             self._throttle(exc)
             return Snapshot(source=self.name, kind="modelarts", taken_at=now, error=_error(exc))
         except ParseError as exc:
-            return Snapshot(source=self.name, kind="modelarts", taken_at=now,
-                            error=SourceError("parse", str(exc), where="POST /training-job-searches"))
+            return Snapshot(
+                source=self.name,
+                kind="modelarts",
+                taken_at=now,
+                error=SourceError("parse", str(exc), where="POST /training-job-searches"),
+            )
 
         pools = await self._list_pools(warnings)
         dedicated = {p.pool_id for p in pools}
         jobs = await asyncio.gather(*(self._job(item, dedicated, now, warnings) for item in items))
         training_jobs = tuple(j for j in jobs if j is not None)
         pools = await self._max_available(pools, training_jobs, warnings)
-        snap = Snapshot(source=self.name, kind="modelarts", taken_at=now, training_jobs=training_jobs,
-                        pools=pools, warnings=tuple(warnings))
+        snap = Snapshot(
+            source=self.name,
+            kind="modelarts",
+            taken_at=now,
+            training_jobs=training_jobs,
+            pools=pools,
+            warnings=tuple(warnings),
+        )
         self._last = snap
         return snap
 
@@ -210,28 +244,43 @@ class ModelArtsSource(Source):
             return False
         if phase in {"Failed", "Abnormal", "Terminated"}:
             meta = item.get("metadata") or {}
-            ended_ms = (status.get("start_time") or meta.get("create_time") or 0) + (status.get("duration") or 0)
+            ended_ms = (status.get("start_time") or meta.get("create_time") or 0) + (
+                status.get("duration") or 0
+            )
             try:
                 return now.timestamp() - float(ended_ms) / 1000 < RECENT_FAILURE_S
             except (TypeError, ValueError):
                 return True
         return True
 
-    async def _job(self, item: dict, dedicated: set[str], now: datetime, warnings: list[str]) -> TrainingJob | None:
+    async def _job(
+        self, item: dict, dedicated: set[str], now: datetime, warnings: list[str]
+    ) -> TrainingJob | None:
         jid = str((item.get("metadata") or {}).get("id") or "")
         detail: dict | None = item
         stages = events = preview = None
         if self._wants_details(item, now):
             detail, stages, events = await asyncio.gather(
-                self._optional(self.api.show_training_job, jid, warnings=warnings, what=f"job {jid} details"),
-                self._optional(self.api.list_stages, jid, warnings=warnings, what=f"job {jid} stages"),
-                self._optional(self.api.list_events, jid, warnings=warnings, what=f"job {jid} events"),
+                self._optional(
+                    self.api.show_training_job, jid, warnings=warnings, what=f"job {jid} details"
+                ),
+                self._optional(
+                    self.api.list_stages, jid, warnings=warnings, what=f"job {jid} stages"
+                ),
+                self._optional(
+                    self.api.list_events, jid, warnings=warnings, what=f"job {jid} events"
+                ),
             )
             detail = detail or item
             tasks = (detail.get("status") or {}).get("tasks") or []
             if tasks and isinstance(tasks, list):
-                preview = await self._optional(self.api.logs_preview, jid, str(tasks[0]), warnings=warnings,
-                                               what=f"job {jid} log preview")
+                preview = await self._optional(
+                    self.api.logs_preview,
+                    jid,
+                    str(tasks[0]),
+                    warnings=warnings,
+                    what=f"job {jid} log preview",
+                )
         pool_id = str(((detail.get("spec") or {}).get("resource") or {}).get("pool_id") or "")
         public = (pool_id not in dedicated) if self._pools is not None else None
         try:
@@ -261,7 +310,9 @@ class ModelArtsSource(Source):
 
         async def one(p: dict) -> Pool | None:
             name = str((p.get("metadata") or {}).get("name") or "")
-            nodes = await self._optional(self.api.list_pool_nodes, name, warnings=warnings, what=f"pool {name} nodes")
+            nodes = await self._optional(
+                self.api.list_pool_nodes, name, warnings=warnings, what=f"pool {name} nodes"
+            )
             try:
                 return parse_pool(p, nodes)
             except ParseError as exc:
@@ -273,8 +324,9 @@ class ModelArtsSource(Source):
         self._pools_at = time.monotonic()
         return self._pools
 
-    async def _max_available(self, pools: tuple[Pool, ...], jobs: tuple[TrainingJob, ...],
-                             warnings: list[str]) -> tuple[Pool, ...]:
+    async def _max_available(
+        self, pools: tuple[Pool, ...], jobs: tuple[TrainingJob, ...], warnings: list[str]
+    ) -> tuple[Pool, ...]:
         """Attach show_training_flavor_max_available_resource for flavors of waiting jobs."""
         wanted: dict[str, set[str]] = {}
         for j in jobs:
@@ -286,9 +338,18 @@ class ModelArtsSource(Source):
             if not flavors:
                 out.append(pool)
                 continue
-            answers = await asyncio.gather(*(self._optional(self.api.flavor_max_available, f, pool.pool_id,
-                                                            warnings=warnings, what=f"flavor {f} on {pool.pool_id}")
-                                             for f in flavors))
+            answers = await asyncio.gather(
+                *(
+                    self._optional(
+                        self.api.flavor_max_available,
+                        f,
+                        pool.pool_id,
+                        warnings=warnings,
+                        what=f"flavor {f} on {pool.pool_id}",
+                    )
+                    for f in flavors
+                )
+            )
             extra = dict(pool.max_available)
             for f, a in zip(flavors, answers, strict=True):
                 if a is not None:
@@ -302,7 +363,9 @@ class ModelArtsSource(Source):
     # ------------------------------------------------------------------ on demand
 
     def _find_job(self, job_id: str, snapshot: Snapshot) -> TrainingJob | None:
-        return next((j for j in snapshot.training_jobs if j.job_id == job_id or j.name == job_id), None)
+        return next(
+            (j for j in snapshot.training_jobs if j.job_id == job_id or j.name == job_id), None
+        )
 
     async def find_job(self, name_or_id: str) -> list[tuple[str, str]]:
         """(job id, name) of the listed training jobs matching ``name_or_id`` (the TUI shows names,
@@ -327,15 +390,19 @@ class ModelArtsSource(Source):
         warnings: list[str] = []
         stages, events = await asyncio.gather(
             self._optional(self.api.list_stages, job_id, warnings=warnings, what="stages"),
-            self._optional(self.api.list_events, job_id, warnings=warnings, what="events"))
+            self._optional(self.api.list_events, job_id, warnings=warnings, what="events"),
+        )
         tasks = (detail.get("status") or {}).get("tasks") or []
         preview = None
         if tasks and isinstance(tasks, list):
-            preview = await self._optional(self.api.logs_preview, job_id, str(tasks[0]), warnings=warnings,
-                                           what="log preview")
+            preview = await self._optional(
+                self.api.logs_preview, job_id, str(tasks[0]), warnings=warnings, what="log preview"
+            )
         await self._list_pools(warnings)
         pool_id = str(((detail.get("spec") or {}).get("resource") or {}).get("pool_id") or "")
-        public = (pool_id not in {p.pool_id for p in self._pools}) if self._pools is not None else None
+        public = (
+            (pool_id not in {p.pool_id for p in self._pools}) if self._pools is not None else None
+        )
         job = parse_training_job(detail, stages, events, preview, pool_public=public, now=now)
         if job.log_task:
             self._logs[log_path(job.job_id, job.log_task)] = job.log_preview
@@ -350,13 +417,23 @@ class ModelArtsSource(Source):
         try:
             job = await self.fetch_job(job_id)
         except ModelArtsApiError as exc:
-            return Snapshot(source=self.name, kind="modelarts", taken_at=now, error=_error(exc)), Artifacts()
+            return Snapshot(
+                source=self.name, kind="modelarts", taken_at=now, error=_error(exc)
+            ), Artifacts()
         except ParseError as exc:
             err = SourceError("parse", str(exc), where=f"GET /training-jobs/{job_id}")
-            return Snapshot(source=self.name, kind="modelarts", taken_at=now, error=err), Artifacts()
+            return Snapshot(
+                source=self.name, kind="modelarts", taken_at=now, error=err
+            ), Artifacts()
         pools = await self._max_available(await self._list_pools(warnings), (job,), warnings)
-        snap = Snapshot(source=self.name, kind="modelarts", taken_at=now, training_jobs=(job,), pools=pools,
-                        warnings=tuple(warnings))
+        snap = Snapshot(
+            source=self.name,
+            kind="modelarts",
+            taken_at=now,
+            training_jobs=(job,),
+            pools=pools,
+            warnings=tuple(warnings),
+        )
         return snap, job_artifacts(job)
 
     async def artifacts(self, subject: Subject, snapshot: Snapshot) -> Artifacts:
@@ -364,7 +441,9 @@ class ModelArtsSource(Source):
         and the startup-log preview (``kind="startup"``) of a training job; the node
         table of a pool (``commands["list_pool_nodes <pool>"]``). Never raises."""
         if subject.kind == "pool":
-            pool = next((p for p in snapshot.pools if p.pool_id == subject.id or p.name == subject.id), None)
+            pool = next(
+                (p for p in snapshot.pools if p.pool_id == subject.id or p.name == subject.id), None
+            )
             if pool is None:
                 return Artifacts()
             return Artifacts(commands={f"list_pool_nodes {pool.pool_id}": format_nodes(pool)})
@@ -385,7 +464,9 @@ class ModelArtsSource(Source):
         job = self._find_job(subject.id, snapshot)
         task = job.log_task if job else "worker-0"
         jid = job.job_id if job else subject.id
-        return [("startup log", LogLocation(source=self.name, path=log_path(jid, task or "worker-0")))]
+        return [
+            ("startup log", LogLocation(source=self.name, path=log_path(jid, task or "worker-0")))
+        ]
 
     async def _preview_text(self, path: str) -> str:
         m = re.fullmatch(re.escape(LOG_SCHEME) + r"([^/]+)/([^/]+)", path)
@@ -403,7 +484,7 @@ class ModelArtsSource(Source):
     async def read_range(self, path: str, offset: int, length: int) -> bytes:
         """Bytes of the startup-log preview at ``modelarts://<job_id>/<task>``; RemoteFileError else."""
         data = (await self._preview_text(path)).encode("utf-8", "replace")
-        return data[max(0, offset): max(0, offset) + max(0, length)]
+        return data[max(0, offset) : max(0, offset) + max(0, length)]
 
     async def stat(self, path: str) -> FileStat:
         data = (await self._preview_text(path)).encode("utf-8", "replace")
@@ -423,11 +504,14 @@ def format_events(job: TrainingJob) -> str:
     far = datetime.min.replace(tzinfo=UTC)
     rows = sorted(job.events, key=lambda e: e.time or far)
     return "".join(
-        f"{e.time.isoformat() if e.time else '-'} {e.level} {e.source or '-'} {e.message}\n" for e in rows)
+        f"{e.time.isoformat() if e.time else '-'} {e.level} {e.source or '-'} {e.message}\n"
+        for e in rows
+    )
 
 
 def format_nodes(pool: Pool) -> str:
     """Node table of a pool: name phase flavor ip free/total cpu, memory GiB, gpu, npu."""
+
     def pair(free: float | int | None, total: float | int | None) -> str:
         f = "?" if free is None else f"{free:g}"
         t = "?" if total is None else f"{total:g}"
@@ -436,11 +520,24 @@ def format_nodes(pool: Pool) -> str:
     def gib(v: int | None) -> float | None:
         return None if v is None else round(v / 1024, 1)
 
-    lines = ["NAME PHASE FLAVOR IP CPU(free/total) MEM_GiB(free/total) GPU(free/total) NPU(free/total)"]
+    lines = [
+        "NAME PHASE FLAVOR IP CPU(free/total) MEM_GiB(free/total) GPU(free/total) NPU(free/total)"
+    ]
     for n in pool.nodes:
-        lines.append(" ".join([n.name, n.phase, n.flavor or "-", n.private_ip or "-", pair(n.free_cpus, n.cpus),
-                               pair(gib(n.free_memory_mib), gib(n.memory_mib)), pair(n.free_gpus, n.gpus),
-                               pair(n.free_npus, n.npus)]))
+        lines.append(
+            " ".join(
+                [
+                    n.name,
+                    n.phase,
+                    n.flavor or "-",
+                    n.private_ip or "-",
+                    pair(n.free_cpus, n.cpus),
+                    pair(gib(n.free_memory_mib), gib(n.memory_mib)),
+                    pair(n.free_gpus, n.gpus),
+                    pair(n.free_npus, n.npus),
+                ]
+            )
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -448,11 +545,24 @@ def job_artifacts(job: TrainingJob) -> Artifacts:
     """Events and startup log of one job as LogTexts for the engine and the log viewer."""
     logs = []
     if job.events:
-        logs.append(LogText(name="events", kind="events", data=format_events(job).encode(), subject_id=job.job_id))
+        logs.append(
+            LogText(
+                name="events",
+                kind="events",
+                data=format_events(job).encode(),
+                subject_id=job.job_id,
+            )
+        )
     if job.log_preview:
-        logs.append(LogText(name=f"{job.log_task or 'worker-0'} startup log", kind="startup",
-                            data=job.log_preview.encode("utf-8", "replace"),
-                            path=log_path(job.job_id, job.log_task or "worker-0"), subject_id=job.job_id))
+        logs.append(
+            LogText(
+                name=f"{job.log_task or 'worker-0'} startup log",
+                kind="startup",
+                data=job.log_preview.encode("utf-8", "replace"),
+                path=log_path(job.job_id, job.log_task or "worker-0"),
+                subject_id=job.job_id,
+            )
+        )
     return Artifacts(logs=tuple(logs))
 
 
@@ -462,4 +572,3 @@ def backoff_s(failures: int, interval: float, retry_after_s: float | None = None
     if retry_after_s is not None:
         return max(retry_after_s, 1.0)
     return min(interval * (2 ** max(0, failures - 1)), 600.0)
-

@@ -25,12 +25,19 @@ import dataclasses
 import logging
 from collections.abc import Iterable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from cockpit.model import Artifacts, Finding, Snapshot, Subject
+from cockpit.model import Artifacts, Snapshot, Subject
+
+if TYPE_CHECKING:
+    from cockpit.diagnosis.engine import Diagnosis
+    from cockpit.source import Source
 
 log = logging.getLogger(__name__)
 
-FAILED_STATES = frozenset({"FAILED", "OUT_OF_MEMORY", "TIMEOUT", "NODE_FAIL", "BOOT_FAIL", "DEADLINE"})
+FAILED_STATES = frozenset(
+    {"FAILED", "OUT_OF_MEMORY", "TIMEOUT", "NODE_FAIL", "BOOT_FAIL", "DEADLINE"}
+)
 QUIET_PHASES = frozenset({"Running", "Completed", "Terminated"})
 
 
@@ -48,13 +55,24 @@ def _fingerprints(snap: Snapshot, subjects: Iterable[Subject]) -> dict[Subject, 
         want.setdefault(s.kind, set()).add(s.id)
     found: dict[tuple[str, str], tuple] = {}
     if ids := want.get("job"):
-        found.update((("job", j.job_id), ("job", j.state, j.end_time)) for j in snap.jobs if j.job_id in ids)
+        found.update(
+            (("job", j.job_id), ("job", j.state, j.end_time)) for j in snap.jobs if j.job_id in ids
+        )
     if ids := want.get("node"):
-        found.update((("node", n.name), ("node", n.state, n.flags, n.reason, n.reason_time))
-                     for n in snap.nodes if n.name in ids)
+        found.update(
+            (("node", n.name), ("node", n.state, n.flags, n.reason, n.reason_time))
+            for n in snap.nodes
+            if n.name in ids
+        )
     if ids := want.get("training_job"):
-        found.update((("training_job", t.job_id), ("tj", t.phase, t.secondary_phase, len(t.events), len(t.log_preview)))
-                     for t in snap.training_jobs if t.job_id in ids)
+        found.update(
+            (
+                ("training_job", t.job_id),
+                ("tj", t.phase, t.secondary_phase, len(t.events), len(t.log_preview)),
+            )
+            for t in snap.training_jobs
+            if t.job_id in ids
+        )
     gone = {"job": ("job",), "node": ("node",)}
     return {s: found.get((s.kind, s.id), gone.get(s.kind, ("tj",))) for s in subjects}
 
@@ -70,8 +88,11 @@ def evidence_subjects(snap: Snapshot) -> list[Subject]:
     failed.sort(key=lambda j: j.end_time.timestamp() if j.end_time else 0.0, reverse=True)
     out = [Subject("job", snap.source, j.job_id) for j in failed]
     out += [Subject("node", snap.source, n.name) for n in snap.nodes if _node_wants(n)]
-    out += [Subject("training_job", snap.source, t.job_id, name=t.name) for t in snap.training_jobs
-            if _training_job_wants(t)]
+    out += [
+        Subject("training_job", snap.source, t.job_id, name=t.name)
+        for t in snap.training_jobs
+        if _training_job_wants(t)
+    ]
     return out
 
 
@@ -102,43 +123,61 @@ def _wants_evidence(snap: Snapshot, subject: Subject) -> bool:
 def narrow(snap: Snapshot, subject: Subject) -> Snapshot:
     """The snapshot seen by one subject's rules: its own row, the site around it."""
     if subject.kind == "job":
-        return dataclasses.replace(snap, jobs=tuple(j for j in snap.jobs if j.job_id == subject.id),
-                                   training_jobs=(), pools=())
+        return dataclasses.replace(
+            snap,
+            jobs=tuple(j for j in snap.jobs if j.job_id == subject.id),
+            training_jobs=(),
+            pools=(),
+        )
     if subject.kind == "training_job":
-        return dataclasses.replace(snap, training_jobs=tuple(t for t in snap.training_jobs if t.job_id == subject.id),
-                                   jobs=(), nodes=(), partitions=())
-    return dataclasses.replace(snap, nodes=tuple(n for n in snap.nodes if n.name == subject.id),
-                               training_jobs=(), pools=())
+        return dataclasses.replace(
+            snap,
+            training_jobs=tuple(t for t in snap.training_jobs if t.job_id == subject.id),
+            jobs=(),
+            nodes=(),
+            partitions=(),
+        )
+    return dataclasses.replace(
+        snap, nodes=tuple(n for n in snap.nodes if n.name == subject.id), training_jobs=(), pools=()
+    )
 
 
 _NOT_JOB_RULES = frozenset({"node", "partition", "training_job", "pool", "site"})
 
 
-def subject_findings(snap: Snapshot, arts: Artifacts, subject: Subject, now: datetime) -> list[Finding]:
-    """One subject's findings, diagnosed with its artifacts on the snapshot narrowed to it."""
-    from cockpit.diagnosis.engine import diagnose
+def subject_findings(snap: Snapshot, arts: Artifacts, subject: Subject, now: datetime) -> Diagnosis:
+    """One subject's findings, diagnosed with its artifacts on the snapshot narrowed to it
+    (with the rule errors of that diagnosis)."""
+    from cockpit.diagnosis.engine import Diagnosis, diagnose
 
     # A node's narrowed snapshot keeps every job (its rules look at them), but job rules only
-    # ever emit findings about their own job, dropped here: skip them (~3 ms per DRAIN/DOWN
-    # node per poll on the demo site, most of it for nothing).
+    # ever emit findings about their own job, dropped here: skip them, they would be most of
+    # the cost of every DRAIN/DOWN node's diagnosis, every poll, for nothing.
     kw = {"kinds": _NOT_JOB_RULES} if subject.kind == "node" else {}
-    return [f for f in diagnose(narrow(snap, subject), arts, now=now, **kw)
-            if f.subject.kind == subject.kind and f.subject.id == subject.id]
+    found = diagnose(narrow(snap, subject), arts, now=now, **kw)
+    mine = [f for f in found if f.subject.kind == subject.kind and f.subject.id == subject.id]
+    return Diagnosis(mine, found.errors)
 
 
-def diagnose_with_evidence(snap: Snapshot, evidence: dict[Subject, Artifacts], now: datetime,
-                           memo: dict | None = None) -> list[Finding]:
+def diagnose_with_evidence(
+    snap: Snapshot, evidence: dict[Subject, Artifacts], now: datetime, memo: dict | None = None
+) -> Diagnosis:
     """The site's findings, where each subject with evidence is diagnosed with its artifacts.
 
     A subject's evidence-backed findings replace its snapshot-only ones (a FAILED job's
     "non-zero exit" becomes "command not found"); everything else is unchanged. ``memo``
     (kept by :class:`EvidenceCache`) remembers the findings of ended jobs per state, so their
     logs are not scanned again every poll: an ended job's evidence and verdict do not change.
+    ``errors`` of the result: the rule errors of every diagnosis run here.
     """
-    from cockpit.diagnosis.engine import diagnose, sort_key
+    from cockpit.diagnosis.engine import Diagnosis, diagnose, sort_key
 
-    found = {f.key: f for f in diagnose(snap, None, now=now)}
-    prints = _fingerprints(snap, (s for s in evidence if s.kind == "job")) if memo is not None else {}
+    site = diagnose(snap, None, now=now)
+    errors = list(site.errors)
+    found = {f.key: f for f in site}
+    prints = (
+        _fingerprints(snap, (s for s in evidence if s.kind == "job")) if memo is not None else {}
+    )
     for subject, arts in evidence.items():
         if not (arts.acct or arts.logs or arts.commands):
             continue
@@ -151,14 +190,20 @@ def diagnose_with_evidence(snap: Snapshot, evidence: dict[Subject, Artifacts], n
             except Exception:  # one subject's bad evidence must not drop the site's findings
                 log.exception("diagnosis of %s with evidence failed", subject)
                 continue
+            errors += mine.errors
+            mine = list(mine)
             if memo is not None and key is not None:
                 memo[key] = mine
         if not mine:
             continue
-        for key in [k for k, f in found.items() if f.subject.kind == subject.kind and f.subject.id == subject.id]:
+        for key in [
+            k
+            for k, f in found.items()
+            if f.subject.kind == subject.kind and f.subject.id == subject.id
+        ]:
             del found[key]
         found.update((f.key, f) for f in mine)
-    return sorted(found.values(), key=sort_key)
+    return Diagnosis(sorted(found.values(), key=sort_key), errors)
 
 
 class EvidenceCache:
@@ -170,8 +215,13 @@ class EvidenceCache:
     ``concurrency`` bounds simultaneous fetches; ``timeout`` (seconds) bounds each one.
     """
 
-    def __init__(self, budget: int = 4, concurrency: int = 4, timeout: float = 30.0,
-                 first_budget: int | None = 24) -> None:
+    def __init__(
+        self,
+        budget: int = 4,
+        concurrency: int = 4,
+        timeout: float = 30.0,
+        first_budget: int | None = 24,
+    ) -> None:
         self.budget = budget
         self.first_budget = budget if first_budget is None else first_budget
         self._refreshed = False
@@ -205,14 +255,15 @@ class EvidenceCache:
         if _wants_evidence(snap, subject):
             self._store[subject] = (_fingerprint(snap, subject), arts)
 
-    async def refresh(self, source, snap: Snapshot, subjects: Iterable[Subject] | None = None) -> dict[Subject, Artifacts]:
+    async def refresh(
+        self, source: Source, snap: Snapshot, subjects: Iterable[Subject] | None = None
+    ) -> dict[Subject, Artifacts]:
         """Fetch the missing evidence; return all valid evidence.
 
-        Through ``source.evidence(subjects, snap, concurrency=, timeout=)`` when the source
-        has it (one batched call for all subjects: ``SlurmSource`` runs one sacct), else
-        ``source.artifacts`` per subject. Never raises: a subject whose fetch fails is
-        remembered with empty artifacts (so it is not retried every poll) and the failure is
-        kept in ``errors``.
+        Through ``source.evidence(subjects, snap, concurrency=, timeout=)``: one call for all
+        subjects (``SlurmSource`` runs one sacct; the default fetches per subject). Never
+        raises: a subject whose fetch fails is remembered with empty artifacts (so it is not
+        retried every poll) and the failure is kept in ``errors``.
         """
         todo = list(subjects) if subjects is not None else self.missing(snap)
         self.errors = []
@@ -224,25 +275,15 @@ class EvidenceCache:
                 got = Artifacts()
             self._store[subject] = (prints[subject], got)
 
-        batch = getattr(source, "evidence", None)
-        if todo and callable(batch):
+        if todo:
             try:
-                got = await batch(todo, snap, concurrency=self.concurrency, timeout=self.timeout)
+                got = await source.evidence(
+                    todo, snap, concurrency=self.concurrency, timeout=self.timeout
+                )
             except Exception as exc:  # noqa: BLE001 - a source bug must not stop polling
                 got = dict.fromkeys(todo, exc)
             for subject in todo:
                 keep(subject, got.get(subject, Artifacts()))
-        elif todo:
-            sem = asyncio.Semaphore(self.concurrency)
-
-            async def fetch(subject: Subject) -> None:
-                async with sem:
-                    try:
-                        keep(subject, await asyncio.wait_for(source.artifacts(subject, snap), self.timeout))
-                    except Exception as exc:  # noqa: BLE001 - one subject's evidence must not stop the rest
-                        keep(subject, exc)
-
-            await asyncio.gather(*(fetch(s) for s in todo))
         self._refreshed = True
         live = set(evidence_subjects(snap))
         for gone in [s for s in self._store if s not in live]:
@@ -252,12 +293,22 @@ class EvidenceCache:
         return self.cached(snap)
 
 
-async def refresh_and_diagnose(source, snap: Snapshot, cache: EvidenceCache,
-                               now: datetime | None = None, fetch: bool = True) -> list[Finding]:
+async def refresh_and_diagnose(
+    source: Source,
+    snap: Snapshot,
+    cache: EvidenceCache,
+    now: datetime | None = None,
+    fetch: bool = True,
+) -> Diagnosis:
     """One poll's findings for the CLI commands (incidents, diagnose, watch): fetch what
     evidence ``cache`` is missing for ``snap`` through ``source`` (``fetch=False``: only what
     it already holds, no I/O), then diagnose the site with it in a thread (``now`` defaults to
     ``snap.taken_at``). A failed poll fetches nothing and gets the engine's findings about the
-    failure. Never raises for evidence: fetch failures are in ``cache.errors``."""
-    evidence = {} if not snap.ok else await cache.refresh(source, snap) if fetch else cache.cached(snap)
-    return await asyncio.to_thread(diagnose_with_evidence, snap, evidence, now or snap.taken_at, cache.memo)
+    failure. Never raises for evidence: fetch failures are in ``cache.errors``, rule errors in
+    the result's ``errors``."""
+    evidence = (
+        {} if not snap.ok else await cache.refresh(source, snap) if fetch else cache.cached(snap)
+    )
+    return await asyncio.to_thread(
+        diagnose_with_evidence, snap, evidence, now or snap.taken_at, cache.memo
+    )

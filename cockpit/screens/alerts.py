@@ -16,11 +16,12 @@ from textual.binding import Binding
 from textual.widgets import Footer, Static
 
 from cockpit.text import clean
+from cockpit.views import SEVERITY_MARK, SEVERITY_STYLE
 from cockpit.watch.alerts import Alert, Mute
-from cockpit.widgets.fmt import SEVERITY_MARK, SEVERITY_STYLE
 from cockpit.widgets.table import Column, Row, VirtualTable
 
 from .base import CockpitScreen, FilterBar
+from .panes import CockpitTable
 
 ALERT_COLUMNS = (
     Column("TIME", 19, 0),
@@ -37,14 +38,22 @@ def alert_rows(alerts: Sequence[Alert]) -> list[Row]:
     for i in range(len(alerts) - 1, -1, -1):
         a = alerts[i]
         t = a.time.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-        rows.append(Row(str(i), (t, SEVERITY_MARK.get(a.severity, a.severity), a.rule, str(a.subject), a.title),
-                        ("dim", SEVERITY_STYLE.get(a.severity, ""), "cyan", "bold", ""), sort=(a.time.timestamp(),)))
+        rows.append(
+            Row(
+                str(i),
+                (t, SEVERITY_MARK.get(a.severity, a.severity), a.rule, str(a.subject), a.title),
+                ("dim", SEVERITY_STYLE.get(a.severity, ""), "cyan", "bold", ""),
+                sort=(a.time.timestamp(),),
+            )
+        )
     return rows
 
 
-class AlertTable(VirtualTable):
+class AlertTable(CockpitTable):
     def __init__(self, **kw) -> None:
-        super().__init__(ALERT_COLUMNS, empty_text="no alerts yet: transitions appear here as they happen", **kw)
+        super().__init__(
+            ALERT_COLUMNS, empty_text="no alerts yet: transitions appear here as they happen", **kw
+        )
 
 
 class AlertScreen(CockpitScreen):

@@ -18,12 +18,16 @@ if TYPE_CHECKING:
 class FilterBar(Input):
     """The ``/`` input; filters the table that had focus, live, by any column text."""
 
-    DEFAULT_CSS = "FilterBar { dock: bottom; display: none; height: 3; } FilterBar.-shown { display: block; }"
+    DEFAULT_CSS = (
+        "FilterBar { dock: bottom; display: none; height: 3; } FilterBar.-shown { display: block; }"
+    )
 
     BINDINGS = [Binding("escape", "cancel", "Clear filter", show=False)]
 
     def __init__(self) -> None:
-        super().__init__(placeholder="filter: any column text (enter keeps it, esc clears)", id="filter")
+        super().__init__(
+            placeholder="filter: any column text (enter keeps it, esc clears)", id="filter"
+        )
         self.target: VirtualTable | None = None
 
     def open_for(self, table: VirtualTable) -> None:

@@ -47,12 +47,29 @@ class CockpitCommands(Provider):
             if snap is None:
                 continue
             for j in snap.jobs:
-                yield ("job", j.job_id, j.name, f"job {j.job_id} {j.name} {j.user} {j.state}", Subject("job", st.name, j.job_id))
+                yield (
+                    "job",
+                    j.job_id,
+                    j.name,
+                    f"job {j.job_id} {j.name} {j.user} {j.state}",
+                    Subject("job", st.name, j.job_id),
+                )
             for n in snap.nodes:
-                yield ("node", n.name, n.name, f"node {n.name} {n.state_label}", Subject("node", st.name, n.name))
+                yield (
+                    "node",
+                    n.name,
+                    n.name,
+                    f"node {n.name} {n.state_label}",
+                    Subject("node", st.name, n.name),
+                )
             for t in snap.training_jobs:
-                yield ("training_job", t.job_id, t.name, f"training job {t.name} {t.console_phase} {t.job_id}",
-                       Subject("training_job", st.name, t.job_id))
+                yield (
+                    "training_job",
+                    t.job_id,
+                    t.name,
+                    f"training job {t.name} {t.console_phase} {t.job_id}",
+                    Subject("training_job", st.name, t.job_id),
+                )
 
     def _command(self, kind: str, subject: Subject | None, name: str):
         app = self.app
@@ -69,9 +86,17 @@ class CockpitCommands(Provider):
     async def discover(self) -> Hits:
         hub = self.app.hub  # type: ignore[attr-defined]
         for st in hub.states.values():
-            yield DiscoveryHit(Content(f"source {clean(st.name, 60)}"), self._command("source", None, st.name), help="cluster / ModelArts project")
+            yield DiscoveryHit(
+                Content(f"source {clean(st.name, 60)}"),
+                self._command("source", None, st.name),
+                help="cluster / ModelArts project",
+            )
         for inc in list(hub.incidents)[:10]:
-            yield DiscoveryHit(Content(clean(f"{inc.severity}: {inc.subject} {inc.title}", 120)), partial(self.app.open_subject, inc.subject), help="incident")  # type: ignore[attr-defined]
+            yield DiscoveryHit(
+                Content(clean(f"{inc.severity}: {inc.subject} {inc.title}", 120)),
+                partial(self.app.open_subject, inc.subject),
+                help="incident",
+            )  # type: ignore[attr-defined]
 
     def ranked(self, query: str) -> list[tuple[float, str, str, str, Subject | None]]:
         """(score, kind, ident, label, subject), best first, at most MAX_HITS."""
@@ -96,10 +121,18 @@ class CockpitCommands(Provider):
                     break
                 s = matcher.match(label)
                 if s > 0 and (kind, ident) not in seen:
-                    hits.append((0.5 * s / (s + 1.0), kind, ident, label, subject))  # Matcher scores are unbounded
+                    hits.append(
+                        (0.5 * s / (s + 1.0), kind, ident, label, subject)
+                    )  # Matcher scores are unbounded
         return hits[:MAX_HITS]
 
     async def search(self, query: str) -> Hits:
         for score, kind, ident, label, subject in self.ranked(query):
             text = clean(label, 120)
-            yield Hit(score, Content(text), self._command(kind, subject, ident), text=text, help=kind.replace("_", " "))
+            yield Hit(
+                score,
+                Content(text),
+                self._command(kind, subject, ident),
+                text=text,
+                help=kind.replace("_", " "),
+            )

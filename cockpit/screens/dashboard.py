@@ -10,18 +10,12 @@ from textual.widgets import Footer, Static
 
 from cockpit.model import Subject
 from cockpit.text import clean
-from cockpit.widgets.panes import (
-    IncidentStrip,
-    NodeTable,
-    QueueTable,
-    SourceStatus,
-    TrainingJobTable,
-)
-from cockpit.widgets.rows import split_key
+from cockpit.views import split_key, storage_groups, storage_threshold
 from cockpit.widgets.storage import StorageStrip
 from cockpit.widgets.table import VirtualTable
 
 from .base import CockpitScreen, FilterBar
+from .panes import IncidentStrip, NodeTable, QueueTable, SourceStatus, TrainingJobTable
 
 PANES = (
     ("queue", "jobs", "Queue", "job"),
@@ -60,7 +54,7 @@ class DashboardScreen(CockpitScreen):
                 with Vertical(classes="pane", id="nodes-pane"):
                     yield Static(id="nodes-title", classes="pane-title")
                     yield NodeTable(multi_slurm, id="nodes")
-                    yield StorageStrip(hub, id="storage")  # df of storage_paths; hidden when none
+                    yield StorageStrip(id="storage")  # df of storage_paths; hidden when none
             if hub.has_kind("modelarts"):
                 with Vertical(classes="pane", id="training-pane"):
                     yield Static(id="training-title", classes="pane-title")
@@ -97,8 +91,8 @@ class DashboardScreen(CockpitScreen):
                     table.set_rows(rows)
             self.query_one(IncidentStrip).refresh()
             for strip in self.query(StorageStrip):
-                strip.refresh_from_hub()
-        self.query_one(SourceStatus).refresh()
+                strip.show(storage_groups(hub), storage_threshold(hub))
+        self.query_one(SourceStatus).sync()
         self._update_titles()
 
     def _update_titles(self) -> None:
@@ -115,8 +109,8 @@ class DashboardScreen(CockpitScreen):
             if table.filter_text:
                 t.append(f"  filter “{clean(table.filter_text, 40)}”", style="yellow")
             if self._titles.get(pane_id) != t:
-                # one line of fixed height: no layout pass (a full-screen reflow is ~18 ms,
-                # after every poll this was a third of an idle cockpit's CPU)
+                # one line of fixed height: no layout pass (a full-screen reflow is ~18 ms;
+                # after every poll, a third of an idle cockpit's CPU)
                 self._titles[pane_id] = t
                 self.query_one(f"#{pane_id}-title", Static).update(t, layout=False)
 
@@ -146,4 +140,3 @@ class DashboardScreen(CockpitScreen):
         focused = self.focused
         if isinstance(focused, VirtualTable) and focused.parent is not None:
             self.maximize(focused.parent, container=False)
-

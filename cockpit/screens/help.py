@@ -11,42 +11,57 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
-    ("Everywhere", (
-        ("q", "quit (exit 0)"),
-        ("i", "incident view"),
-        ("A", "alert log (m / M: mute subject / rule)"),
-        ("r", "poll every source now"),
-        ("ctrl+p", "command palette: jump to a job id, node, training job, source"),
-        ("?", "this help"),
-        ("esc", "clear a kept filter, else back to the previous screen (cursor kept)"),
-        ("ctrl+z", "suspend to the shell (fg resumes)"),
-    )),
-    ("Tables", (
-        ("j / k, ↑ / ↓", "move (also in findings, incidents, alerts and this help)"),
-        ("pgup / pgdn, g / G", "page, top, bottom"),
-        ("enter", "drill down (job, node, training job, incident subject)"),
-        ("/", "filter by any column text (enter keeps it, esc clears)"),
-        ("s / S", "sort by the next column / reverse"),
-        ("tab, 1 2 3", "next pane, focus queue / nodes / ModelArts"),
-        ("z", "zoom the focused pane (again to restore)"),
-    )),
-    ("Job, node, training job", (
-        ("enter", "on an evidence line: open the log at that line; on a log: open it"),
-        ("l", "open the logs"),
-    )),
-    ("Log viewer", (
-        ("e / E", "next / previous error"),
-        ("g / G", "top / bottom"),
-        ("f", "follow new lines (tail -f; truncation is detected)"),
-        ("/ , n / N", "search, next / previous match"),
-        ("w", "wrap long lines"),
-        ("tab / shift+tab", "next / previous log"),
-    )),
-    ("Incidents", (
-        ("enter", "drill into the subject"),
-        ("a", "acknowledge / un-acknowledge (kept in the state file)"),
-        ("x", "export the incident list as Markdown to the current directory"),
-    )),
+    (
+        "Everywhere",
+        (
+            ("q", "quit (exit 0)"),
+            ("i", "incident view"),
+            ("A", "alert log (m / M: mute subject / rule)"),
+            ("r", "poll every source now"),
+            ("ctrl+p", "command palette: jump to a job id, node, training job, source"),
+            ("?", "this help"),
+            ("esc", "clear a kept filter, else back to the previous screen (cursor kept)"),
+            ("ctrl+z", "suspend to the shell (fg resumes)"),
+        ),
+    ),
+    (
+        "Tables",
+        (
+            ("j / k, ↑ / ↓", "move (also in findings, incidents, alerts and this help)"),
+            ("pgup / pgdn, g / G", "page, top, bottom"),
+            ("enter", "drill down (job, node, training job, incident subject)"),
+            ("/", "filter by any column text (enter keeps it, esc clears)"),
+            ("s / S", "sort by the next column / reverse"),
+            ("tab, 1 2 3", "next pane, focus queue / nodes / ModelArts"),
+            ("z", "zoom the focused pane (again to restore)"),
+        ),
+    ),
+    (
+        "Job, node, training job",
+        (
+            ("enter", "on an evidence line: open the log at that line; on a log: open it"),
+            ("l", "open the logs"),
+        ),
+    ),
+    (
+        "Log viewer",
+        (
+            ("e / E", "next / previous error"),
+            ("g / G", "top / bottom"),
+            ("f", "follow new lines (tail -f; truncation is detected)"),
+            ("/ , n / N", "search, next / previous match"),
+            ("w", "wrap long lines"),
+            ("tab / shift+tab", "next / previous log"),
+        ),
+    ),
+    (
+        "Incidents",
+        (
+            ("enter", "drill into the subject"),
+            ("a", "acknowledge / un-acknowledge (kept in the state file)"),
+            ("x", "export the incident list as Markdown to the current directory"),
+        ),
+    ),
 )
 
 

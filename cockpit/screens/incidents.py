@@ -10,11 +10,11 @@ from textual.binding import Binding
 from textual.widgets import Footer, Static
 
 from cockpit.text import clean
-from cockpit.widgets.panes import IncidentTable, incident_summary
-from cockpit.widgets.rows import incident_rows
+from cockpit.views import incident_rows, incident_summary
 from cockpit.widgets.table import VirtualTable
 
 from .base import CockpitScreen, FilterBar
+from .panes import IncidentTable
 
 
 class IncidentScreen(CockpitScreen):
@@ -81,15 +81,21 @@ class IncidentScreen(CockpitScreen):
 
         now = self.hub.clock()
         text = incidents_markdown(list(self.hub.incidents), now, acked=self.cockpit.acks.acked)
-        path = (self.cockpit.export_dir or Path.cwd()) / f"cockpit-incidents-{now.strftime('%Y%m%d-%H%M%S')}.md"
+        path = (
+            self.cockpit.export_dir or Path.cwd()
+        ) / f"cockpit-incidents-{now.strftime('%Y%m%d-%H%M%S')}.md"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
-            self.notify(f"cannot write {path}: {clean(str(exc), 200)}", severity="error", markup=False)
+            self.notify(
+                f"cannot write {path}: {clean(str(exc), 200)}", severity="error", markup=False
+            )
             return
         # the path on its own line, short: a toast wrapping inside a file name is unreadable
-        self.notify(f"incidents exported to\n{short_path(path)}", title="Markdown", timeout=8, markup=False)
+        self.notify(
+            f"incidents exported to\n{short_path(path)}", title="Markdown", timeout=8, markup=False
+        )
 
 
 def short_path(path: Path) -> str:
@@ -101,4 +107,8 @@ def short_path(path: Path) -> str:
         pass
     home = str(Path.home())
     s = str(path)
-    return "~" + s[len(home):] if home not in ("", "/") and (s == home or s.startswith(home + "/")) else s
+    return (
+        "~" + s[len(home) :]
+        if home not in ("", "/") and (s == home or s.startswith(home + "/"))
+        else s
+    )

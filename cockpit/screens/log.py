@@ -1,22 +1,79 @@
-"""Full-screen log viewer with one tab per log of the subject (stdout, stderr, daemons)."""
+"""Full-screen log viewer with one tab per log of the subject (stdout, stderr, daemons), and
+the readers that feed it: a file on a source, or bytes in memory.
+
+The readers bring the engine's log scanner (:mod:`cockpit.diagnosis.logscan`) to the
+generic viewer: what a red error line is depends on the log's kind (an application's
+stdout, slurmctld, slurmd, a ModelArts startup log).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Input, Static, Tab, Tabs
 
+from cockpit.diagnosis.logscan import ScanHit, guess_kind, iter_errors
 from cockpit.text import clean
 from cockpit.widgets.logview import LogReader, LogView
 
 from .base import CockpitScreen
 
 
+def log_kind(name: str) -> str:
+    """Scanner kind for a log name or path (slurmctld / slurmd / app)."""
+    return guess_kind(name.replace(" ", "_").replace("(", "").replace(")", ""))
+
+
+class _Scanned:
+    """Error lines by the engine's scanner for the reader's ``kind``."""
+
+    kind: str  # logscan kind: app | slurmctld | slurmd | startup | command | ...
+
+    def errors(self, data: bytes, start_line: int) -> Iterator[ScanHit]:
+        return iter_errors(data, kind=self.kind, start_offset=0, start_line=start_line)
+
+
+class SourceLogReader(_Scanned):
+    """A file on a source (local, SSH, demo) read by ranges."""
+
+    def __init__(
+        self, source, path: str, name: str = "", landing_offset: int | None = None
+    ) -> None:
+        self.source, self.path = source, path
+        self.name = name or path.rsplit("/", 1)[-1]
+        self.kind = log_kind(f"{self.name} {path}")
+        # where to open when no line is asked for: a shared daemon log (slurmctld.log) opens
+        # at the subject's own first error, not at another job's
+        self.landing_offset = landing_offset
+
+    async def read(self, offset: int, length: int) -> bytes:
+        return await self.source.read_range(self.path, offset, length)
+
+    async def size(self) -> int:
+        return (await self.source.stat(self.path)).size
+
+
+class BytesLogReader(_Scanned):
+    """Bytes already in memory (ModelArts log preview, slurmctld lines for a job)."""
+
+    def __init__(self, data: bytes, name: str, kind: str = "") -> None:
+        self.data, self.name = data, name
+        self.kind = kind or log_kind(name)
+
+    async def read(self, offset: int, length: int) -> bytes:
+        return self.data[offset : offset + length]
+
+    async def size(self) -> int:
+        return len(self.data)
+
+
 class SearchBar(Input):
-    DEFAULT_CSS = "SearchBar { dock: bottom; display: none; height: 3; } SearchBar.-shown { display: block; }"
+    DEFAULT_CSS = (
+        "SearchBar { dock: bottom; display: none; height: 3; } SearchBar.-shown { display: block; }"
+    )
     BINDINGS = [Binding("escape", "cancel", show=False)]
 
     def action_cancel(self) -> None:
@@ -25,7 +82,8 @@ class SearchBar(Input):
 
 
 class LogScreen(CockpitScreen):
-    """``logs``: (tab label, reader); opens tab ``active`` at ``line``/``offset`` or the first error."""
+    """``logs``: (tab label, reader); opens tab ``active`` at ``line``/``offset`` or the first
+    error."""
 
     BINDINGS = [
         Binding("tab", "tab(1)", "Next log", show=False),
@@ -48,10 +106,14 @@ class LogScreen(CockpitScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(Text(" " + clean(self.title_text, 200), style="bold"), id="log-title")
-        yield Tabs(*[Tab(Text(clean(name, 60)), id=f"log-{i}") for i, (name, _) in enumerate(self.logs)])
+        yield Tabs(
+            *[Tab(Text(clean(name, 60)), id=f"log-{i}") for i, (name, _) in enumerate(self.logs)]
+        )
         yield LogView(id="logview")
         yield Static(id="log-status")
-        yield SearchBar(placeholder="search (enter: find; n/N next/previous; esc: close)", id="search")
+        yield SearchBar(
+            placeholder="search (enter: find; n/N next/previous; esc: close)", id="search"
+        )
         yield Footer()
 
     def on_mount(self) -> None:
@@ -61,7 +123,9 @@ class LogScreen(CockpitScreen):
             tabs.active = f"log-{self.active}"
             self._open(self.active, self._line, self._offset)
         else:
-            self.query_one("#log-status", Static).update(Text("no logs known for this subject", style="yellow"))
+            self.query_one("#log-status", Static).update(
+                Text("no logs known for this subject", style="yellow")
+            )
         self.query_one(LogView).focus()
 
     def _open(self, index: int, line: int | None = None, offset: int | None = None) -> None:
@@ -98,7 +162,9 @@ class LogScreen(CockpitScreen):
         view.search(event.value)
 
     def on_log_view_changed(self, event: LogView.Changed) -> None:
-        self.query_one("#log-status", Static).update(Text(event.view.status_text(), style="reverse"))
+        self.query_one("#log-status", Static).update(
+            Text(event.view.status_text(), style="reverse")
+        )
 
     def action_back(self) -> None:
         bar = self.query_one(SearchBar)

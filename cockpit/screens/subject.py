@@ -30,24 +30,25 @@ from cockpit.model import (
     TrainingJob,
 )
 from cockpit.text import clean
-from cockpit.widgets.fmt import (
+from cockpit.views import (
     SEVERITY_STYLE,
     age,
+    job_rows,
     job_state_style,
     mib,
     node_state_style,
     phase_style,
     since,
     slurm_duration,
+    split_key,
     stamp,
 )
-from cockpit.widgets.logview import BytesLogReader, LogReader, SourceLogReader
-from cockpit.widgets.panes import FindingList, QueueTable
-from cockpit.widgets.rows import job_rows, split_key
+from cockpit.widgets.logview import LogReader
 from cockpit.widgets.table import VirtualTable
 
 from .base import CockpitScreen, FilterBar
-from .log import LogScreen
+from .log import BytesLogReader, LogScreen, SourceLogReader
+from .panes import FindingList, QueueTable
 
 
 def _kv(rows: list[tuple[str, Text | str]]) -> Table:
@@ -80,7 +81,10 @@ class SubjectScreen(CockpitScreen):
         yield Static(id="subject-title")
         with VerticalScroll(id="subject-fields"):
             yield Static(id="fields")
-        yield Static(Text(" Findings and evidence (enter opens the log at that line)", style="bold"), classes="pane-title")
+        yield Static(
+            Text(" Findings and evidence (enter opens the log at that line)", style="bold"),
+            classes="pane-title",
+        )
         yield FindingList(id="findings")
         yield from self.compose_extra()
         yield FilterBar()
@@ -108,7 +112,9 @@ class SubjectScreen(CockpitScreen):
 
     def on_resize(self) -> None:
         if self.query("#subject-title"):  # titles fit the width (the training job's phase brackets)
-            self.query_one("#subject-title", Static).update(self.title_text(self.hub.lookup(self.subject)))
+            self.query_one("#subject-title", Static).update(
+                self.title_text(self.hub.lookup(self.subject))
+            )
 
     def _show_findings(self) -> None:
         self.query_one(FindingList).set_findings(self.findings, [name for name, _ in self.logs])
@@ -145,13 +151,26 @@ class SubjectScreen(CockpitScreen):
             for label, loc in locations:
                 paths.add(loc.path)
                 name = posixpath.basename(loc.path) or label
-                out.append((label, SourceLogReader(st.source, loc.path, name=f"{label} {name}" if name != label else label,
-                                                   landing_offset=landing.get(loc.path))))
+                out.append(
+                    (
+                        label,
+                        SourceLogReader(
+                            st.source,
+                            loc.path,
+                            name=f"{label} {name}" if name != label else label,
+                            landing_offset=landing.get(loc.path),
+                        ),
+                    )
+                )
         for lt in arts.logs:
             if lt.path and lt.path in paths and lt.kind not in ("slurmctld",):
                 continue
             # an excerpt the source cut for this subject (e.g. its slurmctld.log lines)
-            label = f"{lt.name} (lines for {self.subject.id})" if lt.name in {n for n, _ in out} else lt.name
+            label = (
+                f"{lt.name} (lines for {self.subject.id})"
+                if lt.name in {n for n, _ in out}
+                else lt.name
+            )
             out.append((label, BytesLogReader(lt.data, lt.name, kind=lt.kind)))
         for cmd, text in arts.commands.items():
             out.append((cmd, BytesLogReader(text.encode("utf-8", "replace"), cmd, kind="command")))
@@ -180,8 +199,12 @@ class SubjectScreen(CockpitScreen):
     def open_evidence(self, ev: Evidence) -> None:
         index = self._log_for(ev)
         if index is None:
-            self.notify(clean(f"{ev.where}: {ev.text}", 300), title="evidence (no log file)", timeout=6,
-                        markup=False)
+            self.notify(
+                clean(f"{ev.where}: {ev.text}", 300),
+                title="evidence (no log file)",
+                timeout=6,
+                markup=False,
+            )
             return
         line = ev.line
         offset = ev.offset if line is None else None
@@ -219,7 +242,8 @@ class SubjectScreen(CockpitScreen):
 
 
 class JobScreen(SubjectScreen):
-    """A Slurm job: squeue fields, sacct rows once fetched, right-sizing from history, findings, logs."""
+    """A Slurm job: squeue fields, sacct rows once fetched, right-sizing from history,
+    findings, logs."""
 
     rightsize: object = None  # cockpit.diagnosis.rightsize.RightSize once the history is in
 
@@ -231,7 +255,8 @@ class JobScreen(SubjectScreen):
 
     @work(exclusive=True, group="history")
     async def _load_history(self) -> None:
-        """sacct history of the same user + job name (on demand, cached in the hub until the next poll)."""
+        """sacct history of the same user + job name (on demand, cached in the hub until the
+        next poll)."""
         from cockpit.diagnosis.rightsize import suggest
 
         job = self.hub.lookup(self.subject)
@@ -253,7 +278,11 @@ class JobScreen(SubjectScreen):
         unwritten = {"stdout", "stderr"}
         kept, later = [], []
         for label, reader in logs:
-            if label.startswith("error: ") and label[7:] in unwritten and "No such file" in _text_of(reader):
+            if (
+                label.startswith("error: ")
+                and label[7:] in unwritten
+                and "No such file" in _text_of(reader)
+            ):
                 continue
             if label in unwritten:
                 later.append((f"{label} (not written yet)", reader))
@@ -274,12 +303,21 @@ class JobScreen(SubjectScreen):
         if not isinstance(obj, SlurmJob):
             return Text("")
         j = obj
+        per_cpu = " per CPU" if j.mem_per_cpu else ""
+        limit = slurm_duration(j.time_limit_s) if j.time_limit_s else "UNLIMITED"
         rows: list[tuple[str, Text | str]] = [
             ("user / account", f"{j.user} / {j.account or '-'}  qos {j.qos or '-'}"),
             ("partition", j.partition),
             ("state", _styled(f"{j.state}  reason {j.reason or '-'}", job_state_style(j.state))),
-            ("resources", f"{j.node_count or '-'} nodes, {j.cpus or '-'} CPUs, mem {mib(j.min_memory_mib)}{' per CPU' if j.mem_per_cpu else ''}"),
-            ("time", f"elapsed {slurm_duration(j.elapsed_s)} of limit {slurm_duration(j.time_limit_s) if j.time_limit_s else 'UNLIMITED'}"),
+            (
+                "resources",
+                f"{j.node_count or '-'} nodes, {j.cpus or '-'} CPUs, "
+                f"mem {mib(j.min_memory_mib)}{per_cpu}",
+            ),
+            (
+                "time",
+                f"elapsed {slurm_duration(j.elapsed_s)} of limit {limit}",
+            ),
             ("submitted / start", f"{stamp(j.submit_time)} / {stamp(j.start_time)}"),
             ("nodes", j.node_list or "-"),
         ]
@@ -290,21 +328,35 @@ class JobScreen(SubjectScreen):
         if j.work_dir:
             rows.append(("work dir", j.work_dir))
         if j.stdout_path:
-            rows.append(("stdout", j.stdout_path + (f"   stderr {j.stderr_path}" if j.stderr_path and j.stderr_path != j.stdout_path else "")))
+            rows.append(
+                (
+                    "stdout",
+                    j.stdout_path
+                    + (
+                        f"   stderr {j.stderr_path}"
+                        if j.stderr_path and j.stderr_path != j.stdout_path
+                        else ""
+                    ),
+                )
+            )
         if j.comment:
             rows.append(("comment", j.comment))
         rs = self.rightsize
         if rs is not None:
-            line = Text(clean(rs.summary, 300), style="bold green" if rs.mem_arg or rs.time_arg else "dim")  # type: ignore[attr-defined]
+            line = Text(
+                clean(rs.summary, 300), style="bold green" if rs.mem_arg or rs.time_arg else "dim"
+            )  # type: ignore[attr-defined]
             for note in rs.notes[:1]:  # type: ignore[attr-defined]
                 line.append(f"\n{clean(note, 300)}", style="dim")
             rows.append(("right-size", line))
-        from cockpit.diagnosis.slurm_rules import mem_usage  # findings' wording, on drill-down
+        from cockpit.diagnosis.rules.slurm_common import mem_usage  # findings' wording
 
         for rec in self.artifacts.acct[:6]:
             label = f"sacct {rec.job_id}{'.' + rec.step if rec.step else ''}"
             usage = mem_usage(rec.max_rss_mib, rec.req_mem_mib)
-            rows.append((label, f"{rec.state} exit {rec.exit_code or '-'} {usage + ' ' if usage else ''}elapsed {slurm_duration(rec.elapsed_s)}"))
+            used = f"{usage} " if usage else ""
+            elapsed = slurm_duration(rec.elapsed_s)
+            rows.append((label, f"{rec.state} exit {rec.exit_code or '-'} {used}elapsed {elapsed}"))
         return _kv(rows)
 
 
@@ -327,12 +379,22 @@ class NodeScreen(SubjectScreen):
         n = obj
         reason = Text(clean(n.reason, 2000) or "-", style="yellow" if n.reason else "")
         if n.reason_user or n.reason_time:
-            reason.append(f"  set by {clean(n.reason_user, 40) or '?'} at {stamp(n.reason_time)}", style="dim")
+            reason.append(
+                f"  set by {clean(n.reason_user, 40) or '?'} at {stamp(n.reason_time)}", style="dim"
+            )
         rows: list[tuple[str, Text | str]] = [
             ("state", _styled(n.state_label, node_state_style(n.state, n.flags))),
             ("reason", reason),
-            ("CPUs", f"{n.cpus_alloc if n.cpus_alloc is not None else '-'} of {n.cpus_total or '-'} allocated, load {n.cpu_load if n.cpu_load is not None else '-'}"),
-            ("memory", f"{mib(n.alloc_memory_mib)} of {mib(n.real_memory_mib)} allocated, {mib(n.free_memory_mib)} free"),
+            (
+                "CPUs",
+                f"{n.cpus_alloc if n.cpus_alloc is not None else '-'} of {n.cpus_total or '-'} "
+                f"allocated, load {n.cpu_load if n.cpu_load is not None else '-'}",
+            ),
+            (
+                "memory",
+                f"{mib(n.alloc_memory_mib)} of {mib(n.real_memory_mib)} allocated, "
+                f"{mib(n.free_memory_mib)} free",
+            ),
             ("partitions", ",".join(n.partitions) or "-"),
         ]
         if n.gres:
@@ -349,7 +411,9 @@ class NodeScreen(SubjectScreen):
             return
         import dataclasses
 
-        mine = dataclasses.replace(snap, jobs=tuple(j for j in snap.jobs if self.subject.id in j.nodes))
+        mine = dataclasses.replace(
+            snap, jobs=tuple(j for j in snap.jobs if self.subject.id in j.nodes)
+        )
         table = self.query_one("#node-jobs", QueueTable)
         table.set_rows(job_rows(mine, st.verdicts, self.hub.clock()))
         self.query_one("#node-jobs-title", Static).update(
@@ -372,7 +436,9 @@ class TrainingJobScreen(SubjectScreen):
             console = obj.console_phase
             t.append(f"  {console}", style=phase_style(console))
             if console != obj.phase:
-                inner = f"API: {obj.phase}{' / ' + obj.secondary_phase if obj.secondary_phase else ''}"
+                inner = (
+                    f"API: {obj.phase}{' / ' + obj.secondary_phase if obj.secondary_phase else ''}"
+                )
                 # cut inside the brackets so the title never ends in an open "(API: Pending /"
                 room = self.app.size.width - t.cell_len - 3
                 if room < len(inner) and room >= 8:
@@ -382,7 +448,8 @@ class TrainingJobScreen(SubjectScreen):
         return t
 
     def _suspects(self) -> str:
-        """Evidence text of the findings, lower-cased: a mount or image named there is the problem."""
+        """Evidence text of the findings, lower-cased: a mount or image named there is the
+        problem."""
         return " ".join(f"{f.title} {e.text}" for f in self.findings for e in f.evidence).lower()
 
     def fields(self, obj: object) -> Table | Text:
@@ -396,24 +463,47 @@ class TrainingJobScreen(SubjectScreen):
             bad = bool(value) and value.lower() in suspects
             return Text(clean(value, 2000) or "-", style="bold red" if bad else "")
 
+        secondary = f" / {t.secondary_phase}" if t.secondary_phase else ""
+        in_phase = age(since(t.phase_since or t.create_time, now))
         rows: list[tuple[str, Text | str]] = [
-            ("phase", _styled(f"{t.console_phase} (API {t.phase}{' / ' + t.secondary_phase if t.secondary_phase else ''}) for {age(since(t.phase_since or t.create_time, now))}", phase_style(t.console_phase))),
+            (
+                "phase",
+                _styled(
+                    f"{t.console_phase} (API {t.phase}{secondary}) for {in_phase}",
+                    phase_style(t.console_phase),
+                ),
+            ),
             ("created / started", f"{stamp(t.create_time)} / {stamp(t.start_time)}"),
-            ("pool", f"{t.pool_name or t.pool_id or '-'} ({'public' if t.pool_public else 'dedicated'})"),
+            (
+                "pool",
+                f"{t.pool_name or t.pool_id or '-'} ({'public' if t.pool_public else 'dedicated'})",
+            ),
             ("flavor", f"{t.flavor_id or '-'}  ×{t.node_count} nodes"),
             ("image", hot(t.image)),
         ]
         for m in t.mounts:
             line = hot(m.remote)
-            line.append(f" → {clean(m.local, 200)}  [{m.kind} {m.direction}{', ro' if m.read_only else ''}]", style="dim")
+            line.append(
+                f" → {clean(m.local, 200)}  "
+                f"[{m.kind} {m.direction}{', ro' if m.read_only else ''}]",
+                style="dim",
+            )
             rows.append(("mount", line))
         if t.stages:
             rows.append(("stages", _timeline(t, now)))
-        if t.console_phase == "Initializing":  # right under the stages: where it stopped vs a good start
+        if (
+            t.console_phase == "Initializing"
+        ):  # right under the stages: where it stopped vs a good start
             diff = _baseline_diff(self.hub, t, now)
             if diff is not None:
                 rows.append(("vs good run", diff))
-        events = sorted(t.events, key=lambda e: ({"Error": 0, "Warning": 1}.get(e.level, 2), -(e.time.timestamp() if e.time else 0)))
+        events = sorted(
+            t.events,
+            key=lambda e: (
+                {"Error": 0, "Warning": 1}.get(e.level, 2),
+                -(e.time.timestamp() if e.time else 0),
+            ),
+        )
         for e in events[:12]:
             style = {"Error": "bold red", "Warning": "yellow"}.get(e.level, "dim")
             line = Text(f"{e.level:<7} ", style=style)
@@ -421,14 +511,30 @@ class TrainingJobScreen(SubjectScreen):
             line.append(clean(e.message, 1000))
             rows.append(("event", line))
         for ts in t.task_statuses:
-            rows.append((f"task {ts.task}", f"exit {ts.exit_code if ts.exit_code is not None else '-'} {ts.message}"))
+            rows.append(
+                (
+                    f"task {ts.task}",
+                    f"exit {ts.exit_code if ts.exit_code is not None else '-'} {ts.message}",
+                )
+            )
         return _kv(rows)
 
     def build_logs(self, arts: Artifacts) -> list[tuple[str, LogReader]]:
         logs = super().build_logs(arts)
         obj = self.hub.lookup(self.subject)
-        if isinstance(obj, TrainingJob) and obj.log_preview and not any(r.kind == "startup" for _, r in logs):
-            logs.append(("startup log (preview)", BytesLogReader(obj.log_preview.encode("utf-8", "replace"), "startup log", kind="startup")))
+        if (
+            isinstance(obj, TrainingJob)
+            and obj.log_preview
+            and not any(r.kind == "startup" for _, r in logs)
+        ):
+            logs.append(
+                (
+                    "startup log (preview)",
+                    BytesLogReader(
+                        obj.log_preview.encode("utf-8", "replace"), "startup log", kind="startup"
+                    ),
+                )
+            )
         return logs
 
 
@@ -455,7 +561,8 @@ def _secs(s: float | None) -> str:
 
 
 def _baseline_diff(hub: object, t: TrainingJob, now: datetime) -> Text | None:
-    """Where the stuck startup log stopped vs the closest good run (cockpit.watch.baseline), or None."""
+    """Where the stuck startup log stopped vs the closest good run (cockpit.watch.baseline),
+    or None."""
     from cockpit.watch.baseline import diff_against_baseline, strip_time
 
     store = getattr(getattr(hub, "baselines", None), "store", None)
@@ -470,7 +577,10 @@ def _baseline_diff(hub: object, t: TrainingJob, now: datetime) -> Text | None:
     where = f"after step {d.passed}/{d.total}" if d.last_passed else "before the first step"
     out.append(f"stopped {where}", style="bold yellow")
     if d.next_expected:
-        out.append(clean(f"; next in the good run: {strip_time(d.next_expected[0])!r}", 300), style="yellow")
+        out.append(
+            clean(f"; next in the good run: {strip_time(d.next_expected[0])!r}", 300),
+            style="yellow",
+        )
     if d.then_next_s is not None:
         out.append(f" took {_secs(d.then_next_s)} then", style="yellow")
     if d.stalled_s is not None:
@@ -478,8 +588,13 @@ def _baseline_diff(hub: object, t: TrainingJob, now: datetime) -> Text | None:
     passed = [x for x in d.steps if x.status == "passed"]
     extra = [x for x in d.steps if x.status == "extra"]
     missing = [x for x in d.steps if x.status == "missing"]
-    # the last step both reached, what only the stuck log has (often the error), what should come next
-    for mark, style, steps in (("✓", "green", passed[-1:]), ("+", "bold red", extra[-2:]), ("✗", "dim", missing[:1])):
+    # the last step both reached, what only the stuck log has (often the error), what should
+    # come next
+    for mark, style, steps in (
+        ("✓", "green", passed[-1:]),
+        ("+", "bold red", extra[-2:]),
+        ("✗", "dim", missing[:1]),
+    ):
         for x in steps:
             out.append(f"\n {mark} ", style=style)
             out.append(f"then {_secs(x.then_s):>4} now {_secs(x.now_s):>4}  ", style="dim")
@@ -495,7 +610,9 @@ def _timeline(t: TrainingJob, now: datetime) -> Text:
         end = s.end_time or now
         dur = (end - s.start_time).total_seconds() if s.start_time else None
         open_ = s.end_time is None
-        out.append(f"{s.name} {age(dur)}{'…' if open_ else ''}", style="bold yellow" if open_ else "")
+        out.append(
+            f"{s.name} {age(dur)}{'…' if open_ else ''}", style="bold yellow" if open_ else ""
+        )
         if s.message:
             out.append(f" ({clean(s.message, 200)})", style="dim")
     return out

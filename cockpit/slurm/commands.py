@@ -41,14 +41,35 @@ NODES_ARGV: tuple[str, ...] = ("scontrol", "show", "node", "-o")
 PARTITIONS_ARGV: tuple[str, ...] = ("scontrol", "show", "partition", "-o")
 
 SACCT_FIELDS: tuple[str, ...] = (
-    "JobID", "JobName", "Partition", "User", "State", "ExitCode", "ReqMem", "MaxRSS",
-    "Elapsed", "Timelimit", "NodeList", "Reason", "Start", "End",
+    "JobID",
+    "JobName",
+    "Partition",
+    "User",
+    "State",
+    "ExitCode",
+    "ReqMem",
+    "MaxRSS",
+    "Elapsed",
+    "Timelimit",
+    "NodeList",
+    "Reason",
+    "Start",
+    "End",
 )
 
 
 def sacct_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """Accounting rows (job and steps) for the given, already validated job ids."""
-    return ("sacct", "-P", f"--delimiter={SEP}", "-n", "-j", ",".join(job_ids), "-o", ",".join(SACCT_FIELDS))
+    return (
+        "sacct",
+        "-P",
+        f"--delimiter={SEP}",
+        "-n",
+        "-j",
+        ",".join(job_ids),
+        "-o",
+        ",".join(SACCT_FIELDS),
+    )
 
 
 def sacct_history_argv(user: str, name: str, days: int = 30) -> tuple[str, ...]:
@@ -58,8 +79,18 @@ def sacct_history_argv(user: str, name: str, days: int = 30) -> tuple[str, ...]:
     rows carry ReqMem, Elapsed and Timelimit. ``rightsize.suggest`` groups them by job.
     """
     return (
-        "sacct", "-P", f"--delimiter={SEP}", "-n", "-u", user, "--name", name,
-        "-S", f"now-{days}days", "-o", ",".join(SACCT_FIELDS),
+        "sacct",
+        "-P",
+        f"--delimiter={SEP}",
+        "-n",
+        "-u",
+        user,
+        "--name",
+        name,
+        "-S",
+        f"now-{days}days",
+        "-o",
+        ",".join(SACCT_FIELDS),
     )
 
 

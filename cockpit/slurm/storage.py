@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from cockpit.errors import ParseError
 from cockpit.model import FsUsage  # lives in the model (Snapshot.storage); re-exported here
 from cockpit.slurm.commands import df_argv
-from cockpit.transport import Transport
 from cockpit.text import decode
+from cockpit.transport import Transport
 
 __all__ = ["FsUsage", "StorageReport", "collect_storage", "parse_df"]
 
@@ -32,7 +32,9 @@ class _Row:
 
 
 # Filesystem names and mount points may contain spaces; the four numeric columns anchor the split.
-_ROW = re.compile(r"^(?P<fs>.+?)\s+(?P<total>\d+)\s+(?P<used>\d+)\s+(?P<avail>\d+)\s+(?P<pct>\d+%|-)\s+(?P<mount>/.*)$")
+_ROW = re.compile(
+    r"^(?P<fs>.+?)\s+(?P<total>\d+)\s+(?P<used>\d+)\s+(?P<avail>\d+)\s+(?P<pct>\d+%|-)\s+(?P<mount>/.*)$"
+)
 _BLOCKS = re.compile(r"^(\d+)([KMG]?)-blocks$", re.IGNORECASE)
 
 
@@ -57,7 +59,9 @@ def _rows(text: str, where: str, header_word: str) -> tuple[list[_Row], int]:
         if not m:
             raise ParseError(f"unparsable df line {ln[:80]!r}", where, i)
         pct = None if m["pct"] == "-" else float(m["pct"][:-1])
-        rows.append(_Row(m["fs"], int(m["total"]), int(m["used"]), int(m["avail"]), pct, m["mount"]))
+        rows.append(
+            _Row(m["fs"], int(m["total"]), int(m["used"]), int(m["avail"]), pct, m["mount"])
+        )
     return rows, unit
 
 
@@ -79,18 +83,20 @@ def parse_df(text: str, paths: Sequence[str] = (), inode_text: str | None = None
         if pct is None:
             denom = r.used + r.avail
             pct = math.ceil(100 * r.used / denom) if denom else 0.0
-        out.append(FsUsage(
-            mount=r.mount,
-            size_mib=r.total * unit // mib,
-            used_mib=r.used * unit // mib,
-            avail_mib=r.avail * unit // mib,
-            use_pct=float(pct),
-            inodes_pct=ir.pct if ir is not None else None,
-            path=paths[i] if i < len(paths) and len(paths) == len(rows) else r.mount,
-            filesystem=r.filesystem,
-            inodes_used=ir.used if ir is not None and ir.total else None,
-            inodes_total=ir.total if ir is not None and ir.total else None,
-        ))
+        out.append(
+            FsUsage(
+                mount=r.mount,
+                size_mib=r.total * unit // mib,
+                used_mib=r.used * unit // mib,
+                avail_mib=r.avail * unit // mib,
+                use_pct=float(pct),
+                inodes_pct=ir.pct if ir is not None else None,
+                path=paths[i] if i < len(paths) and len(paths) == len(rows) else r.mount,
+                filesystem=r.filesystem,
+                inodes_used=ir.used if ir is not None and ir.total else None,
+                inodes_total=ir.total if ir is not None and ir.total else None,
+            )
+        )
     return out
 
 
@@ -102,7 +108,9 @@ class StorageReport:
     errors: tuple[str, ...] = ()
 
 
-async def collect_storage(transport: Transport, paths: Sequence[str], timeout: float = 20.0) -> StorageReport:
+async def collect_storage(
+    transport: Transport, paths: Sequence[str], timeout: float = 20.0
+) -> StorageReport:
     """Run ``df -P`` and ``df -Pi`` for ``paths`` over ``transport``.
 
     A path df cannot see (exit 1, ``df: /x: No such file or directory``) is reported
@@ -114,9 +122,11 @@ async def collect_storage(transport: Transport, paths: Sequence[str], timeout: f
         return StorageReport(())
     res = await transport.run(list(df_argv(paths)), timeout=timeout)
     ires = await transport.run(list(df_argv(paths, inodes=True)), timeout=timeout)
-    errors = tuple(dict.fromkeys(
-        ln.strip() for r in (res, ires) for ln in decode(r.stderr).splitlines() if ln.strip()
-    ))
+    errors = tuple(
+        dict.fromkeys(
+            ln.strip() for r in (res, ires) for ln in decode(r.stderr).splitlines() if ln.strip()
+        )
+    )
     seen = [p for p in paths if not any(f"{p}:" in e or f"'{p}'" in e for e in errors)]
     usages = parse_df(decode(res.stdout), seen, decode(ires.stdout))
     return StorageReport(tuple(usages), errors)

@@ -13,6 +13,13 @@ from cockpit.watch.transitions import detect, storage_alerts
 from cockpit.watch.watcher import Watcher
 
 __all__ = [
-    "Alert", "AlertConfig", "AlertHistory", "AlertRules", "Notifier", "NotifyConfig", "Watcher",
-    "detect", "storage_alerts",
+    "Alert",
+    "AlertConfig",
+    "AlertHistory",
+    "AlertRules",
+    "Notifier",
+    "NotifyConfig",
+    "Watcher",
+    "detect",
+    "storage_alerts",
 ]

@@ -38,18 +38,28 @@ from cockpit.model import SEVERITY_RANK, Evidence, Finding, Severity, Subject
 
 # Rule names (stable: mutes, history and scripts key on them).
 RULES: tuple[str, ...] = (
-    "job_failed",          # Slurm job turned FAILED / TIMEOUT / OUT_OF_MEMORY / NODE_FAIL
-    "node_unhealthy",      # node entered DRAIN or DOWN
+    "job_failed",  # Slurm job turned FAILED / TIMEOUT / OUT_OF_MEMORY / NODE_FAIL
+    "node_unhealthy",  # node entered DRAIN or DOWN
     "pending_never_runs",  # PENDING on a reason that never resolves by itself
-    "repeated_failures",   # one user's jobs failing N times within the window
-    "init_slow",           # ModelArts job Initializing past the threshold
-    "training_failed",     # ModelArts job Failed / Abnormal
-    "source_down",         # a cluster / project stopped answering
-    "source_recovered",    # ... and came back
-    "storage",             # shared filesystem (bytes or inodes) above the threshold
+    "repeated_failures",  # one user's jobs failing N times within the window
+    "init_slow",  # ModelArts job Initializing past the threshold
+    "training_failed",  # ModelArts job Failed / Abnormal
+    "source_down",  # a cluster / project stopped answering
+    "source_recovered",  # ... and came back
+    "storage",  # shared filesystem (bytes or inodes) above the threshold
 )
 TEMPLATES: tuple[str, ...] = ("generic", "slack", "wecom", "dingtalk", "feishu")
-_SUBJECT_KINDS = ("job", "node", "partition", "training_job", "pool", "cluster", "project", "file", "user")
+_SUBJECT_KINDS = (
+    "job",
+    "node",
+    "partition",
+    "training_job",
+    "pool",
+    "cluster",
+    "project",
+    "file",
+    "user",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +146,14 @@ def finding_to_json(f: Finding) -> dict[str, Any]:
         "remedy": f.remedy,
         "confidence": f.confidence,
         "evidence": [
-            {"where": e.where, "text": e.text, "line": e.line, "path": e.path, "offset": e.offset, "tier": e.tier}
+            {
+                "where": e.where,
+                "text": e.text,
+                "line": e.line,
+                "path": e.path,
+                "offset": e.offset,
+                "tier": e.tier,
+            }
             for e in f.evidence
         ],
     }
@@ -153,8 +170,12 @@ def finding_from_json(d: Mapping[str, Any]) -> Finding:
         confidence=float(d.get("confidence", 0.8)),
         evidence=tuple(
             Evidence(
-                where=str(e["where"]), text=str(e["text"]), line=e.get("line"), path=str(e.get("path", "")),
-                offset=e.get("offset"), tier=int(e.get("tier", 0)),
+                where=str(e["where"]),
+                text=str(e["text"]),
+                line=e.get("line"),
+                path=str(e.get("path", "")),
+                offset=e.get("offset"),
+                tier=int(e.get("tier", 0)),
             )
             for e in d.get("evidence", ())
         ),
@@ -178,15 +199,21 @@ class Mute:
         """Raises ``ValueError`` with a message fit for a ConfigError."""
         head, sep, rest = text.partition(":")
         if not sep or not rest:
-            raise ValueError(f"mute {text!r}: expected 'rule:NAME', 'source:NAME' or 'KIND:ID[@SOURCE]'")
+            raise ValueError(
+                f"mute {text!r}: expected 'rule:NAME', 'source:NAME' or 'KIND:ID[@SOURCE]'"
+            )
         if head == "rule":
             if rest not in RULES:
-                raise ValueError(f"mute {text!r}: unknown rule {rest!r} (known: {', '.join(RULES)})")
+                raise ValueError(
+                    f"mute {text!r}: unknown rule {rest!r} (known: {', '.join(RULES)})"
+                )
             return cls(rule=rest)
         if head == "source":
             return cls(source=rest)
         if head not in _SUBJECT_KINDS:
-            raise ValueError(f"mute {text!r}: unknown kind {head!r} (rule, source, {', '.join(_SUBJECT_KINDS)})")
+            raise ValueError(
+                f"mute {text!r}: unknown kind {head!r} (rule, source, {', '.join(_SUBJECT_KINDS)})"
+            )
         ident, _, source = rest.partition("@")
         return cls(kind=head, id=ident, source=source)
 
@@ -196,7 +223,9 @@ class Mute:
         if not self.kind:
             return alert.subject.source == self.source or alert.source == self.source
         s = alert.subject
-        return s.kind == self.kind and s.id == self.id and (not self.source or s.source == self.source)
+        return (
+            s.kind == self.kind and s.id == self.id and (not self.source or s.source == self.source)
+        )
 
     def __str__(self) -> str:
         if self.rule:
@@ -221,20 +250,39 @@ class NotifyConfig:
     def from_table(cls, table: Mapping[str, Any], path: str = "") -> NotifyConfig:
         """Parse the ``[notify]`` table. Raises ConfigError naming file and key."""
         t = dict(table)
-        known = {"webhook", "webhook_template", "notify_command", "bell", "timeout_s", "min_severity"}
+        known = {
+            "webhook",
+            "webhook_template",
+            "notify_command",
+            "bell",
+            "timeout_s",
+            "min_severity",
+        }
         _reject_unknown(t, known, path, "notify")
         webhook = _get(t, "webhook", str, "", path, "notify")
         if webhook and not webhook.startswith(("http://", "https://")):
-            raise ConfigError(f"webhook must be an http:// or https:// URL, got {webhook!r}", path, key="notify.webhook")
+            raise ConfigError(
+                f"webhook must be an http:// or https:// URL, got {webhook!r}",
+                path,
+                key="notify.webhook",
+            )
         template = _get(t, "webhook_template", str, "generic", path, "notify")
         if template not in TEMPLATES:
-            raise ConfigError(f"unknown template {template!r} (one of {', '.join(TEMPLATES)})", path, key="notify.webhook_template")
+            raise ConfigError(
+                f"unknown template {template!r} (one of {', '.join(TEMPLATES)})",
+                path,
+                key="notify.webhook_template",
+            )
         timeout = float(_get(t, "timeout_s", (int, float), 10.0, path, "notify"))
         if timeout <= 0:
             raise ConfigError("must be > 0 seconds", path, key="notify.timeout_s")
         sev = _get(t, "min_severity", str, "warning", path, "notify")
         if sev not in SEVERITY_RANK:
-            raise ConfigError(f"unknown severity {sev!r} (critical, warning, info)", path, key="notify.min_severity")
+            raise ConfigError(
+                f"unknown severity {sev!r} (critical, warning, info)",
+                path,
+                key="notify.min_severity",
+            )
         command = _get(t, "notify_command", str, "", path, "notify")
         if command:
             import shlex
@@ -242,10 +290,16 @@ class NotifyConfig:
             try:
                 shlex.split(command)
             except ValueError as exc:
-                raise ConfigError(f"cannot split command: {exc}", path, key="notify.notify_command") from None
+                raise ConfigError(
+                    f"cannot split command: {exc}", path, key="notify.notify_command"
+                ) from None
         return cls(
-            webhook=webhook, webhook_template=template, notify_command=command,
-            bell=_get(t, "bell", bool, True, path, "notify"), timeout_s=timeout, min_severity=sev,
+            webhook=webhook,
+            webhook_template=template,
+            notify_command=command,
+            bell=_get(t, "bell", bool, True, path, "notify"),
+            timeout_s=timeout,
+            min_severity=sev,
         )
 
 
@@ -263,7 +317,12 @@ class AlertConfig:
     baselines_path: str = ""  # "" = platformdirs state dir / init-baselines.json
 
     @classmethod
-    def from_table(cls, table: Mapping[str, Any] | None, path: str = "", notify_table: Mapping[str, Any] | None = None) -> AlertConfig:
+    def from_table(
+        cls,
+        table: Mapping[str, Any] | None,
+        path: str = "",
+        notify_table: Mapping[str, Any] | None = None,
+    ) -> AlertConfig:
         """Parse the ``[alerts]`` table; ``[alerts.notify]`` nested in it (or passed as ``notify_table``).
 
         Raises :class:`ConfigError` naming ``path`` and the key for a wrong type, a
@@ -273,7 +332,15 @@ class AlertConfig:
         nested = t.pop("notify", None)
         if nested is not None and not isinstance(nested, Mapping):
             raise ConfigError("must be a table", path, key="alerts.notify")
-        known = {"initializing_min", "storage_pct", "repeat_s", "failures_window_min", "failures_count", "mute", "baselines"}
+        known = {
+            "initializing_min",
+            "storage_pct",
+            "repeat_s",
+            "failures_window_min",
+            "failures_count",
+            "mute",
+            "baselines",
+        }
         _reject_unknown(t, known, path, "alerts")
         init_min = _get(t, "initializing_min", (int, float), 8, path, "alerts")
         storage = _get(t, "storage_pct", (int, float), 85, path, "alerts")
@@ -302,8 +369,12 @@ class AlertConfig:
         baselines = _get(t, "baselines", str, "", path, "alerts")
         nt = notify_table if notify_table is not None else nested
         return cls(
-            initializing_s=int(init_min * 60), storage_pct=float(storage), repeat_s=repeat,
-            failures_window_s=int(window * 60), failures_count=count, mutes=tuple(mutes),
+            initializing_s=int(init_min * 60),
+            storage_pct=float(storage),
+            repeat_s=repeat,
+            failures_window_s=int(window * 60),
+            failures_count=count,
+            mutes=tuple(mutes),
             notify=NotifyConfig.from_table(nt or {}, path),
             baselines_path=os.path.expanduser(baselines) if baselines else "",
         )
@@ -312,16 +383,27 @@ class AlertConfig:
 def _reject_unknown(t: Mapping[str, Any], known: set[str], path: str, table: str) -> None:
     for k in t:
         if k not in known:
-            raise ConfigError(f"unknown key (known: {', '.join(sorted(known))})", path, key=f"{table}.{k}")
+            raise ConfigError(
+                f"unknown key (known: {', '.join(sorted(known))})", path, key=f"{table}.{k}"
+            )
 
 
-def _get(t: Mapping[str, Any], key: str, types: type | tuple[type, ...], default: Any, path: str, table: str) -> Any:
+def _get(
+    t: Mapping[str, Any],
+    key: str,
+    types: type | tuple[type, ...],
+    default: Any,
+    path: str,
+    table: str,
+) -> Any:
     if key not in t:
         return default
     v = t[key]
     # TOML booleans are ints in Python: never accept one where a number is meant.
     if (isinstance(v, bool) and types is not bool) or not isinstance(v, types):
-        names = types.__name__ if isinstance(types, type) else " or ".join(x.__name__ for x in types)
+        names = (
+            types.__name__ if isinstance(types, type) else " or ".join(x.__name__ for x in types)
+        )
         raise ConfigError(f"expected {names}, got {v!r}", path, key=f"{table}.{key}")
     return v
 

@@ -95,7 +95,10 @@ _TS = re.compile(
 # Variable parts that differ between two good runs: timestamps, numbers, hex ids, paths under /tmp.
 _VARIABLE = (
     (_TS, "<ts>"),
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),
+    (
+        re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I),
+        "<uuid>",
+    ),
     (re.compile(r"\b[0-9a-f]{12,}\b", re.I), "<hex>"),
     (re.compile(r"\d+(?:\.\d+)?"), "<n>"),
     (re.compile(r"\s+"), " "),
@@ -121,7 +124,7 @@ def strip_time(line: str) -> str:
     m = _TS.search(line)
     if m is None or line[: m.start()].strip():
         return line
-    return line[m.end():].lstrip()
+    return line[m.end() :].lstrip()
 
 
 def normalise(line: str) -> str:
@@ -146,7 +149,9 @@ def _durations(lines: Sequence[str]) -> list[float | None]:
     return out
 
 
-def diff_against_baseline(stuck_log_lines: Sequence[str], baseline: Baseline, now: datetime | None = None) -> BaselineDiff:
+def diff_against_baseline(
+    stuck_log_lines: Sequence[str], baseline: Baseline, now: datetime | None = None
+) -> BaselineDiff:
     """Align a stuck job's startup log with a good run's (pure; ``now`` for the silence)."""
     base = list(baseline.lines)
     stuck = [ln for ln in stuck_log_lines if ln.strip()][: max(KEEP_LINES * 2, len(base))]
@@ -165,7 +170,7 @@ def diff_against_baseline(stuck_log_lines: Sequence[str], baseline: Baseline, no
         steps += [StepDiff(base[i], "missing", db[i], None) for i in range(i1, i2)]
     last = max(passed_idx) if passed_idx else None
     nxt_start = 0 if last is None else last + 1
-    next_expected = tuple(base[nxt_start: nxt_start + 3])
+    next_expected = tuple(base[nxt_start : nxt_start + 3])
     stalled = None
     if now is not None:
         times = [t for t in (line_time(x) for x in stuck) if t is not None]
@@ -174,9 +179,14 @@ def diff_against_baseline(stuck_log_lines: Sequence[str], baseline: Baseline, no
     # time the good run spent reaching its next timestamped line
     then_next = next((d for d in db[nxt_start:] if d is not None), None) if next_expected else None
     return BaselineDiff(
-        baseline_job_id=baseline.job_id, steps=tuple(steps), passed=len(passed_idx), total=len(base),
-        last_passed=base[last] if last is not None else None, next_expected=next_expected,
-        stalled_s=stalled, then_next_s=then_next,
+        baseline_job_id=baseline.job_id,
+        steps=tuple(steps),
+        passed=len(passed_idx),
+        total=len(base),
+        last_passed=base[last] if last is not None else None,
+        next_expected=next_expected,
+        stalled_s=stalled,
+        then_next_s=then_next,
     )
 
 
@@ -195,7 +205,13 @@ class BaselineStore:
     file is treated as empty (and replaced on the next save): baselines are a cache.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, per_key: int = PER_KEY, *, persist: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        per_key: int = PER_KEY,
+        *,
+        persist: bool = True,
+    ) -> None:
         """``persist=False`` keeps baselines in memory only (the demo, tests): nothing is read or written."""
         self.path = Path(path) if path is not None else default_baseline_path()
         self.per_key = per_key
@@ -223,9 +239,17 @@ class BaselineStore:
             return None
         if any(b.job_id == job.job_id for b in self._items):
             return None
-        lines = tuple(ln for ln in strip_ansi(job.log_preview).splitlines() if ln.strip())[:KEEP_LINES]
-        b = Baseline(job.job_id, job.name, job.pool_name or job.pool_id, job.image,
-                     (now or datetime.now(UTC)).isoformat(timespec="seconds"), lines)
+        lines = tuple(ln for ln in strip_ansi(job.log_preview).splitlines() if ln.strip())[
+            :KEEP_LINES
+        ]
+        b = Baseline(
+            job.job_id,
+            job.name,
+            job.pool_name or job.pool_id,
+            job.image,
+            (now or datetime.now(UTC)).isoformat(timespec="seconds"),
+            lines,
+        )
         same = [x for x in self._items if (x.pool, x.image) == (b.pool, b.image)]
         drop = {x.job_id for x in same[: max(0, len(same) + 1 - self.per_key)]}
         self._items = [x for x in self._items if x.job_id not in drop] + [b]
@@ -250,7 +274,9 @@ class BaselineStore:
         if not self.persist:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = json.dumps({"version": 1, "baselines": [asdict(b) for b in self._items]}, ensure_ascii=False)
+        data = json.dumps(
+            {"version": 1, "baselines": [asdict(b) for b in self._items]}, ensure_ascii=False
+        )
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".baselines-")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -283,25 +309,36 @@ class BaselineRecorder:
         import asyncio
         import dataclasses
 
-        if getattr(snapshot, "kind", "") != "modelarts" or getattr(snapshot, "error", None) is not None:
+        if (
+            getattr(snapshot, "kind", "") != "modelarts"
+            or getattr(snapshot, "error", None) is not None
+        ):
             return []
-        fresh = [t for t in snapshot.training_jobs if _reached_running(t) and t.job_id not in self._tried and t.tasks]  # type: ignore[attr-defined]
+        fresh = [
+            t
+            for t in snapshot.training_jobs
+            if _reached_running(t) and t.job_id not in self._tried and t.tasks
+        ]  # type: ignore[attr-defined]
         fresh.sort(key=lambda t: t.create_time or now, reverse=True)
         out: list[Baseline] = []
         for job in fresh[: self.per_poll]:
             self._tried.add(job.job_id)
             text = job.log_preview
             if not text.strip():
-                from cockpit.modelarts.source import log_path
+                from cockpit.model import training_log_path as log_path
 
                 try:
-                    data = await source.read_range(log_path(job.job_id, job.tasks[0]), 0, self.PREVIEW_BYTES)  # type: ignore[attr-defined]
+                    data = await source.read_range(
+                        log_path(job.job_id, job.tasks[0]), 0, self.PREVIEW_BYTES
+                    )  # type: ignore[attr-defined]
                 except Exception as exc:  # noqa: BLE001 - a missing preview only means no baseline
                     self.last_error = f"startup log of {job.name}: {exc}"
                     continue
                 text = data.decode("utf-8", "replace")
             try:
-                b = await asyncio.to_thread(self.store.record, dataclasses.replace(job, log_preview=text), now)
+                b = await asyncio.to_thread(
+                    self.store.record, dataclasses.replace(job, log_preview=text), now
+                )
             except OSError as exc:
                 self.last_error = f"baselines: {exc}"
                 continue

@@ -32,7 +32,12 @@ class AlertHistory:
     ``O_APPEND`` writes of whole lines, so a cron ``cockpit watch`` and the TUI can share it.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, max_bytes: int = DEFAULT_MAX_BYTES, backups: int = 2) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        backups: int = 2,
+    ) -> None:
         self.path = Path(path) if path is not None else default_history_path()
         self.max_bytes = max_bytes
         self.backups = max(1, backups)
@@ -50,7 +55,9 @@ class AlertHistory:
         """
         from cockpit.safety import redact  # alert texts quote log lines, which may hold credentials
 
-        data = redact("".join(json.dumps(a.to_json(), ensure_ascii=False) + "\n" for a in alerts)).encode()
+        data = redact(
+            "".join(json.dumps(a.to_json(), ensure_ascii=False) + "\n" for a in alerts)
+        ).encode()
         if not data:
             return
         with self._lock:
@@ -87,7 +94,9 @@ class AlertHistory:
                 text = f.read_text(encoding="utf-8", errors="replace")
             except FileNotFoundError:
                 continue
-            keep: deque[Alert] | list[Alert] = deque(maxlen=last - count) if last is not None else []
+            keep: deque[Alert] | list[Alert] = (
+                deque(maxlen=last - count) if last is not None else []
+            )
             for line in text.splitlines():
                 if not line.strip():
                     continue

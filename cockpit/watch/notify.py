@@ -41,7 +41,10 @@ class NotifyResult:
 
 def alert_text(alert: Alert) -> str:
     """Plain text for chat robots: severity, title, subject, then the finding's remedy."""
-    lines = [f"[{alert.severity.upper()}] {alert.title}", f"{alert.subject} · {alert.rule} · {alert.time:%Y-%m-%d %H:%M:%S %Z}"]
+    lines = [
+        f"[{alert.severity.upper()}] {alert.title}",
+        f"{alert.subject} · {alert.rule} · {alert.time:%Y-%m-%d %H:%M:%S %Z}",
+    ]
     f = alert.finding
     if f is not None:
         if f.explanation:
@@ -90,7 +93,9 @@ def _robot_error(body: bytes) -> str:
     return ""
 
 
-def post_webhook(url: str, alert: Alert, template: str = "generic", timeout: float = 10.0) -> NotifyResult:
+def post_webhook(
+    url: str, alert: Alert, template: str = "generic", timeout: float = 10.0
+) -> NotifyResult:
     """POST the rendered body as JSON to ``url``. Never raises: errors come back in the result."""
     # here, not at module top: urllib.request pulls http.client and email (~10 ms) into the
     # TUI's start-up, and most sessions never send a webhook
@@ -100,7 +105,9 @@ def post_webhook(url: str, alert: Alert, template: str = "generic", timeout: flo
     try:
         body = json.dumps(render_webhook(alert, template), ensure_ascii=False).encode()
         req = urllib.request.Request(
-            url, data=body, method="POST",
+            url,
+            data=body,
+            method="POST",
             headers={"Content-Type": "application/json; charset=utf-8", "User-Agent": USER_AGENT},
         )
         with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (URL from the operator's config)
@@ -132,12 +139,21 @@ def run_command(command: str, alert: Alert, timeout: float = 10.0) -> NotifyResu
         return NotifyResult("command", False, f"cannot split command: {exc}")
     if not argv:
         return NotifyResult("command", False, "empty command")
-    env = {**os.environ, "COCKPIT_ALERT_RULE": alert.rule, "COCKPIT_ALERT_SEVERITY": alert.severity,
-           "COCKPIT_ALERT_TITLE": alert.title}
+    env = {
+        **os.environ,
+        "COCKPIT_ALERT_RULE": alert.rule,
+        "COCKPIT_ALERT_SEVERITY": alert.severity,
+        "COCKPIT_ALERT_TITLE": alert.title,
+    }
     try:
         proc = subprocess.run(
-            argv, input=json.dumps(alert.to_json(), ensure_ascii=False).encode(), capture_output=True,
-            timeout=timeout, env=env, check=False, close_fds=True,
+            argv,
+            input=json.dumps(alert.to_json(), ensure_ascii=False).encode(),
+            capture_output=True,
+            timeout=timeout,
+            env=env,
+            check=False,
+            close_fds=True,
         )
     except subprocess.TimeoutExpired:
         return NotifyResult("command", False, f"timeout after {timeout:g}s: {argv[0]}")
@@ -145,7 +161,9 @@ def run_command(command: str, alert: Alert, timeout: float = 10.0) -> NotifyResu
         return NotifyResult("command", False, f"{argv[0]}: {exc.strerror or exc}")
     if proc.returncode != 0:
         tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
-        return NotifyResult("command", False, f"exit {proc.returncode}: {tail[0][:200]}", proc.returncode)
+        return NotifyResult(
+            "command", False, f"exit {proc.returncode}: {tail[0][:200]}", proc.returncode
+        )
     return NotifyResult("command", True, "", 0)
 
 
@@ -161,7 +179,9 @@ class Notifier:
     ``config.min_severity`` are not sent.
     """
 
-    def __init__(self, config: NotifyConfig, log_path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, config: NotifyConfig, log_path: str | os.PathLike[str] | None = None
+    ) -> None:
         self.config = config
         self.log_path = Path(log_path) if log_path is not None else default_notify_log()
         self._lock = threading.Lock()

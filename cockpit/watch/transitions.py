@@ -13,23 +13,42 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from cockpit.model import Finding, Severity, SlurmJob, SlurmNode, Snapshot, Subject, TrainingJob
-from cockpit.watch.alerts import Alert, AlertConfig
 from cockpit.slurm.storage import FsUsage
+from cockpit.watch.alerts import Alert, AlertConfig
 
 # Slurm end states worth a page (--mail-type=FAIL / TIME_LIMIT classes).
-FAILED_STATES: frozenset[str] = frozenset({"FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE"})
+FAILED_STATES: frozenset[str] = frozenset(
+    {"FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE"}
+)
 _FAILED_SEVERITY: dict[str, Severity] = {"NODE_FAIL": "critical", "BOOT_FAIL": "critical"}
 
 # squeue reasons after which a PENDING job will not start without someone acting.
-NEVER_RUNS_REASONS: frozenset[str] = frozenset({
-    "PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit", "PartitionDown", "PartitionInactive",
-    "DependencyNeverSatisfied", "launch_failed_requeued_held", "JobHeldAdmin",
-    "BadConstraints", "InvalidAccount", "InvalidQOS", "AccountNotAllowed", "QOSNotAllowed",
-})
+NEVER_RUNS_REASONS: frozenset[str] = frozenset(
+    {
+        "PartitionConfig",
+        "PartitionNodeLimit",
+        "PartitionTimeLimit",
+        "PartitionDown",
+        "PartitionInactive",
+        "DependencyNeverSatisfied",
+        "launch_failed_requeued_held",
+        "JobHeldAdmin",
+        "BadConstraints",
+        "InvalidAccount",
+        "InvalidQOS",
+        "AccountNotAllowed",
+        "QOSNotAllowed",
+    }
+)
 # Engine labels (docs/root-causes.md) that mean the same.
-NEVER_RUNS_CAUSES: frozenset[str] = frozenset({
-    "pending_partition_limit", "dependency_failed", "pending_launch_failed_held", "submit_rejected_unsatisfiable",
-})
+NEVER_RUNS_CAUSES: frozenset[str] = frozenset(
+    {
+        "pending_partition_limit",
+        "dependency_failed",
+        "pending_launch_failed_held",
+        "submit_rejected_unsatisfiable",
+    }
+)
 TRAINING_FAILED_PHASES: frozenset[str] = frozenset({"Failed", "Abnormal"})
 
 
@@ -67,10 +86,29 @@ def detect(
     if cur.error is not None and (prev is None or prev.ok):
         e = cur.error
         where = f" ({e.where})" if e.where else ""
-        out.append(Alert(now, "source_down", "critical", src, f"{cur.source} unreachable: {e.kind}: {e.message}{where}",
-                         by_subject.get(src), cur.source))
+        out.append(
+            Alert(
+                now,
+                "source_down",
+                "critical",
+                src,
+                f"{cur.source} unreachable: {e.kind}: {e.message}{where}",
+                by_subject.get(src),
+                cur.source,
+            )
+        )
     elif cur.ok and prev is not None and not prev.ok:
-        out.append(Alert(now, "source_recovered", "info", src, f"{cur.source} answers again", None, cur.source))
+        out.append(
+            Alert(
+                now,
+                "source_recovered",
+                "info",
+                src,
+                f"{cur.source} answers again",
+                None,
+                cur.source,
+            )
+        )
     if not cur.ok:
         return out
 
@@ -92,7 +130,9 @@ def _node_title(n: SlurmNode, entered: str) -> str:
     return f"node {n.name} entered {entered} ({n.state_label}){reason}{who}"
 
 
-def _nodes(prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Subject, Finding]) -> list[Alert]:
+def _nodes(
+    prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Subject, Finding]
+) -> list[Alert]:
     before = {n.name: n for n in prev.nodes}
     out = []
     for n in cur.nodes:
@@ -109,7 +149,17 @@ def _nodes(prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Subjec
         found = by_subject.get(subj)
         if found is not None and found.severity == "critical":
             sev = "critical"  # as its incident says (a DRAIN with "Kill task failed" strands jobs)
-        out.append(Alert(now, "node_unhealthy", sev, subj, _node_title(n, "+".join(entered)), found, cur.source))
+        out.append(
+            Alert(
+                now,
+                "node_unhealthy",
+                sev,
+                subj,
+                _node_title(n, "+".join(entered)),
+                found,
+                cur.source,
+            )
+        )
     return out
 
 
@@ -127,7 +177,9 @@ def _never_runs(j: SlurmJob, finding: Finding | None) -> bool:
     return j.reason in NEVER_RUNS_REASONS
 
 
-def _jobs(prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Subject, Finding]) -> list[Alert]:
+def _jobs(
+    prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Subject, Finding]
+) -> list[Alert]:
     before = {j.job_id: j for j in prev.jobs}
     out = []
     for j in cur.jobs:
@@ -136,10 +188,26 @@ def _jobs(prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Subject
         f = by_subject.get(subj)
         if j.state in FAILED_STATES and (p is None or p.state != j.state):
             title = _job_title(j) + (f": {f.title}" if f else "")
-            out.append(Alert(now, "job_failed", _FAILED_SEVERITY.get(j.state, "warning"), subj, title, f, cur.source, j.user))
+            out.append(
+                Alert(
+                    now,
+                    "job_failed",
+                    _FAILED_SEVERITY.get(j.state, "warning"),
+                    subj,
+                    title,
+                    f,
+                    cur.source,
+                    j.user,
+                )
+            )
         elif _never_runs(j, f) and not (p is not None and p.is_pending and p.reason == j.reason):
-            title = f"job {j.job_id} ({j.name}, {j.user}) PENDING ({j.reason}) will not start by itself" + (f": {f.title}" if f else "")
-            out.append(Alert(now, "pending_never_runs", "warning", subj, title, f, cur.source, j.user))
+            title = (
+                f"job {j.job_id} ({j.name}, {j.user}) PENDING ({j.reason}) will not start by itself"
+                + (f": {f.title}" if f else "")
+            )
+            out.append(
+                Alert(now, "pending_never_runs", "warning", subj, title, f, cur.source, j.user)
+            )
     return out
 
 
@@ -155,7 +223,13 @@ def _initializing_for(t: TrainingJob, at: datetime) -> float | None:
     return None if since is None else (at - since).total_seconds()
 
 
-def _training(prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Subject, Finding], cfg: AlertConfig) -> list[Alert]:
+def _training(
+    prev: Snapshot,
+    cur: Snapshot,
+    now: datetime,
+    by_subject: dict[Subject, Finding],
+    cfg: AlertConfig,
+) -> list[Alert]:
     before = {t.job_id: t for t in prev.training_jobs}
     out = []
     limit = cfg.initializing_s
@@ -164,9 +238,13 @@ def _training(prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Sub
         subj = Subject("training_job", cur.source, t.job_id, name=t.name)
         f = by_subject.get(subj)
         if t.phase in TRAINING_FAILED_PHASES and (p is None or p.phase != t.phase):
-            title = f"training job {t.name} {t.phase}" + (f" ({t.secondary_phase})" if t.secondary_phase else "")
+            title = f"training job {t.name} {t.phase}" + (
+                f" ({t.secondary_phase})" if t.secondary_phase else ""
+            )
             title += f": {f.title}" if f else ""
-            out.append(Alert(now, "training_failed", "critical", subj, title, f, cur.source, t.user))
+            out.append(
+                Alert(now, "training_failed", "critical", subj, title, f, cur.source, t.user)
+            )
             continue
         age = _initializing_for(t, now)
         if age is None or age <= limit:
@@ -182,7 +260,9 @@ def _training(prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Sub
     return out
 
 
-def _repeated(new: Sequence[Alert], recent: Sequence[Alert], source: str, now: datetime, cfg: AlertConfig) -> list[Alert]:
+def _repeated(
+    new: Sequence[Alert], recent: Sequence[Alert], source: str, now: datetime, cfg: AlertConfig
+) -> list[Alert]:
     """A user's N-th failure within the window fires once (the rate limit keeps it from repeating)."""
     start = now - timedelta(seconds=cfg.failures_window_s)
     kinds = {"job_failed", "training_failed"}
@@ -195,8 +275,18 @@ def _repeated(new: Sequence[Alert], recent: Sequence[Alert], source: str, now: d
                 seen.add(a.subject.id)
         if len(seen) >= cfg.failures_count:
             win = cfg.failures_window_s // 60
-            out.append(Alert(now, "repeated_failures", "warning", Subject("user", source, user),
-                             f"{len(seen)} jobs of {user} failed within {win} min: {', '.join(sorted(seen))}", None, source, user))
+            out.append(
+                Alert(
+                    now,
+                    "repeated_failures",
+                    "warning",
+                    Subject("user", source, user),
+                    f"{len(seen)} jobs of {user} failed within {win} min: {', '.join(sorted(seen))}",
+                    None,
+                    source,
+                    user,
+                )
+            )
     return out
 
 
@@ -233,6 +323,15 @@ def storage_alerts(
         subj = Subject("file", source, u.mount)
         ino = f", inodes {u.inodes_pct:.0f}%" if u.inodes_pct is not None else ""
         sev: Severity = "critical" if max(u.use_pct, u.inodes_pct or 0) >= 98 else "warning"
-        out.append(Alert(now, "storage", sev, subj,
-                         f"{u.mount} on {source} at {u.use_pct:.0f}%{ino} (threshold {thr:g}%)", by_subject.get(subj), source))
+        out.append(
+            Alert(
+                now,
+                "storage",
+                sev,
+                subj,
+                f"{u.mount} on {source} at {u.use_pct:.0f}%{ino} (threshold {thr:g}%)",
+                by_subject.get(subj),
+                source,
+            )
+        )
     return out

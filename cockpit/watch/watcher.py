@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from cockpit.model import Finding, Snapshot
+from cockpit.slurm.storage import FsUsage
 from cockpit.watch.alerts import Alert, AlertConfig, AlertRules
 from cockpit.watch.history import AlertHistory
 from cockpit.watch.notify import Notifier
-from cockpit.slurm.storage import FsUsage
 from cockpit.watch.transitions import detect, storage_alerts
 
 KEEP = 500  # alerts kept in memory for the alert pane
@@ -31,8 +31,12 @@ class Watcher:
     restart neither forgets nor re-sends.
     """
 
-    def __init__(self, config: AlertConfig | None = None, history: AlertHistory | None = None,
-                 notifier: Notifier | None = None) -> None:
+    def __init__(
+        self,
+        config: AlertConfig | None = None,
+        history: AlertHistory | None = None,
+        notifier: Notifier | None = None,
+    ) -> None:
         self.config = config or AlertConfig()
         self.rules = AlertRules(self.config)
         self.history = history
@@ -57,8 +61,14 @@ class Watcher:
         with self._lock:
             return list(self._alerts)
 
-    def observe(self, snapshot: Snapshot, findings: Sequence[Finding], now: datetime,
-                storage: Sequence[FsUsage] | None = None, storage_findings: Sequence[Finding] = ()) -> list[Alert]:
+    def observe(
+        self,
+        snapshot: Snapshot,
+        findings: Sequence[Finding],
+        now: datetime,
+        storage: Sequence[FsUsage] | None = None,
+        storage_findings: Sequence[Finding] = (),
+    ) -> list[Alert]:
         """Detect, filter, record and send; returns the alerts that fired now.
 
         ``storage`` defaults to ``snapshot.storage`` of a good poll that collected any;
@@ -72,9 +82,24 @@ class Watcher:
             storage_findings = [f for f in findings if f.subject.kind == "file"]
         with self._lock:
             prev, good = self._prev.get(src), self._good.get(src)
-            raw = detect(prev, snapshot, findings, now, config=self.config, recent=list(self._alerts), last_good=good)
+            raw = detect(
+                prev,
+                snapshot,
+                findings,
+                now,
+                config=self.config,
+                recent=list(self._alerts),
+                last_good=good,
+            )
             if storage is not None:
-                raw += storage_alerts(src, self._storage.get(src), storage, now, config=self.config, findings=storage_findings)
+                raw += storage_alerts(
+                    src,
+                    self._storage.get(src),
+                    storage,
+                    now,
+                    config=self.config,
+                    findings=storage_findings,
+                )
                 self._storage[src] = list(storage)
             self._prev[src] = snapshot
             if snapshot.ok:

@@ -33,11 +33,15 @@ def frozen() -> datetime:
 class HostileTransport(DemoTransport):
     """Rewrites what the demo cluster prints. ``argvs`` records every argv sent."""
 
-    def __init__(self, site: DemoSite, name_for: dict[str, str], reason: str, log_lines: list[str]) -> None:
+    def __init__(
+        self, site: DemoSite, name_for: dict[str, str], reason: str, log_lines: list[str]
+    ) -> None:
         super().__init__(site)
         self.name_for = name_for  # job id -> hostile name (also used as comment)
         self.reason = reason
-        self.log_prefix = "".join(line + "\n" for line in log_lines).encode("utf-8", "surrogateescape")
+        self.log_prefix = "".join(line + "\n" for line in log_lines).encode(
+            "utf-8", "surrogateescape"
+        )
         self.argvs: list[tuple[str, ...]] = []
         self.paths: list[str] = []
 
@@ -100,16 +104,26 @@ class HostileModelArtsApi(DemoModelArtsApi):
         return d
 
 
-def hostile_sources(text: str, *, log_lines: list[str] | None = None, jobs: tuple[str, ...] = (OOM_JOB,)):
+def hostile_sources(
+    text: str, *, log_lines: list[str] | None = None, jobs: tuple[str, ...] = (OOM_JOB,)
+):
     """(slurm source, modelarts source, transport, api) with ``text`` planted everywhere."""
     from cockpit.modelarts.source import ModelArtsSource
     from cockpit.slurm.source import SlurmSource
 
     site = DemoSite(7, frozen)
-    transport = HostileTransport(site, {j: text for j in jobs}, text, log_lines if log_lines is not None else [text])
+    transport = HostileTransport(
+        site, {j: text for j in jobs}, text, log_lines if log_lines is not None else [text]
+    )
     api = HostileModelArtsApi(site, text, name=text)
-    slurm = SlurmSource(DEMO_CLUSTER, transport, interval=3600, clock=frozen,
-                        slurmctld_log=SLURMCTLD_LOG, slurmd_log=SLURMD_LOG)
+    slurm = SlurmSource(
+        DEMO_CLUSTER,
+        transport,
+        interval=3600,
+        clock=frozen,
+        slurmctld_log=SLURMCTLD_LOG,
+        slurmd_log=SLURMD_LOG,
+    )
     ma = ModelArtsSource(DEMO_PROJECT, api, interval=3600, clock=frozen)
     return slurm, ma, transport, api
 

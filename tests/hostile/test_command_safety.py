@@ -24,20 +24,57 @@ def marker() -> Path:
 
 
 def injections(m: Path) -> list[str]:
-    return [f";touch {m}", f"$(touch {m})", f"`touch {m}`", f"x\ntouch {m}", f"x' ; touch {m} ; '",
-            f'x" ; touch {m} ; "', f"| touch {m}", f"&& touch {m}", f"-o/dev/null;touch {m}"]
+    return [
+        f";touch {m}",
+        f"$(touch {m})",
+        f"`touch {m}`",
+        f"x\ntouch {m}",
+        f"x' ; touch {m} ; '",
+        f'x" ; touch {m} ; "',
+        f"| touch {m}",
+        f"&& touch {m}",
+        f"-o/dev/null;touch {m}",
+    ]
 
 
 # ------------------------------------------------------------------ validators
 
-@pytest.mark.parametrize("check,good,bad", [
-    (safety.validate_job_id, ["4", "123_7", "99+1"], ["", "4 ", "4\n", "4;x", "-1", "12_[1-3]", "1e3", "４"]),
-    (safety.validate_node_name, ["cn013", "gpu-a100.rack1", "n_1"], ["", "-cn1", "cn 1", "cn1\n", "cn1;x", "cn[1-3]", "a/b"]),
-    (safety.validate_partition, ["gpu", "debug_q", "p.1"], ["", "-p", "gpu,cpu", "gpu;x", "g u"]),
-    (safety.validate_user, ["root", "chen", "svc_ci-2", "a.b"], ["", "-u", "r oot", "x$(id)", "ro\not"]),
-    (safety.validate_path, ["/home/u/slurm-4.out", "/a b/c'd"], ["", "rel/path", "/a\nb", "/a\x00b", "~/x"]),
-    (safety.validate_job_name, ["train $(x) `y`", "a;b"], ["", "-n", "a\nb", "a\x1b[31m", "x" * 1025]),
-])
+
+@pytest.mark.parametrize(
+    "check,good,bad",
+    [
+        (
+            safety.validate_job_id,
+            ["4", "123_7", "99+1"],
+            ["", "4 ", "4\n", "4;x", "-1", "12_[1-3]", "1e3", "４"],
+        ),
+        (
+            safety.validate_node_name,
+            ["cn013", "gpu-a100.rack1", "n_1"],
+            ["", "-cn1", "cn 1", "cn1\n", "cn1;x", "cn[1-3]", "a/b"],
+        ),
+        (
+            safety.validate_partition,
+            ["gpu", "debug_q", "p.1"],
+            ["", "-p", "gpu,cpu", "gpu;x", "g u"],
+        ),
+        (
+            safety.validate_user,
+            ["root", "chen", "svc_ci-2", "a.b"],
+            ["", "-u", "r oot", "x$(id)", "ro\not"],
+        ),
+        (
+            safety.validate_path,
+            ["/home/u/slurm-4.out", "/a b/c'd"],
+            ["", "rel/path", "/a\nb", "/a\x00b", "~/x"],
+        ),
+        (
+            safety.validate_job_name,
+            ["train $(x) `y`", "a;b"],
+            ["", "-n", "a\nb", "a\x1b[31m", "x" * 1025],
+        ),
+    ],
+)
 def test_validators_accept_slurm_syntax_and_refuse_the_rest(check, good, bad):
     for v in good:
         assert check(v) == v
@@ -48,8 +85,15 @@ def test_validators_accept_slurm_syntax_and_refuse_the_rest(check, good, bad):
     assert issubclass(safety.UnsafeValue, UserError) and issubclass(safety.UnsafeValue, ValueError)
 
 
-@pytest.mark.parametrize("check", [safety.validate_job_id, safety.validate_node_name, safety.validate_partition,
-                                   safety.validate_user])
+@pytest.mark.parametrize(
+    "check",
+    [
+        safety.validate_job_id,
+        safety.validate_node_name,
+        safety.validate_partition,
+        safety.validate_user,
+    ],
+)
 def test_no_injection_passes_the_id_validators(check):
     for s in injections(marker()):
         with pytest.raises(safety.UnsafeValue):
@@ -114,10 +158,18 @@ def test_cli_reports_a_crafted_job_id_as_one_line_exit_2(capsys):
 
 # ------------------------------------------------------------------ over the real sshd
 
+
 @pytest.fixture
 async def lab_ssh_transport(lab_ssh):
-    t = SshTransport(lab_ssh.ssh_host, lab_ssh.ssh_port, lab_ssh.ssh_user, lab_ssh.ssh_key, lab_ssh.ssh_known_hosts,
-                     connect_timeout=5, ssh_config=False)
+    t = SshTransport(
+        lab_ssh.ssh_host,
+        lab_ssh.ssh_port,
+        lab_ssh.ssh_user,
+        lab_ssh.ssh_key,
+        lab_ssh.ssh_known_hosts,
+        connect_timeout=5,
+        ssh_config=False,
+    )
     yield t
     await t.close()
 
@@ -128,7 +180,9 @@ async def test_argv_with_shell_syntax_runs_literally_over_ssh(lab_ssh_transport)
     args = injections(m)
     res = await lab_ssh_transport.run(["printf", "%s\\0", *args])
     assert res.exit_status == 0
-    assert res.stdout.split(b"\0")[:-1] == [a.encode() for a in args]  # each argument arrived verbatim
+    assert res.stdout.split(b"\0")[:-1] == [
+        a.encode() for a in args
+    ]  # each argument arrived verbatim
     assert not m.exists()
 
 
@@ -178,11 +232,16 @@ async def test_a_full_demo_poll_and_drilldown_sends_only_read_only_commands():
         await ma.artifacts(Subject("training_job", ma.name, tj.job_id), msnap)
     assert len(transport.argvs) > 80 and transport.paths
     assert [a for a in transport.argvs if not _read_only(a)] == []
-    assert set(api.calls) <= {"list_training_jobs", "list_events"}  # and the API wrapper only reads:
+    assert set(api.calls) <= {
+        "list_training_jobs",
+        "list_events",
+    }  # and the API wrapper only reads:
     from cockpit.modelarts.api import ModelArtsApi
 
     methods = {n for n in vars(ModelArtsApi) if not n.startswith("_")}
-    assert not {n for n in methods if any(w in n for w in ("stop", "delete", "create", "update", "cancel"))}
+    assert not {
+        n for n in methods if any(w in n for w in ("stop", "delete", "create", "update", "cancel"))
+    }
     assert DRAINED_NODE in {n.name for n in snap.nodes} and OOM_JOB in {j.job_id for j in snap.jobs}
 
 
@@ -205,9 +264,15 @@ def test_no_command_builder_in_the_code_mutates_a_cluster_without_allow_actions(
         text = py.read_text(encoding="utf-8")
         tree = ast.parse(text)
         for node, first in _argv_literals(tree):
-            words = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-            mutating = first in MUTATING or (first == "scontrol" and any(w in ("update", "requeue", "hold",
-                                                                                  "release", "cancel") for w in words))
+            words = [
+                e.value
+                for e in node.elts
+                if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            ]
+            mutating = first in MUTATING or (
+                first == "scontrol"
+                and any(w in ("update", "requeue", "hold", "release", "cancel") for w in words)
+            )
             if mutating and "allow_actions" not in text:
                 offenders.append(f"{py.relative_to(root)}:{node.lineno}: {words}")
     assert offenders == []

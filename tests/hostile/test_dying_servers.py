@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.runtime.hub import Hub
 from cockpit.model import Snapshot
+from cockpit.runtime.hub import Hub
 from cockpit.slurm.source import SlurmSource
 from cockpit.transport import ConnectError, HostKeyError, LocalTransport, SshTransport
 from tests.conftest import LAB_DIR
@@ -41,7 +41,9 @@ class Sshd:
 
     def __init__(self, tmp: Path, port: int | None = None) -> None:
         src = LAB_DIR / "ssh"
-        if not (src / "ssh_host_ed25519_key").exists() or not shutil.which("sshd", path="/usr/sbin:/usr/bin"):
+        if not (src / "ssh_host_ed25519_key").exists() or not shutil.which(
+            "sshd", path="/usr/sbin:/usr/bin"
+        ):
             pytest.skip("lab ssh material not found: run lab/sshd-up.sh")
         if os.geteuid() != 0:
             pytest.skip("a private sshd needs root")
@@ -61,13 +63,18 @@ class Sshd:
             # this test kills sessions: one killed in a login shell's `pyenv rehash` leaves its
             # lock file, and every later login would wait 60 s for it (see lab/sshd-up.sh)
             "SetEnv PYENV_REHASH_TIMEOUT=1\n"
-            "Subsystem sftp internal-sftp\nLogLevel ERROR\n")
+            "Subsystem sftp internal-sftp\nLogLevel ERROR\n"
+        )
         self.proc: subprocess.Popen | None = None
         os.makedirs("/run/sshd", exist_ok=True)
 
     def start(self) -> Sshd:
-        self.proc = subprocess.Popen(["/usr/sbin/sshd", "-D", "-e", "-f", str(self.dir / "sshd_config")],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        self.proc = subprocess.Popen(
+            ["/usr/sbin/sshd", "-D", "-e", "-f", str(self.dir / "sshd_config")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:
@@ -95,8 +102,17 @@ class Sshd:
         self.proc = None
 
     def transport(self, **kw) -> SshTransport:
-        return SshTransport("127.0.0.1", self.port, "root", self.key, str(self.known_hosts), connect_timeout=2,
-                            ssh_config=False, max_backoff=1, **kw)
+        return SshTransport(
+            "127.0.0.1",
+            self.port,
+            "root",
+            self.key,
+            str(self.known_hosts),
+            connect_timeout=2,
+            ssh_config=False,
+            max_backoff=1,
+            **kw,
+        )
 
 
 def _cmdline(pid: int) -> bytes:
@@ -150,6 +166,7 @@ async def wait_until(cond, timeout: float, what: str) -> float:
 
 # ------------------------------------------------------------------ ssh
 
+
 @pytest.mark.lab
 async def test_sshd_killed_mid_session_is_a_typed_error_then_recovers_by_itself(sshd, lab_ssh):
     src = slurm_over(sshd.transport())
@@ -159,7 +176,9 @@ async def test_sshd_killed_mid_session_is_a_typed_error_then_recovers_by_itself(
     tasks = await run_loops(hub)
     try:
         victim, other = hub.states["victim"], hub.states[healthy.name]
-        await wait_until(lambda: victim.snapshot is not None and victim.error is None, 15, "first good poll")
+        await wait_until(
+            lambda: victim.snapshot is not None and victim.error is None, 15, "first good poll"
+        )
         good = victim.snapshot
         assert good.nodes and good.slurm_version.startswith("22.05")
         sshd.kill()
@@ -172,8 +191,11 @@ async def test_sshd_killed_mid_session_is_a_typed_error_then_recovers_by_itself(
         await asyncio.sleep(INTERVAL * 1.6)
         assert other.polls > polls_before and other.error is None  # the other source kept updating
         sshd.start()
-        t = await wait_until(lambda: victim.error is None and victim.snapshot is not good, 2 * INTERVAL + 2.5,
-                             "recovery after sshd came back")
+        t = await wait_until(
+            lambda: victim.error is None and victim.snapshot is not good,
+            2 * INTERVAL + 2.5,
+            "recovery after sshd came back",
+        )
         assert victim.snapshot.ok and src.transport.connects >= 2  # reconnected on its own
     finally:
         for tk in tasks:
@@ -202,19 +224,26 @@ async def test_frozen_sshd_shows_a_timeout_with_its_reason_within_one_command_bu
     try:
         victim = hub.states["victim"]
         # after the evidence round too: a log read in flight is bounded by the evidence timeout, not this one
-        await wait_until(lambda: victim.settled and victim.error is None, 30, "first good poll and its evidence")
+        await wait_until(
+            lambda: victim.settled and victim.error is None, 30, "first good poll and its evidence"
+        )
         good = victim.snapshot
         frozen_pids = [sshd.proc.pid, *_descendants(sshd.proc.pid)]
         _signal_all(frozen_pids, signal.SIGSTOP)
         # next poll within INTERVAL, its command bounded by command_timeout + connect_timeout (5 + 2 s)
-        await wait_until(lambda: victim.error is not None, INTERVAL + 5 + 2 + 5, "the frozen server to show")
+        await wait_until(
+            lambda: victim.error is not None, INTERVAL + 5 + 2 + 5, "the frozen server to show"
+        )
         assert victim.error.kind in ("timeout", "unreachable")
         assert "127.0.0.1" in victim.error.message and "within" in victim.error.message
         assert victim.snapshot is good and victim.stale(hub.clock())
         _signal_all(frozen_pids, signal.SIGCONT)
         frozen_pids = []
-        await wait_until(lambda: victim.error is None and victim.snapshot is not good, 2 * INTERVAL + 10,
-                         "recovery after SIGCONT")
+        await wait_until(
+            lambda: victim.error is None and victim.snapshot is not good,
+            2 * INTERVAL + 10,
+            "recovery after SIGCONT",
+        )
     finally:
         _signal_all(frozen_pids, signal.SIGCONT)
         for tk in tasks:
@@ -241,22 +270,39 @@ async def test_transport_raises_typed_errors_with_backoff(sshd, lab_ssh):
 
 @pytest.mark.lab
 async def test_unknown_or_changed_host_key_is_refused_with_its_fingerprint(sshd, lab_ssh, tmp_path):
-    fp = subprocess.run(["ssh-keygen", "-lf", str(LAB_DIR / "ssh" / "ssh_host_ed25519_key.pub")],
-                        capture_output=True, text=True, check=True).stdout.split()[1]
+    fp = subprocess.run(
+        ["ssh-keygen", "-lf", str(LAB_DIR / "ssh" / "ssh_host_ed25519_key.pub")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()[1]
     unknown = tmp_path / "empty_known_hosts"
     unknown.write_text("")
     changed = tmp_path / "changed_known_hosts"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True
+    )
     other = (tmp_path / "other.pub").read_text().split()[:2]
     changed.write_text(f"[127.0.0.1]:{sshd.port} {' '.join(other)}\n")
     for kh in (unknown, changed, tmp_path / "missing_file"):
-        t = SshTransport("127.0.0.1", sshd.port, "root", sshd.key, str(kh), connect_timeout=3, ssh_config=False)
+        t = SshTransport(
+            "127.0.0.1", sshd.port, "root", sshd.key, str(kh), connect_timeout=3, ssh_config=False
+        )
         with pytest.raises(HostKeyError) as ei:
             await t.run(["true"])
         assert fp in str(ei.value), str(ei.value)
         await t.close()
-    snap = await slurm_over(SshTransport("127.0.0.1", sshd.port, "root", sshd.key, str(unknown),
-                                         connect_timeout=3, ssh_config=False)).poll()
+    snap = await slurm_over(
+        SshTransport(
+            "127.0.0.1",
+            sshd.port,
+            "root",
+            sshd.key,
+            str(unknown),
+            connect_timeout=3,
+            ssh_config=False,
+        )
+    ).poll()
     assert snap.error.kind == "host_key" and fp in snap.error.message
 
 
@@ -269,9 +315,13 @@ class _FakeSlurmctldDown(LocalTransport):
 
     async def run(self, argv, timeout: float = 30.0):
         if self.down:
-            msg = {"squeue": "slurm_load_jobs error: Unable to contact slurm controller (connect failure)",
-                   "scontrol": "slurm_load_node error: Unable to contact slurm controller (connect failure)"}
-            return await super().run(["sh", "-c", f"echo '{msg.get(argv[0], 'error')}' >&2; exit 1"], timeout)
+            msg = {
+                "squeue": "slurm_load_jobs error: Unable to contact slurm controller (connect failure)",
+                "scontrol": "slurm_load_node error: Unable to contact slurm controller (connect failure)",
+            }
+            return await super().run(
+                ["sh", "-c", f"echo '{msg.get(argv[0], 'error')}' >&2; exit 1"], timeout
+            )
         return await super().run(argv, timeout)
 
 
@@ -289,6 +339,7 @@ async def test_controller_down_is_unreachable_then_recovers(lab_env, monkeypatch
 
 # ------------------------------------------------------------------ isolation
 
+
 class _Blackhole:
     """Accepts TCP connections and never says a word (an SSH server that hangs)."""
 
@@ -305,8 +356,19 @@ class _Blackhole:
 async def test_one_unreachable_cluster_never_slows_another():
     hole = _Blackhole()
     try:
-        dead = slurm_over(SshTransport("127.0.0.1", hole.port, "root", None, None, connect_timeout=2,
-                                       ssh_config=False, insecure_ignore_host_key=True), name="dead")
+        dead = slurm_over(
+            SshTransport(
+                "127.0.0.1",
+                hole.port,
+                "root",
+                None,
+                None,
+                connect_timeout=2,
+                ssh_config=False,
+                insecure_ignore_host_key=True,
+            ),
+            name="dead",
+        )
         healthy, *_ = hostile_sources("plain")
         t0 = time.monotonic()
         alone = await healthy.poll()
@@ -350,7 +412,9 @@ async def test_ui_answers_keys_while_a_poll_hangs(tmp_path):
     app = CockpitApp([hanging, healthy], clock=frozen, acks=AckStore(tmp_path / "s.json"))
     async with app.run_test(size=(120, 40)) as pilot:
         await asyncio.wait_for(hanging.started.wait(), 5)
-        await wait_until(lambda: app.hub.states[healthy.name].polls > 0, 10, "the healthy source's poll")
+        await wait_until(
+            lambda: app.hub.states[healthy.name].polls > 0, 10, "the healthy source's poll"
+        )
         t0 = time.monotonic()
         await pilot.press("question_mark")
         await pilot.pause()
@@ -363,6 +427,7 @@ async def test_ui_answers_keys_while_a_poll_hangs(tmp_path):
 
 # ------------------------------------------------------------------ ModelArts
 
+
 @pytest.fixture
 def ma_server(monkeypatch):
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
@@ -374,30 +439,43 @@ def ma_server(monkeypatch):
 
 
 def ma_source(srv, interval=INTERVAL):
-    from cockpit.modelarts.source import ModelArtsSource
     from cockpit.modelarts.api import SdkModelArtsApi, SdkSettings
+    from cockpit.modelarts.source import ModelArtsSource
 
-    api = SdkModelArtsApi(SdkSettings(ak=AK, sk=SK, project_id=PROJECT_ID, endpoint=srv.base_url, timeout=(1, 1)))
+    api = SdkModelArtsApi(
+        SdkSettings(ak=AK, sk=SK, project_id=PROJECT_ID, endpoint=srv.base_url, timeout=(1, 1))
+    )
     return ModelArtsSource("ma", api, interval=interval, pool_cache_s=0)
 
 
-async def test_modelarts_500_then_timeout_then_heals_at_hub_level_while_slurm_keeps_polling(ma_server):
+async def test_modelarts_500_then_timeout_then_heals_at_hub_level_while_slurm_keeps_polling(
+    ma_server,
+):
     src = ma_source(ma_server)
     healthy, *_ = hostile_sources("plain")
     healthy.interval = 1.0
     hub = Hub([src, healthy])
-    ma_server.inject(500, {"error_code": "ModelArts.0001", "error_msg": "internal error"},
-                     route="training-job-searches")
+    ma_server.inject(
+        500,
+        {"error_code": "ModelArts.0001", "error_msg": "internal error"},
+        route="training-job-searches",
+    )
     ma_server.inject("timeout", route="training-job-searches", times=1)
     tasks = await run_loops(hub)
     try:
         st, other = hub.states["ma"], hub.states[healthy.name]
         await wait_until(lambda: st.error is not None, 5, "the 500")
         assert st.error.kind == "server"
-        await wait_until(lambda: st.error is not None and st.error.kind == "timeout", 3 * INTERVAL + 3, "a timeout")
+        await wait_until(
+            lambda: st.error is not None and st.error.kind == "timeout",
+            3 * INTERVAL + 3,
+            "a timeout",
+        )
         n = other.polls
         # backoff after the 2nd failure is two intervals: healed within that (+ the poll itself)
-        t = await wait_until(lambda: st.error is None and st.snapshot is not None, 2 * INTERVAL + 2, "healing")
+        t = await wait_until(
+            lambda: st.error is None and st.snapshot is not None, 2 * INTERVAL + 2, "healing"
+        )
         assert st.snapshot.training_jobs and t < 2 * INTERVAL + 2
         assert other.polls >= n + 1  # slurm kept its 1 s cadence through the timeouts
     finally:
@@ -410,8 +488,12 @@ async def test_modelarts_429_retry_after_is_respected_by_source_and_hub(ma_serve
     src = ma_source(ma_server)
     hub = Hub([src])
     st = hub.states["ma"]
-    ma_server.inject(429, {"error_code": "APIGW.0308", "error_msg": "throttled"}, headers={"Retry-After": "3"},
-                     route="training-job-searches")
+    ma_server.inject(
+        429,
+        {"error_code": "APIGW.0308", "error_msg": "throttled"},
+        headers={"Retry-After": "3"},
+        route="training-job-searches",
+    )
     await hub.poll_once(st)
     assert st.error.kind == "throttled" and st.error.retry_after_s == 3
     assert hub._next_delay(st) >= 3  # the poller waits at least Retry-After

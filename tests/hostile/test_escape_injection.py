@@ -9,12 +9,12 @@ import json
 
 import pytest
 from cockpit.widgets.logview import LogView
-from cockpit.widgets.panes import QueueTable
 from rich.console import Console
 
 from cockpit.app import CockpitApp
 from cockpit.model import Subject
 from cockpit.screens.log import LogScreen
+from cockpit.screens.panes import QueueTable
 from cockpit.screens.subject import JobScreen, NodeScreen, TrainingJobScreen
 from cockpit.store.acks import AckStore
 from cockpit.text import clean, strip_ansi
@@ -97,7 +97,9 @@ async def test_tui_dashboard_job_node_training_and_log_screens_show_no_raw_escap
             if isinstance(app.screen, JobScreen) and app.screen.logs:
                 break
             await pilot.pause(0.02)
-        _assert_clean_screen(app, f"{next(iter(ESCAPES))}-start")  # job name: title shows the start of it
+        _assert_clean_screen(
+            app, f"{next(iter(ESCAPES))}-start"
+        )  # job name: title shows the start of it
 
         await pilot.press("l")  # the job's log, opened at its first red error
         assert isinstance(app.screen, LogScreen)
@@ -108,8 +110,12 @@ async def test_tui_dashboard_job_node_training_and_log_screens_show_no_raw_escap
             await pilot.pause(0.02)
         view.go_to_line(1)
         await pilot.pause()
-        _assert_clean_screen(app, "csi_sgr-start RED csi_sgr-end", "osc8_link-start click me osc8_link-end",
-                             "backspace-start safeevil backspace-end")
+        _assert_clean_screen(
+            app,
+            "csi_sgr-start RED csi_sgr-end",
+            "osc8_link-start click me osc8_link-end",
+            "backspace-start safeevil backspace-end",
+        )
         await pilot.press("escape", "escape")
 
         app.open_subject(Subject("node", slurm.name, DRAINED_NODE))
@@ -156,8 +162,10 @@ def test_cli_snapshot_json_and_table_carry_no_raw_escapes(monkeypatch, capsys):
 def test_cli_incidents_markdown_carries_no_raw_escapes(monkeypatch, capsys):
     from cockpit import cli
 
-    lines = [f"slurmstepd: error: Detected 1 oom_kill event in StepId={OOM_JOB}.batch. {wrap(t, p)}"
-             for t, (p, _) in ESCAPES.items()]
+    lines = [
+        f"slurmstepd: error: Detected 1 oom_kill event in StepId={OOM_JOB}.batch. {wrap(t, p)}"
+        for t, (p, _) in ESCAPES.items()
+    ]
     slurm, ma, *_ = hostile_sources(ALL, log_lines=lines)
     monkeypatch.setattr("cockpit.connect.select_sources", lambda args: [slurm, ma])
     rc = cli.main(["incidents", "--markdown"])

@@ -9,31 +9,63 @@ import os
 
 import pytest
 
-from cockpit.ingest import bundle
 from cockpit.diagnosis import logscan
 from cockpit.errors import ParseError
+from cockpit.ingest import bundle
 from cockpit.model import Subject
-from cockpit.slurm import source as slurm
-from cockpit.slurm.source import SlurmSource
+from cockpit.slurm import parse as slurm
 from cockpit.slurm.commands import SEP, SQUEUE_FIELDS
+from cockpit.slurm.parse_json import parse_sacct_json, parse_sinfo_json, parse_squeue_json
+from cockpit.slurm.source import SlurmSource
+from cockpit.slurm.squeue import parse_squeue
 from cockpit.transport import CommandResult
 from tests.hostile.site import hostile_sources
 
 
 def row(**over) -> str:
-    base = {"job_id": "7", "partition": "gpu", "name": "train", "user": "u", "state": "RUNNING", "reason": "None",
-            "cpus": "4", "node_count": "1", "node_list": "cn01", "min_memory": "4G", "time_limit": "1:00:00",
-            "elapsed": "5:00", "submit_time": "2024-05-01T10:00:00", "start_time": "2024-05-01T10:00:01",
-            "end_time": "N/A", "work_dir": "/home/u", "account": "a", "qos": "normal", "dependency": "(null)",
-            "priority": "100", "comment": "(null)", "command": "/home/u/run.sh"}
+    base = {
+        "job_id": "7",
+        "partition": "gpu",
+        "name": "train",
+        "user": "u",
+        "state": "RUNNING",
+        "reason": "None",
+        "cpus": "4",
+        "node_count": "1",
+        "node_list": "cn01",
+        "min_memory": "4G",
+        "time_limit": "1:00:00",
+        "elapsed": "5:00",
+        "submit_time": "2024-05-01T10:00:00",
+        "start_time": "2024-05-01T10:00:01",
+        "end_time": "N/A",
+        "work_dir": "/home/u",
+        "account": "a",
+        "qos": "normal",
+        "dependency": "(null)",
+        "priority": "100",
+        "comment": "(null)",
+        "command": "/home/u/run.sh",
+    }
     base.update(over)
     return SEP.join(base[f] for _, f in SQUEUE_FIELDS)
 
 
-@pytest.mark.parametrize("text", ['{"jobs": [', '{"jobs": [{"job_id": 1,', "null", "[]", '{"jobs": 5}', "\x00\x01",
-                                  '{"jobs": [{"job_id": {"number": "x"}}]}', '{"nodes": [{"name": null}]}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"jobs": [',
+        '{"jobs": [{"job_id": 1,',
+        "null",
+        "[]",
+        '{"jobs": 5}',
+        "\x00\x01",
+        '{"jobs": [{"job_id": {"number": "x"}}]}',
+        '{"nodes": [{"name": null}]}',
+    ],
+)
 def test_truncated_or_invalid_json_is_a_parse_error(text):
-    for fn in (slurm.parse_squeue_json, slurm.parse_sinfo_json, slurm.parse_sacct_json):
+    for fn in (parse_squeue_json, parse_sinfo_json, parse_sacct_json):
         try:
             fn(text)
         except ParseError as exc:
@@ -41,27 +73,63 @@ def test_truncated_or_invalid_json_is_a_parse_error(text):
 
 
 def test_squeue_rows_with_missing_columns_are_skipped_with_a_warning_naming_them():
-    text = "\n".join([row(job_id="1"), SEP.join(["2", "gpu", "short"]), row(job_id="3", name="ok")]) + "\n"
-    jobs, warnings = slurm.parse_squeue(text)
+    text = (
+        "\n".join([row(job_id="1"), SEP.join(["2", "gpu", "short"]), row(job_id="3", name="ok")])
+        + "\n"
+    )
+    jobs, warnings = parse_squeue(text)
     assert [j.job_id for j in jobs] == ["1", "3"]
     assert len(warnings) == 1 and "row 2" in warnings[0] and "3 fields" in warnings[0]
     with pytest.raises(ParseError):
-        slurm.parse_squeue(SEP.join(["2", "gpu"]) + "\n")
+        parse_squeue(SEP.join(["2", "gpu"]) + "\n")
 
 
 def test_squeue_from_another_slurm_version_with_a_header_maps_columns_by_name():
-    text = "JOBID|PARTITION|NAME|USER|STATE|TIME|NODES|NODELIST|EXTRA_24_COLUMN\n" \
-           "42|gpu|train|u|PENDING|0:00|1||something new\n"
-    jobs, _ = slurm.parse_squeue(text)
+    text = (
+        "JOBID|PARTITION|NAME|USER|STATE|TIME|NODES|NODELIST|EXTRA_24_COLUMN\n"
+        "42|gpu|train|u|PENDING|0:00|1||something new\n"
+    )
+    jobs, _ = parse_squeue(text)
     assert jobs[0].job_id == "42" and jobs[0].state == "PENDING" and jobs[0].name == "train"
 
 
 def test_sacct_rows_with_16_question_mark_and_empty_fields():
-    fields = ["JobID", "JobName", "Partition", "User", "State", "ExitCode", "ReqMem", "MaxRSS", "Elapsed",
-              "Timelimit", "NodeList", "Reason", "Start", "End"]
-    rows = [["9", "x", "gpu", "u", "FAILED", "16?", "", "", "", "", "", "", "Unknown", ""],
-            ["9.batch", "batch", "", "", "CANCELLED by 0", "0:9", "4G", "?", "00:00:01", "", "cn01", "", "", ""],
-            ["9.0", "", "", "", "", "", "", "", "", "", "", "", "", ""]]
+    fields = [
+        "JobID",
+        "JobName",
+        "Partition",
+        "User",
+        "State",
+        "ExitCode",
+        "ReqMem",
+        "MaxRSS",
+        "Elapsed",
+        "Timelimit",
+        "NodeList",
+        "Reason",
+        "Start",
+        "End",
+    ]
+    rows = [
+        ["9", "x", "gpu", "u", "FAILED", "16?", "", "", "", "", "", "", "Unknown", ""],
+        [
+            "9.batch",
+            "batch",
+            "",
+            "",
+            "CANCELLED by 0",
+            "0:9",
+            "4G",
+            "?",
+            "00:00:01",
+            "",
+            "cn01",
+            "",
+            "",
+            "",
+        ],
+        ["9.0", "", "", "", "", "", "", "", "", "", "", "", "", ""],
+    ]
     text = "\n".join(SEP.join(r) for r in rows) + "\n"
     recs, warnings = slurm.parse_sacct(text)
     assert recs and recs[0].job_id == "9"
@@ -70,8 +138,12 @@ def test_sacct_rows_with_16_question_mark_and_empty_fields():
 
 async def test_gbk_and_invalid_utf8_in_squeue_output_keep_the_job():
     slurm_src, _, transport, _ = hostile_sources("x")
-    out = (row(job_id="5", name="训练").encode("gbk") + b"\n" + row(job_id="6", name="bad\xff\xfe").encode("latin-1")
-           + b"\n")
+    out = (
+        row(job_id="5", name="训练").encode("gbk")
+        + b"\n"
+        + row(job_id="6", name="bad\xff\xfe").encode("latin-1")
+        + b"\n"
+    )
 
     async def run(argv, timeout=30.0):
         if argv[0] == "squeue":
@@ -108,8 +180,9 @@ def test_log_scanner_on_empty_binary_and_10_mb_single_line():
 def test_bundle_with_empty_binary_and_gbk_files_loads(tmp_path):
     (tmp_path / "empty.txt").write_bytes(b"")
     (tmp_path / "core.bin").write_bytes(os.urandom(4096))
-    (tmp_path / "slurm-7.out").write_bytes("开始\nslurmstepd: error: Detected 1 oom_kill event in StepId=7.batch\n"
-                                           .encode("gbk"))
+    (tmp_path / "slurm-7.out").write_bytes(
+        "开始\nslurmstepd: error: Detected 1 oom_kill event in StepId=7.batch\n".encode("gbk")
+    )
     (tmp_path / "squeue.txt").write_text("JOBID|PARTITION|NAME\n7|gpu\n")  # truncated row
     (tmp_path / "sacct.json").write_text('{"jobs": [')  # truncated JSON
     report = bundle.diagnose_bundle(str(tmp_path))
@@ -125,7 +198,9 @@ async def test_log_truncated_while_followed_then_read_again(tmp_path):
     assert (await src.stat(str(p))).size == 5000
     p.write_bytes(b"rotated\n")  # truncated under our feet
     st = await src.stat(str(p))
-    assert st.size == 8 and await src.read_range(str(p), 4000, 100) == b""  # old offset: empty, no error
+    assert (
+        st.size == 8 and await src.read_range(str(p), 4000, 100) == b""
+    )  # old offset: empty, no error
     assert await src.read_range(str(p), 0, 100) == b"rotated\n"
 
 
@@ -136,13 +211,18 @@ async def test_artifacts_for_a_job_whose_logs_are_missing_report_errors_not_rais
     assert any(k.startswith("error: ") for k in arts.commands)
 
 
-@pytest.mark.parametrize("field, value", [
-    ("elapsed", "1:" + "9" * 400 + ".5"), ("priority", "9" * 400 + ".5"), ("min_memory", "9" * 400 + "G"),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("elapsed", "1:" + "9" * 400 + ".5"),
+        ("priority", "9" * 400 + ".5"),
+        ("min_memory", "9" * 400 + "G"),
+    ],
+)
 def test_an_absurd_number_skips_its_row_not_the_whole_queue(field, value):
     """int(float('1e400')) raises OverflowError, not ValueError: one such row blanked every job."""
     text = "\n".join([row(job_id="1"), row(job_id="2", **{field: value}), row(job_id="3")]) + "\n"
-    jobs, warnings = slurm.parse_squeue(text)
+    jobs, warnings = parse_squeue(text)
     assert [j.job_id for j in jobs] == ["1", "3"]
     assert len(warnings) == 1 and "row 2" in warnings[0]
 

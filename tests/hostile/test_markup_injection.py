@@ -7,12 +7,12 @@ from __future__ import annotations
 import io
 
 from cockpit.widgets.logview import LogView
-from cockpit.widgets.panes import QueueTable
 from rich.console import Console
 
 from cockpit.app import CockpitApp
 from cockpit.model import Evidence, Subject
 from cockpit.screens.log import LogScreen
+from cockpit.screens.panes import QueueTable
 from cockpit.screens.subject import JobScreen, NodeScreen, TrainingJobScreen
 from cockpit.store.acks import AckStore
 from tests.hostile.corpus import MARKUP, visible_text
@@ -54,14 +54,19 @@ async def test_markup_in_names_reasons_events_and_logs_is_shown_literally(tmp_pa
     app = CockpitApp([slurm, ma], clock=frozen, acks=AckStore(tmp_path / "s.json"))
     async with app.run_test(size=(220, 60), notifications=True) as pilot:
         await app.hub.first_round.wait()
-        await _until(pilot, lambda: app.screen.query(QueueTable) and app.screen.query_one(QueueTable).row_count)
+        await _until(
+            pilot,
+            lambda: app.screen.query(QueueTable) and app.screen.query_one(QueueTable).row_count,
+        )
         table = app.screen.query_one(QueueTable)
         assert table.move_to_key(f"{slurm.name}\x1f{OOM_JOB}")
         await pilot.pause()
         _assert_literal(app, "[red]pwn[/]")  # in the queue row
 
         await pilot.press("enter")
-        assert await _until(pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs))
+        assert await _until(
+            pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs)
+        )
         _assert_literal(app, "[red]pwn[/]")
 
         await pilot.press("l")
@@ -70,13 +75,17 @@ async def test_markup_in_names_reasons_events_and_logs_is_shown_literally(tmp_pa
         await _until(pilot, lambda: view._done)
         view.go_to_line(1)
         await pilot.pause()
-        _assert_literal(app, "[link=http://evil.example/]doc[/link]", "[@click=app.quit]quit[/]", "[/]", "[bold")
+        _assert_literal(
+            app, "[link=http://evil.example/]doc[/link]", "[@click=app.quit]quit[/]", "[/]", "[bold"
+        )
         await pilot.press("escape", "escape")
 
         app.open_subject(Subject("node", slurm.name, DRAINED_NODE))
         await pilot.pause(0.2)
         assert isinstance(app.screen, NodeScreen)
-        _assert_literal(app, "[red]pwn[/]", "[link=http://evil.example/]doc[/link]", "[@click=app.quit]quit[/]")
+        _assert_literal(
+            app, "[red]pwn[/]", "[link=http://evil.example/]doc[/link]", "[@click=app.quit]quit[/]"
+        )
         await pilot.press("escape")
 
         tj = next(t for t in app.hub.snapshot(ma.name).training_jobs if t.events)
@@ -96,7 +105,9 @@ async def test_evidence_toast_and_log_search_toast_show_markup_literally(tmp_pat
     async with app.run_test(size=(160, 40), notifications=True) as pilot:
         await app.hub.first_round.wait()
         app.open_subject(Subject("job", "lab", "4"))
-        assert await _until(pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs))
+        assert await _until(
+            pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs)
+        )
         screen = app.screen
         screen.logs = []  # evidence without a log file: shown in a toast
         screen.open_evidence(Evidence("events", "[/] [red]pwn[/] [@click=app.quit]q[/]"))
@@ -114,7 +125,7 @@ async def test_evidence_toast_and_log_search_toast_show_markup_literally(tmp_pat
 
 
 def _reader(src):
-    from cockpit.widgets.logview import SourceLogReader
+    from cockpit.screens.log import SourceLogReader
 
     return SourceLogReader(src, "/home/u/slurm-4.out", name="slurm-4.out")
 

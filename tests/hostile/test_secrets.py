@@ -37,11 +37,29 @@ SECRET_LINES = [
     "AKIAIOSFODNN7EXAMPLE",
     KEY,
 ]
-NEEDLES = [AK, SK, "hunter2-long", "s3cr3t-value", "ghp_abcdefghij", "eyJhbGciOiJIUzI1NiJ9", "9f86d081884c7d65",
-           "MIIEhQYJKoZIhvcNAQcC", "Pa55w0rd-x", "AKIAIOSFODNN7EXAMPLE", "b3BlbnNzaC1rZXktdjEAAAAA"]
+NEEDLES = [
+    AK,
+    SK,
+    "hunter2-long",
+    "s3cr3t-value",
+    "ghp_abcdefghij",
+    "eyJhbGciOiJIUzI1NiJ9",
+    "9f86d081884c7d65",
+    "MIIEhQYJKoZIhvcNAQcC",
+    "Pa55w0rd-x",
+    "AKIAIOSFODNN7EXAMPLE",
+    "b3BlbnNzaC1rZXktdjEAAAAA",
+]
 # evidence that must survive redaction
-KEEP = ["task=3", "mask=0x3", "JobId=4812 OOM", "commit 3f786850e387550fdab836ed7e6dc881de23001b",
-        "Exited with exit code 137", "StepId=48102.batch", "worker-0 exit_code=127"]
+KEEP = [
+    "task=3",
+    "mask=0x3",
+    "JobId=4812 OOM",
+    "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+    "Exited with exit code 137",
+    "StepId=48102.batch",
+    "worker-0 exit_code=127",
+]
 
 
 def leaked(text: str) -> list[str]:
@@ -74,11 +92,15 @@ def test_collect_bundle_files_are_redacted(tmp_path):
     from cockpit.commands.collect import write_bundle
 
     now = datetime(2024, 5, 1, tzinfo=UTC)
-    job = SlurmJob("4", "train", "u", "gpu", "FAILED", "NonZeroExitCode", stdout_path="/home/u/slurm-4.out")
+    job = SlurmJob(
+        "4", "train", "u", "gpu", "FAILED", "NonZeroExitCode", stdout_path="/home/u/slurm-4.out"
+    )
     snap = Snapshot("c", "slurm", now, jobs=(job,))
     log = ("\n".join(SECRET_LINES + KEEP) + "\n").encode()
-    arts = Artifacts(logs=(LogText("slurm-4.out", "stdout", log, path="/home/u/slurm-4.out"),),
-                     commands={"scontrol show job 4": f"JobId=4 Command=/home/u/run.sh --token={SK}\n"})
+    arts = Artifacts(
+        logs=(LogText("slurm-4.out", "stdout", log, path="/home/u/slurm-4.out"),),
+        commands={"scontrol show job 4": f"JobId=4 Command=/home/u/run.sh --token={SK}\n"},
+    )
     names = write_bundle(str(tmp_path), "4", snap, arts)
     assert "slurm-4.out" in names
     for f in tmp_path.iterdir():
@@ -89,11 +111,27 @@ def test_collect_bundle_files_are_redacted(tmp_path):
 
 def _incident() -> Incident:
     subj = Subject("job", "c", "4")
-    ev = tuple(Evidence("slurm-4.out", line, i + 1, tier=2) for i, line in enumerate(SECRET_LINES[:-1]))
-    f = Finding("app_error", "critical", subj, "job failed (password=hunter2-long)", evidence=ev,
-                explanation=f"the script printed sk {SK}")
-    return Incident(key="k", root_cause="app_error", severity="critical", subject=subj, title=f.title,
-                    findings=(f,), affected=(subj,), first_seen=datetime(2024, 5, 1, tzinfo=UTC))
+    ev = tuple(
+        Evidence("slurm-4.out", line, i + 1, tier=2) for i, line in enumerate(SECRET_LINES[:-1])
+    )
+    f = Finding(
+        "app_error",
+        "critical",
+        subj,
+        "job failed (password=hunter2-long)",
+        evidence=ev,
+        explanation=f"the script printed sk {SK}",
+    )
+    return Incident(
+        key="k",
+        root_cause="app_error",
+        severity="critical",
+        subject=subj,
+        title=f.title,
+        findings=(f,),
+        affected=(subj,),
+        first_seen=datetime(2024, 5, 1, tzinfo=UTC),
+    )
 
 
 def test_exported_incidents_markdown_and_json_are_redacted():
@@ -114,9 +152,11 @@ def test_check_config_never_prints_key_values(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("MY_AK", AK)
     monkeypatch.setenv("MY_SK", SK)
     cfg = tmp_path / "config.toml"
-    cfg.write_text('[modelarts.prod]\nregion = "cn-north-4"\nproject_id = "0b1e8c5d2f9a4c6e8d7f0a1b2c3d4e5f"\n'
-                   'ak_env = "MY_AK"\nsk_env = "MY_SK"\n\n[clusters.lab]\ntransport = "ssh"\nhost = "127.0.0.1"\n'
-                   'key = "/root/.ssh/id_ed25519"\n')
+    cfg.write_text(
+        '[modelarts.prod]\nregion = "cn-north-4"\nproject_id = "0b1e8c5d2f9a4c6e8d7f0a1b2c3d4e5f"\n'
+        'ak_env = "MY_AK"\nsk_env = "MY_SK"\n\n[clusters.lab]\ntransport = "ssh"\nhost = "127.0.0.1"\n'
+        'key = "/root/.ssh/id_ed25519"\n'
+    )
     assert cli.main(["check-config", "--config", str(cfg), "--no-poll"]) == 0
     out = capsys.readouterr()
     assert leaked(out.out + out.err) == [] and "MY_SK set" in out.out
@@ -129,8 +169,8 @@ async def test_a_modelarts_poll_logs_no_credentials(monkeypatch, caplog, capfd):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from modelarts_server import PROJECT_ID, ModelArtsServer
 
-    from cockpit.modelarts.source import ModelArtsSource
     from cockpit.modelarts.api import SdkModelArtsApi, SdkSettings
+    from cockpit.modelarts.source import ModelArtsSource
 
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
         monkeypatch.delenv(var, raising=False)
@@ -138,8 +178,15 @@ async def test_a_modelarts_poll_logs_no_credentials(monkeypatch, caplog, capfd):
     srv = ModelArtsServer(ak=AK, sk=SK).start()
     try:
         caplog.set_level(logging.DEBUG)
-        api = SdkModelArtsApi(SdkSettings(ak=AK, sk="wrong-" + SK[6:], project_id=PROJECT_ID,
-                                          endpoint=srv.base_url, timeout=(1, 1)))
+        api = SdkModelArtsApi(
+            SdkSettings(
+                ak=AK,
+                sk="wrong-" + SK[6:],
+                project_id=PROJECT_ID,
+                endpoint=srv.base_url,
+                timeout=(1, 1),
+            )
+        )
         snap = await ModelArtsSource("ma", api).poll()
         assert snap.error is not None and snap.error.kind == "auth"
         assert leaked(snap.error.message) == [] and SK[6:] not in snap.error.message
@@ -157,8 +204,15 @@ async def test_ssh_auth_errors_name_the_key_file_never_its_content(tmp_path, lab
     bad = tmp_path / "id_bad"
     bad.write_text(KEY + "\n")
     bad.chmod(0o600)
-    t = SshTransport(lab_ssh.ssh_host, lab_ssh.ssh_port, "root", str(bad), lab_ssh.ssh_known_hosts,
-                     connect_timeout=3, ssh_config=False)
+    t = SshTransport(
+        lab_ssh.ssh_host,
+        lab_ssh.ssh_port,
+        "root",
+        str(bad),
+        lab_ssh.ssh_known_hosts,
+        connect_timeout=3,
+        ssh_config=False,
+    )
     with pytest.raises(AuthError) as ei:
         await t.run(["true"])
     await t.close()

@@ -29,9 +29,24 @@ def lab_config(lab_env: LabEnv, tmp_path_factory) -> str:
 
 
 def diagnose(lab_env: LabEnv, config: str, job_id: str) -> dict:
-    res = subprocess.run([sys.executable, "-m", "cockpit", "diagnose", "--config", config, job_id, "--cluster", "lab",
-                          "--json"], capture_output=True, text=True, timeout=120, env={**__import__("os").environ,
-                                                                                       **lab_env.env})
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cockpit",
+            "diagnose",
+            "--config",
+            config,
+            job_id,
+            "--cluster",
+            "lab",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**__import__("os").environ, **lab_env.env},
+    )
     assert res.returncode in (0, 1), res.stderr
     return json.loads(res.stdout)
 
@@ -46,8 +61,17 @@ def _ended(lab_env: LabEnv, jid: str, timeout: float = 90) -> None:
 
 
 def test_oom(lab_env, lab_config):
-    jid = lab_env.sbatch("-p", "batch", "-t", "2", "--mem=100M", "-J", "cockpit-diag-oom", "--wrap",
-                         "perl -e '$x = \"x\" x (400*1024*1024); sleep 5'")
+    jid = lab_env.sbatch(
+        "-p",
+        "batch",
+        "-t",
+        "2",
+        "--mem=100M",
+        "-J",
+        "cockpit-diag-oom",
+        "--wrap",
+        "perl -e '$x = \"x\" x (400*1024*1024); sleep 5'",
+    )
     _ended(lab_env, jid)
     report = diagnose(lab_env, lab_config, jid)
     assert _top(report, jid)["root_cause"] == "oom_killed"
@@ -55,15 +79,28 @@ def test_oom(lab_env, lab_config):
 
 
 def test_exit_127(lab_env, lab_config):
-    jid = lab_env.sbatch("-p", "debug", "-t", "2", "-J", "cockpit-diag-127", "--wrap",
-                         "echo start; no_such_program_xyz --flag")
+    jid = lab_env.sbatch(
+        "-p",
+        "debug",
+        "-t",
+        "2",
+        "-J",
+        "cockpit-diag-127",
+        "--wrap",
+        "echo start; no_such_program_xyz --flag",
+    )
     _ended(lab_env, jid)
     report = diagnose(lab_env, lab_config, jid)
     top = _top(report, jid)
     assert top["root_cause"] == "command_not_found"
     assert "no_such_program_xyz" in top["title"]
     fe = report["first_error"]
-    assert fe and fe["file"].startswith("slurm-") and "no_such_program_xyz" in fe["text"] and fe["line"] == 2
+    assert (
+        fe
+        and fe["file"].startswith("slurm-")
+        and "no_such_program_xyz" in fe["text"]
+        and fe["line"] == 2
+    )
 
 
 def test_partition_config(lab_env, lab_config):
@@ -80,10 +117,23 @@ def test_partition_config(lab_env, lab_config):
 def test_dependency_never_satisfied(lab_env, lab_config):
     bad = lab_env.sbatch("-p", "debug", "-t", "1", "-J", "cockpit-diag-parent", "--wrap", "exit 3")
     _ended(lab_env, bad)
-    jid = lab_env.sbatch("-p", "debug", "-t", "1", f"--dependency=afterok:{bad}", "-J", "cockpit-diag-child",
-                         "--wrap", "true")
+    jid = lab_env.sbatch(
+        "-p",
+        "debug",
+        "-t",
+        "1",
+        f"--dependency=afterok:{bad}",
+        "-J",
+        "cockpit-diag-child",
+        "--wrap",
+        "true",
+    )
     try:
-        wait_for(lambda: lab_env.job_state(jid)[1] == "DependencyNeverSatisfied", 30, "DependencyNeverSatisfied")
+        wait_for(
+            lambda: lab_env.job_state(jid)[1] == "DependencyNeverSatisfied",
+            30,
+            "DependencyNeverSatisfied",
+        )
         assert _top(diagnose(lab_env, lab_config, jid), jid)["root_cause"] == "dependency_failed"
     finally:
         lab_env.scancel(jid)
@@ -92,9 +142,13 @@ def test_dependency_never_satisfied(lab_env, lab_config):
 def test_drained_node(lab_env, lab_config):
     reason = "cockpit diag test: Kill task failed"
     lab_env.run("scontrol", "update", "NodeName=c2", "State=DRAIN", f"Reason={reason}")
-    jid = lab_env.sbatch("-p", "debug", "-w", "c2", "-t", "1", "-J", "cockpit-diag-drained", "--wrap", "true")
+    jid = lab_env.sbatch(
+        "-p", "debug", "-w", "c2", "-t", "1", "-J", "cockpit-diag-drained", "--wrap", "true"
+    )
     try:
-        wait_for(lambda: lab_env.job_state(jid)[1].startswith("ReqNodeNotAvail"), 30, "ReqNodeNotAvail")
+        wait_for(
+            lambda: lab_env.job_state(jid)[1].startswith("ReqNodeNotAvail"), 30, "ReqNodeNotAvail"
+        )
         report = diagnose(lab_env, lab_config, jid)
         assert _top(report, jid)["root_cause"] == "pending_node_unavailable"
         node = next(f for f in report["findings"] if f["subject"] == "node c2")

@@ -27,9 +27,18 @@ async def _poll_until(src, pred, timeout, what):
 
 
 async def test_running_job_with_stdout(lab_env, lab_source):
-    jid = lab_env.sbatch("-p", "batch", "-J", "cockpit-run", "--wrap", "echo cockpit-started on $SLURMD_NODENAME; sleep 120")
+    jid = lab_env.sbatch(
+        "-p",
+        "batch",
+        "-J",
+        "cockpit-run",
+        "--wrap",
+        "echo cockpit-started on $SLURMD_NODENAME; sleep 120",
+    )
     try:
-        snap = await _poll_until(lab_source, lambda s: (j := _job(s, jid)) and j.state == "RUNNING", 30, "RUNNING")
+        snap = await _poll_until(
+            lab_source, lambda s: (j := _job(s, jid)) and j.state == "RUNNING", 30, "RUNNING"
+        )
         job = _job(snap, jid)
         assert job.name == "cockpit-run" and job.user == "root" and job.partition == "batch"
         assert job.nodes and job.nodes[0] in ("c3", "c4") and job.min_memory_mib == 100
@@ -43,10 +52,17 @@ async def test_running_job_with_stdout(lab_env, lab_source):
 
         art = await await_for(stdout_has_line, 20, "stdout of the running job")
         out = next(log for log in art.logs if log.kind == "stdout")
-        assert out.path == f"{lab_env.jobs_dir}/slurm-{jid}.out" and out.base_offset == 0 and out.base_line == 1
+        assert (
+            out.path == f"{lab_env.jobs_dir}/slurm-{jid}.out"
+            and out.base_offset == 0
+            and out.base_line == 1
+        )
         ctld = next(log for log in art.logs if log.kind == "slurmctld")
         assert f"JobId={jid}".encode() in ctld.data and ctld.base_line is None
-        assert any(log.kind == "slurmd" and b"Launching batch job " + jid.encode() in log.data for log in art.logs)
+        assert any(
+            log.kind == "slurmd" and b"Launching batch job " + jid.encode() in log.data
+            for log in art.logs
+        )
         assert any(r.job_id == jid for r in art.acct)
         names = [n for n, _ in lab_source.log_locations(Subject("job", lab_source.name, jid), snap)]
         assert names[0] == "stdout" and "slurmctld.log" in names
@@ -57,8 +73,12 @@ async def test_running_job_with_stdout(lab_env, lab_source):
 async def test_pending_partition_config(lab_env, lab_source):
     jid = lab_env.sbatch("-p", "debug", "-c", "8", "-J", "cockpit-too-wide", "--wrap", "true")
     try:
-        snap = await _poll_until(lab_source, lambda s: (j := _job(s, jid)) and j.reason == "PartitionConfig", 30,
-                                 "PartitionConfig")
+        snap = await _poll_until(
+            lab_source,
+            lambda s: (j := _job(s, jid)) and j.reason == "PartitionConfig",
+            30,
+            "PartitionConfig",
+        )
         job = _job(snap, jid)
         assert job.state == "PENDING" and job.cpus == 8 and job.nodes == ()
         debug = next(p for p in snap.partitions if p.name == "debug")
@@ -68,10 +88,23 @@ async def test_pending_partition_config(lab_env, lab_source):
 
 
 async def test_out_of_memory(lab_env, lab_source):
-    jid = lab_env.sbatch("-p", "batch", "-w", "c3", "-t", "2", "--mem=100M", "-J", "cockpit-mem-hog", "--wrap",
-                         "echo allocating; perl -e '$x = \"x\" x (400*1024*1024); sleep 5; print \"survived\\n\"'")
+    jid = lab_env.sbatch(
+        "-p",
+        "batch",
+        "-w",
+        "c3",
+        "-t",
+        "2",
+        "--mem=100M",
+        "-J",
+        "cockpit-mem-hog",
+        "--wrap",
+        'echo allocating; perl -e \'$x = "x" x (400*1024*1024); sleep 5; print "survived\\n"\'',
+    )
     final = {"OUT_OF_MEMORY", "FAILED", "CANCELLED", "COMPLETED"}
-    snap = await _poll_until(lab_source, lambda s: (j := _job(s, jid)) and j.state in final, 60, "job end")
+    snap = await _poll_until(
+        lab_source, lambda s: (j := _job(s, jid)) and j.state in final, 60, "job end"
+    )
     job = _job(snap, jid)
     expected = "OUT_OF_MEMORY" if lab_env.cgroup else "FAILED"
     assert job.state == expected
@@ -97,7 +130,12 @@ async def test_drained_node_full_reason(lab_env, lab_source):
     reason = "cockpit test: ECC errors on DIMM B2, replace before resume (ticket 4711)"
     lab_env.run("scontrol", "update", "NodeName=c2", "State=DRAIN", f"Reason={reason}")
     try:
-        snap = await _poll_until(lab_source, lambda s: any(n.name == "c2" and n.is_drain and not n.is_down for n in s.nodes), 15, "drain")
+        snap = await _poll_until(
+            lab_source,
+            lambda s: any(n.name == "c2" and n.is_drain and not n.is_down for n in s.nodes),
+            15,
+            "drain",
+        )
         # (right after a RESUME the node is briefly idle* "not responding": poll past it)
         c2 = next(n for n in snap.nodes if n.name == "c2")
         assert c2.reason == reason and c2.reason_user == "root" and c2.reason_time is not None
@@ -118,7 +156,9 @@ async def test_controller_stopped_then_killed(lab_env):
     try:
         for src in sources:
             snap = await src.poll()
-            assert snap.error is not None and snap.error.kind in ("timeout", "unreachable"), snap.error
+            assert snap.error is not None and snap.error.kind in ("timeout", "unreachable"), (
+                snap.error
+            )
             assert snap.jobs == () and snap.nodes == ()
     finally:
         os.kill(pid, signal.SIGCONT)
@@ -131,6 +171,7 @@ async def test_controller_stopped_then_killed(lab_env):
         sources.append(make_lab_source(lab_env, "ssh", command_timeout=20))
     try:
         for src in sources:
+
             async def down(src=src):
                 snap = await src.poll()
                 return snap if snap.error and snap.error.kind == "unreachable" else None
@@ -154,7 +195,9 @@ async def _ok(src):
 async def test_timeout_job(lab_env, ssh_lab_source, local_lab_source):
     jid = lab_env.sbatch("-p", "debug", "-t", "1", "-J", "cockpit-too-slow", "--wrap", "sleep 300")
     try:
-        snap = await _poll_until(local_lab_source, lambda s: (j := _job(s, jid)) and j.state == "TIMEOUT", 150, "TIMEOUT")
+        snap = await _poll_until(
+            local_lab_source, lambda s: (j := _job(s, jid)) and j.state == "TIMEOUT", 150, "TIMEOUT"
+        )
         assert _job(snap, jid).reason == "TimeLimit" and _job(snap, jid).time_limit_s == 60
         snap = await ssh_lab_source.poll()
         assert _job(snap, jid).state == "TIMEOUT"

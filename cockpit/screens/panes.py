@@ -1,14 +1,15 @@
-"""Dashboard widgets: the three tables, the source status line, the incidents strip, findings.
+"""The cockpit's own panes: the tables of jobs, nodes, training jobs and incidents, the
+source status line and incidents strip bound to the hub, and the findings list.
 
-All of them read the hub (``cockpit.runtime.hub.Hub``); none does I/O. Text shown here is
-built as ``rich.text.Text`` from :func:`cockpit.text.clean`-ed strings, so markup in a
-job name (``[red]``, ``[@click=...]``) is shown literally.
+The generic widgets (``cockpit.widgets``) draw plain data; what a pane shows is built in
+:mod:`cockpit.views`. Text shown here is built as ``rich.text.Text`` from
+:func:`cockpit.text.clean`-ed strings, so markup in a job name (``[red]``,
+``[@click=...]``) is shown literally.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.table import Table
@@ -18,113 +19,77 @@ from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from cockpit.model import SEVERITY_RANK, Finding, Incident
+from cockpit import gcpolicy
+from cockpit.model import SEVERITY_RANK, Finding
 from cockpit.text import clean
-
-from .fmt import SEVERITY_MARK, SEVERITY_STYLE, age
-from .rows import INCIDENT_COLUMNS, JOB_COLUMNS, NODE_COLUMNS, TRAINING_COLUMNS
-from .table import Column, VirtualTable
+from cockpit.views import (
+    INCIDENT_COLUMNS,
+    JOB_COLUMNS,
+    NODE_COLUMNS,
+    SEVERITY_MARK,
+    SEVERITY_STYLE,
+    TRAINING_COLUMNS,
+    drop_cluster,
+    source_status,
+)
+from cockpit.widgets.status import StatusLine
+from cockpit.widgets.table import Column, VirtualTable
 
 if TYPE_CHECKING:
     from cockpit.runtime.hub import Hub
 
 
-def _drop_cluster(columns: Sequence[Column], multi: bool) -> tuple[Column, ...]:
-    """The CLUSTER/PROJECT column only matters with more than one source."""
-    return tuple(columns) if multi else tuple(c for c in columns if c.label not in ("CLUSTER", "PROJECT"))
+class CockpitTable(VirtualTable):
+    """A table whose replaced rows are freed on the reaper thread (:func:`gcpolicy.release`):
+    freeing a 100k-row list on the UI thread is a visible stall."""
+
+    def __init__(self, columns: Sequence[Column], **kw) -> None:
+        kw.setdefault("release", gcpolicy.release)
+        super().__init__(columns, **kw)
 
 
-class QueueTable(VirtualTable):
+class QueueTable(CockpitTable):
     """squeue jobs of every Slurm source with the engine's verdict per row."""
 
     def __init__(self, multi_source: bool = False, **kw) -> None:
-        super().__init__(_drop_cluster(JOB_COLUMNS, multi_source), empty_text="no jobs", **kw)
+        super().__init__(drop_cluster(JOB_COLUMNS, multi_source), empty_text="no jobs", **kw)
 
 
-class NodeTable(VirtualTable):
+class NodeTable(CockpitTable):
     """Nodes, unhealthy first, with the full DRAIN/DOWN reason and who set it when."""
 
     def __init__(self, multi_source: bool = False, **kw) -> None:
-        super().__init__(_drop_cluster(NODE_COLUMNS, multi_source), empty_text="no nodes", **kw)
+        super().__init__(drop_cluster(NODE_COLUMNS, multi_source), empty_text="no nodes", **kw)
 
 
-class TrainingJobTable(VirtualTable):
+class TrainingJobTable(CockpitTable):
     """ModelArts training jobs: console and API phase side by side."""
 
     def __init__(self, multi_source: bool = False, **kw) -> None:
-        super().__init__(_drop_cluster(TRAINING_COLUMNS, multi_source), empty_text="no training jobs", **kw)
+        columns = drop_cluster(TRAINING_COLUMNS, multi_source)
+        super().__init__(columns, empty_text="no training jobs", **kw)
 
 
-class IncidentTable(VirtualTable):
+class IncidentTable(CockpitTable):
     def __init__(self, **kw) -> None:
         super().__init__(INCIDENT_COLUMNS, empty_text="no open incidents", **kw)
 
 
-class SourceStatus(Widget):
-    """One line: per source the time of its last good data; when late or failing, its age,
-    STALE and the error."""
-
-    DEFAULT_CSS = "SourceStatus { height: auto; max-height: 3; padding: 0 1; }"
+class SourceStatus(StatusLine):
+    """The status line of the hub's sources. :meth:`sync` after each poll, and every second:
+    a source turns STALE (two intervals without good data) without polling."""
 
     def __init__(self, hub: Hub, *, id: str | None = None) -> None:
-        super().__init__(id=id)
+        super().__init__(source_status(hub), id=id)
         self.hub = hub
 
     def on_mount(self) -> None:
-        # A repaint costs Textual ~2-3 ms. A healthy source shows the clock time of its data,
-        # which changes only when it polls; a running "12s ago" repainted every 5 s (a fifth
-        # of an idle cockpit's CPU). The 1 Hz check is a cheap tuple compare: it repaints when
-        # a source turns STALE (two intervals without good data) and while it stays so.
-        self._drawn: tuple = ()
-        self.set_interval(1.0, self._tick)
+        # A healthy source shows the clock time of its data, which changes only when it
+        # polls; the 1 Hz check is a cheap compare that repaints only when the line changes.
+        self.set_interval(1.0, self.sync)
 
-    def _state(self) -> tuple:
-        """What the line says, per source: (name, taken_at, age bucket in s while stale else
-        None, stale, error, failures, warnings, connecting). ~10 µs."""
-        now = self.hub.clock()
-        out = []
-        for st in self.hub.states.values():
-            stale = st.stale(now)
-            a = st.age_s(now) if stale else None
-            if a is not None and a < 60:
-                a -= a % 5
-            elif a is not None:
-                a -= a % 60
-            snap = st.snapshot
-            warnings = len(snap.warnings) if snap is not None else 0
-            taken = snap.taken_at if snap is not None else None
-            out.append((st.name, taken, a, stale, st.error, st.failures, warnings, snap is None and st.error is None))
-        return tuple(out)
-
-    def _tick(self) -> None:
-        if self._state() != self._drawn:
-            self.refresh()
-
-    def render(self) -> Text:
-        self._drawn = state = self._state()
-        out = Text(no_wrap=False, overflow="fold")
-        for i, (name, taken, a, stale, error, failures, warnings, connecting) in enumerate(state):
-            if i:
-                out.append("  │  ", style="dim")
-            out.append("● ", style="red" if error else "yellow" if stale else "green")
-            out.append(clean(name, 40), style="bold")
-            if connecting:
-                out.append(" connecting…", style="dim")
-                continue
-            # the cockpit's local time zone, like the terminal's clock next to it
-            out.append(f" as of {taken.astimezone():%H:%M:%S}" if taken is not None else " no data yet")
-            if stale:
-                if a is not None:
-                    out.append(f" ({age(a)} ago)")
-                out.append(" STALE", style="bold reverse red" if error else "bold reverse yellow")
-            if error is not None:
-                msg = clean(f"{error.kind}: {error.message}", 120)
-                out.append(f" {msg}", style="red")
-                if failures > 1:
-                    out.append(f" (×{failures}, retrying)", style="dim")
-            elif warnings:
-                out.append(f" {warnings} warnings", style="yellow")
-        return out
+    def sync(self) -> None:
+        self.set_entries(source_status(self.hub))
 
 
 class IncidentStrip(Widget):
@@ -132,14 +97,17 @@ class IncidentStrip(Widget):
 
     DEFAULT_CSS = "IncidentStrip { height: 1; padding: 0 1; }"
 
-    def __init__(self, hub: Hub, acked: Callable[[], frozenset[str]], *, id: str | None = None) -> None:
+    def __init__(
+        self, hub: Hub, acked: Callable[[], frozenset[str]], *, id: str | None = None
+    ) -> None:
         super().__init__(id=id)
         self.hub = hub
         self.acked = acked
 
     def render(self) -> Text:
         acked = self.acked()
-        # the hub's tally (built off the UI thread) minus the acknowledged: O(acks), not O(incidents)
+        # the hub's tally (built off the UI thread) minus the acknowledged: O(acks), not
+        # O(incidents)
         tallied = self.hub.incident_tally
         counts = {"critical": 0, "warning": 0, "info": 0} | tallied.counts
         n_acked = 0
@@ -205,17 +173,27 @@ class FindingList(OptionList):
         identity: dict[str, tuple] = {}
         opts: list[Option] = []
         if not findings:
-            opts.append(Option(Text("No problem found by the engine.", style="green"), disabled=True))
+            opts.append(
+                Option(Text("No problem found by the engine.", style="green"), disabled=True)
+            )
         ranked = sorted(enumerate(findings), key=lambda t: SEVERITY_RANK.get(t[1].severity, 3))
         for fi, f in ranked:
-            mark = Text(f" {SEVERITY_MARK.get(f.severity, f.severity)} ", style=f"reverse {SEVERITY_STYLE.get(f.severity, '')}")
+            mark = Text(
+                f" {SEVERITY_MARK.get(f.severity, f.severity)} ",
+                style=f"reverse {SEVERITY_STYLE.get(f.severity, '')}",
+            )
             mark.append(" ")
             head = Text(clean(f.title, 300), style="bold")
             head.append(f"  [{clean(f.root_cause, 60)}]", style="cyan")
             opts.append(Option(_hanging(mark, head), id=f"f:{fi}"))
             identity[f"f:{fi}"] = ("f", f.root_cause, f.subject)
             if f.explanation:
-                opts.append(Option(_hanging(Text("   "), Text(clean(f.explanation, 600), style="dim")), disabled=True))
+                opts.append(
+                    Option(
+                        _hanging(Text("   "), Text(clean(f.explanation, 600), style="dim")),
+                        disabled=True,
+                    )
+                )
             chain = sorted(enumerate(f.evidence), key=lambda t: t[1].tier)
             for ei, ev in chain:
                 tier = Text(f"   {TIER_NAME.get(ev.tier, '?'):<11} ", style="magenta")
@@ -225,8 +203,14 @@ class FindingList(OptionList):
                 opts.append(Option(_hanging(tier, line), id=f"ev:{fi}:{ei}"))
                 identity[f"ev:{fi}:{ei}"] = ("ev", f.root_cause, f.subject, ev.where, ev.text)
             if f.remedy:
-                opts.append(Option(_hanging(Text("   → ", style="green"), Text(clean(f.remedy, 600), style="green")),
-                                   disabled=True))
+                opts.append(
+                    Option(
+                        _hanging(
+                            Text("   → ", style="green"), Text(clean(f.remedy, 600), style="green")
+                        ),
+                        disabled=True,
+                    )
+                )
         if logs:
             opts.append(Option(Text("Logs", style="bold underline"), disabled=True))
             for i, name in enumerate(logs):
@@ -253,23 +237,3 @@ def _hanging(lead: Text, body: Text) -> Table:
     grid.add_column(ratio=1, overflow="fold")
     grid.add_row(lead, body)
     return grid
-
-
-def incident_summary(inc: Incident, acked: bool, now: datetime) -> Text:
-    """Detail lines for the incident under the cursor."""
-    out = Text()
-    out.append(f"{SEVERITY_MARK.get(inc.severity, '')} ", style=SEVERITY_STYLE.get(inc.severity, ""))
-    out.append(clean(inc.title, 400), style="bold")
-    out.append(f"\n{inc.root_cause} · {inc.subject}", style="cyan")
-    if inc.first_seen:
-        out.append(f" · first seen {age((now - inc.first_seen).total_seconds())} ago")
-    if acked:
-        out.append(" · acknowledged", style="green")
-    p = inc.primary
-    if p.remedy:
-        out.append("\n→ " + clean(p.remedy, 600), style="green")
-    if inc.affected:
-        shown = ", ".join(clean(str(s), 60) for s in inc.affected[:12])
-        more = f" and {len(inc.affected) - 12} more" if len(inc.affected) > 12 else ""
-        out.append(f"\naffected ({len(inc.affected)}): {shown}{more}")
-    return out

@@ -1,0 +1,531 @@
+"""ModelArts rules: why a training job is stuck "Initializing" or dead, and pool health.
+
+Every check of the ModelArts "training job stuck in Initializing" troubleshooting guide:
+where the job is (scheduling, image pull, mount, boot command) from stages and events,
+queueing vs stuck, mount path mistakes, storage errors (access, read-only, timeouts),
+image pulls, boot-command failures, pool nodes and fragmentation, a silent startup log.
+The causes named by events, task statuses and logs, and their wording, are in
+:mod:`cockpit.diagnosis.rules.modelarts_causes`.
+
+Rules are pure: they read the TrainingJob/Pool, the snapshot's pools and the artifacts'
+logs for the job (``LogText.subject_id`` equal to the job id, or empty in a bundle).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime
+
+from cockpit.diagnosis.context import RuleContext
+from cockpit.diagnosis.rules.modelarts_causes import (
+    DEPENDENCY_EXPLANATION,
+    DEPENDENCY_REMEDY,
+    PROBE,
+    CauseHit,
+    cause_hits,
+    cause_phrase,
+    cause_remedy,
+    dependency_phrase,
+    dependency_stall,
+    obs_bucket,
+    refine,
+)
+from cockpit.model import (
+    Evidence,
+    Finding,
+    Pool,
+    Severity,
+    Subject,
+    TrainingJob,
+    training_log_path,
+)
+
+INIT_THRESHOLD_S = 10 * 60  # Initializing longer than this on a public pool is flagged
+DEDICATED_NORMAL_S = 90  # dedicated pools normally leave Initializing within 1.5 min
+DEDICATED_THRESHOLD_S = 3 * 60  # so twice that is already abnormal there
+QUEUE_SUGGEST_S = 30 * 60  # past this, suggest another flavor or region
+LOG_STALL_S = 10 * 60  # no new startup-log output for this long while the pool is healthy
+
+_QUEUE_EVENT = re.compile(
+    r"queuing and awaiting resource allocation|[Ww]aiting for (?:the )?resources?", re.I
+)
+_STARTED = re.compile(
+    r"\bStarted: Started container|training started|Training job is running", re.I
+)
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _mins(seconds: float) -> int:
+    return max(0, int(seconds // 60))
+
+
+def _age_s(since: datetime | None, now: datetime) -> float | None:
+    return None if since is None else max(0.0, (now - since).total_seconds())
+
+
+def is_initializing(job: TrainingJob) -> bool:
+    return job.console_phase == "Initializing"
+
+
+def init_threshold_s(job: TrainingJob) -> int:
+    """Seconds of Initializing before we call it stuck: shorter on a dedicated pool."""
+    return INIT_THRESHOLD_S if job.pool_public else DEDICATED_THRESHOLD_S
+
+
+def _subject(job: TrainingJob, ctx: RuleContext) -> Subject:
+    return Subject("training_job", ctx.snapshot.source, job.job_id, name=job.name)
+
+
+def _pool_of(job: TrainingJob, ctx: RuleContext) -> Pool | None:
+    if not job.pool_id:
+        return None
+    return next((p for p in ctx.snapshot.pools if p.pool_id == job.pool_id), None)
+
+
+def _prefix(job: TrainingJob, now: datetime) -> str:
+    """Verdict prefix: "Initializing 25 min" or the console phase ("Failed")."""
+    if is_initializing(job):
+        age = _age_s(job.create_time, now)
+        return f"Initializing {_mins(age)} min" if age is not None else "Initializing"
+    return job.console_phase
+
+
+def stuck_where(job: TrainingJob) -> str:
+    """Where an Initializing job is: scheduling | image pull | mount | boot command | preparing."""
+    last = job.stages[-1] if job.stages else None
+    texts = " ".join(e.message for e in job.events)
+    if last is not None and last.name == "scheduling" and last.end_time is None:
+        return "scheduling"
+    if last is None and (job.secondary_phase == "Queuing" or _QUEUE_EVENT.search(texts)):
+        return "scheduling"
+    subs = " ".join(last.sub_stages).lower() if last else ""
+    warn = " ".join(e.message for e in job.events if e.level.lower() in {"warning", "error"})
+    if re.search(r"mount|volume", warn, re.I) or "mount" in subs or "volume" in subs:
+        if not re.search(r"pull|image", warn, re.I) or re.search(r"FailedMount", warn):
+            return "mount"
+    if re.search(r"pull|ImagePull|image", warn, re.I) or "image" in subs:
+        return "image pull"
+    if _STARTED.search(texts) or "boot" in subs:
+        return "boot command"
+    return last.name if last else "preparing"
+
+
+# --------------------------------------------------------------------------- training-job rules
+
+
+_SPECIFIC_STORAGE = (
+    "storage_access_denied",
+    "storage_read_only",
+    "storage_path_invalid",
+    "storage_connection_error",
+)
+
+
+def job_errors(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
+    """One finding per cause named by an event, a task status, the startup log or an exit code."""
+    if job.phase in {"Running", "Completed"} and not is_initializing(job):
+        return
+    by_label: dict[str, list[CauseHit]] = {}
+    for raw in cause_hits(job, ctx):
+        hit = refine(raw)
+        if hit.label in {"queued_insufficient_resources"}:
+            continue  # the queue rule owns it
+        by_label.setdefault(hit.label, []).append(hit)
+    for ts in job.task_statuses:
+        label = {137: "oom_killed", 127: "container_entrypoint_failed"}.get(ts.exit_code or 0)
+        if label:
+            ev = Evidence(
+                "job status",
+                f"{ts.task}: exit code {ts.exit_code}" + (f" ({ts.message})" if ts.message else ""),
+                tier=1,
+            )
+            by_label.setdefault(label, []).append(
+                CauseHit(label, "critical", ev, ts.message or str(ts.exit_code))
+            )
+    # A specific storage cause (access, read-only, bad path) explains the generic mount failures:
+    # keep them as its evidence instead of a second finding.
+    specific = next((lb for lb in _SPECIFIC_STORAGE if lb in by_label), None)
+    if specific and "storage_mount_failed" in by_label:
+        by_label[specific].extend(by_label.pop("storage_mount_failed"))
+    prefix = _prefix(job, ctx.now)
+    pool = _pool_of(job, ctx)
+    related = (Subject("pool", ctx.snapshot.source, pool.pool_id),) if pool else ()
+    for rank, (label, hits) in enumerate(by_label.items()):
+        first = hits[0]
+        explanation, remedy = cause_remedy(label, job, first)
+        if label == "image_pull_failed" and job.image:
+            explanation += f" Job image: {job.image}."
+        # the title names what all the lines of this cause say together
+        merged = CauseHit(label, first.severity, first.evidence, " ".join(h.text for h in hits))
+        seen: set[str] = set()
+        evidence = []
+        for h in hits:
+            if h.evidence.text not in seen:
+                seen.add(h.evidence.text)
+                evidence.append(h.evidence)
+        yield Finding(
+            root_cause=label,
+            severity=first.severity,
+            subject=_subject(job, ctx),
+            title=f"{prefix}: {cause_phrase(label, job, merged)}",
+            explanation=explanation.strip(),
+            remedy=remedy,
+            evidence=tuple(evidence[:5]),
+            confidence=max(0.5, 0.9 - 0.05 * rank),
+            first_seen=job.create_time,
+            related=related,
+        )
+
+
+def _queued(job: TrainingJob, ctx: RuleContext | None = None) -> tuple[bool, Evidence | None]:
+    """Is the job waiting in the queue? With the best evidence: an events line (a bundle's
+    events file first, with its line number), the open scheduling stage, or the phase pair."""
+    for lt in ctx.artifacts.logs if ctx else ():
+        if lt.kind == "events" and lt.subject_id in ("", job.job_id):
+            for i, line in enumerate(lt.data.decode("utf-8", "replace").splitlines()):
+                if _QUEUE_EVENT.search(line):
+                    return True, Evidence(
+                        lt.name, line.strip(), line=(lt.base_line or 1) + i, path=lt.path, tier=0
+                    )
+    for ev in job.events:
+        if _QUEUE_EVENT.search(ev.message):
+            t = ev.time.isoformat() if ev.time else "-"
+            return True, Evidence("events", f"{t} {ev.level} {ev.source} {ev.message}", tier=0)
+    if job.stages and job.stages[-1].name == "scheduling" and job.stages[-1].end_time is None:
+        return True, Evidence(
+            "stages",
+            "stage scheduling still open"
+            + (
+                f" since {job.stages[-1].start_time.isoformat()}"
+                if job.stages[-1].start_time
+                else ""
+            ),
+            tier=0,
+        )
+    if job.phase == "Pending" and job.secondary_phase == "Queuing":
+        return True, Evidence("job status", "phase Pending / secondary_phase Queuing", tier=0)
+    return False, None
+
+
+def _per_node_need(job: TrainingJob) -> tuple[int | None, int | None, int | None]:
+    return job.flavor_gpus or job.flavor_npus or None, job.flavor_cpus, job.flavor_memory_mib
+
+
+def _fits(job: TrainingJob, pool: Pool) -> tuple[int, bool, str]:
+    """(nodes that fit the flavor, total free >= total request, largest per-node free text)."""
+    acc, cpus, mem = _per_node_need(job)
+    nodes = [n for n in pool.nodes if n.phase == "Available"]
+    use_npu = bool(job.flavor_npus) and not job.flavor_gpus
+
+    def free_acc(n):  # noqa: ANN001, ANN202 - tiny local helper
+        return (n.free_npus if use_npu else n.free_gpus) or 0
+
+    fit = 0
+    for n in nodes:
+        if acc and free_acc(n) < acc:
+            continue
+        if cpus and (n.free_cpus or 0) < cpus:
+            continue
+        if mem and (n.free_memory_mib or 0) < mem:
+            continue
+        fit += 1
+    k = max(1, job.node_count)
+    total_ok = True
+    if acc:
+        total_ok &= sum(free_acc(n) for n in nodes) >= acc * k
+    if cpus:
+        total_ok &= sum(n.free_cpus or 0 for n in nodes) >= cpus * k
+    if mem:
+        total_ok &= sum(n.free_memory_mib or 0 for n in nodes) >= mem * k
+    unit = "NPU" if use_npu else "GPU"
+    big_acc = max((free_acc(n) for n in nodes), default=0)
+    big_cpu = max((n.free_cpus or 0 for n in nodes), default=0)
+    big_mem = max((n.free_memory_mib or 0 for n in nodes), default=0) // 1024
+    need = (
+        f"flavor {job.flavor_id} needs per node: {acc or 0} {unit}, {cpus or '?'} CPU, "
+        f"{(mem or 0) // 1024} GiB x {k} node(s)"
+    )
+    have = f"largest free on one node: {big_acc} {unit}, {big_cpu:g} CPU, {big_mem} GiB"
+    return fit, total_ok, f"{need}; {have}"
+
+
+def job_queued(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
+    """Waiting for capacity is not broken: a warning with the time queued (info while short)."""
+    if not is_initializing(job):
+        return
+    queued, ev = _queued(job, ctx)
+    if not queued or ev is None:
+        return
+    stage = job.stages[-1] if job.stages and job.stages[-1].name == "scheduling" else None
+    since = (stage.start_time if stage and stage.start_time else None) or job.create_time
+    age = _age_s(since, ctx.now) or 0
+    pool = _pool_of(job, ctx)
+    evidence = [ev]
+    kind = "public" if job.pool_public else "dedicated"
+    explanation = (
+        f"The job is waiting for free {kind}-pool capacity for its flavor "
+        f"{job.flavor_id or '(unknown)'}; nothing is broken."
+    )
+    if pool is not None and pool.nodes:
+        fit, total_ok, text = _fits(job, pool)
+        evidence.append(
+            Evidence("pool nodes", f"pool {pool.name}: {fit} node(s) fit; {text}", tier=1)
+        )
+        if fit < max(1, job.node_count) and total_ok:
+            return  # pool_fragmented below says it better
+    if pool is not None and job.flavor_id in pool.max_available:
+        cpu, mem_gb = pool.max_available[job.flavor_id]
+        evidence.append(
+            Evidence(
+                "training-pool-flavors",
+                f"max available for {job.flavor_id}: {cpu} CPU, {mem_gb} GB",
+                tier=1,
+            )
+        )
+    if not job.pool_public:
+        explanation += (
+            " The training queue is FIFO: a larger job ahead blocks smaller ones even when cards "
+            "are free."
+        )
+    remedy = "Wait; the job starts when capacity frees up."
+    if age >= QUEUE_SUGGEST_S:
+        remedy = (
+            "Queued over 30 min: choose a flavor with fewer cards, another region, or a dedicated "
+            "pool (or free capacity in this one)."
+        )
+    sev: Severity = "warning" if age >= INIT_THRESHOLD_S else "info"
+    in_pool = " " + pool.name if pool else ""
+    yield Finding(
+        root_cause="queued_insufficient_resources",
+        severity=sev,
+        subject=_subject(job, ctx),
+        title=f"Queued {_mins(age)} min for resources ({kind} pool{in_pool})",
+        explanation=explanation,
+        remedy=remedy,
+        evidence=tuple(evidence),
+        confidence=0.85,
+        first_seen=since,
+        related=(Subject("pool", ctx.snapshot.source, pool.pool_id),) if pool else (),
+    )
+
+
+def job_fragmented(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
+    """Dedicated pool: free capacity adds up to the request, but no single node has the flavor."""
+    if not is_initializing(job) or job.pool_public:
+        return
+    pool = _pool_of(job, ctx)
+    if pool is None or not pool.nodes or not any(_per_node_need(job)):
+        return
+    fit, total_ok, text = _fits(job, pool)
+    if fit >= max(1, job.node_count) or not total_ok:
+        return
+    age = _age_s(job.create_time, ctx.now) or 0
+    yield Finding(
+        root_cause="pool_fragmented",
+        severity="warning",
+        subject=_subject(job, ctx),
+        title=f"{_prefix(job, ctx.now)}: pool {pool.name} fragmented, no node fits {job.flavor_id}",
+        explanation=f"Pool {pool.name} has enough free resources in total, but spread over nodes: "
+        f"{text}.",
+        remedy="Choose a smaller flavor (fewer cards per node, more nodes), wait for a node to "
+        "drain, or move running jobs to free one whole node.",
+        evidence=(Evidence("pool nodes", f"pool {pool.name}: {fit} node(s) fit; {text}", tier=1),),
+        confidence=0.8 if age >= init_threshold_s(job) else 0.6,
+        first_seen=job.create_time,
+        related=(Subject("pool", ctx.snapshot.source, pool.pool_id),),
+    )
+
+
+def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
+    """Initializing past the threshold with no named cause: say where it is, and whether the
+    startup log has gone quiet while the pool is healthy (time to intervene)."""
+    if not is_initializing(job):
+        return
+    age = _age_s(job.create_time, ctx.now)
+    if age is None or age < init_threshold_s(job) or _queued(job, ctx)[0]:
+        return
+    if any(refine(h).label not in {"queued_insufficient_resources"} for h in cause_hits(job, ctx)):
+        return  # job_errors names the cause
+    if path_problems(job):
+        return  # job_paths names the cause
+    where = stuck_where(job)
+    pool = _pool_of(job, ctx)
+    stall = dependency_stall(job)
+    if stall is not None:
+        line, text = stall
+        yield Finding(
+            root_cause="dependency_install_failed",
+            severity="critical",
+            subject=_subject(job, ctx),
+            title=f"Initializing {_mins(age)} min: stuck at {where}: {dependency_phrase(text)}",
+            explanation=DEPENDENCY_EXPLANATION + f" The startup log ends on it (line {line}).",
+            remedy=DEPENDENCY_REMEDY,
+            evidence=(
+                Evidence(
+                    "startup log",
+                    text,
+                    line=line,
+                    path=training_log_path(job.job_id, job.log_task or "worker-0"),
+                    tier=2,
+                ),
+            ),
+            confidence=0.85,
+            first_seen=job.create_time,
+            related=(Subject("pool", ctx.snapshot.source, pool.pool_id),) if pool else (),
+        )
+        return
+    healthy = pool is None or (
+        pool.phase in {"", "Running"} and not any(n.phase == "Abnormal" for n in pool.nodes)
+    )
+    evidence = []
+    if job.stages:
+        s = job.stages[-1]
+        evidence.append(
+            Evidence(
+                "stages",
+                f"stage {s.name} "
+                + ("open" if s.end_time is None else "ended")
+                + (f" since {s.start_time.isoformat()}" if s.start_time else "")
+                + (f", sub-stages: {', '.join(s.sub_stages)}" if s.sub_stages else ""),
+                tier=0,
+            )
+        )
+    for ev in job.events[-1:]:
+        evidence.append(Evidence("events", f"last event: {ev.message}", tier=0))
+    normal = (
+        "dedicated pools normally leave Initializing within 1.5 min"
+        if not job.pool_public
+        else "public pools normally take seconds to a few minutes"
+    )
+    title = f"Initializing {_mins(age)} min: stuck at {where}"
+    remedy = (
+        "Open the startup log and the events; if nothing moves, stop the job and rerun with the "
+        f"boot command `{PROBE.replace('<bucket>', obs_bucket(job))}` (mount) or "
+        "`echo test && sleep 60` (image)."
+    )
+    quiet = _age_s(job.log_changed_at, ctx.now)
+    if quiet is not None and quiet >= LOG_STALL_S and healthy:
+        title += f", no startup-log output for {_mins(quiet)} min"
+        since = job.log_changed_at.isoformat()  # type: ignore[union-attr]
+        evidence.append(Evidence("startup log", f"no new output since {since}", tier=2))
+        remedy = "Intervene: the pool is healthy but the job is silent. " + remedy
+    yield Finding(
+        root_cause="init_timeout",
+        severity="critical" if age >= 3 * init_threshold_s(job) else "warning",
+        subject=_subject(job, ctx),
+        title=title,
+        explanation=f"The job has been Initializing for {_mins(age)} min ({normal}); it is at: "
+        f"{where}.",
+        remedy=remedy,
+        evidence=tuple(evidence),
+        confidence=0.6,
+        first_seen=job.create_time,
+        related=(Subject("pool", ctx.snapshot.source, pool.pool_id),) if pool else (),
+    )
+
+
+_FILE_LIKE = re.compile(r"\.[A-Za-z0-9]{1,5}/$")
+
+
+def path_problems(job: TrainingJob) -> list[str]:
+    """Malformed data/mount paths in the job spec, one message each (pure, for tests/UI)."""
+    out: list[str] = []
+    for m in job.mounts:
+        label = f"{m.direction} {m.name or m.kind}".strip()
+        for what, p in (("OBS path", m.remote), ("container path", m.local)):
+            if p and p != p.rstrip():
+                out.append(f"{label}: {what} {p!r} ends with a space")
+            if p and _FILE_LIKE.search(p.rstrip()):
+                out.append(f"{label}: {what} {p!r} names a file but ends with '/'")
+            if p.startswith("obs://") and "//" in p[6:]:
+                out.append(f"{label}: {what} {p!r} has an empty path segment '//'")
+        bm = re.match(r"obs://([^/]+)", m.remote) or re.match(r"/obs(?:-ckpt)?/([^/]+)", m.local)
+        if bm and bm.group(1) != bm.group(1).lower():
+            out.append(
+                f"{label}: bucket {bm.group(1)!r} has capitals; OBS bucket names are lower case "
+                "and case-sensitive"
+            )
+        if (
+            m.direction == "volume"
+            and m.kind == "obs"
+            and m.local
+            and not re.match(r"/obs(?:-ckpt)?/", m.local)
+        ):
+            out.append(
+                f"{label}: OBS volume mounted at {m.local!r}; OBS paths in the container must "
+                "start with /obs/ (or /obs-ckpt/)"
+            )
+        if m.kind == "evs" and m.local and not m.local.startswith("/cache"):
+            out.append(
+                f"{label}: EVS volume at {m.local!r}; EVS disks are normally mounted under /cache/"
+            )
+    return out
+
+
+def job_paths(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
+    """Mount and data paths malformed in the job spec (trailing space/slash, bucket case,
+    OBS volume not under /obs/, EVS not under /cache/)."""
+    if job.phase in {"Running", "Completed"} and not is_initializing(job):
+        return
+    problems = path_problems(job)
+    if not problems:
+        return
+    first = problems[0].split(": ", 1)[1]
+    yield Finding(
+        root_cause="storage_path_invalid",
+        severity="warning",
+        subject=_subject(job, ctx),
+        title=f"{_prefix(job, ctx.now)}: data path malformed ({first[:80]})",
+        explanation="A data or mount path in the job spec will not resolve as written.",
+        remedy="Fix the paths in the job (no trailing space, lower-case bucket, OBS under /obs/, "
+        "EVS under /cache/); verify with the boot command "
+        f"`{PROBE.replace('<bucket>', obs_bucket(job).lower())}`.",
+        evidence=tuple(Evidence("job spec", p, tier=0) for p in problems[:5]),
+        confidence=0.7,
+        first_seen=job.create_time,
+    )
+
+
+# --------------------------------------------------------------------------- pool rules
+
+
+def pool_abnormal_nodes(pool: Pool, ctx: RuleContext) -> Iterator[Finding]:
+    """Dedicated pool nodes that are Abnormal (or a pool reporting abnormal resources)."""
+    bad = [n for n in pool.nodes if n.phase == "Abnormal"]
+    count = len(bad) or (pool.abnormal or 0)
+    if not count and pool.phase not in {"Abnormal", "Error"}:
+        return
+    total = len(pool.nodes) or None
+    names = ", ".join(n.name for n in bad[:5])
+    waiting = [
+        j for j in ctx.snapshot.training_jobs if j.pool_id == pool.pool_id and is_initializing(j)
+    ]
+    evidence = [
+        Evidence("pool nodes", f"{n.name} {n.phase} {n.private_ip}".strip(), tier=1)
+        for n in bad[:5]
+    ]
+    if pool.phase in {"Abnormal", "Error"}:
+        evidence.insert(
+            0,
+            Evidence(
+                "pools", f"pool {pool.name} phase {pool.phase} {pool.message}".strip(), tier=1
+            ),
+        )
+    yield Finding(
+        root_cause="pool_node_abnormal",
+        severity="critical" if (total and count >= total) or waiting else "warning",
+        subject=Subject("pool", ctx.snapshot.source, pool.pool_id),
+        title=f"Pool {pool.name}: {count}{f' of {total}' if total else ''} node(s) Abnormal"
+        + (f" ({names})" if names else ""),
+        explanation="Abnormal nodes take no training jobs, so the pool has less capacity than it "
+        "shows." + (f" {len(waiting)} job(s) are Initializing on this pool." if waiting else ""),
+        remedy="Check the nodes in the ModelArts console (Resource pools > Nodes); reset or "
+        "replace them, or contact support if hardware is faulty.",
+        evidence=tuple(evidence),
+        confidence=0.9,
+        related=tuple(
+            Subject("training_job", ctx.snapshot.source, j.job_id, name=j.name) for j in waiting
+        ),
+    )

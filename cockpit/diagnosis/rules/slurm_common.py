@@ -1,0 +1,432 @@
+"""What the Slurm rule families share: finding and evidence builders, per-snapshot memos,
+and the wording of Slurm values (durations, memory, exit codes, node reasons).
+
+The checks follow the Alibaba E-HPC / SchedMD troubleshooting order: scheduler first
+(squeue reason, scontrol, sacct, slurmctld.log), then the node (slurmd.log, dmesg,
+journal), then the application's own output. Evidence carries that order in
+``Evidence.tier`` (0, 1, 2). Every title reads as a one-line verdict in a table row
+("never runs: 64 CPUs > MaxCPUsPerNode 48").
+"""
+
+from __future__ import annotations
+
+from cockpit.diagnosis.context import RuleContext
+from cockpit.diagnosis.logscan import ScanHit
+from cockpit.diagnosis.patterns import classify
+from cockpit.diagnosis.rightsize import mem_for_peak, time_for_peak
+from cockpit.model import (
+    AcctRecord,
+    Evidence,
+    ExitCode,
+    Finding,
+    LogText,
+    Severity,
+    SlurmJob,
+    Subject,
+    positional_constructor,
+)
+from cockpit.units import hms
+
+SIGNALS = {
+    1: "SIGHUP",
+    2: "SIGINT",
+    4: "SIGILL",
+    6: "SIGABRT",
+    7: "SIGBUS",
+    8: "SIGFPE",
+    9: "SIGKILL",
+    11: "SIGSEGV",
+    13: "SIGPIPE",
+    15: "SIGTERM",
+}
+
+# Built by the 10k per poll at a big site (a finding per pending job): the frozen __init__ is
+# half of their cost. Positional, every field: (kind, source, id, name); (where, text, line,
+# path, offset, tier); Finding's ten in declaration order.
+new_subject = positional_constructor(Subject)
+new_evidence = positional_constructor(Evidence)
+_new_finding = positional_constructor(Finding)
+
+
+# --------------------------------------------------------------------------- per-snapshot memos
+
+
+def memo(ctx: RuleContext, name: str) -> dict:
+    """A dict in the snapshot's rule cache (one per ``name``), for answers shared by many jobs.
+    Not ``setdefault(name, {})``: that allocates a dict per call, per job on the hot path."""
+    d = ctx.cache.get(name)
+    if d is None:
+        d = ctx.cache[name] = {}
+    return d
+
+
+def _job_subject(job_id: str, ctx: RuleContext) -> Subject:
+    return new_subject("job", ctx.snapshot.source, job_id, "")
+
+
+def _node_subjects(job: SlurmJob, ctx: RuleContext) -> tuple[Subject, ...]:
+    if not job.nodes:  # every pending job
+        return ()
+    # one shared (immutable) Subject per node and node list, not one per finding
+    by_list = memo(ctx, "node_subjects")
+    got = by_list.get(job.nodes)
+    if got is None:
+        by_node = memo(ctx, "node_subject")
+        src = ctx.snapshot.source
+        got = by_list[job.nodes] = tuple(
+            by_node.get(n) or by_node.setdefault(n, Subject("node", src, n)) for n in job.nodes
+        )
+    return got
+
+
+def _user_subject(job: SlurmJob, ctx: RuleContext, cause: str) -> tuple[Subject, ...]:
+    # per-user causes: correlate() folds one user's many jobs into one incident by this
+    if cause in {"pending_qos_limit", "cancelled_by_user"} and job.user:
+        return (Subject("user", ctx.snapshot.source, job.user),)
+    return ()
+
+
+# --------------------------------------------------------------------------- findings and evidence
+
+
+def job_finding(
+    job: SlurmJob,
+    ctx: RuleContext,
+    cause: str,
+    sev: Severity,
+    title: str,
+    explanation: str,
+    remedy: str,
+    evidence: list[Evidence],
+    confidence: float = 0.85,
+) -> Finding:
+    """A finding about ``job``: related to its nodes (and its user for per-user causes)."""
+    return _new_finding(
+        cause,
+        sev,
+        _job_subject(job.job_id, ctx),
+        title,
+        explanation,
+        remedy,
+        ev_sorted(evidence),
+        confidence,
+        job.end_time or job.submit_time,
+        _node_subjects(job, ctx) + _user_subject(job, ctx, cause),
+    )
+
+
+def ev_sorted(ev: list[Evidence]) -> tuple[Evidence, ...]:
+    """Evidence by tier (scheduler, node, application), duplicates dropped, at most 12."""
+    if len(ev) == 1:  # the common case (a pending job's squeue line): nothing to sort or dedupe
+        return (ev[0],)
+    seen, out = set(), []
+    for e in sorted(ev, key=lambda e: e.tier):
+        k = (e.where, e.line, e.text)
+        if k not in seen:
+            seen.add(k)
+            out.append(e)
+    return tuple(out[:12])
+
+
+def state_evidence(job: SlurmJob, ctx: RuleContext) -> Evidence:
+    """The job's squeue line as scontrol spells it: ``JobId=4 JobState=PENDING Reason=...``."""
+    # Everything after the job id repeats across thousands of jobs: built once per distinct tail.
+    tails = memo(ctx, "ev_tails")
+    key = (job.state, job.reason, job.exit_code, job.partition, job.node_list)
+    tail = tails.get(key)
+    if tail is None:
+        bits = ["", f"JobState={job.state}", f"Reason={job.reason or 'None'}"]
+        if job.exit_code is not None:
+            bits.append(f"ExitCode={job.exit_code}")
+        if job.partition:
+            bits.append(f"Partition={job.partition}")
+        if job.node_list:
+            bits.append(f"NodeList={job.node_list}")
+        tail = tails[key] = " ".join(bits)
+    return new_evidence("squeue", "JobId=" + job.job_id + tail, None, "", None, 0)
+
+
+def acct_evidence(rows: list[AcctRecord]) -> list[Evidence]:
+    """The first sacct rows (job, then steps) as one evidence line each."""
+    out = []
+    for r in rows[:4]:
+        jid = r.job_id + (f".{r.step}" if r.step else "")
+        parts = [f"{jid} {r.state}" + (f" by {r.cancelled_by}" if r.cancelled_by else "")]
+        if r.exit_code is not None:
+            parts.append(f"ExitCode={r.exit_code}")
+        if r.req_mem_mib:
+            parts.append(f"ReqMem={fmt_mib(r.req_mem_mib)}")
+        if r.max_rss_mib is not None:
+            parts.append(f"MaxRSS={fmt_mib(r.max_rss_mib)}")
+        if r.elapsed_s is not None:
+            parts.append(f"Elapsed={fmt_duration(r.elapsed_s)}")
+        if r.timelimit_s is not None:
+            parts.append(f"Timelimit={fmt_duration(r.timelimit_s)}")
+        out.append(Evidence("sacct", " ".join(parts), tier=0))
+    return out
+
+
+LOG_TIER = {"slurmctld": 0, "command": 0, "slurmd": 1, "journal": 1, "dmesg": 1}
+
+
+def log_hits(job_id: str, ctx: RuleContext) -> list[tuple[LogText, ScanHit]]:
+    """(log, first hit) per log of the job: strong hits first, then scheduler logs, node, app."""
+    out = []
+    for lt in ctx.logs_for(job_id):
+        h = ctx.scan(lt)
+        if h is not None:
+            out.append((lt, h))
+    out.sort(key=lambda p: (p[1].strong is False, LOG_TIER.get(p[0].kind, 2)))
+    return out
+
+
+def tier_for(log: LogText, hit: ScanHit) -> int:
+    """A hit's tier as evidence: daemon logs keep theirs (at most the log's), others are app."""
+    return min(hit.tier, LOG_TIER.get(log.kind, 2)) if log.kind in LOG_TIER else max(hit.tier, 2)
+
+
+def log_where(lt: LogText, line: int, sep: str = ":") -> str:
+    """``slurm-4.out:12``: the file's own line number (an excerpt maps it back); the name
+    alone when unknown."""
+    n = lt.file_line(line)
+    return lt.name if n is None else f"{lt.name}{sep}{n}"
+
+
+def clip(s: str, n: int = 100) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+# --------------------------------------------------------------------------- sacct rows
+
+
+def job_row(rows: list[AcctRecord]) -> AcctRecord | None:
+    for r in rows:
+        if not r.step:
+            return r
+    return rows[0] if rows else None
+
+
+def max_rss(rows: list[AcctRecord]) -> int | None:
+    vals = [r.max_rss_mib for r in rows if r.max_rss_mib]
+    return max(vals) if vals else None
+
+
+def req_mem(job: SlurmJob, rows: list[AcctRecord]) -> int | None:
+    for r in rows:
+        if r.req_mem_mib and not r.placeholder:
+            return r.req_mem_mib
+    if job.min_memory_mib:
+        return job.min_memory_mib * (job.cpus or 1) if job.mem_per_cpu else job.min_memory_mib
+    return None
+
+
+# --------------------------------------------------------------------------- wording of values
+
+
+def fmt_mib(mib: float) -> str:
+    """Human memory as Slurm flags take it: 1536 -> '1.5G', 800 -> '800M'."""
+    if mib >= 1024:
+        g = mib / 1024
+        return f"{g:.0f}G" if g == int(g) else f"{g:.1f}G"
+    return f"{int(mib)}M"
+
+
+def suggest_mem_mib(max_rss_mib: float) -> int:
+    """1.2 x MaxRSS rounded up (MiB): :func:`cockpit.diagnosis.rightsize.mem_for_peak`, so the
+    OOM remedy and the history right-sizing never disagree."""
+    return mem_for_peak(max_rss_mib)
+
+
+def mem_usage(max_rss_mib: int | None, req_mem_mib: int | None) -> str:
+    """'MaxRSS 64.1G of ReqMem 64G', or only the known half ('ReqMem 64G'); '' when neither
+    is known."""
+    if max_rss_mib and req_mem_mib:
+        return f"MaxRSS {fmt_mib(max_rss_mib)} of ReqMem {fmt_mib(req_mem_mib)}"
+    if max_rss_mib:
+        return f"MaxRSS {fmt_mib(max_rss_mib)}"
+    return f"ReqMem {fmt_mib(req_mem_mib)}" if req_mem_mib else ""
+
+
+def fmt_duration(s: int | None) -> str:
+    """Slurm's own [D-]HH:MM:SS."""
+    return hms(s)
+
+
+def suggest_time_s(elapsed_s: int, max_s: int | None) -> int:
+    """1.3 x what it used, rounded up (:func:`cockpit.diagnosis.rightsize.time_for_peak`, the
+    same rule as the history right-sizing), capped at the partition MaxTime."""
+    want = time_for_peak(elapsed_s)
+    return min(want, max_s) if max_s else want
+
+
+def explain_exit(job_ec: ExitCode | None) -> str:
+    """'ExitCode 0:9': first number the application's status, second the signal."""
+    if job_ec is None:
+        return ""
+    code, sig = job_ec.code, job_ec.signal
+    if sig:
+        name = SIGNALS.get(sig, f"signal {sig}")
+        extra = {
+            9: " (killed: out of memory, scancel -s KILL or a node failure)",
+            15: " (terminated: time limit, scancel or preemption)",
+            11: " (segmentation fault in the program)",
+            7: " (bus error, often after memory pressure)",
+            6: " (the program aborted itself)",
+        }.get(sig, "")
+        return f"ExitCode {code}:{sig}: ended by {name}{extra}."
+    if code == 0:
+        return "ExitCode 0:0: the program exited normally."
+    meaning = {
+        1: "a generic error from the program",
+        2: "misuse of a shell builtin or bad arguments",
+        126: "the command is not executable (permissions)",
+        127: "command not found",
+        137: "128+9: killed by SIGKILL",
+        139: "128+11: segmentation fault",
+        143: "128+15: terminated by SIGTERM",
+    }.get(code, "an error status from the program")
+    return f"ExitCode {code}:0: the program exited with status {code} ({meaning})."
+
+
+def classify_reason(reason: str) -> str | None:
+    """Node reason text -> label (None = no recognised pattern)."""
+    p = classify(reason.encode("utf-8", "replace"), "app")
+    if p is None:
+        return None
+    return p.label if p.label.startswith("node_") or p.label == "gpu_hardware_error" else None
+
+
+# --------------------------------------------------------------------------- causes named by logs
+
+GPU_OOM_REMEDY = (
+    "Reduce the per-device memory: a smaller batch size with gradient accumulation to keep the "
+    "effective batch, activation (gradient) checkpointing, mixed precision, or shard the model "
+    "over more GPUs (--gpus). Check nvidia-smi (npu-smi info on Ascend) on the node for other "
+    "processes holding device memory."
+)
+# label -> (what it means, remedy): "env" = the environment preflight, "" = the rule's own
+LOG_CAUSE_TEXT = {
+    "command_not_found": ("a command was not found on the compute node", "env"),
+    "missing_shared_library": ("a shared library is missing on the compute node", "env"),
+    "module_load_failed": ("loading an environment module failed", "env"),
+    "mpi_pmi_mismatch": (
+        "MPI and Slurm's PMI plugin don't fit",
+        "Launch with srun --mpi=pmix (or pmi2) matching how MPI was built: srun --mpi=list; "
+        "ompi_info | grep -i pmi.",
+    ),
+    "mpi_network_error": (
+        "the nodes could not talk to each other (MPI/network)",
+        "Check slurmd.log on the nodes for 'error: connect', the firewall between nodes and the "
+        "interface MPI uses (OMPI_MCA_btl_tcp_if_include / UCX_NET_DEVICES).",
+    ),
+    "nccl_communication_error": (
+        "NCCL collective communication failed",
+        "Rerun with NCCL_DEBUG=INFO; pin NCCL_SOCKET_IFNAME / NCCL_IB_HCA to the right interface; "
+        "check MTU and the link between the nodes.",
+    ),
+    "cuda_driver_mismatch": (
+        "the CUDA runtime needs a newer GPU driver than the node has",
+        "Compare nvidia-smi (driver) with the CUDA version of the build/container; use a build for "
+        "the node's CUDA or ask for a driver upgrade.",
+    ),
+    "dependency_install_failed": (
+        "Python/conda dependencies could not be installed (index unreachable or package missing)",
+        "Install them before the job (a venv/conda env on shared storage, or a container); compute "
+        "nodes often have no internet: pin a reachable mirror via pip config / PIP_INDEX_URL, and "
+        "check the package name and version.",
+    ),
+    "gpu_out_of_memory": (
+        "GPU/NPU memory exhausted (device memory, not host RAM: --mem does not help)",
+        GPU_OOM_REMEDY,
+    ),
+    "gpu_not_available": (
+        "no usable GPU was visible to the job",
+        "Request GPUs (--gres=gpu:N or --gpus=N) and check nvidia-smi on the node.",
+    ),
+    "gpu_hardware_error": (
+        "a GPU hardware fault (Xid/ECC)",
+        "Drain the node (scontrol update NodeName=<n> State=DRAIN Reason='GPU Xid'), run "
+        "nvidia-smi -q -d ECC,PAGE_RETIREMENT and the vendor diagnostics before reuse.",
+    ),
+    "disk_full": (
+        "a filesystem ran out of space",
+        "df -h <output dir>; clean up or write to scratch; check the controller's "
+        "StateSaveLocation.",
+    ),
+    "disk_quota_exceeded": (
+        "the disk quota (bytes or files) was exceeded",
+        "Check quota -s / lfs quota -h / mmlsquota (the files column too); delete or archive small "
+        "files.",
+    ),
+    "time_limit": ("it hit its time limit", ""),
+    "oom_killed": ("it ran out of memory", ""),
+    "storage_read_only": (
+        "it wrote to a read-only filesystem",
+        "Write outputs to a writable directory.",
+    ),
+    "input_path_not_found": (
+        "an input path does not exist",
+        "Check the path spelling and that the data exists.",
+    ),
+}
+
+
+# --------------------------------------------------------------------------- node causes
+
+# label -> (what it means, what to check on node {n}; {u} = who set the reason)
+NODE_CHECKS = {
+    "node_drain_kill_task_failed": (
+        "processes of a job would not die when Slurm killed it (unkillable D-state I/O, a stuck "
+        "epilog, a hung filesystem)",
+        "Before rebooting: on the node, ps -eo pid,stat,wchan,cmd | awk '$2 ~ /D/' (stuck I/O), "
+        "check the filesystem mounts and slurmd.log around the reason time; if clean: scontrol "
+        "update NodeName={n} State=RESUME. Raise UnkillableStepTimeout if it recurs.",
+    ),
+    "node_drain_low_memory": (
+        "slurmd registered less memory than slurm.conf says (RealMemory too high, or a DIMM lost)",
+        "Run slurmd -C on {n}; set RealMemory in slurm.conf to that value (or a little less), "
+        "scontrol reconfigure, then scontrol update NodeName={n} State=RESUME. If the node really "
+        "lost memory, check dmesg/EDAC before resuming.",
+    ),
+    "node_drain_prolog_epilog_failed": (
+        "the Prolog/Epilog script (or a SPANK plugin) failed on the node",
+        "Read slurmd.log / journalctl -u slurmd on {n} for the prolog/epilog error, run the script "
+        "by hand, fix it (paths, permissions), then scontrol update NodeName={n} State=RESUME.",
+    ),
+    "node_not_responding": (
+        "slurmctld cannot reach slurmd on the node (crash, network, slurmd down)",
+        "Before rebooting: ping {n}; ssh {n} systemctl status slurmd munge; check the clock "
+        "(munge) and dmesg for hardware errors; then systemctl restart slurmd and scontrol update "
+        "NodeName={n} State=RESUME.",
+    ),
+    "node_down_unexpected_reboot": (
+        "the node rebooted without Slurm asking (crash, power, watchdog)",
+        "Check journalctl -b -1 and dmesg on {n} (kernel panic, MCE, power), then scontrol update "
+        "NodeName={n} State=RESUME.",
+    ),
+    "node_config_mismatch": (
+        "the hardware slurmd detects differs from the node line in slurm.conf",
+        "Compare slurmd -C on {n} with its NodeName line (Sockets/Cores/Threads/RealMemory); make "
+        "them agree, scontrol reconfigure, then scontrol update NodeName={n} State=RESUME.",
+    ),
+    "node_drain_admin": (
+        "an operator drained it",
+        "Ask the person named in the reason ({u}); resume only when they are done: scontrol update "
+        "NodeName={n} State=RESUME.",
+    ),
+    "gpu_hardware_error": (
+        "a GPU or memory hardware fault was reported",
+        "Keep it drained; run nvidia-smi -q -d ECC,PAGE_RETIREMENT / dcgmi diag on {n}; replace or "
+        "reset the GPU before resuming.",
+    ),
+    "oom_killed": (
+        "jobs keep running the node out of memory",
+        "Check dmesg on {n} for oom-kill; enforce memory with cgroups (ConstrainRAMSpace=yes) so "
+        "jobs, not the node, pay for it; then resume.",
+    ),
+    "node_drain_loop": (
+        "the node drains again after every resume because jobs keep exhausting its memory",
+        "Do not just resume: find the jobs (sacct -N {n} -s OOM -S now-1day), make them ask for "
+        "enough --mem, enable ConstrainRAMSpace=yes, then resume.",
+    ),
+}

@@ -1,0 +1,171 @@
+"""Shared storage findings: a filesystem at or above the threshold (bytes or inodes).
+
+A ``site`` rule turns ``Snapshot.storage`` (df of the cluster's ``storage_paths``, collected
+by the Slurm source's poll) into ``disk_full`` findings, and a ``job`` rule links a job
+whose log says "No space left on device" / "Disk quota exceeded" to the full filesystem it
+wrote to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cockpit.diagnosis.context import RuleContext, log_evidence
+from cockpit.model import Evidence, Finding, FsUsage, SlurmJob, Snapshot, Subject
+
+THRESHOLD_PCT = 85.0  # the guides' alert level; the alert rules may use another from config
+_WRITE_FAILURES = {"disk_full", "disk_quota_exceeded"}  # logscan labels of ENOSPC / EDQUOT lines
+
+
+def storage_findings(
+    source: str, usages: Sequence[FsUsage], threshold_pct: float = 85
+) -> list[Finding]:
+    """One ``disk_full`` finding per filesystem whose use% or inode use% is >= ``threshold_pct``.
+
+    Subject: ``Subject("file", source, mount)``. Critical at >= 98 % (writes are about
+    to fail with "No space left on device"), else warning. Evidence quotes df.
+    """
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for u in usages:
+        if u.mount in seen:
+            continue  # several configured paths on one filesystem
+        seen.add(u.mount)
+        inode = u.inodes_pct is not None and u.inodes_pct >= threshold_pct
+        if u.use_pct < threshold_pct and not inode:
+            continue
+        worst = max(u.use_pct, u.inodes_pct or 0.0)
+        what = []
+        if u.use_pct >= threshold_pct:
+            what.append(f"{u.use_pct:.0f}% used ({u.avail_mib / 1024:.1f} GiB free)")
+        if inode:
+            what.append(f"{u.inodes_pct:.0f}% of inodes used")
+        ev = [
+            Evidence(
+                "df -P",
+                f"{u.filesystem or '?'} {u.size_mib} MiB, {u.used_mib} MiB used, {u.avail_mib} MiB "
+                f"avail, {u.use_pct:.0f}% {u.mount}",
+            )
+        ]
+        if u.inodes_pct is not None:
+            ev.append(
+                Evidence("df -Pi", f"{u.filesystem or '?'} IUse% {u.inodes_pct:.0f} {u.mount}")
+            )
+        out.append(
+            Finding(
+                root_cause="disk_full",
+                severity="critical" if worst >= 98 else "warning",
+                subject=Subject("file", source, u.mount),
+                title=f"{u.mount} is {' and '.join(what)}",
+                explanation=(
+                    f"Jobs writing to {u.mount} fail with 'No space left on device' once it is full"
+                    + (" (inodes run out as well as bytes: many small files)" if inode else "")
+                    + f"; the alert threshold is {threshold_pct:g}%."
+                ),
+                remedy=(
+                    f"Find the biggest users: `du -xsh {u.mount}/* | sort -h | tail`"
+                    + (
+                        f", file counts: `du -x --inodes -s {u.mount}/* | sort -n | tail`"
+                        if inode
+                        else ""
+                    )
+                    + "; clean up, move data elsewhere, or ask for a bigger quota."
+                ),
+                evidence=tuple(ev),
+                confidence=0.95,
+            )
+        )
+    return out
+
+
+def _over(u: FsUsage, threshold_pct: float) -> bool:
+    return u.use_pct >= threshold_pct or (
+        u.inodes_pct is not None and u.inodes_pct >= threshold_pct
+    )
+
+
+def site_storage(snapshot: Snapshot, ctx: RuleContext) -> list[Finding]:
+    """``disk_full`` for each configured shared filesystem at or above :data:`THRESHOLD_PCT`."""
+    return storage_findings(snapshot.source, snapshot.storage, THRESHOLD_PCT)
+
+
+def _full_for(job: SlurmJob, line: str, full: list[FsUsage]) -> FsUsage:
+    """The full filesystem the failing write most likely went to: one named in the log line,
+    else the job's output / work directory, else the fullest."""
+
+    def under(path: str, u: FsUsage) -> bool:
+        return bool(path) and any(
+            path == m or path.startswith(m.rstrip("/") + "/") for m in (u.mount, u.path) if m
+        )
+
+    for u in full:
+        if any(m and m != "/" and m in line for m in (u.mount, u.path)):
+            return u
+    for path in (job.stdout_path, job.work_dir):
+        hits = [u for u in full if under(path, u)]
+        if hits:
+            return max(hits, key=lambda u: len(u.mount))
+    return max(full, key=lambda u: max(u.use_pct, u.inodes_pct or 0.0))
+
+
+def job_write_failed_on_full_fs(job: SlurmJob, ctx: RuleContext) -> list[Finding]:
+    """A job whose log says ENOSPC / EDQUOT while a shared filesystem is over the threshold.
+
+    Same key as the Slurm rules' log-cause finding (``disk_full`` / ``disk_quota_exceeded``
+    on the job), with higher confidence, so the merged finding names the filesystem.
+    """
+    if not ctx.snapshot.storage:
+        return []
+    full = ctx.cache.get("storage_full")
+    if full is None:
+        full = ctx.cache["storage_full"] = [
+            u for u in ctx.snapshot.storage if _over(u, THRESHOLD_PCT)
+        ]
+    if not full:
+        return []
+    for lt in ctx.logs_for(job.job_id):
+        for h in ctx.strong_hits(lt):
+            if h.label not in _WRITE_FAILURES:
+                continue
+            u = _full_for(job, h.text, full)
+            quota = h.label == "disk_quota_exceeded"
+            ino = f", inodes {u.inodes_pct:.0f}%" if u.inodes_pct is not None else ""
+            return [
+                Finding(
+                    root_cause=h.label,
+                    severity="critical",
+                    subject=Subject("job", ctx.snapshot.source, job.job_id),
+                    title=f"failed writing: {'disk quota exceeded' if quota else 'no space left'}; "
+                    f"{u.mount} is {u.use_pct:.0f}% full{ino}",
+                    explanation=(
+                        f"{h.text.strip()[:200]} ({lt.name}). df shows {u.mount} at "
+                        f"{u.use_pct:.0f}% ({u.avail_mib / 1024:.1f} GiB free{ino}): the write "
+                        f"failed because the shared "
+                        "filesystem is full, not because of the job."
+                        + (
+                            " A quota error on a nearly full filesystem: check both."
+                            if quota
+                            else ""
+                        )
+                    ),
+                    remedy=(
+                        f"Free space on {u.mount} (du -xsh {u.mount}/* | sort -h | tail) or write "
+                        f"elsewhere, "
+                        "then resubmit"
+                        + ("; check the quota too: quota -s / lfs quota -h" if quota else "")
+                        + "."
+                    ),
+                    evidence=(
+                        log_evidence(lt, h),
+                        Evidence(
+                            "df -P",
+                            f"{u.filesystem or '?'} {u.used_mib} MiB used, {u.avail_mib} MiB "
+                            f"avail, {u.use_pct:.0f}% {u.mount}",
+                            tier=1,
+                        ),
+                    ),
+                    confidence=0.95,
+                    related=(Subject("file", ctx.snapshot.source, u.mount),),
+                )
+            ]
+    return []

@@ -1,0 +1,86 @@
+"""A log file or pipe an operator has -> its first red error / every error line.
+
+Reads the file in pieces (memory flat in file size) and hands them to the pure scanner,
+:mod:`cockpit.diagnosis.logscan`, which finds the same lines it finds in one buffer.
+``cockpit scan-log`` and the benchmarks use it; the log viewer reads through its own
+reader (local or remote) and scans buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from cockpit.diagnosis.logscan import (
+    ScanHit,
+    first_error,
+    first_error_in_pieces,
+    guess_kind,
+    iter_errors,
+    iter_errors_in_pieces,
+)
+
+__all__ = [
+    "CHUNK",
+    "LONG_LINE",
+    "ScanHit",
+    "first_error",
+    "guess_kind",
+    "iter_errors",
+    "iter_path",
+    "scan_path",
+]
+
+CHUNK = 32 << 20  # bytes read at a time by scan_path/iter_path: memory flat in file size
+LONG_LINE = 128 << 20  # a single line longer than this is scanned in pieces
+
+
+def _chunks(fh: BinaryIO, chunk: int = CHUNK) -> Iterator[tuple[int, int, bytearray]]:
+    """(byte offset, 1-based line number, bytes) pieces of a file or pipe, cut after a newline.
+
+    Plain reads, not mmap: a log truncated while it is scanned (logrotate copytruncate) would
+    kill the process with SIGBUS through a mapping, and pipes cannot be mapped at all. Each
+    piece is read straight into a fresh bytearray after the previous piece's partial last
+    line (``readinto``), and cut by truncation: no copy of the chunk itself.
+    """
+    base, line, carry = 0, 1, b""
+    while True:
+        k = len(carry)
+        buf = bytearray(k + chunk)
+        buf[:k] = carry
+        with memoryview(buf) as mv, mv[k:] as dest:
+            n = fh.readinto(dest)
+        del buf[k + (n or 0) :]
+        if not n:
+            if buf:
+                yield base, line, buf
+            return
+        cut = buf.rfind(b"\n") + 1
+        if cut == 0 and len(buf) < max(4 * chunk, LONG_LINE):
+            carry = bytes(buf)  # one very long line: keep reading up to a bound, then cut anyway
+            continue
+        cut = cut or len(buf)
+        carry = bytes(buf[cut:])
+        del buf[cut:]
+        yield base, line, buf
+        base += len(buf)
+        line += buf.count(b"\n")
+
+
+def scan_path(path: str, kind: str | None = None) -> ScanHit | None:
+    """First red error of a file or pipe, read in chunks (memory flat in file size).
+
+    A strong (root-cause) line anywhere wins over a weak one earlier, as in
+    :func:`~cockpit.diagnosis.logscan.first_error`. Empty input -> None. Raises OSError if
+    the file cannot be opened. ``kind`` defaults to a guess from the file name.
+    """
+    kind = kind or guess_kind(path)
+    with open(path, "rb") as fh:
+        return first_error_in_pieces(_chunks(fh, CHUNK), kind)
+
+
+def iter_path(path: str, kind: str | None = None) -> Iterator[ScanHit]:
+    """Every error line of a file or pipe, lazily, in file order (read in chunks)."""
+    kind = kind or guess_kind(path)
+    with open(path, "rb") as fh:
+        yield from iter_errors_in_pieces(_chunks(fh, CHUNK), kind)

@@ -1,0 +1,179 @@
+"""The stages one poll's data goes through, off the UI thread, in order, each once per pass.
+
+``evidence -> diagnose -> verdicts -> incidents -> views``: the evidence (kept per source by
+:class:`~cockpit.runtime.evidence.EvidenceCache`) is looked up by the poller, then
+:func:`analyse` diagnoses the snapshot with it, picks one verdict per subject, correlates
+incidents over every source and builds the rows of each pane. Plain data in, a frozen
+:class:`Analysis` out: nothing here touches the hub, the app or a widget, so the same
+functions serve the TUI and a benchmark.
+
+A stage that fails either degrades (diagnosis: no findings, a warning; incidents: the hub
+keeps the ones it has, a warning) or raises :class:`StageError` naming the stage, which the
+poller shows as the source's error while the last good data stays on screen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, TypeVar
+
+from cockpit import gcpolicy
+from cockpit.model import Artifacts, Finding, Incident, Snapshot, Subject
+from cockpit.runtime.evidence import diagnose_with_evidence
+from cockpit.views import job_rows, node_rows, training_rows
+
+if TYPE_CHECKING:
+    from cockpit.views import Row
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+Basis = tuple[tuple[Finding, ...], ...]
+
+MAX_RULE_ERRORS = 20  # distinct rule errors kept per poll: enough to name the broken rule
+
+
+class StageError(Exception):
+    """A pipeline stage raised; ``stage`` names it for the source's status line."""
+
+    def __init__(self, stage: str, cause: BaseException) -> None:
+        super().__init__(f"{stage} failed: {type(cause).__name__}: {cause}")
+        self.stage = stage
+
+
+def _stage(name: str, fn: Callable[..., T], *args: object) -> T:
+    try:
+        return fn(*args)
+    except Exception as exc:  # the poller shows it as this source's error and polls again
+        raise StageError(name, exc) from exc
+
+
+@dataclass(frozen=True)
+class IncidentTally:
+    """Incident counts built beside the incidents, off the UI thread: ``severity`` incident
+    key -> severity, ``counts`` severity -> number of incidents. The incidents strip takes the
+    acknowledged ones out (a few) instead of counting 10k+ incidents on every repaint."""
+
+    severity: dict[str, str] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def tally(incidents: tuple[Incident, ...]) -> IncidentTally:
+    counts: dict[str, int] = {}
+    for i in incidents:
+        counts[i.severity] = counts.get(i.severity, 0) + 1
+    return IncidentTally({i.key: i.severity for i in incidents}, counts)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One pass of the pipeline over a snapshot, handed to the UI thread to publish.
+
+    ``verdicts``: one per subject (``diagnosis.verdict.verdicts``); ``rows``: the ``RowList``
+    of each pane ("jobs", "nodes", "training"); ``incidents``: over every source, correlated
+    from ``basis`` (the findings tuples of all sources, in source order; None: not correlated
+    yet); ``incidents`` None: correlation failed and the hub keeps the incidents it has.
+    ``warnings``: what went wrong in a stage that degraded (rule errors, a failed diagnosis),
+    to be added to the snapshot's warnings.
+    """
+
+    findings: tuple[Finding, ...]
+    verdicts: dict
+    rows: dict[str, list[Row]]
+    incidents: tuple[Incident, ...] | None
+    basis: Basis | None
+    tally: IncidentTally = field(default_factory=IncidentTally)
+    warnings: tuple[str, ...] = ()
+
+
+# ------------------------------------------------------------------ stages
+
+
+def diagnose_stage(
+    snap: Snapshot, evidence: dict[Subject, Artifacts], now: datetime, memo: dict | None
+) -> tuple[tuple[Finding, ...], tuple[str, ...]]:
+    """Findings of the site with each subject's evidence, and the rule errors as warnings (a
+    rule that raised is skipped by the engine; the operator should still learn of it)."""
+    found = diagnose_with_evidence(snap, evidence, now, memo)
+    errors = list(dict.fromkeys(found.errors))
+    if len(errors) > MAX_RULE_ERRORS:  # a rule broken for every job would fail 100k times
+        more = len(errors) - MAX_RULE_ERRORS
+        errors[MAX_RULE_ERRORS:] = [f"... and {more} more"]
+    return tuple(found), tuple(f"rule error: {e}" for e in errors)
+
+
+def incident_stage(basis: Basis) -> tuple[tuple[Incident, ...], IncidentTally]:
+    """Incidents over every source's findings, and their tally."""
+    # the engine (and its rule modules) load with the first poll, not before the first frame
+    from cockpit.diagnosis.correlate import correlate
+
+    with gcpolicy.bulk():
+        incidents = tuple(correlate([f for fs in basis for f in fs]))
+        return incidents, tally(incidents)
+
+
+def view_stage(snap: Snapshot, v: dict, now: datetime) -> dict[str, list[Row]]:
+    """The rows of each pane, with the verdicts' causes in them."""
+    return {
+        "jobs": job_rows(snap, v, now),
+        "nodes": node_rows(snap, v),
+        "training": training_rows(snap, v, now),
+    }
+
+
+def analyse(
+    snap: Snapshot,
+    now: datetime,
+    evidence: dict[Subject, Artifacts] | None = None,
+    memo: dict | None = None,
+    basis: Iterable[tuple[Finding, ...] | None] | None = None,
+) -> Analysis:
+    """Diagnose, verdicts, incidents and views for one good snapshot. Runs in a thread.
+
+    ``memo``: the evidence cache's findings of ended jobs (see ``diagnose_with_evidence``).
+    ``basis``: every source's findings in source order with None in this source's slot, filled
+    here with the findings computed (None: incidents are left to the caller). Raises
+    :class:`StageError` when the rows cannot be built.
+    """
+    from cockpit.diagnosis.verdict import verdicts
+
+    warnings: list[str] = []
+    # acyclic objects by the million: no collections while building
+    with gcpolicy.bulk():
+        try:
+            findings, rule_errors = diagnose_stage(snap, evidence or {}, now, memo)
+            v = verdicts(list(findings))
+            warnings += rule_errors
+        except Exception as exc:  # an engine bug must not blank the panes: rows without causes
+            log.exception("diagnosis of %s failed", snap.source)
+            findings, v = (), {}
+            warnings.append(f"diagnosis failed: {exc}")
+        rows = _stage("views", view_stage, snap, v, now)
+        incidents: tuple[Incident, ...] | None = ()
+        counted = IncidentTally()
+        full: Basis | None = None
+        if basis is not None:
+            full = tuple(findings if fs is None else fs for fs in basis)
+            try:
+                incidents, counted = incident_stage(full)
+            except Exception as exc:  # the findings and rows are still good: publish them
+                log.exception("correlating incidents failed")
+                incidents, full = None, None
+                warnings.append(f"incidents failed: {exc}")
+    return Analysis(findings, v, rows, incidents, full, counted, tuple(warnings))
+
+
+def same_basis(a: Basis, b: Basis) -> bool:
+    """The same findings tuples (by identity: a source's findings are replaced, never edited)."""
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+
+
+def with_warnings(snap: Snapshot, warnings: Iterable[str]) -> Snapshot:
+    """``snap`` with ``warnings`` added (a shallow copy: O(1) in the snapshot's size)."""
+    new = tuple(w for w in warnings if w not in snap.warnings)
+    return dataclasses.replace(snap, warnings=(*snap.warnings, *new)) if new else snap

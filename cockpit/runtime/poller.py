@@ -1,0 +1,253 @@
+"""One supervised poller per source: poll, run the pipeline, publish, feed alerting; repeat.
+
+The loop waits the source's interval between polls (or until ``r`` wakes it), backs off
+after failures but never past two intervals, and honours a throttled API's ``Retry-After``.
+A poller never dies: a failure at any stage is caught and shown on the source's status
+line, and the next poll runs. Before this poll's data is published a failure is the
+source's error (the last good data stays, marked stale); after it, a warning on the data
+just published (an alerting bug must not make good data look stale).
+
+Per poll: the snapshot is published first with the evidence already held (no I/O), so the
+panes update at once; then the evidence of new failures is fetched in the background
+(bounded per poll, see :class:`~cockpit.runtime.evidence.EvidenceCache`) and the snapshot
+is published again with verdicts that name causes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Callable
+
+from cockpit.model import Artifacts, Finding, Snapshot, SourceError, Subject
+from cockpit.runtime import pipeline
+from cockpit.runtime.pipeline import Analysis, StageError
+from cockpit.runtime.state import HubState, HubUpdated, SourceState
+
+log = logging.getLogger(__name__)
+
+MAX_BACKOFF_STEPS = 6
+RESETTLE_ROUNDS = 3  # incident correlations in a thread before settling on the UI thread
+FALLBACK_DELAY_S = 60.0  # when even the delay cannot be computed (a source with a bad interval)
+
+Analyse = Callable[..., Analysis]
+
+
+class Poller:
+    """Polls ``st.source`` and publishes into ``hub``.
+
+    ``analyse`` is the pipeline (:func:`cockpit.runtime.pipeline.analyse` or a stand-in with
+    its signature); ``wake`` set means "poll now" (the ``r`` key).
+    """
+
+    def __init__(self, st: SourceState, hub: HubState, analyse: Analyse = pipeline.analyse) -> None:
+        self.st = st
+        self.hub = hub
+        self.analyse = analyse
+        self.wake = asyncio.Event()
+        self.stage = "poll"  # what the poll is doing: names the stage in a failure's message
+        self._published: Snapshot | None = None  # this poll's data, once on screen
+        self._notes: list[str] = []  # this poll's warnings from stages after its publish
+
+    # ------------------------------------------------------------------ the loop
+
+    async def run(self) -> None:
+        """Poll forever; returns only by cancellation."""
+        while True:
+            try:
+                await self.poll_once()
+                delay = self.next_delay()
+            except Exception:  # poll_once shows its own failures: this is the last defence
+                log.exception("poller %s", self.st.name)
+                delay = FALLBACK_DELAY_S
+            self.wake.clear()
+            try:
+                await asyncio.wait_for(self.wake.wait(), timeout=delay)
+            except TimeoutError:
+                pass
+
+    def next_delay(self) -> float:
+        """Seconds until the next poll: the interval, or a backoff after failures."""
+        st = self.st
+        interval = max(1.0, float(st.source.interval))
+        if st.error is None:
+            return interval
+        # Back off, but never past two intervals: a source that comes back must show fresh
+        # data within two intervals (the SSH transport's own backoff is capped the same way).
+        delay = min(interval * (2 ** min(st.failures - 1, MAX_BACKOFF_STEPS)), 2 * interval)
+        if st.error.retry_after_s:
+            delay = max(delay, float(st.error.retry_after_s))
+        return delay
+
+    # ------------------------------------------------------------------ one poll
+
+    async def poll_once(self) -> None:
+        """Poll, diagnose off the UI thread, publish, then the evidence round. Never raises."""
+        st, hub = self.st, self.hub
+        self._published = None
+        self._notes = []
+        try:
+            now = hub.clock()
+            st.last_attempt = now
+            snap = await self._poll(now)
+            st.polls += 1
+            if snap.error is not None:
+                await self._failed(snap)
+            else:
+                await self._good(snap)
+        except Exception as exc:  # a bug in any stage: show it, keep polling
+            self._crashed(exc)
+        hub.first_round_check()
+
+    async def _poll(self, now) -> Snapshot:
+        self.stage = "poll"
+        st = self.st
+        try:
+            return await st.source.poll()
+        except Exception as exc:  # a source must not kill its poller; show it instead
+            log.debug("poll %s raised", st.name, exc_info=True)
+            error = SourceError("server", f"{type(exc).__name__}: {exc}")
+            return Snapshot(source=st.name, kind=st.source.kind, taken_at=now, error=error)
+
+    async def _failed(self, snap: Snapshot) -> None:
+        """The source answered with an error: show it, keep the last good data."""
+        assert snap.error is not None
+        self.hub.fail(self.st, snap.error)
+        await self._watch(snap, ())  # an outage is an alert too
+        self.hub.post(HubUpdated(self.st.name))
+
+    async def _good(self, polled: Snapshot) -> None:
+        st, hub = self.st, self.hub
+        # First publish with the evidence already known (no I/O), then fetch what is missing
+        # (new failures only, bounded per poll) and publish again with verdicts naming causes.
+        # cached() and missing() walk the whole queue: off the UI thread, for a big site.
+        self.stage = "evidence"
+        cached = await asyncio.to_thread(st.evidence.cached, polled)
+        snap = await self._apply(polled, cached)
+        # drill-down results belong to the previous snapshot (history_cache: see history())
+        st.artifact_cache.clear()
+        snap = await self._feed(snap)
+        self.stage = "evidence"
+        # evidence for new failures in the background, unless the cluster wants it on
+        # drill-down only (it costs the controller an sacct per poll)
+        background = st.source.background_evidence
+        missing = await asyncio.to_thread(st.evidence.missing, snap) if background else ()
+        settled = not missing
+        hub.post(HubUpdated(st.name, hub.new_critical(st.name, hub.incidents, settled=settled)))
+        if missing:
+            evidence = await st.evidence.refresh(st.source, snap, missing)
+            if st.snapshot is snap:  # no newer poll overtook this one
+                # from the snapshot as polled: the first pass's warnings were its own
+                await self._apply(polled, evidence)
+                fresh = hub.new_critical(st.name, hub.incidents, settled=True)
+                hub.post(HubUpdated(st.name, fresh))
+        st.settled = True
+
+    async def _apply(self, snap: Snapshot, evidence: dict[Subject, Artifacts]) -> Snapshot:
+        """Run the pipeline in a thread, bring the incidents up to date, publish; returns the
+        snapshot published (``snap`` with the pipeline's warnings and this poll's notes)."""
+        st, hub = self.st, self.hub
+        self.stage = "analysis"
+        basis = hub.basis(st, None)
+        a = await asyncio.to_thread(
+            self.analyse, snap, hub.clock(), evidence, st.evidence.memo, basis
+        )
+        self.stage = "incidents"
+        a = await self._settle_incidents(a)
+        snap = pipeline.with_warnings(snap, (*a.warnings, *self._notes))
+        self.stage = "publish"
+        hub.publish(st, snap, a)
+        self._published = snap
+        return snap
+
+    async def _settle_incidents(self, a: Analysis) -> Analysis:
+        """``a`` with incidents over what every source holds *now*.
+
+        Another source that published while the pipeline ran makes them stale: correlate
+        again, in a thread (a 100k-job site takes most of a second).
+        """
+        if a.incidents is None:  # correlating failed in the pipeline: it would fail again
+            return a
+        st, hub = self.st, self.hub
+        for _ in range(RESETTLE_ROUNDS):
+            basis = hub.basis(st, a.findings)
+            if a.basis is not None and pipeline.same_basis(a.basis, basis):
+                return a
+            try:
+                incidents, counted = await asyncio.to_thread(pipeline.incident_stage, basis)
+            except Exception as exc:
+                return _without_incidents(a, exc)
+            a = dataclasses.replace(a, incidents=incidents, basis=basis, tally=counted)
+        # sources kept overtaking each other: settle it here, on the UI thread, once
+        try:
+            incidents, counted = pipeline.incident_stage(hub.basis(st, a.findings))
+        except Exception as exc:
+            return _without_incidents(a, exc)
+        return dataclasses.replace(a, incidents=incidents, tally=counted)
+
+    async def _feed(self, snap: Snapshot) -> Snapshot:
+        """Alerting and baselines from the poll just published; their failures become
+        warnings on it. Returns the snapshot now published."""
+        st, hub = self.st, self.hub
+        warning = await self._watch(snap, st.findings)
+        if warning:
+            snap = self._annotate(snap, warning)
+        if hub.baselines is not None and snap.kind == "modelarts":
+            self.stage = "baselines"
+            try:  # startup logs of jobs that reached Running, for the Initializing diff
+                await hub.baselines.observe(st.source, snap, hub.clock())
+            except Exception as exc:  # a baseline bug must not stop polling
+                log.exception("baselines for %s failed", st.name)
+                snap = self._annotate(snap, f"baselines failed: {exc}")
+        return snap
+
+    async def _watch(self, snap: Snapshot, findings: tuple[Finding, ...]) -> str | None:
+        """Alerting (cockpit.watch): transitions -> rules -> history -> notify, off the UI
+        thread. Returns what went wrong, if anything."""
+        watcher = self.hub.watcher
+        if watcher is None:
+            return None
+        self.stage = "alerting"
+        try:
+            # storage (df of the cluster's storage_paths) only from a good poll: a failed one
+            # has none, and "no data" must not read as "all filesystems gone"
+            storage = snap.storage if snap.ok and snap.storage else None
+            await asyncio.to_thread(watcher.observe, snap, findings, self.hub.clock(), storage)
+        except Exception as exc:  # an alerting bug must not stop polling
+            log.exception("alerting for %s failed", snap.source)
+            return f"alerting failed: {exc}"
+        return None
+
+    def _annotate(self, snap: Snapshot, warning: str) -> Snapshot:
+        self._notes.append(warning)  # kept by the evidence round's publish
+        snap = self.hub.annotate(self.st, snap, warning)
+        if self._published is not None:
+            self._published = snap
+        return snap
+
+    def _crashed(self, exc: Exception) -> None:
+        """A stage raised: before this poll's publish, the source's error (old data stays,
+        stale); after it, a warning on the data published."""
+        st, hub = self.st, self.hub
+        if isinstance(exc, StageError):
+            message = str(exc)
+        else:
+            message = f"{self.stage} failed: {type(exc).__name__}: {exc}"
+        log.error("%s: %s", st.name, message, exc_info=exc)
+        try:
+            if self._published is not None:
+                self._annotate(self._published, message)
+                st.settled = True  # its data is on screen: the first round need not wait
+            else:
+                hub.fail(st, SourceError("internal", message))
+            hub.post(HubUpdated(st.name))
+        except Exception:  # showing the failure failed too: the log has it, polling goes on
+            log.exception("%s: reporting a failed poll", st.name)
+
+
+def _without_incidents(a: Analysis, exc: Exception) -> Analysis:
+    """``a`` keeping the hub's current incidents, with the correlation's failure as a warning."""
+    log.error("correlating incidents failed", exc_info=exc)
+    warning = f"incidents failed: {exc}"
+    return dataclasses.replace(a, incidents=None, basis=None, warnings=(*a.warnings, warning))

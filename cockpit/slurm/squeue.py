@@ -1,0 +1,389 @@
+"""squeue's delimited output (``commands.SQUEUE_ARGV``) -> SlurmJobs, the whole queue every poll.
+
+The hot path of a poll (100k rows at a big site): rows are taken ~4k at a time column by
+column, every repeated column (times, durations, users, states, ...) cleaned once per
+distinct raw string, and a poller's :class:`SqueueCarry` keeps what the previous parse
+found, so an unchanged row costs one dict lookup. Tolerant per row like the other parsers
+(:mod:`cockpit.slurm.parse`): a malformed row is skipped and described in the warnings.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, tzinfo
+from itertools import repeat
+from operator import itemgetter
+from typing import Any
+
+from cockpit.errors import ParseError
+from cockpit.model import SlurmJob, positional_constructor
+from cockpit.slurm import hostlist
+from cockpit.slurm.commands import SEP, SQUEUE_FIELDS
+from cockpit.slurm.parse import _BAD_VALUE, _int, _parse_duration, _parse_time, _text, parse_req_mem
+
+# squeue header names (what ``squeue -o`` prints without --noheader) -> our column keys
+# fmt: off
+_SQUEUE_HEADERS = {
+    "JOBID": "job_id", "PARTITION": "partition", "NAME": "name", "USER": "user",
+    "STATE": "state", "REASON": "reason", "CPUS": "cpus", "NODES": "node_count",
+    "NODELIST": "node_list", "MIN_MEMORY": "min_memory", "TIME_LIMIT": "time_limit",
+    "TIME": "elapsed", "SUBMIT_TIME": "submit_time", "START_TIME": "start_time",
+    "END_TIME": "end_time", "WORK_DIR": "work_dir", "ACCOUNT": "account", "QOS": "qos",
+    "DEPENDENCY": "dependency", "PRIORITY": "priority", "COMMENT": "comment",
+    "COMMAND": "command", "ARRAY_JOB_ID": "array_job_id", "ARRAY_TASK_ID": "array_task_id",
+}
+# fmt: on
+
+
+_SQ_JOB_ID_RE = re.compile(r"\d+(?:_(?:\d+|\[[^\]]*\]))?(?:\+\d+)?")
+_STATE_RE = re.compile(r"[A-Z_]+")
+_PRIO_RE = re.compile(r"\d+(\.\d+)?")
+
+
+_make_job = positional_constructor(SlurmJob)  # all 27 fields, ~2x faster than SlurmJob(...)
+
+# Column cleaners of the squeue rows, one call per distinct raw string (per-parse memos).
+# Columns that repeat across thousands of jobs (user, partition, state, reason, node list,
+# work dir, account, QOS, command) are interned: one str per distinct value, not one per job.
+_intern = sys.intern
+_MISS: Any = object()
+
+
+def _sq_state(s: str) -> str:
+    s = s.strip().upper()
+    if not s or not _STATE_RE.fullmatch(s):
+        raise ValueError(f"bad state {s!r}")
+    return _intern(s)
+
+
+def _sq_nodes(s: str) -> tuple[str, tuple[str, ...]]:
+    """%N -> (compact list, expanded names). A pending job's %N is empty; a finished job's stays."""
+    s = _text(s).strip()
+    return _intern(s), (hostlist.expand(s) if s and not s.startswith("(") else ())
+
+
+def _sq_priority(s: str) -> int | None:
+    s = s.strip()
+    if s.isdigit() and s.isascii():
+        return int(s)
+    return int(float(s)) if _PRIO_RE.fullmatch(s) else None
+
+
+def _sq_columns(tz: tzinfo) -> dict[str, Callable[[str], Any]]:
+    """squeue column -> cleaner (raw field -> model value); ValueError/ParseError reject the row."""
+
+    def when(s: str) -> datetime | None:
+        return _parse_time(s, tz)
+
+    # the three times share one function (so one memo): a job's start is often another's submit
+    return {
+        # as printed; shared per distinct name (array tasks, resubmits: ~5 MiB at 100k jobs)
+        "name": str,
+        "user": lambda s: _intern(s.strip()),
+        "partition": lambda s: _intern(s.strip()),
+        "state": _sq_state,
+        "reason": lambda s: _intern(_text(s).strip()) or "None",
+        "cpus": _int,
+        "node_count": _int,
+        "node_list": _sq_nodes,
+        "min_memory": parse_req_mem,
+        "time_limit": _parse_duration,
+        "elapsed": _parse_duration,
+        "submit_time": when,
+        "start_time": when,
+        "end_time": when,
+        "work_dir": lambda s: _intern(_text(s)),  # not stripped: a path may end in a space
+        "account": lambda s: _intern(_text(s).strip()),
+        "qos": lambda s: _intern(_text(s).strip()),
+        "dependency": lambda s: _text(s).strip(),
+        "priority": _sq_priority,
+        "command": lambda s: _intern(_text(s)),
+        "comment": _text,
+    }
+
+
+class _Memo(dict):
+    """raw value -> ``fn(raw)``, computed on the first lookup (``memo[raw]``, a C-level dict hit
+    after that). A value ``fn`` rejects is not stored: the lookup gives None and sets ``bad``.
+    ``prev``: the same column's table from the previous poll, consulted before ``fn`` (a job's
+    submit/start times, user, node list rarely change between polls)."""
+
+    __slots__ = ("fn", "bad", "prev")
+
+    def __init__(self, fn: Callable[[str], Any], prev: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self.fn = fn
+        self.bad = False
+        self.prev = prev if prev is not None else {}
+
+    def __missing__(self, raw: str) -> Any:
+        v = self.prev.get(raw, _MISS)
+        if v is _MISS:
+            try:
+                v = self.fn(raw)
+            except _BAD_VALUE:
+                self.bad = True
+                return None
+        self[raw] = v
+        return v
+
+    def strict(self, raw: str) -> Any:
+        """``memo[raw]`` that raises what ``fn`` raised."""
+        v = self.get(raw, _MISS)
+        if v is _MISS:
+            v = self.prev.get(raw, _MISS)
+            if v is _MISS:
+                v = self.fn(raw)
+            self[raw] = v
+        return v
+
+
+def _job_from_fields(f: list[str], ix: dict[str, int], memo: dict[str, _Memo]) -> SlurmJob:
+    """One squeue row (its fields plus a trailing ``""`` that absent columns point at).
+    The reference path, used for chunks :func:`_jobs_from_chunk` cannot take whole; raises
+    ValueError/ParseError like the column pass rejects."""
+    job_id = f[ix["job_id"]].strip()
+    if not _SQ_JOB_ID_RE.fullmatch(job_id):
+        raise ValueError(f"bad job id {job_id!r}")
+    state = memo["state"].strict(f[ix["state"]])
+    mem, per_cpu = memo["min_memory"].strict(f[ix["min_memory"]])
+    node_list, nodes = memo["node_list"].strict(f[ix["node_list"]])
+
+    def col(k: str) -> Any:
+        return memo[k].strict(f[ix[k]])
+
+    return _make_job(
+        job_id,
+        col("name"),
+        col("user"),
+        col("partition"),
+        state,
+        col("reason"),
+        col("cpus"),
+        col("node_count"),
+        nodes,
+        node_list,
+        mem,
+        per_cpu,
+        col("time_limit"),
+        col("elapsed"),
+        col("submit_time"),
+        col("start_time"),
+        col("end_time"),
+        col("work_dir"),
+        "",
+        "",
+        col("account"),
+        col("qos"),
+        col("dependency"),
+        col("priority"),
+        None,
+        col("command"),
+        col("comment"),
+    )
+
+
+_first = itemgetter(0)
+_second = itemgetter(1)
+
+
+def _jobs_from_chunk(
+    lines: list[str], sep: str, ix: dict[str, int], ncols: int, memo: dict[str, _Memo]
+) -> list[SlurmJob] | None:
+    """A chunk of squeue rows column by column: split, transpose, one C-level memo lookup per
+    field (``map(memo.__getitem__, column)``) and one builder call per job. None when a row
+    is malformed (field count, job id, state, node list): the caller redoes the chunk row by
+    row for the exact warnings."""
+    rows = [ln.split(sep) for ln in lines]
+    if set(map(len, rows)) != {ncols}:
+        return None
+    cols = list(zip(*rows, strict=True))
+    del rows
+    cols.append(("",) * len(lines))  # absent columns read ""
+    ids = list(map(str.strip, cols[ix["job_id"]]))
+    if not all(map(_SQ_JOB_ID_RE.fullmatch, ids)):
+        return None
+
+    def col(k: str) -> Any:
+        return map(memo[k].__getitem__, cols[ix[k]])
+
+    nl = list(col("node_list"))  # (compact, expanded) pairs, read twice below
+    mem = list(col("min_memory"))
+    if _rejected(memo):
+        return None
+    nothing = repeat("")
+    jobs = list(
+        map(
+            _make_job,
+            ids,
+            col("name"),
+            col("user"),
+            col("partition"),
+            col("state"),
+            col("reason"),
+            col("cpus"),
+            col("node_count"),
+            map(_second, nl),
+            map(_first, nl),
+            map(_first, mem),
+            map(_second, mem),
+            col("time_limit"),
+            col("elapsed"),
+            col("submit_time"),
+            col("start_time"),
+            col("end_time"),
+            col("work_dir"),
+            nothing,
+            nothing,
+            col("account"),
+            col("qos"),
+            col("dependency"),
+            col("priority"),
+            repeat(None),
+            col("command"),
+            col("comment"),
+        )
+    )
+    return None if _rejected(memo) else jobs
+
+
+def _rejected(memo: dict[str, _Memo]) -> bool:
+    """Whether a memo rejected a value (a bad state or node list, say) since the last call."""
+    bad = [m for m in memo.values() if m.bad]
+    for m in bad:
+        m.bad = False
+    return bool(bad)
+
+
+_CHUNK_CHARS = 1 << 20  # squeue text per column pass (~4k rows of 22 fields)
+
+
+def _line_chunks(text: str, size: int) -> Iterator[list[str]]:
+    """The non-blank lines of ``text`` in lists of about ``size`` characters, a trailing CR
+    dropped. Only LF ends a row: str.splitlines() also splits on \x0b \x0c \x1c-\x1e \x85
+    \u2028, which a job name may contain (the job would vanish from the queue). Chunks keep
+    the fields of ~4k rows alive at a time instead of the whole output's lines."""
+    pos, n = 0, len(text)
+    cr = "\r" in text
+    while pos < n:
+        end = text.find("\n", pos + size)
+        if end < 0:
+            end = n
+        lines = text[pos:end].split("\n")
+        pos = end + 1
+        lines = list(filter(str.strip, lines))
+        if cr:
+            lines = [ln.removesuffix("\r") for ln in lines]
+        if lines:
+            yield lines
+
+
+class SqueueCarry:
+    """What one poller's :func:`parse_squeue` keeps from its last parse for the next one:
+    per-column tables (raw field -> cleaned value) and, for the column layout it was parsed
+    with, each good row's text -> its :class:`SlurmJob`. Both hold only what the latest
+    output had (~40 MiB at 100k jobs): an unchanged row (a pending or ended job) is one dict
+    lookup next poll, an unchanged submit time or node list in a changed row is not parsed
+    again."""
+
+    __slots__ = ("tables", "rows", "layout")
+
+    def __init__(self) -> None:
+        self.tables: dict[str, dict[str, Any]] = {}
+        self.rows: dict[str, SlurmJob] = {}
+        self.layout: tuple = ()
+
+    def clear(self) -> None:
+        self.tables, self.rows, self.layout = {}, {}, ()
+
+
+def parse_squeue(
+    text: str, tz: tzinfo = UTC, carry: SqueueCarry | None = None
+) -> tuple[list[SlurmJob], list[str]]:
+    """Parse ``squeue -o`` delimited output (``commands.SQUEUE_ARGV``).
+
+    Separator ``\\x1f`` (or ``|``). A header line (``JOBID|PARTITION|...``) is used to
+    map columns; without it the column order of ``SQUEUE_FIELDS`` is assumed.
+    ``carry``: a poller's :class:`SqueueCarry` from its previous parse with the same ``tz``
+    (it passes the same one every poll); read, then replaced by what this parse found.
+    Returns (jobs, warnings). Raises ParseError when no row at all is usable.
+    """
+    # Hot path (100k rows per poll at a big site): rows are taken ~4k at a time column by
+    # column, every repeated column (times, durations, users, states, ...) cleaned once per
+    # distinct raw string; a chunk with a malformed row is redone row by row.
+    sep = SEP if SEP in text else "|"
+    jobs: list[SlurmJob] = []
+    warnings: list[str] = []
+    memo: dict[str, _Memo] = {}
+    shared: dict[Any, _Memo] = {}  # columns with one cleaner share its memo (the three times)
+    prev = carry.tables if carry is not None else {}
+    for k, fn in _sq_columns(tz).items():
+        memo[k] = shared.setdefault(fn, _Memo(fn, prev.get(k)))
+    ix: dict[str, int] = {}
+    ncols = 0
+    row = 0
+    old_rows: dict[str, SlurmJob] = {}  # last poll's good rows, when parsed with this layout
+    new_rows: dict[str, SlurmJob] | None = {} if carry is not None else None
+    layout: tuple = ()
+    for lines in _line_chunks(text, _CHUNK_CHARS):
+        if not ix:  # the first line: a header or the first row
+            first = [f.strip() for f in lines[0].split(sep)]
+            if first and first[0] == "JOBID":
+                cols = [_SQUEUE_HEADERS.get(h, "") for h in first]
+                lines = lines[1:]
+            else:
+                cols = [name for _, name in SQUEUE_FIELDS]
+            ncols = len(cols)
+            # column -> field index; absent columns read the "" appended to every row
+            ix = {name: ncols for _, name in SQUEUE_FIELDS} | {
+                k: i for i, k in enumerate(cols) if k
+            }
+            layout = (sep, ncols, tuple(sorted(ix.items())))
+            if carry is not None and carry.layout == layout:
+                old_rows = carry.rows
+        known = list(map(old_rows.get, lines)) if old_rows else None
+        todo = (
+            [ln for ln, j in zip(lines, known, strict=True) if j is None]
+            if known is not None
+            else lines
+        )
+        got = _jobs_from_chunk(todo, sep, ix, ncols, memo) if todo else []
+        if got is not None:
+            if known is not None:  # the unchanged rows' jobs, the parsed ones in the gaps
+                fresh = iter(got)
+                got = [j if j is not None else next(fresh) for j in known]
+            jobs += got
+            row += len(lines)
+            if new_rows is not None:
+                new_rows.update(zip(lines, got, strict=True))
+            continue
+        for i, line in enumerate(lines):
+            row += 1
+            job = known[i] if known is not None else None
+            if job is None:
+                fields = line.split(sep)
+                if len(fields) != ncols:
+                    warnings.append(
+                        f"squeue: row {row} has {len(fields)} fields, expected {ncols}: "
+                        f"{line[:80]!r}"
+                    )
+                    continue
+                fields.append("")
+                try:
+                    job = _job_from_fields(fields, ix, memo)
+                except _BAD_VALUE as exc:
+                    warnings.append(f"squeue: row {row} skipped: {exc}")
+                    continue
+            jobs.append(job)
+            if new_rows is not None:
+                new_rows[line] = job
+    if row and not jobs:
+        raise ParseError(f"no usable row ({warnings[0] if warnings else 'empty'})", where="squeue")
+    if carry is not None:
+        for m in memo.values():
+            m.prev = {}  # the old tables die with this parse
+        carry.tables, carry.layout = memo, layout
+        carry.rows = new_rows if new_rows is not None else {}
+    return jobs, warnings

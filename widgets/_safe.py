@@ -1,0 +1,62 @@
+"""Making hostile text safe to draw: job names, reasons, log lines, event messages.
+
+Cluster users control these strings. Before display: decode bytes with replacement,
+drop terminal control sequences (CSI, OSC incl. OSC 52/8, DCS/SOS/PM/APC strings, bare
+ESC, C1 controls, BEL, backspace), expand tabs, and cap the length. Rich markup is never
+interpreted: widgets build ``rich.text.Text`` objects from the cleaned string, never markup.
+
+The widgets draw such text, so the sanitizer lives with them; the core re-exports it
+(``text.clean``) for CLI tables and reports. It needs only ``re``, so loading it never
+pulls in Textual.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_LINE = 4096  # characters kept per displayed line
+
+# ESC [ ... final byte; ESC ] ... (BEL | ST); ESC P/X/^/_ ... ST; two-byte ESC sequences.
+_ANSI = re.compile(
+    r"""
+    \x1b\[[0-?]*[ -/]*[@-~]?            # CSI (possibly truncated)
+  | \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?   # OSC ... BEL/ST (OSC 8 links, OSC 52 clipboard)
+  | \x1b[PX^_][^\x1b]*(?:\x1b\\)?        # DCS, SOS, PM, APC ... ST
+  | \x1b[@-Z\\-_]                        # other two-byte Fe escapes
+  | \x1b[ -/]+[0-~]?                     # nF escapes: ESC ( 0 charset designation, ESC # 8 ...
+  | \x1b.?                               # bare ESC (and whatever it would have modified)
+  | \x9b[0-?]*[ -/]*[@-~]?               # 8-bit CSI
+  | [\x90\x98\x9d\x9e\x9f][^\x9c\x07]*[\x9c\x07]?  # 8-bit DCS/SOS/OSC/PM/APC strings
+    """,
+    re.VERBOSE,
+)
+# Remaining C0 (except tab) and C1 controls, DEL.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def decode(data: bytes) -> str:
+    """UTF-8 with replacement characters; never raises."""
+    return data.decode("utf-8", errors="replace")
+
+
+def strip_ansi(text: str) -> str:
+    """Remove escape sequences only (used before matching log lines)."""
+    return _ANSI.sub("", text)
+
+
+def clean(text: str | bytes, max_len: int = MAX_LINE) -> str:
+    """One display-safe line: no control sequences, tabs expanded, at most ``max_len`` chars.
+
+    A CR inside the line keeps only what a terminal would finally show after it
+    (progress bars), a trailing CR (CRLF files) is dropped.
+    """
+    if isinstance(text, bytes):
+        text = decode(text)
+    text = text.rstrip("\r\n")
+    if "\r" in text:
+        text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
+    text = _ANSI.sub("", text)
+    text = _CONTROL.sub("", text.expandtabs(4))
+    if len(text) > max_len:
+        text = text[: max_len - 1] + "…"
+    return text
