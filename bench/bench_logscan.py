@@ -22,7 +22,10 @@ from cockpit.diagnosis.patterns import patterns_for  # noqa: E402
 from cockpit.ingest.logfile import scan_path  # noqa: E402
 
 PATH = "/tmp/cockpit-bench-1g.log"
-ERROR = b"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=4242.batch. Some of your processes may have been killed.\n"
+ERROR = (
+    b"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=4242.batch. Some of your "
+    b"processes may have been killed.\n"
+)
 
 
 def to_ere(rx: bytes) -> str:
@@ -79,7 +82,8 @@ def main() -> int:
         t = time.perf_counter()
         generate(PATH, size)
         print(
-            f"generated {PATH} ({os.path.getsize(PATH) / 2**20:.0f} MiB) in {time.perf_counter() - t:.1f} s"
+            f"generated {PATH} ({os.path.getsize(PATH) / 2**20:.0f} MiB) in "
+            f"{time.perf_counter() - t:.1f} s"
         )
     pat_file = PATH + ".ere"
     with open(pat_file, "w") as fh:
@@ -101,18 +105,23 @@ def main() -> int:
         return time.perf_counter() - t, str(h.line if h else None)
 
     def child_memory() -> str:
-        """Scan in a fresh process: peak RSS (VmHWM, with the chunk buffers) and RssAnon once the scan is done."""
+        """Peak RSS (VmHWM, with the chunk buffers) and RssAnon of a fresh process after a scan."""
         code = (
-            "import sys; sys.path.insert(0, {!r}); from cockpit.ingest.logfile import scan_path; scan_path({!r}); "
+            "import sys; sys.path.insert(0, {!r}); "
+            "from cockpit.ingest.logfile import scan_path; scan_path({!r}); "
             "s = open('/proc/self/status').read(); import re; "
-            "print(*(re.search(k + r':\\s+(\\d+)', s).group(1) for k in ('VmHWM', 'RssAnon')))".format(
+            "print(*(re.search(k + r':\\s+(\\d+)', s).group(1) "
+            "for k in ('VmHWM', 'RssAnon')))".format(
                 os.path.join(os.path.dirname(__file__), ".."), PATH
             )
         )
         out = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
         ).stdout.split()
-        return f"peak RSS {int(out[0]) / 1024:.0f} MiB (includes the chunk buffers), anonymous {int(out[1]) / 1024:.0f} MiB"
+        return (
+            f"peak RSS {int(out[0]) / 1024:.0f} MiB (includes the chunk buffers), anonymous "
+            f"{int(out[1]) / 1024:.0f} MiB"
+        )
 
     g = min(grep() for _ in range(3))
     o = min(ours() for _ in range(3))

@@ -70,7 +70,7 @@ def measure(jobs: int, nodes: int = 10_000, repeat: int = 3) -> dict:
         snap = await source.poll()
         t1 = time.perf_counter()
         # As Hub._analyse runs them (a thread, cyclic GC paused: the objects are acyclic and
-        # the collector walking them as they pile up was ~0.5 s of a 100k diagnosis).
+        # the collector walking them as they pile up would cost ~0.5 s of a 100k diagnosis).
         with gcpolicy.bulk():
             findings = diagnose(snap, None, now=NOW)
             v = verdicts(list(findings))
@@ -99,7 +99,7 @@ def measure(jobs: int, nodes: int = 10_000, repeat: int = 3) -> dict:
         *warm, snap = await poll()
         # The poll's own peak, read before the references below run: the floor's bytes.split
         # of 100k rows (~2.5M bytes objects) and the JSON round trip peak far above the poll
-        # itself and used to be reported as the cockpit's memory.
+        # itself, and are not the cockpit's memory.
         poll_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         assert snap is not None and snap.error is None, snap.error if snap else None  # type: ignore[union-attr]
         fl = min([await floor() for _ in range(repeat)])

@@ -75,7 +75,7 @@ class TmuxApp:
         self.session = f"cockpit-bench-{name}-{os.getpid()}"
 
     def start(self, cmd: str = "") -> float:
-        """Launch (default ``cockpit --demo``); returns seconds to the first frame showing the header."""
+        """Launch (default ``cockpit --demo``); seconds until a frame shows the header."""
         cmd = cmd or f"cd {ROOT} && exec {PY_ENV} {sys.executable} -m cockpit --demo --no-bell"
         t0 = time.perf_counter()
         _tmux("new-session", "-d", "-s", self.session, "-x", "160", "-y", "48", cmd)
@@ -147,7 +147,8 @@ def startup(runs: int = 3) -> dict:
     cold = TmuxApp("cold")
     try:
         nocache = cold.start(
-            f"cd {ROOT} && exec env PYTHONDONTWRITEBYTECODE=1 {sys.executable} -m cockpit --demo --no-bell"
+            f"cd {ROOT} && exec env PYTHONDONTWRITEBYTECODE=1 "
+            f"{sys.executable} -m cockpit --demo --no-bell"
         )
     finally:
         cold.stop()
@@ -191,7 +192,8 @@ def startup(runs: int = 3) -> dict:
     top.sort(reverse=True)
     probe = (
         "import sys, cockpit.cli, cockpit.app, cockpit.commands.tui, cockpit.connect as f; "
-        "f.demo(); print(sorted({m.split('.')[0] for m in sys.modules if m.startswith('huaweicloud')}))"
+        "f.demo(); print(sorted({m.split('.')[0] for m in "
+        "sys.modules if m.startswith('huaweicloud')}))"
     )
     sdk = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
@@ -216,7 +218,8 @@ def controller(seconds: float, jobs: int = 1000, evidence: str = "failures") -> 
     cfg_dir = Path(tempfile.mkdtemp(prefix="cockpit-bench-cfg-"))
     cfg = cfg_dir / "config.toml"
     cfg.write_text(
-        f'[clusters.fake]\ntransport = "local"\ninterval = 5\nslurmctld_log = "{site.slurmctld_log}"\n'
+        '[clusters.fake]\ntransport = "local"\ninterval '
+        f'= 5\nslurmctld_log = "{site.slurmctld_log}"\n'
         f'evidence = "{evidence}"\n'
     )
 

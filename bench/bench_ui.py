@@ -5,8 +5,9 @@
 * poll stall: the longest the event loop is blocked during one real ``Hub.poll_once``;
 * keypress -> frame: ``j`` and ``pagedown`` in the queue, and each character typed in
   the ``/`` filter (the frame echoing the key, and the first frame showing the filtered
-  rows; the same frame while the filter runs inside the keystroke). A frame is one ``Screen`` compositor update handed to the driver
-  (``App._display``); headless, the terminal write itself is skipped.
+  rows; the same frame while the filter runs inside the keystroke). A frame is one ``Screen``
+  compositor update handed to the driver (``App._display``); headless, the terminal write
+  itself is skipped.
 
 Snapshots are the fake site's (``bench/fake_slurm``) parsed by the real parsers.
 
@@ -135,13 +136,13 @@ async def measure_app(snap, presses: int = 15) -> dict:
         for k in range(3):
             later = dataclasses.replace(snap, taken_at=NOW + timedelta(seconds=60 * (k + 1)))
             clock_now[0] = later.taken_at
-            # the poll's thread: engine, rows, incidents (Hub._apply's to_thread part)
+            # the poll's thread: engine, rows, incidents (Poller._apply's to_thread part)
             analysis = await asyncio.to_thread(
                 app.hub._analyse, later, clock_now[0], None, None, app.hub._basis(st, None)
             )
             await pilot.pause()
             t0 = time.perf_counter()
-            app.hub._publish(st, later, analysis)  # Hub._apply's UI-thread part
+            app.hub._publish(st, later, analysis)  # Poller._apply's UI-thread part
             app.post_message(HubUpdated(source.name))
             while (
                 getattr(app.screen, "_applied", None) != app.hub.generation

@@ -46,7 +46,8 @@ def machine() -> str:
     except Exception:
         textual = "?"
     return (
-        f"{cpu}, {os.cpu_count()} cores, {mem_kib / 2**20:.1f} GiB RAM, Linux {platform.release()}, "
+        f"{cpu}, {os.cpu_count()} cores, {mem_kib / 2**20:.1f} GiB RAM, "
+        f"Linux {platform.release()}, "
         f"Python {platform.python_version()}, Textual {textual}"
     )
 
@@ -94,7 +95,8 @@ def bench_poll(sizes: list[int]) -> list[Row]:
         rows.append(
             (
                 "1 poll",
-                f"{n // 1000}k jobs, the next poll (last poll's parse tables; same rows: best case) "
+                f"{n // 1000}k jobs, the next poll "
+                "(last poll's parse tables; same rows: best case) "
                 f"collect+parse {ms(r['warm_collect_parse_s'])}",
                 ms(r["warm_poll_s"]),
                 f"first poll {ms(r['poll_s'])}",
@@ -123,10 +125,12 @@ def bench_poll(sizes: list[int]) -> list[Row]:
         rows.append(
             (
                 "1 poll",
-                f"peak RSS of the polls at {n // 1000}k jobs (process, incl. {r['base_rss_mib']:.0f} MiB "
+                f"peak RSS of the polls at {n // 1000}k jobs "
+                f"(process, incl. {r['base_rss_mib']:.0f} MiB "
                 "interpreter; read before the references run)",
                 f"{r['peak_rss_mib']:.0f} MiB",
-                f"{r.get('process_peak_rss_mib', r['peak_rss_mib']):.0f} MiB after the references (bytes.split, JSON)",
+                f"{r.get('process_peak_rss_mib', r['peak_rss_mib']):.0f} "
+                "MiB after the references (bytes.split, JSON)",
                 "",
                 "≤ 300 MB",
                 ok(r["peak_rss_mib"] * 1.048576 <= 300),
@@ -177,7 +181,8 @@ def bench_ui(sizes: list[int]) -> list[Row]:
         rows.append(
             (
                 "2 UI",
-                f"longest full GC pause (gen 2) in the app at {n // 1000}k ({r['gc2_count']} collections)",
+                "longest full GC pause (gen 2) in the app at "
+                f"{n // 1000}k ({r['gc2_count']} collections)",
                 ms(r["gc2_max_s"]),
                 f"{ms(ref['gc2_max_s'])} at {sizes[0] // 1000}k",
                 "",
@@ -330,14 +335,16 @@ def bench_controller(seconds: float) -> list[Row]:
             f"{dc.get('sacct', 0) / dp:.2f} / {dc.get('scontrol show job', 0) / dp:.2f}",
             "",
             "",
-            "sacct ≤ 1 per poll (one batched sacct for newly failed jobs; by design, see cockpit/enrich.py)",
+            "sacct ≤ 1 per poll (one batched sacct for newly failed jobs; "
+            "by design, see cockpit/runtime/evidence.py)",
             ok(dc.get("sacct", 0) / dp <= 1.0),
         )
     )
     rows.append(
         (
             "6 controller",
-            f"job + log screens open ({r['drilldown_polls']} polls): sacct / scontrol show job per poll",
+            f"job + log screens open ({r['drilldown_polls']} polls): "
+            "sacct / scontrol show job per poll",
             f"{jc.get('sacct', 0) / jp:.2f} / {jc.get('scontrol show job', 0) / jp:.2f}",
             "",
             "",
@@ -358,7 +365,8 @@ def bench_controller(seconds: float) -> list[Row]:
     rows.append(
         (
             "6 controller",
-            f'`evidence = "drill-down"`: dashboard only ({d["dashboard_polls"]} polls), then job + log '
+            '`evidence = "drill-down"`: dashboard only '
+            f"({d['dashboard_polls']} polls), then job + log "
             f"screens ({d['drilldown_polls']} polls): sacct / scontrol show job per poll",
             f"{dc.get('sacct', 0) / dp:.2f} / {dc.get('scontrol show job', 0) / dp:.2f}, then "
             f"{jc.get('sacct', 0) / jp:.2f} / {jc.get('scontrol show job', 0) / jp:.2f}",
@@ -372,7 +380,10 @@ def bench_controller(seconds: float) -> list[Row]:
 
 
 def table(rows: list[Row]) -> str:
-    head = "| # | measure | cockpit | reference | ratio | target | met |\n|---|---|---|---|---|---|---|\n"
+    head = (
+        "| # | measure | cockpit | reference | ratio | "
+        "target | met |\n|---|---|---|---|---|---|---|\n"
+    )
     return head + "".join(
         "| " + " | ".join(c.replace("|", "\\|") for c in r) + " |\n" for r in rows
     )

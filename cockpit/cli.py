@@ -76,7 +76,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     (see :func:`_tui_only`), the subcommands are left out."""
     parser = argparse.ArgumentParser(
         prog="cockpit",
-        description="Terminal cockpit for Slurm and ModelArts on-call: why is this job stuck or dead?",
+        description=(
+            "Terminal cockpit for Slurm and ModelArts on-call: why is this job stuck or dead?"
+        ),
     )
     add_common(parser, top=True)
     parser.add_argument(
@@ -98,6 +100,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    from cockpit.safety import install_log_redaction
+
+    install_log_redaction()  # log records quote job output, which may hold credentials
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:

@@ -326,7 +326,8 @@ def load_config(path: str | Path | None = None) -> Config:
             key=v.get("key"),
             known_hosts=kh,
             interval=ld.interval(f"{prefix}.interval", v.get("interval", 15)),
-            # the field defaults (a slots dataclass's class attribute is a member_descriptor, not the default)
+            # the field defaults (on a slots dataclass the class attribute is a
+            # member_descriptor, not the default)
             slurmctld_log=v.get(
                 "slurmctld_log", ClusterConfig.__dataclass_fields__["slurmctld_log"].default
             ),
@@ -359,7 +360,8 @@ def load_config(path: str | Path | None = None) -> Config:
             if k in v and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v[k]):
                 raise ld.error(
                     f"{prefix}.{k}",
-                    f"{k} names an environment variable, e.g. HUAWEICLOUD_SDK_AK (never the key itself)",
+                    f"{k} names an environment variable, e.g. "
+                    "HUAWEICLOUD_SDK_AK (never the key itself)",
                 )
         modelarts[name] = ModelArtsConfig(
             name=name,

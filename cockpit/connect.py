@@ -96,7 +96,8 @@ def _demo_selection(
     projects: list[str] | None,
 ) -> list[Source]:
     """The demo site's sources (``demo-hpc``, ``demo-modelarts``), restricted by ``--cluster`` /
-    ``--modelarts`` like a config's: either flag may name either demo source. Unknown -> UserError."""
+    ``--modelarts`` like a config's: either flag may name either demo source; an unknown name
+    is a UserError."""
     sources = demo(getattr(args, "demo_seed", 7), clock)
     wanted = [*(clusters or ()), *(projects or ())]
     if not wanted:

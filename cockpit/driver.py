@@ -6,7 +6,7 @@ only serves two things, each replaced here by something that wakes the thread
 only when needed:
 
 * noticing ``exit_event`` (set by ``disable_input`` on quit and on suspend, SIGTSTP): its
-  ``set()`` now also writes a byte to a self-pipe the thread selects on;
+  ``set()`` here also writes a byte to a self-pipe the thread selects on;
 * ``parser.tick()``, which delivers a lone ESC once the XTerm parser's escape
   delay has passed: the select timeout is the time left to that deadline, and
   ``None`` (sleep) when the parser waits for nothing.
@@ -60,7 +60,7 @@ class _WakingEvent(threading.Event):
 
 
 class CockpitDriver(LinuxDriver):
-    """``LinuxDriver`` with an input thread that blocks until a key, a quit or an escape deadline."""
+    """``LinuxDriver`` whose input thread blocks until a key, a quit or an escape deadline."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

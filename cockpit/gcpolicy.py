@@ -1,15 +1,15 @@
 """Garbage-collector policy for big snapshots (100k jobs = millions of long-lived objects).
 
 CPython's full (generation 2) collection walks every tracked object and holds the GIL:
-at 100k jobs that stopped the UI for ~1 s, several times per poll. Snapshot data is
+at 100k jobs that stops the UI for ~1 s, several times per poll. Snapshot data is
 acyclic (frozen dataclasses of tuples and strings), so reference counting frees an old
 snapshot on its own; the cyclic collector only needs to see what is new.
 
 * :func:`bulk` - automatic collection off while a poll parses and diagnoses (a thread):
   the objects it builds are acyclic; walking them over and over as they pile up is the cost.
   On the way out everything alive is frozen *before* collection is switched back on: the
-  millions of objects built meanwhile sat in generation 0, and the first allocation after
-  ``gc.enable()`` (any thread, often the UI's) walked them all in one collection (up to
+  millions of objects built meanwhile sit in generation 0, and the first allocation after
+  ``gc.enable()`` (any thread, often the UI's) would walk them all in one collection (up to
   ~0.5 s at 100k jobs, counted as a full collection because they swamp generation 2).
 * :func:`settle` - after a snapshot is applied: ``gc.freeze()`` what is alive (O(1)),
   so later full collections skip it. Frozen acyclic objects are still freed
@@ -61,7 +61,7 @@ def bulk() -> Iterator[None]:
 
 
 def settle() -> None:
-    """Call after a new snapshot replaced the old one (any thread; cheap: young generations only)."""
+    """Call after a new snapshot replaced the old one (any thread; cheap: young generations)."""
     global _settles
     with _lock:
         _settles += 1
@@ -135,8 +135,8 @@ def _reap() -> None:
     # items are moved into a list first, so freeing it only drops references, and the
     # items are then freed CHUNK at a time with the GIL yielded in between. One dealloc
     # of a 100k-job tuple would hold the GIL (and stall the UI thread) for ~tens of ms.
-    # No tracked object per item is allocated here (a (item, depth) pair each was 100k
-    # tuples pushed through the young generations into generation 2: full collections).
+    # No tracked object per item is allocated here (an (item, depth) pair each would push 100k
+    # tuples through the young generations into generation 2: full collections).
     while True:
         frames: list[tuple[list, int]] = [([_graveyard.get()], 0)]
         time.sleep(GRACE_S)

@@ -336,7 +336,8 @@ class SourceError:
     """Why a poll failed, shown on the source's status line.
 
     ``kind``: unreachable | auth | host_key | timeout | command | parse | forbidden |
-    not_found | throttled | server | config.
+    not_found | throttled | server | config | internal (a bug in the cockpit's own pipeline:
+    a stage raised before the poll's data was published; see ``cockpit.runtime.poller``).
     """
 
     kind: str
@@ -347,7 +348,7 @@ class SourceError:
 
 @dataclass(frozen=True, slots=True)
 class FsUsage:
-    """One shared filesystem as ``df -P`` (+ ``df -Pi``) reports it (parsed by ``cockpit.slurm.storage``).
+    """One shared filesystem as ``df -P`` (+ ``-Pi``) shows it, parsed by ``cockpit.slurm.storage``.
 
     Sizes in MiB (floored), ``use_pct`` is df's Capacity column (used / (used + avail),
     rounded up like df), ``inodes_pct`` df -Pi's IUse% (None when the filesystem has
@@ -419,7 +420,7 @@ class LogText:
     line_numbers: tuple[int, ...] = ()
 
     def file_offset(self, line: int, offset: int) -> int:
-        """File byte offset of the start of ``data``'s 1-based ``line`` (at ``offset`` in ``data``)."""
+        """File byte offset where ``data``'s 1-based ``line`` starts (at ``offset`` in ``data``)."""
         if self.line_offsets:
             return self.line_offsets[min(max(line, 1), len(self.line_offsets)) - 1]
         return self.base_offset + offset
@@ -439,7 +440,8 @@ class Artifacts:
     acct: tuple[AcctRecord, ...] = ()
     logs: tuple[LogText, ...] = ()
     commands: Mapping[str, str] = field(default_factory=dict)  # e.g. 'scontrol show job 4' -> text
-    # Past runs of the same user + job name (sacct -u U --name N), fetched for OOM/TIMEOUT jobs: right-sizing.
+    # Past runs of the same user + job name (sacct -u U --name N), fetched for OOM/TIMEOUT
+    # jobs: right-sizing.
     history: tuple[AcctRecord, ...] = ()
 
 

@@ -2,9 +2,9 @@
 
 JSON contract::
 
-    {"generated_at": ISO, "incidents": [{"key", "root_cause", "severity", "subject": {kind, source, id},
-      "title", "first_seen": ISO | null, "acknowledged": bool, "affected": [{kind, source, id}],
-      "affected_count": int (>= 1, the TUI's count),
+    {"generated_at": ISO, "incidents": [{"key", "root_cause", "severity",
+      "subject": {kind, source, id}, "title", "first_seen": ISO | null, "acknowledged": bool,
+      "affected": [{kind, source, id}], "affected_count": int (>= 1, the TUI's count),
       "findings": [{"root_cause", "severity", "subject", "title", "explanation", "remedy",
                     "evidence": [{"file", "line", "text"}]}]}]}
 
@@ -39,8 +39,14 @@ def _subject(s: Subject) -> dict:
     return {"kind": s.kind, "source": s.source, "id": s.id}
 
 
+def _text(text: str, max_len: int = 4096) -> str:
+    """User text for a report: cleaned, then redacted (before any Markdown escaping splits a
+    ``KEY_NAME`` or a key apart; before the length cap too, which could leave half a key)."""
+    return redact(clean(redact(text), max_len))
+
+
 def _evidence(e: Evidence) -> dict:
-    return {"file": e.where, "line": e.line, "text": redact(clean(e.text))}
+    return {"file": _text(e.where), "line": e.line, "text": _text(e.text)}
 
 
 def _finding(f: Finding) -> dict:
@@ -48,9 +54,9 @@ def _finding(f: Finding) -> dict:
         "root_cause": f.root_cause,
         "severity": f.severity,
         "subject": _subject(f.subject),
-        "title": redact(clean(f.title)),
-        "explanation": redact(clean(f.explanation, 8192)),
-        "remedy": redact(clean(f.remedy, 8192)),
+        "title": _text(f.title),
+        "explanation": _text(f.explanation, 8192),
+        "remedy": _text(f.remedy, 8192),
         "evidence": [_evidence(e) for e in f.evidence],
     }
 
@@ -87,7 +93,7 @@ def incidents_json(
                 "root_cause": i.root_cause,
                 "severity": i.severity,
                 "subject": _subject(i.subject),
-                "title": redact(clean(i.title)),
+                "title": _text(i.title),
                 "first_seen": _iso(i.first_seen),
                 "acknowledged": i.key in acked,
                 "affected": [_subject(s) for s in i.affected],
@@ -159,7 +165,7 @@ def incidents_markdown(
     for n, inc in enumerate(ordered, 1):
         f = inc.primary
         ack = " (acknowledged)" if inc.key in acked else ""
-        out += ["", f"## {n}. [{inc.severity.upper()}] {md_escape(inc.title)}{ack}", ""]
+        out += ["", f"## {n}. [{inc.severity.upper()}] {md_escape(_text(inc.title))}{ack}", ""]
         out.append(f"- **Subject:** {md_code(str(inc.subject))}")
         out.append(f"- **Root cause:** `{inc.root_cause}`")
         out.append(f"- **First seen:** {_age(inc.first_seen, now)}")
@@ -168,14 +174,14 @@ def incidents_markdown(
             more = f" and {len(inc.affected) - 50} more" if len(inc.affected) > 50 else ""
             out.append(f"- **Affected ({len(inc.affected)}):** {shown}{more}")
         if f.explanation:
-            out += ["", md_escape(f.explanation)]
+            out += ["", md_escape(_text(f.explanation, 8192))]
         if f.remedy:
-            out += ["", f"**What to do:** {md_escape(f.remedy)}"]
+            out += ["", f"**What to do:** {md_escape(_text(f.remedy, 8192))}"]
         evidence = [e for fnd in inc.findings for e in fnd.evidence]
         if evidence:
             out += ["", "**Evidence:**", ""]
             lines = [
-                f"{clean(e.where)}{':' + str(e.line) if e.line else ''}: {clean(e.text)}"
+                f"{_text(e.where)}{':' + str(e.line) if e.line else ''}: {_text(e.text)}"
                 for e in evidence
             ]
             out += _fence(lines)

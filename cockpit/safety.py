@@ -8,13 +8,20 @@ before anything is sent. Transports then quote each argument (``shlex.join`` ove
 no shell locally); validation is the first of the two fences.
 
 :func:`redact` replaces credentials (Huawei Cloud AK/SK, AWS key ids, bearer and
-SDK-HMAC signatures, ``password=``/``token=`` values, URL passwords, private keys) by
-``<redacted>`` in text the cockpit writes (bundles, reports, logs).
+SDK-HMAC signatures, ``password=``/``passwd:``/``token=`` values and any ``*_SECRET_ACCESS_KEY``
+or ``*_SDK_SK`` style variable, URL passwords, chat-robot webhook tokens, private keys) by
+``<redacted>``. It is the one function every way out goes through: webhook bodies, notify
+command stdin and environment, the alert history, JSON/Markdown reports, bundles, and the
+cockpit's own log records (:func:`install_log_redaction`). It takes text, bytes, or JSON-like
+values (dicts, lists) so a channel redacts what it sends, not a serialisation of it.
 """
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Mapping
+from typing import Any, overload
 
 from cockpit.errors import UserError
 
@@ -22,11 +29,12 @@ from cockpit.errors import UserError
 class UnsafeValue(UserError, ValueError):
     """A value refused before it reached a command or a path (one line for the CLI).
 
-    A ``ValueError`` too, so callers written against the old validators keep working.
+    A ``ValueError`` too, so a caller that handles bad values as ``ValueError`` catches it.
     """
 
 
-# Anchored with \Z (``$`` also matches before a trailing newline). Job ids the cockpit sends: 123, array task 123_4, het component 123+1 (no ranges).
+# Anchored with \Z (``$`` also matches before a trailing newline). Job ids the cockpit sends:
+# 123, array task 123_4, het component 123+1 (no ranges).
 JOB_ID_RE = re.compile(r"^\d{1,10}(?:_\d{1,10})?(?:\+\d{1,4})?\Z", re.ASCII)
 # NodeName: letters, digits and . _ - (hostnames and Slurm's NodeName= values).
 NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
@@ -39,7 +47,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def _check(rx: re.Pattern[str], value: object, what: str) -> str:
-    # "4\n" passed the old ^...$ checks; without re.ASCII \d matched "４" and other digits.
+    # fullmatch and \Z because "4\n" passes ^...$; re.ASCII because \d also matches "４".
     if not isinstance(value, str) or not rx.fullmatch(value):
         raise UnsafeValue(f"not a Slurm {what}: {value!r}")
     return value
@@ -56,12 +64,16 @@ def validate_node_name(name: str) -> str:
 
 
 def validate_partition(name: str) -> str:
-    """``name`` if it is a partition name (letters, digits, ``._-``, no leading ``-``); else UnsafeValue."""
+    """``name`` if it is a partition name (letters, digits, ``._-``, no leading ``-``).
+
+    Anything else raises UnsafeValue."""
     return _check(PARTITION_RE, name, "partition name")
 
 
 def validate_user(name: str) -> str:
-    """``name`` if it is a user name (letters, digits, ``._-``, no leading ``-``); else UnsafeValue."""
+    """``name`` if it is a user name (letters, digits, ``._-``, no leading ``-``).
+
+    Anything else raises UnsafeValue."""
     return _check(USER_RE, name, "user name")
 
 
@@ -80,7 +92,9 @@ def validate_job_name(name: str) -> str:
 
 
 def validate_path(path: str) -> str:
-    """An absolute path without NUL, CR or LF (read by byte range; never given to a shell); else UnsafeValue."""
+    """An absolute path without NUL, CR or LF (read by byte range; never given to a shell).
+
+    Anything else raises UnsafeValue."""
     if not isinstance(path, str) or not path.startswith("/") or any(c in path for c in "\x00\n\r"):
         raise UnsafeValue(f"not an absolute path: {path!r}")
     return path
@@ -100,6 +114,17 @@ _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     # Huawei Cloud APIG signature header: Access=AK, ..., Signature=hex
     (r"(?i)((?:Access|Signature)=)[^\s,]+", r"\1" + REDACTED),
     (r"(?i)((?:X-Auth-Token|X-Security-Token):\s*)\S+", r"\1" + REDACTED),
+    # a bearer token quoted without its header (curl -H lines cut, SDK debug output)
+    (r"\b([Bb]earer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1" + REDACTED),
+    # chat robots: the token is the URL (WeCom ?key=, DingTalk ?access_token=, Slack, Feishu,
+    # Discord paths); anyone holding it can post to the channel
+    (r"(?i)([?&](?:key|access_token|token|sign)=)[^\s&\"'#]+", r"\1" + REDACTED),
+    (r"(?i)(hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s\"'?#]+", r"\1" + REDACTED),
+    (
+        r"(?i)(open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/)[^\s\"'?#/]+",
+        r"\1" + REDACTED,
+    ),
+    (r"(?i)(discord(?:app)?\.com/api/webhooks/\d+/)[^\s\"'?#/]+", r"\1" + REDACTED),
     (
         r"(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^/\s@]+(@)",
         r"\1" + REDACTED + r"\2",
@@ -152,29 +177,134 @@ def _secret_key(key: str) -> bool:
     return parts[-1] in _SECRET_WORDS or "_".join(parts[-2:]) in _SECRET_PAIRS
 
 
-def redact(text: str) -> str:
-    """``text`` with credentials replaced by ``<redacted>`` (see module doc for what counts)."""
-    text = _KV_STR.sub(lambda m: m[1] + REDACTED if _secret_key(m[1]) else m[0], text)
+_SEPS = {str: ("=", ":"), bytes: (b"=", b":")}
+
+
+def _redact_kv(text, rx, mark, as_str):
+    """Values of secret-named keys replaced by ``mark``. The value of a key that is not secret
+    is scanned in turn: ``https://host/?access_token=...`` is a harmless ``https:`` whose
+    value holds a secret key."""
+
+    def one(m):
+        if _secret_key(as_str(m[1])):
+            return m[1] + mark
+        value = m[2]
+        if len(value) < 3 or not any(c in value for c in _SEPS[type(value)]):
+            return m[0]
+        return m[1] + _redact_kv(value, rx, mark, as_str)
+
+    return rx.sub(one, text)
+
+
+def _redact_str(text: str) -> str:
+    text = _redact_kv(text, _KV_STR, REDACTED, str)
     for rx, repl in _STR_RULES:
         text = rx.sub(repl, text)
     return text
 
 
-def redact_bytes(data: bytes) -> bytes:
-    """:func:`redact` over raw bytes (log files in any encoding keep their other bytes)."""
-    data = _KV_BYTES.sub(
-        lambda m: (
-            m[1] + REDACTED.encode() if _secret_key(m[1].decode("ascii", "replace")) else m[0]
-        ),
-        data,
-    )
+def _redact_raw(data: bytes) -> bytes:
+    data = _redact_kv(data, _KV_BYTES, REDACTED.encode(), lambda b: b.decode("ascii", "replace"))
     for rx, repl in _BYTES_RULES:
         data = rx.sub(repl, data)
     return data
 
 
+@overload
+def redact(value: str) -> str: ...
+@overload
+def redact(value: bytes) -> bytes: ...
+@overload
+def redact(value: Any) -> Any: ...
+def redact(value: Any) -> Any:
+    """``value`` with credentials replaced by ``<redacted>`` (see the module doc for what
+    counts). Text and bytes are scanned; in dicts, lists and tuples every string is, and the
+    value of a secret-named key (``{"token": ...}``) is replaced whole. Other values pass."""
+    if isinstance(value, str):
+        return _redact_str(value)
+    if isinstance(value, (bytes, bytearray)):
+        return _redact_raw(bytes(value))
+    if isinstance(value, Mapping):
+        return {
+            k: REDACTED
+            if isinstance(k, str) and isinstance(v, str) and v and _secret_key(k)
+            else redact(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return type(value)(redact(v) for v in value) if type(value) in (list, tuple) else value
+    return value
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """:func:`redact` over raw bytes (log files in any encoding keep their other bytes)."""
+    return redact(data)
+
+
+_FORMATTER = logging.Formatter()  # formats a traceback once, to redact it
+
+
+def install_log_redaction() -> None:
+    """Make every log record the process creates carry a redacted message, traceback and stack.
+
+    A record factory rather than a handler filter, so handlers added later (pytest's, a
+    user's ``logging.conf``, Python's last-resort stderr handler) only ever see redacted
+    text. Idempotent; the CLI entry point calls it before anything logs."""
+    factory = logging.getLogRecordFactory()
+    if getattr(factory, "cockpit_redacts", False):
+        return
+
+    def make(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = factory(*args, **kwargs)
+        try:
+            record.msg, record.args = redact(record.getMessage()), None
+        except (TypeError, ValueError):  # a bad format string: logging reports it, not us
+            pass
+        if record.exc_info and record.exc_info[0] is not None and not record.exc_text:
+            record.exc_text = redact(_FORMATTER.formatException(record.exc_info))
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        return record
+
+    make.cockpit_redacts = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(make)
+
+
 def redact_secrets(text: str, secrets: list[str] | tuple[str, ...]) -> str:
-    """``text`` with each known secret value (e.g. the configured SK) replaced; empty values ignored."""
+    """``text`` with each known secret (e.g. the configured SK) replaced; empty values ignored."""
     for s in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
         text = text.replace(s, REDACTED)
     return text
+
+
+# --------------------------------------------------------------------------- job-chosen paths
+
+READ, SEARCH = 4, 1  # permission bits: read a file, pass through a directory
+
+
+def job_path_parts(path: str) -> list[str]:
+    """The components of a path a job chose (StdOut, StdErr, WorkDir): absolute, no ``..``
+    segment (it would leave the tree the path names); else UnsafeValue."""
+    validate_path(path)
+    parts = [p for p in path.split("/") if p and p != "."]
+    if ".." in parts:
+        raise UnsafeValue(f"not read: {path} leaves its directory ('..')")
+    return parts
+
+
+def may_access(
+    mode: int, owner_uid: int | None, owner_gid: int | None, uid: int, gid: int | None, want: int
+) -> bool:
+    """Whether user ``uid`` (primary group ``gid``) has the ``want`` bits (READ, SEARCH) on a
+    file of ``mode`` owned by ``owner_uid``:``owner_gid``, as the kernel decides: the owner's
+    bits for the owner, else the group's for the group, else the others'. Root may do anything;
+    supplementary groups are not known to the cockpit and do not count."""
+    if uid == 0:
+        return True
+    if owner_uid == uid:
+        bits = mode >> 6
+    elif gid is not None and owner_gid == gid:
+        bits = mode >> 3
+    else:
+        bits = mode
+    return bits & want == want

@@ -33,6 +33,15 @@ class CommandResult:
 class FileStat:
     size: int  # bytes
     mtime: float  # seconds since the epoch
+    # owner, group and st_mode, for reading a path only where a job's user could;
+    # None: this transport cannot tell (the demo's in-memory files)
+    uid: int | None = None
+    gid: int | None = None
+    mode: int | None = None
+
+
+def _file_stat(st: Any) -> FileStat:
+    return FileStat(st.st_size, st.st_mtime, st.st_uid, st.st_gid, st.st_mode)
 
 
 class TransportError(Exception):
@@ -89,7 +98,11 @@ class Transport(Protocol):
         ...
 
     async def stat(self, path: str) -> FileStat:
-        """Size and mtime of ``path``. Raises RemoteFileError."""
+        """Size, mtime, owner and mode of ``path``. Raises RemoteFileError."""
+        ...
+
+    async def lstat(self, path: str) -> FileStat:
+        """:meth:`stat` of ``path`` itself when it is a symbolic link. Raises RemoteFileError."""
         ...
 
     async def close(self) -> None: ...
@@ -149,11 +162,17 @@ class LocalTransport:
         return await asyncio.to_thread(_read_local, path, offset, length)
 
     async def stat(self, path: str) -> FileStat:
+        return await self._stat(os.stat, path)
+
+    async def lstat(self, path: str) -> FileStat:
+        return await self._stat(os.lstat, path)
+
+    async def _stat(self, fn: Callable[[str], Any], path: str) -> FileStat:
         try:
-            st = await asyncio.to_thread(os.stat, path)
+            st = await asyncio.to_thread(fn, path)
         except OSError as exc:
             raise RemoteFileError(f"{path}: {exc.strerror}", where=path) from None
-        return FileStat(size=st.st_size, mtime=st.st_mtime)
+        return _file_stat(st)
 
     async def close(self) -> None:
         return None
@@ -199,7 +218,8 @@ class SshTransport:
     * argv is joined with ``shlex.join`` so remote shells see each argument literally.
     * After a drop the next call reconnects; failed connects back off exponentially
       (1, 2, 4 ... ``max_backoff`` s) and raise ConnectError meanwhile.
-    * Files: SFTP on the same connection, falling back to ``tail -c``/``stat`` commands.
+    * Files: SFTP on the same connection, falling back to ``tail -c``/``stat`` commands; an
+      SFTP call that does not answer within ``file_timeout`` raises CommandTimeout.
     * At most ``max_channels`` commands run at once (OpenSSH's default MaxSessions is 10
       and SFTP holds one): past it sshd refuses the channel ("no more sessions").
 
@@ -223,6 +243,7 @@ class SshTransport:
         max_backoff: float = 60.0,
         max_channels: int = 8,
         monotonic: Callable[[], float] = time.monotonic,
+        file_timeout: float = 30.0,
     ) -> None:
         self.name = name or host
         self.host, self.port, self.user = host, port, user
@@ -232,6 +253,7 @@ class SshTransport:
         self.ssh_config = ssh_config
         self.insecure_ignore_host_key = insecure_ignore_host_key
         self.max_backoff = max_backoff
+        self.file_timeout = file_timeout  # one SFTP stat or read
         self._monotonic = monotonic
         self._conn: Any = None
         self._sftp: Any = None
@@ -370,17 +392,19 @@ class SshTransport:
             raise CommandTimeout(
                 f"{_where(argv)} did not answer within {timeout:g} s", where=_where(argv)
             ) from None
-        except (
-            TimeoutError
-        ):  # the outer bound (asyncssh.TimeoutError, a subclass, is the command's own)
-            self._drop()  # the connection is not answering: the next call reconnects (or fails fast)
+        except TimeoutError:
+            # the outer bound (asyncssh.TimeoutError, a subclass, is the command's own)
+            # the connection is not answering: the next call reconnects (or fails fast)
+            self._drop()
             raise CommandTimeout(
-                f"ssh {self.target}: no answer to {_where(argv)} within {timeout + self.connect_timeout:g} s "
+                f"ssh {self.target}: no answer to {_where(argv)} "
+                f"within {timeout + self.connect_timeout:g} s "
                 "(server or network not responding)",
                 where=f"ssh {self.target}",
             ) from None
         except asyncssh.ChannelOpenError as exc:
-            # The connection is fine (sshd's MaxSessions below max_channels): keep it and its other channels.
+            # The connection is fine (sshd's MaxSessions below max_channels): keep it and its
+            # other channels.
             raise ConnectError(
                 f"ssh {self.target}: channel refused: {exc.reason}", where=f"ssh {self.target}"
             ) from None
@@ -408,38 +432,59 @@ class SshTransport:
                 return None
         return self._sftp
 
-    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+    async def _sftp_call(self, what: str, path: str, call: Any) -> Any:
+        """``await call`` (an SFTP request on ``path``) within ``file_timeout``; typed errors.
+
+        sftp-server answers one request at a time: one stuck on a hung NFS mount holds every
+        later read, so a timeout also drops the SFTP session (the next call opens another).
+        """
         import asyncssh
 
+        try:
+            return await asyncio.wait_for(call, self.file_timeout)
+        except TimeoutError:
+            sftp, self._sftp = self._sftp, None
+            if sftp is not None:
+                sftp.exit()
+            raise CommandTimeout(
+                f"ssh {self.target}: no answer to sftp {what} {path} "
+                f"within {self.file_timeout:g} s",
+                where=path,
+            ) from None
+        except asyncssh.SFTPError as exc:
+            raise RemoteFileError(f"{path}: {exc.reason}", where=path) from None
+        except (asyncssh.Error, OSError) as exc:
+            self._drop()
+            raise ConnectError(
+                f"ssh {self.target}: connection lost: {exc}", where=f"ssh {self.target}"
+            ) from None
+
+    async def read_range(self, path: str, offset: int, length: int) -> bytes:
         sftp = await self._sftp_client()
         if sftp is not None:
-            try:
-                if path not in self._regular:
-                    # sftp-server is single-threaded: open() of a remote FIFO blocks it, and with
-                    # it every later log read on this connection, for ever. stat does not block.
-                    mode = (await sftp.stat(path)).permissions
-                    if mode is not None and not stat.S_ISREG(mode):
-                        what = (
-                            "Is a directory"
-                            if stat.S_ISDIR(mode)
-                            else "not a regular file (a FIFO or device)"
-                        )
-                        raise RemoteFileError(f"{path}: {what}", where=path)
-                    if len(self._regular) > 1000:
-                        self._regular.clear()
-                    self._regular.add(path)
+            if path not in self._regular:
+                # sftp-server is single-threaded: open() of a remote FIFO blocks it, and with
+                # it every later log read on this connection, for ever. stat does not block.
+                mode = (await self._sftp_call("stat", path, sftp.stat(path))).permissions
+                if mode is not None and not stat.S_ISREG(mode):
+                    what = (
+                        "Is a directory"
+                        if stat.S_ISDIR(mode)
+                        else "not a regular file (a FIFO or device)"
+                    )
+                    raise RemoteFileError(f"{path}: {what}", where=path)
+                if len(self._regular) > 1000:
+                    self._regular.clear()
+                self._regular.add(path)
+
+            async def read() -> bytes:
                 async with sftp.open(path, "rb") as f:
                     await f.seek(max(0, offset))
                     return bytes(await f.read(max(0, length)) or b"")
-            except asyncssh.SFTPError as exc:
-                raise RemoteFileError(f"{path}: {exc.reason}", where=path) from None
-            except (asyncssh.Error, OSError) as exc:
-                self._drop()
-                raise ConnectError(
-                    f"ssh {self.target}: connection lost: {exc}", where=f"ssh {self.target}"
-                ) from None
+
+            return await self._sftp_call("read", path, read())
         script = f"tail -c +{max(0, offset) + 1} -- {shlex.quote(path)} | head -c {max(0, length)}"
-        res = await self.run(["sh", "-c", script], timeout=30.0)
+        res = await self.run(["sh", "-c", script], timeout=self.file_timeout)
         # The pipeline's status is head's (0): a missing file shows only on tail's stderr.
         if (res.exit_status != 0 or res.stderr.strip()) and not res.stdout:
             raise RemoteFileError(
@@ -448,24 +493,28 @@ class SshTransport:
         return res.stdout
 
     async def stat(self, path: str) -> FileStat:
-        import asyncssh
+        return await self._stat(path, follow=True)
 
+    async def lstat(self, path: str) -> FileStat:
+        return await self._stat(path, follow=False)
+
+    async def _stat(self, path: str, follow: bool) -> FileStat:
         sftp = await self._sftp_client()
         if sftp is not None:
-            try:
-                attrs = await sftp.stat(path)
-            except asyncssh.SFTPError as exc:
-                raise RemoteFileError(f"{path}: {exc.reason}", where=path) from None
-            except (asyncssh.Error, OSError) as exc:
-                self._drop()
-                raise ConnectError(
-                    f"ssh {self.target}: connection lost: {exc}", where=f"ssh {self.target}"
-                ) from None
-            return FileStat(size=int(attrs.size or 0), mtime=float(attrs.mtime or 0))
-        res = await self.run(["stat", "-c", "%s %Y", "--", path], timeout=15.0)
+            call = sftp.stat(path) if follow else sftp.lstat(path)
+            attrs = await self._sftp_call("stat" if follow else "lstat", path, call)
+            return FileStat(
+                size=int(attrs.size or 0),
+                mtime=float(attrs.mtime or 0),
+                uid=attrs.uid,
+                gid=attrs.gid,
+                mode=attrs.permissions,
+            )
+        argv = ["stat", *(["-L"] if follow else []), "-c", "%s %Y %u %g %f", "--", path]
+        res = await self.run(argv, timeout=min(15.0, self.file_timeout))
         try:
-            size, mtime = res.stdout.split()
-            return FileStat(size=int(size), mtime=float(mtime))
+            size, mtime, uid, gid, mode = res.stdout.split()
+            return FileStat(int(size), float(mtime), int(uid), int(gid), int(mode, 16))
         except ValueError:
             raise RemoteFileError(
                 f"{path}: {res.stderr.decode(errors='replace').strip()}", where=path

@@ -14,7 +14,7 @@ def hms(seconds: float | None, unknown: str = "UNLIMITED") -> str:
 
 
 def squeue_time(seconds: float | None, unknown: str = "UNLIMITED") -> str:
-    """squeue ``%M``/``%l``: ``0:00``, ``1:27``, ``1:00:00``, ``1-02:03:04``; ``unknown`` for None."""
+    """squeue ``%M``/``%l``: ``0:00``, ``1:27``, ``1:00:00``, ``1-02:03:04``; None: ``unknown``."""
     if seconds is None or seconds < 0:
         return unknown
     d, rem = divmod(int(seconds), 86400)

@@ -6,7 +6,8 @@ every state the ModelArts rules diagnose (see :func:`scenarios`), dedicated pool
 nodes, and injects failures on demand::
 
     srv = ModelArtsServer().start()          # srv.base_url
-    srv.inject(429, {"error_code": "APIGW.0308", "error_msg": "throttled"}, headers={"Retry-After": "7"})
+    srv.inject(429, {"error_code": "APIGW.0308", "error_msg": "throttled"},
+               headers={"Retry-After": "7"})
     srv.inject("timeout")                    # sleep past the client's read timeout
     srv.inject("malformed") / srv.inject("truncated")
     srv.stop()
@@ -373,7 +374,8 @@ def scenarios() -> dict[str, dict[str, Any]]:
         ),
         [],
         (),
-        "worker0:15:91 [3] include/socket.h 398 NCCL WARN Call to write failed : Connection reset by peer.\n",
+        "worker0:15:91 [3] include/socket.h 398 NCCL WARN "
+        "Call to write failed : Connection reset by peer.\n",
     )
     j = jid(14)
     add(
@@ -581,7 +583,10 @@ def verify_signature(
         hashlib.sha256(body).hexdigest() if body else EMPTY_SHA256
     )
     creq = "\n".join([method, uri, split.query, canon, signed, payload])
-    sts = f"SDK-HMAC-SHA256\n{lower.get('x-sdk-date', '')}\n{hashlib.sha256(creq.encode()).hexdigest()}"
+    sts = (
+        f"SDK-HMAC-SHA256\n{lower.get('x-sdk-date', '')}\n"
+        f"{hashlib.sha256(creq.encode()).hexdigest()}"
+    )
     want = hmac.new(sk.encode(), sts.encode(), hashlib.sha256).hexdigest()
     return hmac.compare_digest(want, sig), "verify aksk signature fail"
 

@@ -1,4 +1,4 @@
-"""Regressions found by breaking Cockpit as an on-call operator would (dying servers, hostile input)."""
+"""Breaking Cockpit as on-call would: dying servers, hostile input."""
 
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
 
 @pytest.mark.lab
 async def test_ssh_many_concurrent_commands_stay_within_sshd_max_sessions(lab_ssh):
-    # OpenSSH refuses the 11th channel ("no more sessions"); the transport used to call that
-    # "connection lost", drop the connection and kill every command in flight -> pane STALE.
+    # OpenSSH refuses the 11th channel ("no more sessions"); taken for "connection lost", it
+    # would drop the connection and kill every command in flight -> pane STALE.
     t = SshTransport(
         lab_ssh.ssh_host,
         lab_ssh.ssh_port,
@@ -77,15 +77,16 @@ def test_config_rejects_non_finite_intervals_and_timeouts(tmp_path, line, key):
 def test_config_keeps_finite_intervals_and_timeouts(tmp_path):
     p = tmp_path / "c.toml"
     p.write_text(
-        '[clusters.lab]\ntransport = "local"\ninterval = 7.5\ncommand_timeout = 3\nconnect_timeout = 0.5\n'
+        '[clusters.lab]\ntransport = "local"\ninterval = '
+        "7.5\ncommand_timeout = 3\nconnect_timeout = 0.5\n"
     )
     c = load_config(p).clusters["lab"]
     assert (c.interval, c.command_timeout, c.connect_timeout) == (7.5, 3.0, 0.5)
 
 
 async def test_i_from_a_screen_opened_from_the_incident_view_goes_back_to_it(tmp_path):
-    # i -> enter (the incident's job) -> i pushed a second IncidentScreen(id="incidents"):
-    # DuplicateIds, a traceback instead of the cockpit. The same for A (alerts).
+    # i -> enter (the incident's job) -> i must go back, not push a second
+    # IncidentScreen(id="incidents"): DuplicateIds would crash the cockpit. Same for A (alerts).
     app = CockpitApp(
         demo_sources(7, clock=lambda: NOW),
         clock=lambda: NOW,
@@ -131,7 +132,10 @@ def test_tui_exit_status_is_nonzero_after_a_crash(tmp_path):
     script.write_text(_CRASH)
     session = f"cockpit-brk-{uuid.uuid4().hex[:8]}"
     root = Path(__file__).resolve().parents[1]  # this checkout's cockpit, not whatever is installed
-    env = f"PYTHONPATH={root} XDG_STATE_HOME={tmp_path} XDG_CONFIG_HOME={tmp_path} TERM=xterm-256color"
+    env = (
+        f"PYTHONPATH={root} XDG_STATE_HOME={tmp_path} "
+        f"XDG_CONFIG_HOME={tmp_path} TERM=xterm-256color"
+    )
     cmd = f"cd {tmp_path} && {env} {sys.executable} {script}; echo EXITED=$?; sleep 30"
     subprocess.run(
         ["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "30", cmd], check=True

@@ -85,6 +85,13 @@ def test_bundle(case: Path):
     )
 
 
+def test_every_bundle_says_where_it_came_from_and_what_misleads():
+    for case in BUNDLES:
+        exp = tomllib.loads((case / "expected.toml").read_text())
+        assert exp["source_url"].startswith("https://"), case.name
+        assert exp["explanation"] and isinstance(exp["noise"], list), case.name
+
+
 def test_top_cause_has_evidence_with_lines():
     """What an operator clicks: the top finding of a Slurm bundle points at a file line."""
     for case in BUNDLES:
@@ -93,7 +100,10 @@ def test_top_cause_has_evidence_with_lines():
 
 
 def test_sniff_by_content_not_name():
-    sinfo_r = b"REASON               USER      TIMESTAMP           NODELIST\nKill task failed     root      2024-01-25T15:12:23 n1\n"
+    sinfo_r = (
+        b"REASON               USER      TIMESTAMP           NODELIST\n"
+        b"Kill task failed     root      2024-01-25T15:12:23 n1\n"
+    )
     assert sniff("nodes.txt", sinfo_r)[0] == "sinfo_r"
     assert (
         sniff("x.log", b"JobId=5 JobName=a\n   JobState=PENDING Reason=Priority\n")[0]

@@ -129,7 +129,7 @@ def test_check_config_cli_exit_2_one_line(tmp_path):
 
 
 def test_utf8_bom_is_accepted(tmp_path):
-    """A config saved by a Windows editor starts with a BOM: it loads, and errors keep their lines."""
+    """A config saved by a Windows editor starts with a BOM: it loads; errors keep their lines."""
     p = tmp_path / "config.toml"
     p.write_bytes(b"\xef\xbb\xbf" + EXAMPLE.encode())
     assert load_config(p).clusters["lab"].port == 2222
@@ -140,7 +140,7 @@ def test_utf8_bom_is_accepted(tmp_path):
 
 
 def test_check_config_reports_unset_modelarts_keys_and_still_checks_the_cluster(tmp_path):
-    """Unset AK/SK variables are one FAILS line for that project, not an abort before the clusters."""
+    """Unset AK/SK variables: one FAILS line for that project, not an abort before the clusters."""
     import os
 
     empty = tmp_path / "bin"
@@ -148,7 +148,8 @@ def test_check_config_reports_unset_modelarts_keys_and_still_checks_the_cluster(
     p = write(
         tmp_path,
         '[clusters.here]\ntransport = "local"\n\n'
-        '[modelarts.prod]\nregion = "cn-north-4"\nproject_id = "p1"\nak_env = "NO_SUCH_AK"\nsk_env = "NO_SUCH_SK"\n',
+        '[modelarts.prod]\nregion = "cn-north-4"\nproject_id = '
+        '"p1"\nak_env = "NO_SUCH_AK"\nsk_env = "NO_SUCH_SK"\n',
     )
     env = {k: v for k, v in os.environ.items() if k not in ("NO_SUCH_AK", "NO_SUCH_SK")}
     env["PATH"] = f"{empty}{os.pathsep}{os.path.dirname(sys.executable)}"

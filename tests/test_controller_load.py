@@ -1,4 +1,4 @@
-"""Controller load (issue 7, benchmark 6): background evidence costs ONE sacct per poll, a
+"""Controller load: background evidence costs ONE sacct per poll, a
 drill-down fetches once per poll (an ended job once), log scans are not redone every poll."""
 
 from __future__ import annotations
@@ -236,7 +236,7 @@ def test_scan_cache_is_bounded_by_the_text_it_holds():
 
 
 async def test_evidence_drill_down_only_fetches_nothing_in_the_background(tmp_path):
-    """``evidence = "drill-down"`` (issue 7's controller target to the letter): polls run
+    """``evidence = "drill-down"`` (the lightest controller load): polls run
     squeue and scontrol only; sacct and scontrol show job run for the job the operator opens."""
     from cockpit.config import load_config
     from cockpit.connect import build_cluster
@@ -258,12 +258,12 @@ async def test_evidence_drill_down_only_fetches_nothing_in_the_background(tmp_pa
     assert {a[0] for a in seen} == {"squeue", "scontrol"}
     oom = Subject("job", src.name, OOM_JOB)
     dash = next(f for f in st.findings if f.subject == oom)
-    assert dash.title == "out of memory: ReqMem 64G on cn007"  # from squeue alone: no MaxRSS yet
+    assert dash.title == "OUT_OF_MEMORY: ReqMem 64G on cn007"  # from squeue alone: no MaxRSS yet
     arts, findings = await hub.artifacts(oom)  # the operator opens the job
     assert len(_show_job(seen, OOM_JOB)) == 1 and any(OOM_JOB in ",".join(a) for a in _sacct(seen))
     assert (
         next(f for f in findings if f.subject == oom).title
-        == "out of memory: MaxRSS 64.1G of ReqMem 64G on cn007"
+        == "OUT_OF_MEMORY: MaxRSS 64.1G of ReqMem 64G on cn007"
     )
 
 

@@ -1,4 +1,4 @@
-"""`cockpit diagnose --training-job ID --modelarts NAME`: one ModelArts job, bundle JSON contract."""
+"""`cockpit diagnose --training-job ID --modelarts NAME`: one ModelArts job's bundle JSON."""
 
 from __future__ import annotations
 
@@ -77,9 +77,9 @@ def test_training_job_by_name_is_the_same_diagnosis_as_by_id(capsys):
 def test_unknown_name_says_names_or_ids_are_accepted(capsys):
     assert main(["diagnose", "--demo", "--training-job", "bert-typo"]) == 2
     err = capsys.readouterr().err.strip()
-    assert (
-        err
-        == "cockpit: training job 'bert-typo' not found on demo-modelarts (give a training job's name or its id)"
+    assert err == (
+        "cockpit: training job 'bert-typo' not found on "
+        "demo-modelarts (give a training job's name or its id)"
     )
 
 

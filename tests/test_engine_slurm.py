@@ -92,9 +92,9 @@ def _top_for(findings, kind, sid):
 @pytest.mark.parametrize(
     "case,label,words",
     [
-        ("oom", "oom_killed", "out of memory"),
+        ("oom", "oom_killed", "OUT_OF_MEMORY"),
         ("oom_nocgroup", "oom_killed", "out of memory"),
-        ("timeout", "time_limit", "Elapsed 00:01:27 >= Timelimit 00:01:00"),
+        ("timeout", "time_limit", "TIMEOUT after 00:01:27 (Timelimit 00:01:00)"),
         ("exit127", "command_not_found", "command not found"),
         ("cancelled", "cancelled_by_user", "cancelled by uid 0"),
         ("dependency", "dependency_failed", "afterok:3(failed)"),
@@ -197,7 +197,7 @@ def _oom_job(rss_mib, history=()):
 
 def test_oom_without_maxrss_sizes_on_reqmem_and_says_so():
     f = _oom_job(None)
-    assert f.title == "out of memory: ReqMem 4G on c3"  # no "MaxRSS -"
+    assert f.title == "OUT_OF_MEMORY: ReqMem 4G on c3"  # no "MaxRSS -"
     assert (
         "--mem=5G (1.2 x ReqMem 4G, rounded up)" in f.remedy
         and "MaxRSS was not recorded" in f.remedy
@@ -247,11 +247,13 @@ def test_will_run_is_info_and_not_an_incident():
     assert not [i for i in correlate(findings) if i.subject.id == snap.jobs[0].job_id]
 
 
-def test_drained_node_reason_and_admin_label():
+def test_drained_node_reason_and_host_memory_label():
     snap, _ = lab_case("drained")
     v = verdicts(diagnose(snap, None, NOW))
     c2 = v[("node", "lab", "c2")]
-    assert c2.root_cause == "node_drain_admin" and "ECC errors on DIMM B2" in c2.title
+    # DIMM ECC on a node without GPUs (Gres=(null)) is host memory: no nvidia-smi remedy
+    assert c2.root_cause == "host_memory_error" and "ECC errors on DIMM B2" in c2.title
+    assert "nvidia-smi" not in c2.remedy and "edac" in c2.remedy.lower()
     assert ("node", "lab", "c1") not in v  # healthy nodes cost nothing and say nothing
 
 
@@ -436,7 +438,8 @@ def test_gpu_oom_is_not_a_host_memory_problem():
     )
     out = (
         b'epoch 0\nTraceback (most recent call last):\n  File "train.py", line 3\n'
-        b"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total)\n"
+        b"torch.cuda.OutOfMemoryError: CUDA out of memory. "
+        b"Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total)\n"
     )
     snap = Snapshot("lab", "slurm", NOW, jobs=(job,))
     f = _top_for(

@@ -17,7 +17,8 @@ threads = [threading.Thread(target=run, args=(k,)) for k in ("job", "training_jo
 [t.start() for t in threads]
 [t.join() for t in threads]
 # what each thread saw vs. the full registry once loading is surely over
-print(seen["job"], seen["training_job"], len(engine.rules_for("job")), len(engine.rules_for("training_job")))
+print(seen["job"], seen["training_job"],
+      len(engine.rules_for("job")), len(engine.rules_for("training_job")))
 """
 
 

@@ -1,4 +1,4 @@
-"""Evidence fetching for verdicts: bounded per poll, once per subject state, causes replace symptoms."""
+"""Evidence fetching: bounded per poll, once per subject state; causes replace symptoms."""
 
 from __future__ import annotations
 

@@ -100,7 +100,9 @@ def test_markdown_keeps_commands_flags_and_ids_readable():
         Subject("job", "demo-hpc", "48101"),
         "never runs: 64 CPUs > MaxCPUsPerNode 48",
         explanation="# not a heading: job_name my_job *x* <b>",
-        remedy="Lower --cpus-per-task / --mem=80G on demo-hpc, or run `squeue --start -j 48101` (a|b).",
+        remedy=(
+            "Lower --cpus-per-task / --mem=80G on demo-hpc, or run `squeue --start -j 48101` (a|b)."
+        ),
     )
     inc = Incident(
         f.key,
@@ -154,7 +156,7 @@ def fake_engine(monkeypatch):
 
     seen: dict = {}
 
-    def diagnose(snapshot, artifacts=None, now=None, kinds=None):
+    def diagnose(snapshot, artifacts=None, now=None, kinds=None, focus=None):
         seen.setdefault("logs", []).extend(artifacts.logs if artifacts else ())
         out = []
         for log in artifacts.logs if artifacts else ():
@@ -169,7 +171,7 @@ def fake_engine(monkeypatch):
                         first_seen=now,
                     )
                 )
-        return engine.Diagnosis(out)
+        return engine.Diagnosis([f for f in out if focus is None or f.subject == focus])
 
     def correlate(findings):
         return [

@@ -27,7 +27,8 @@ def test_root_cause_before_cascade():
 
 def test_timeout_before_later_application_errors():
     log = (
-        b"working\nslurmstepd: error: *** JOB 1 ON c1 CANCELLED AT 2026-11-29T20:29:29 DUE TO TIME LIMIT ***\n"
+        b"working\nslurmstepd: error: *** JOB 1 ON c1 CANCELLED "
+        b"AT 2026-11-29T20:29:29 DUE TO TIME LIMIT ***\n"
         b"Traceback (most recent call last):\nOSError: [Errno 5] Input/output error\n"
     )
     assert first_error(log).label == "time_limit"
@@ -35,8 +36,10 @@ def test_timeout_before_later_application_errors():
 
 def test_harmless_lines_are_skipped():
     log = (
-        b"srun: error: mpi/pmix_v3: init: (null) [0]: mpi_pmix.c:193: pmi/pmix: can not load PMIx library\n"
-        b"slurmctld: error: Could not open job state file /var/spool/slurm/job_state: No such file or directory\n"
+        b"srun: error: mpi/pmix_v3: init: (null) [0]: "
+        b"mpi_pmix.c:193: pmi/pmix: can not load PMIx library\n"
+        b"slurmctld: error: Could not open job state file "
+        b"/var/spool/slurm/job_state: No such file or directory\n"
         b"all good\n"
     )
     assert first_error(log) is None
@@ -107,12 +110,19 @@ def test_daemon_logs_skip_generic_noise():
 
 def test_every_pattern_compiles_and_matches_its_own_example():
     examples = {
-        "slurm_time_limit": b"*** JOB 5 ON c1 CANCELLED AT 2020-01-01T00:00:00 DUE TO TIME LIMIT ***",
-        "nccl": b"h:15:91 [3] include/socket.h 398 NCCL WARN Call to write failed : Connection reset by peer.",
+        "slurm_time_limit": (
+            b"*** JOB 5 ON c1 CANCELLED AT 2020-01-01T00:00:00 DUE TO TIME LIMIT ***"
+        ),
+        "nccl": (
+            b"h:15:91 [3] include/socket.h 398 NCCL WARN Call "
+            b"to write failed : Connection reset by peer."
+        ),
         "mpi_network": b"slurmd: error: connect io: Connection refused",
         "gpu_fault": b"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.",
         "disk_quota": b"cp: cannot create regular file 'x': Disk quota exceeded",
-        "k8s_mount_failed": b"  Warning  FailedMount  18m  kubelet  MountVolume.SetUp failed for volume",
+        "k8s_mount_failed": (
+            b"  Warning  FailedMount  18m  kubelet  MountVolume.SetUp failed for volume"
+        ),
     }
     for name, line in examples.items():
         assert classify(line).name == name
@@ -165,7 +175,8 @@ def test_cuda_oom_beats_the_traceback_above_it():
         b"epoch 1 step 10 loss 2.3\n"
         b"Traceback (most recent call last):\n"
         b'  File "train.py", line 10, in <module>\n'
-        b"torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total)\n"
+        b"torch.cuda.OutOfMemoryError: CUDA out of memory. "
+        b"Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total)\n"
         b"Exception raised from malloc\n"
     )
     h = first_error(log)
@@ -174,12 +185,15 @@ def test_cuda_oom_beats_the_traceback_above_it():
 
 def test_gpu_and_npu_oom_lines_are_labelled():
     lines = [
-        b"RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity)",
+        b"RuntimeError: CUDA out of memory. Tried to allocate "
+        b"20.00 MiB (GPU 0; 15.78 GiB total capacity)",
         b"RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
         b"cudaMalloc failed: cudaErrorMemoryAllocation",
         b"h:15:91 [3] NCCL WARN Cuda failure 'out of memory'",
-        b"RuntimeError: NPU out of memory. Tried to allocate 1.50 GiB (NPU 0; 60.97 GiB total capacity)",
-        b"[ERROR] RUNTIME(3057,python):2024-05-01-10:00:01.123 [npu_driver.cc:1010] halMemAlloc failed: out of memory",
+        b"RuntimeError: NPU out of memory. Tried to allocate "
+        b"1.50 GiB (NPU 0; 60.97 GiB total capacity)",
+        b"[ERROR] RUNTIME(3057,python):2024-05-01-10:00:01.123 "
+        b"[npu_driver.cc:1010] halMemAlloc failed: out of memory",
         b"E39999: Inner Error! EL0004: Failed to allocate memory.",
     ]
     for line in lines:
@@ -203,7 +217,8 @@ def test_host_ram_oom_is_not_a_gpu_oom():
 def test_nccl_unhandled_cuda_error_names_the_oom_below_it():
     log = (
         b"step 3\n"
-        b"torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1275, unhandled cuda error "
+        b"torch.distributed.DistBackendError: NCCL error in: "
+        b"ProcessGroupNCCL.cpp:1275, unhandled cuda error "
         b"(run with NCCL_DEBUG=INFO for details), NCCL version 2.14.3\n"
         b"ncclUnhandledCudaError: Call to CUDA function failed.\n"
         b"Last error:\n"

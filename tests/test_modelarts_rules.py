@@ -235,7 +235,8 @@ def test_modelarts_bundles(case):
 def test_npu_out_of_memory_in_the_startup_log():
     log = (
         "Traceback (most recent call last):\n"
-        "RuntimeError: NPU out of memory. Tried to allocate 1.50 GiB (NPU 0; 60.97 GiB total capacity)\n"
+        "RuntimeError: NPU out of memory. Tried to allocate "
+        "1.50 GiB (NPU 0; 60.97 GiB total capacity)\n"
     )
     fs = run(job("oom137", log_preview=log, task_statuses=()))
     f = next(f for f in fs if f.root_cause == "gpu_out_of_memory")
@@ -259,7 +260,8 @@ def _stuck_with_log(log: str):
 PIP = "https://repo.huaweicloud.com/repository/pypi/simple"
 RETRY = (
     "WARNING: Retrying (Retry(total={n}, connect=None, read=None)) after connection broken by "
-    "'ConnectTimeoutError(\"Connection to repo.huaweicloud.com timed out. (connect timeout=15)\")': "
+    "'ConnectTimeoutError(\"Connection to repo.huaweicloud.com "
+    "timed out. (connect timeout=15)\")': "
     "/repository/pypi/simple/transformers/"
 )
 
@@ -288,7 +290,8 @@ def test_pip_retries_the_log_moved_past_are_not_the_cause():
 
 def test_missing_package_is_a_dependency_failure_even_in_a_failed_job():
     log = (
-        "ERROR: Could not find a version that satisfies the requirement torch==9.9 (from versions: 2.0.1)\n"
+        "ERROR: Could not find a version that satisfies the "
+        "requirement torch==9.9 (from versions: 2.0.1)\n"
         "ERROR: No matching distribution found for torch==9.9\n"
     )
     fs = run(job("oom137", log_preview=log, task_statuses=()))

@@ -1,4 +1,4 @@
-"""ModelArtsSource + SdkModelArtsApi against a local v2 API: the real SDK, real HTTP, no patching."""
+"""ModelArtsSource + SdkModelArtsApi on a local v2 API: the real SDK, real HTTP, no patching."""
 
 from __future__ import annotations
 

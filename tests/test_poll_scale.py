@@ -1,4 +1,4 @@
-"""The poll's fast paths at scale give what the plain paths give (issue 7, benchmark 1).
+"""The poll's fast paths at scale give what the plain paths give (bench/bench_poll.py).
 
 parse_squeue takes rows ~4k at a time column by column and falls back to row by row for
 a chunk with a malformed row; these tests force small chunks so every kind of row lands

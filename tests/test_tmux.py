@@ -78,7 +78,10 @@ def test_no_color_is_honoured(tmp_path):
     """NO_COLOR: still usable (states readable as text)."""
     session = f"cockpit-test-{uuid.uuid4().hex[:8]}"
     env = f"NO_COLOR=1 XDG_STATE_HOME={tmp_path} XDG_CONFIG_HOME={tmp_path}"
-    cmd = f"cd {tmp_path} && {env} {sys.executable} -m cockpit --demo --no-bell; echo EXITED=$?; sleep 5"
+    cmd = (
+        f"cd {tmp_path} && {env} {sys.executable} -m "
+        "cockpit --demo --no-bell; echo EXITED=$?; sleep 5"
+    )
     tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", cmd)
     try:
         wait_for(session, "JOBID", "STATE", "critical", "Nodes")

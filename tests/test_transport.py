@@ -1,4 +1,4 @@
-"""Transports (local always; SSH against the lab's loopback sshd) and SlurmSource over a fake one."""
+"""Transports (local always; SSH with the lab's loopback sshd) and SlurmSource over a fake one."""
 
 from __future__ import annotations
 
@@ -150,7 +150,7 @@ async def test_ssh_refused_and_auth(lab_ssh, tmp_path):
         await t2.run(["true"])
 
 
-# --------------------------------------------------------------------------- SlurmSource over a fake transport
+# ---------------------------------------------------------------- SlurmSource over a fake transport
 
 
 class FakeTransport:

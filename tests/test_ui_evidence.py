@@ -1,4 +1,4 @@
-"""Enter on an evidence line opens the full log at that very line (issue 6, new-user report)."""
+"""Enter on an evidence line opens the full log at that very line."""
 
 from __future__ import annotations
 
@@ -97,7 +97,7 @@ def test_grep_excerpt_keeps_each_lines_file_offset_and_number():
 
 
 async def test_a_finding_names_the_same_file_line_as_its_evidence(tmp_path):
-    """48110's explanation quotes a slurmctld.log line: the number is the file's, not the excerpt's."""
+    """48110's explanation quotes a slurmctld.log line numbered as in the file, not the excerpt."""
     app = make_app(tmp_path)
     hub = app.hub
     for st in hub.states.values():

@@ -13,7 +13,8 @@ from cockpit.watch.baseline import (
 
 GOOD = """\
 [Modelarts Service Log]2024-04-30 09:00:00,120 - INFO - Training start at 2024-04-30-09:00:00
-[Modelarts Service Log]2024-04-30 09:00:02,010 - INFO - Download code from obs://bucket-a/code/ to /home/ma-user/modelarts/user-job-dir
+[Modelarts Service Log]2024-04-30 09:00:02,010 - INFO - Download code from obs://bucket-a/code/ \
+to /home/ma-user/modelarts/user-job-dir
 [Modelarts Service Log]2024-04-30 09:00:40,500 - INFO - Download code finished, 312 files
 [Modelarts Service Log]2024-04-30 09:00:41,000 - INFO - Mounting obs://bucket-a/data/ to /cache/data
 [Modelarts Service Log]2024-04-30 09:01:30,000 - INFO - Mount finished
@@ -22,7 +23,8 @@ GOOD = """\
 
 STUCK = """\
 [Modelarts Service Log]2024-05-01 12:00:00,500 - INFO - Training start at 2024-05-01-12:00:00
-[Modelarts Service Log]2024-05-01 12:00:01,900 - INFO - Download code from obs://bucket-a/code/ to /home/ma-user/modelarts/user-job-dir
+[Modelarts Service Log]2024-05-01 12:00:01,900 - INFO - Download code from obs://bucket-a/code/ \
+to /home/ma-user/modelarts/user-job-dir
 [Modelarts Service Log]2024-05-01 12:00:44,000 - INFO - Download code finished, 318 files
 [Modelarts Service Log]2024-05-01 12:00:45,000 - INFO - Mounting obs://bucket-a/data/ to /cache/data
 [Modelarts Service Log]2024-05-01 12:00:46,000 - WARNING - obsfs: connect timeout, retry 1

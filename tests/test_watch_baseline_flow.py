@@ -1,4 +1,7 @@
-"""Init-log baselines end to end: the hub records good ModelArts starts; the stuck job's screen diffs against one."""
+"""Init-log baselines end to end.
+
+The hub records good ModelArts starts; the stuck job's screen diffs against one.
+"""
 
 from __future__ import annotations
 

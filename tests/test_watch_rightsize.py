@@ -37,9 +37,9 @@ def test_mem_and_time_from_history():
     assert (s.elapsed_max_s, s.time_s, s.time_arg) == (3900, 5400, "--time=01:30:00")
     assert s.req_mem_mib == 16384 and s.timelimit_s == 4 * 3600
     assert s.mem_p95_mib == 4700 and s.notes == ()
-    assert (
-        s.summary
-        == "from 3 runs: --mem=6G (peak 4700M, p95 4700M), --time=01:30:00 (longest 01:05:00, p95 01:05:00)"
+    assert s.summary == (
+        "from 3 runs: --mem=6G (peak 4700M, p95 4700M), "
+        "--time=01:30:00 (longest 01:05:00, p95 01:05:00)"
     )
 
 

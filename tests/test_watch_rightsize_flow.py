@@ -1,4 +1,7 @@
-"""Right-sizing from sacct history: the command, the demo's answer, artifacts, OOM/TIMEOUT remedies, job screen."""
+"""Right-sizing from sacct history end to end.
+
+The command, the demo's answer, artifacts, OOM/TIMEOUT remedies, the job screen.
+"""
 
 from __future__ import annotations
 

@@ -13,7 +13,8 @@ from cockpit.watch.transitions import storage_alerts
 FIX = Path(__file__).parent / "fixtures" / "df"
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
-# A cluster-like capture: NFS home nearly full, Lustre scratch with inodes exhausted, a mount with a space.
+# A cluster-like capture: NFS home nearly full, Lustre scratch with inodes exhausted, a mount
+# with a space.
 CLUSTER_P = """Filesystem                 1024-blocks       Used  Available Capacity Mounted on
 nfs01:/export/home          1048576000  912680960  135895040      88% /home
 10.0.0.5@tcp:/scratch      53687091200 8589934592 45097156608      17% /scratch
@@ -52,7 +53,10 @@ def test_parse_cluster_mounts_with_inodes_and_spaces():
 
 
 def test_512_byte_blocks_posixly_correct():
-    text = "Filesystem 512-blocks Used Available Capacity Mounted on\n/dev/sda1 2097152 1048576 1048576 50% /data\n"
+    text = (
+        "Filesystem 512-blocks Used Available Capacity Mounted on\n"
+        "/dev/sda1 2097152 1048576 1048576 50% /data\n"
+    )
     (u,) = parse_df(text)
     assert (u.size_mib, u.used_mib, u.use_pct, u.inodes_pct) == (1024, 512, 50.0, None)
 
@@ -102,7 +106,10 @@ class FakeTransport:
 
 
 async def test_collect_storage_runs_df_and_reports_missing_paths():
-    p = "Filesystem 1024-blocks Used Available Capacity Mounted on\nnfs:/home 1024000 921600 102400 90% /home\n"
+    p = (
+        "Filesystem 1024-blocks Used Available Capacity Mounted on\n"
+        "nfs:/home 1024000 921600 102400 90% /home\n"
+    )
     pi = "Filesystem Inodes IUsed IFree IUse% Mounted on\nnfs:/home 1000 10 990 1% /home\n"
     err = "df: /scratch: No such file or directory\n"
     t = FakeTransport({"-P": (p, err, 1), "-Pi": (pi, err, 1)})

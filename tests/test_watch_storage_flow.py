@@ -1,4 +1,7 @@
-"""Shared storage end to end: df during polling, the engine's disk_full, the nodes pane and the alert log."""
+"""Shared storage end to end.
+
+df during polling, the engine's disk_full, the nodes pane and the alert log.
+"""
 
 from __future__ import annotations
 

@@ -169,12 +169,14 @@ def tjob(phase="Creating", since=T0, jid="t1", **kw):
 
 
 def test_modelarts_initializing_crosses_threshold_once():
-    start = T0 - timedelta(minutes=7, seconds=30)
+    # the engine's threshold: 10 min on a public pool (3 on a dedicated one)
+    start = T0 - timedelta(minutes=9, seconds=30)
     prev = snap(T0, tjobs=[tjob(since=start)], kind="modelarts", source="proj")
     cur = snap(T1, tjobs=[tjob(since=start)], kind="modelarts", source="proj")
     out = detect(prev, cur, [], T1)
     assert rules(out) == [("init_slow", "t1")]
-    assert "Initializing for 8 min" in out[0].title and "pool-a" in out[0].title
+    assert "Initializing for 10 min" in out[0].title and "pool-a" in out[0].title
+    assert "(threshold 10 min)" in out[0].title
     later = snap(
         T1 + timedelta(minutes=1), tjobs=[tjob(since=start)], kind="modelarts", source="proj"
     )

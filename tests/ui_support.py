@@ -28,7 +28,8 @@ LOG = b"".join(
     [
         b"starting\n",
         *[f"step {i} ok\n".encode() for i in range(1, 40)],
-        b"slurmstepd: error: Detected 1 oom_kill event in StepId=4.batch. Some of the step tasks have been OOM Killed.\n",
+        b"slurmstepd: error: Detected 1 oom_kill event in "
+        b"StepId=4.batch. Some of the step tasks have been OOM Killed.\n",
         *[f"cleanup {i}\n".encode() for i in range(1, 30)],
         b"Traceback (most recent call last):\n",
         b"RuntimeError: CUDA error: out of memory\n",

@@ -2,7 +2,9 @@
 
 Cluster users control these strings. Before display: decode bytes with replacement,
 drop terminal control sequences (CSI, OSC incl. OSC 52/8, DCS/SOS/PM/APC strings, bare
-ESC, C1 controls, BEL, backspace), expand tabs, and cap the length. Rich markup is never
+ESC, C1 controls, BEL, backspace), drop bidi controls and invisible characters (a job named
+``evil\u202etxt.exe`` would otherwise draw reversed, and a zero-width space makes two
+names that look the same differ), expand tabs, and cap the length. Rich markup is never
 interpreted: widgets build ``rich.text.Text`` objects from the cleaned string, never markup.
 
 The widgets draw such text, so the sanitizer lives with them; the core re-exports it
@@ -32,6 +34,16 @@ _ANSI = re.compile(
 )
 # Remaining C0 (except tab) and C1 controls, DEL.
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# Bidi embeddings, overrides and isolates (U+202A-202E, U+2066-2069), marks (LRM, RLM, ALM),
+# zero-width and invisible characters (U+200B-200D, U+2060-2064, BOM/ZWNBSP, soft hyphen,
+# Mongolian vowel separator, interlinear annotations, tag characters). Dropped: none of them
+# draws anything an operator needs, and each can make a name read differently from what it is.
+INVISIBLE = re.compile(
+    "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069"
+    "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
+)
+# Line and paragraph separators would break the one line: a space keeps the words apart.
+_SEPARATOR = re.compile("[\u2028\u2029]")
 
 
 def decode(data: bytes) -> str:
@@ -45,16 +57,22 @@ def strip_ansi(text: str) -> str:
 
 
 def clean(text: str | bytes, max_len: int = MAX_LINE) -> str:
-    """One display-safe line: no control sequences, tabs expanded, at most ``max_len`` chars.
+    """One display-safe line: no control sequences, no bidi or invisible characters, tabs
+    expanded, at most ``max_len`` chars.
 
     A CR inside the line keeps only what a terminal would finally show after it
     (progress bars), a trailing CR (CRLF files) is dropped.
     """
     if isinstance(text, bytes):
         text = decode(text)
+    if max_len <= 0:
+        return ""
     text = text.rstrip("\r\n")
     if "\r" in text:
         text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
+    # invisible characters first: an ESC hidden behind one is then still seen as a sequence
+    if not text.isascii():
+        text = _SEPARATOR.sub(" ", INVISIBLE.sub("", text))
     text = _ANSI.sub("", text)
     text = _CONTROL.sub("", text.expandtabs(4))
     if len(text) > max_len:

@@ -9,6 +9,12 @@ Keys: ``e``/``E`` next/previous error, ``g``/``G`` top/bottom, ``f`` follow (new
 only; a file that shrinks, or whose first bytes change (rotated), is reindexed and the
 user is told), ``w`` wrap,
 ``n``/``N`` next/previous search match (the screen owns the ``/`` input).
+
+Every read is an await (and big chunks are scanned on a worker thread), so a result can
+arrive after the user switched to another log or the file was reindexed. Each result is
+tagged with the :class:`_Tag` current when its read started (the reader and a generation
+number bumped by every ``open`` and reindex) and applied on the UI thread only if that tag is
+still current; threads return data and never touch the view.
 """
 
 from __future__ import annotations
@@ -95,6 +101,25 @@ def _scan(reader: LogReader, buf: bytes, base: int, start_line: int) -> list[Err
     ]
 
 
+def _index_chunk(
+    reader: LogReader, body: bytes, base: int, first_line: int
+) -> tuple[list[int], list[ErrorMark]]:
+    """Line starts after each newline of ``body`` (read at byte ``base``, ends with a newline)
+    and its error lines. Pure: it may run on a worker thread."""
+    parts = body.split(b"\n")
+    # start of each following line: cumulative lengths (+1 for the newline)
+    starts = list(accumulate((len(p) + 1 for p in parts[:-1]), initial=base))[1:]
+    return starts, _scan(reader, body, base, first_line)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Tag:
+    """What a read belongs to: results are applied only while ``view._tag is`` this tag."""
+
+    reader: LogReader | None
+    generation: int
+
+
 class LogView(ScrollView, can_focus=True):
     """Line-API log viewer. ``open()`` starts indexing; the cursor lands on the first error."""
 
@@ -143,9 +168,10 @@ class LogView(ScrollView, can_focus=True):
         self._follow_timer: Timer | None = None
         self._want_line: int | None = None
         self._want_offset: int | None = None
-        self._loading_window = False
+        self._window_tag: _Tag | None = None  # a window read in flight for this tag
 
     def _reset(self) -> None:
+        """Forget the file's index and lines; results of reads started before are dropped."""
         self._starts = array("Q", [0])  # byte offset of each line start; last = next line
         self._indexed = 0  # bytes indexed: always just after a newline
         self._fsize = 0
@@ -155,8 +181,17 @@ class LogView(ScrollView, can_focus=True):
         self._done = False
         self.errors: list[ErrorMark] = []
         self._cache: OrderedDict[int, str] = OrderedDict()
-        self._gen = 0
+        self._generation = getattr(self, "_generation", 0) + 1
+        self._tag = _Tag(self.reader, self._generation)
         self._landed = False
+
+    def _current(self, tag: _Tag) -> bool:
+        return tag is self._tag
+
+    @property
+    def _loading_window(self) -> bool:
+        """A window read for the file shown is in flight."""
+        return self._window_tag is not None and self._current(self._window_tag)
 
     # ------------------------------------------------------------------ opening / indexing
 
@@ -189,49 +224,58 @@ class LogView(ScrollView, can_focus=True):
 
     @work(exclusive=True, group="logindex")
     async def _index(self) -> None:
-        reader = self.reader
+        tag = self._tag
+        reader = tag.reader
         if reader is None:
             return
+        # after every await: a result for another file (or an older index) is dropped
         try:
-            self._fsize = await reader.size()
+            size = await reader.size()
+            if not self._current(tag):
+                return
+            self._fsize = size
             # errors found in an unfinished last line are found again once it is complete
             self.errors = [e for e in self.errors if e.offset < self._indexed]
             self._cache.pop(len(self._starts), None)
             pos = self._indexed  # always a line start
-            while pos < self._fsize and reader is self.reader:
+            while pos < self._fsize:
                 data = await reader.read(pos, min(CHUNK, self._fsize - pos))
+                if not self._current(tag):
+                    return
                 if not data:
                     break
                 if pos == 0:
                     self._head = data[:HEAD_BYTES]
                 cut = data.rfind(b"\n") + 1
                 if cut:
+                    args = (reader, data[:cut], pos, len(self._starts))
                     if cut > 256 << 10:
-                        await asyncio.to_thread(self._ingest, reader, data[:cut], pos)
+                        starts, errors = await asyncio.to_thread(_index_chunk, *args)
+                        if not self._current(tag):
+                            return
                     else:
-                        self._ingest(reader, data[:cut], pos)
+                        starts, errors = _index_chunk(*args)
+                    self._starts.extend(starts)
+                    self._indexed = pos + cut
+                    self.errors.extend(errors)
                 elif pos + len(data) < self._fsize:
                     pos += len(data)  # a line longer than a chunk: keep looking for its end
                     continue
                 pos = self._indexed if cut else pos + len(data)
                 self._after_chunk()
             if self._fsize > self._indexed:  # last line without a newline: scan it too
-                tail = await reader.read(self._indexed, min(LINE_CAP, self._fsize - self._indexed))
-                self.errors.extend(_scan(reader, tail, self._indexed, len(self._starts)))
+                at = self._indexed
+                tail = await reader.read(at, min(LINE_CAP, self._fsize - at))
+                if not self._current(tag):
+                    return
+                self.errors.extend(_scan(reader, tail, at, len(self._starts)))
             self._done = True
         except Exception as exc:  # a missing/unreadable log is a message, not a crash
+            if not self._current(tag):
+                return
             self.message = f"cannot read {reader.name}: {clean(str(exc), 200)}"
             self._done = True
         self._after_chunk(final=True)
-
-    def _ingest(self, reader: LogReader, body: bytes, base: int) -> None:
-        """Index ``body`` (ends with a newline) read at byte ``base``."""
-        first_line = len(self._starts)
-        parts = body.split(b"\n")
-        # start of each following line: cumulative lengths (+1 for the newline)
-        self._starts.extend(list(accumulate((len(p) + 1 for p in parts[:-1]), initial=base))[1:])
-        self._indexed = base + len(body)
-        self.errors.extend(_scan(reader, body, base, first_line))
 
     def _after_chunk(self, final: bool = False) -> None:
         self.virtual_size = Size(self.size.width, self.line_count)
@@ -272,15 +316,19 @@ class LogView(ScrollView, can_focus=True):
         self.post_message(self.Changed(self))
 
     async def _poll_growth(self) -> None:
-        reader = self.reader
+        tag = self._tag
+        reader = tag.reader
         if reader is None or not self._done:
             return
         try:
             size = await reader.size()
         except Exception as exc:
-            self.message = f"follow: {clean(str(exc), 200)}"
-            self.post_message(self.Changed(self))
+            if self._current(tag):
+                self.message = f"follow: {clean(str(exc), 200)}"
+                self.post_message(self.Changed(self))
             return
+        if not self._current(tag):
+            return  # another log is shown now: its own size is not this one's
         replaced = False
         if size > self._fsize and self._head:
             # rotated to a new file that is already bigger than the old one (delete + recreate,
@@ -289,6 +337,8 @@ class LogView(ScrollView, can_focus=True):
                 replaced = await reader.read(0, len(self._head)) != self._head
             except Exception:  # a read error shows on the next tick's size(); keep following
                 replaced = False
+            if not self._current(tag):
+                return
         if size < self._fsize or replaced:
             # truncated or rotated: the old offsets mean nothing any more
             at = self.cursor
@@ -379,7 +429,6 @@ class LogView(ScrollView, can_focus=True):
 
     def search(self, text: str) -> None:
         self.search_text = text
-        self._gen += 1
         self.refresh()
         if text:
             self._search(1, from_current=True)
@@ -392,7 +441,8 @@ class LogView(ScrollView, can_focus=True):
 
     @work(exclusive=True, group="logsearch")
     async def _search(self, direction: int, from_current: bool = False) -> None:
-        reader, needle = self.reader, self.search_text.lower().encode("utf-8", "replace")
+        tag, needle = self._tag, self.search_text.lower().encode("utf-8", "replace")
+        reader = tag.reader
         if reader is None or not needle:
             return
         n = self.line_count
@@ -402,6 +452,8 @@ class LogView(ScrollView, can_focus=True):
             pos = self._starts[start_line - 1] if 1 <= start_line <= n else self._fsize
             while pos < self._fsize:
                 data = (await reader.read(pos, min(step + len(needle), self._fsize - pos))).lower()
+                if not self._current(tag):
+                    return
                 hit = data.find(needle)
                 if hit >= 0:
                     self.go_to_line(bisect.bisect_right(self._starts, pos + hit))
@@ -416,6 +468,8 @@ class LogView(ScrollView, can_focus=True):
                 data = (await reader.read(pos, end - pos + len(needle))).lower()[
                     : end - pos + len(needle) - 1
                 ]
+                if not self._current(tag):
+                    return
                 hit = data.rfind(needle)
                 if hit >= 0:
                     self.go_to_line(bisect.bisect_right(self._starts, pos + hit))
@@ -439,40 +493,47 @@ class LogView(ScrollView, can_focus=True):
 
     def _need_window(self) -> None:
         if not self._loading_window:
-            self._loading_window = True
-            self._load_window()
+            # exclusive: starting it cancels a window read still in flight for another file
+            self._window_tag = self._tag
+            self._load_window(self._tag)
 
     @work(exclusive=True, group="logwindow")
-    async def _load_window(self) -> None:
+    async def _load_window(self, tag: _Tag) -> None:
+        reader = tag.reader
         try:
-            reader = self.reader
-            if reader is None:
+            if reader is None or not self._current(tag):
                 return
             height = max(1, self.scrollable_content_region.height)
             first = int(self.scroll_y) + 1
-            last = min(self.line_count, first + height * 2)
+            # while indexing, the last line's end is not known yet (it would read to the end of
+            # the file): only lines already indexed
+            known = self.line_count if self._done else len(self._starts) - 1
+            last = min(known, first + height * 2)
             first = max(1, first - height)
             missing = [ln for ln in range(first, last + 1) if ln not in self._cache]
             if not missing:
                 return
             a, b = missing[0], missing[-1]
-            start = self._starts[a - 1]
-            end = self._line_end(b)
+            # the line bounds are taken now: the index may grow while the read is awaited
+            bounds = [(self._starts[ln - 1], self._line_end(ln)) for ln in range(a, b + 1)]
+            start, end = bounds[0][0], bounds[-1][1]
             if end - start <= WINDOW_BYTES:
                 data = await reader.read(start, end - start)
-                for ln in range(a, b + 1):
-                    s = self._starts[ln - 1] - start
-                    e = self._line_end(ln) - start
-                    self._store(ln, data[s : min(e, s + LINE_CAP)])
+                heads = [data[s - start : min(e, s + LINE_CAP) - start] for s, e in bounds]
             else:  # huge lines: read each line's head only
-                for ln in range(a, b + 1):
-                    s = self._starts[ln - 1]
-                    self._store(ln, await reader.read(s, LINE_CAP))
+                heads = [await reader.read(s, LINE_CAP) for s, _ in bounds]
+            if not self._current(tag):
+                return
+            for ln, raw in enumerate(heads, a):
+                self._store(ln, raw)
         except Exception as exc:
-            self.message = f"read error: {clean(str(exc), 200)}"
+            if self._current(tag):
+                self.message = f"read error: {clean(str(exc), 200)}"
         finally:
-            self._loading_window = False
-        self.refresh()
+            if self._window_tag is tag:
+                self._window_tag = None
+        if self._current(tag):
+            self.refresh()
 
     def _store(self, line: int, raw: bytes) -> None:
         nl = raw.find(b"\n")

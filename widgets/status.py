@@ -2,6 +2,10 @@
 
 Data in: :meth:`StatusLine.set_entries` with one :class:`StatusEntry` per source. The line
 repaints only when what it shows changes.
+
+Always exactly one row: a long error is shortened first (every source keeps its name and
+state on screen), then the line ends in an ellipsis. A widget that grew to fit a wrapped
+error kept the extra rows, blank, after the error was gone.
 """
 
 from __future__ import annotations
@@ -45,7 +49,12 @@ class StatusLine(Widget):
     """Per source the time of its last good data; when late or failing, its age, STALE and
     the error."""
 
-    DEFAULT_CSS = "StatusLine { height: auto; max-height: 3; padding: 0 1; }"
+    DEFAULT_CSS = (
+        "StatusLine { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }"
+    )
+    # (characters of each error, full detail) tried in turn until the line fits; without full
+    # detail a stale source drops its clock time (its age stays) and the retry count
+    FITS = ((120, True), (60, True), (40, True), (40, False), (30, False), (20, False), (12, False))
 
     def __init__(self, entries: Sequence[StatusEntry] = (), *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -60,7 +69,16 @@ class StatusLine(Widget):
             self.refresh()
 
     def render(self) -> Text:
-        out = Text(no_wrap=False, overflow="fold")
+        width = self.content_size.width
+        for cap, full in self.FITS:
+            out = self._line(cap, full)
+            if not width or out.cell_len <= width:
+                return out
+        out.truncate(width, overflow="ellipsis")
+        return out
+
+    def _line(self, error_cap: int, full: bool) -> Text:
+        out = Text(no_wrap=True, overflow="ellipsis", end="")
         for i, e in enumerate(self._entries):
             if i:
                 out.append("  │  ", style="dim")
@@ -71,16 +89,17 @@ class StatusLine(Widget):
                 continue
             # the local time zone, like the terminal's clock next to it
             taken = e.taken_at
-            out.append(
-                f" as of {taken.astimezone():%H:%M:%S}" if taken is not None else " no data yet"
-            )
+            if taken is None:
+                out.append(" no data yet")
+            elif full or not e.stale:
+                out.append(f" as of {taken.astimezone():%H:%M:%S}")
             if e.stale:
                 if e.age_s is not None:
                     out.append(f" ({age(e.age_s)} ago)")
                 out.append(" STALE", style="bold reverse red" if e.error else "bold reverse yellow")
             if e.error is not None:
-                out.append(f" {clean(e.error, 120)}", style="red")
-                if e.failures > 1:
+                out.append(f" {clean(e.error, error_cap)}", style="red")
+                if e.failures > 1 and full:
                     out.append(f" (×{e.failures}, retrying)", style="dim")
             elif e.warnings:
                 out.append(f" {e.warnings} warnings", style="yellow")

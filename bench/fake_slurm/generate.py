@@ -278,7 +278,8 @@ exec awk -F "$(printf '\\037')" -v ids="$ids" -v user="$user" -v name="$name" '
 """
 
 _SINFO = """#!/bin/sh
-# fake sinfo (bench/fake_slurm): the cockpit reads nodes with scontrol; counted in case anything calls it
+# fake sinfo (bench/fake_slurm): the cockpit reads nodes with scontrol;
+# counted in case anything calls it
 ROOT={root}; LABEL=sinfo; {call}
 echo "fake sinfo: not generated" >&2; exit 1
 """

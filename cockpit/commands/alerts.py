@@ -40,7 +40,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def format_alert(a: Alert) -> str:
     """One line: local time, severity, rule, subject, title (hostile text cleaned)."""
     t = a.time.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    return f"{t}  {_SEV.get(a.severity, a.severity):4}  {a.rule:18}  {clean(str(a.subject), 60):30}  {clean(a.title, 300)}"
+    return (
+        f"{t}  {_SEV.get(a.severity, a.severity):4}  {a.rule:18}  "
+        f"{clean(str(a.subject), 60):30}  {clean(a.title, 300)}"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

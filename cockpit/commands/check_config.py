@@ -50,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     for c in config.clusters.values():
         if c.transport == "ssh":
             target = (
-                f"ssh {c.user + '@' if c.user else ''}{c.host}:{c.port} key={c.key or '(ssh default)'} "
+                f"ssh {c.user + '@' if c.user else ''}{c.host}:{c.port} "
+                f"key={c.key or '(ssh default)'} "
                 f"known_hosts={c.known_hosts or 'NOT CHECKED'}"
             )
         else:
@@ -88,7 +89,10 @@ def run(args: argparse.Namespace) -> int:
             bad += 1
             status = f"FAILS [{snap.error.kind}] {clean(snap.error.message, 300)}"
         elif snap.kind == "slurm":
-            status = f"answers (Slurm {snap.slurm_version or '?'}: {len(snap.nodes)} nodes, {len(snap.jobs)} jobs)"
+            status = (
+                f"answers (Slurm {snap.slurm_version or '?'}: "
+                f"{len(snap.nodes)} nodes, {len(snap.jobs)} jobs)"
+            )
         else:
             status = f"answers ({len(snap.training_jobs)} training jobs, {len(snap.pools)} pools)"
         print(f"  {lines.get(snap.source, snap.source)}: {status}")

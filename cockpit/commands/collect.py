@@ -86,9 +86,11 @@ def write_bundle(out: str, job_id: str, snap: Snapshot, arts: Artifacts) -> list
     if job is not None:
         files["squeue.txt"] = (
             "JOBID|PARTITION|NAME|USER|STATE|TIME|TIME_LIMIT|NODES|CPUS|MIN_MEMORY|NODELIST|REASON\n"
-            f"{job.job_id}|{job.partition}|{job.name}|{job.user}|{job.state}|{fmt_duration(job.elapsed_s or 0)}|"
+            f"{job.job_id}|{job.partition}|{job.name}|{job.user}|{job.state}|"
+            f"{fmt_duration(job.elapsed_s or 0)}|"
             f"{fmt_duration(job.time_limit_s)}|{job.node_count or ''}|{job.cpus or ''}|"
-            f"{(str(job.min_memory_mib) + 'M') if job.min_memory_mib else ''}|{job.node_list}|{job.reason}\n"
+            f"{(str(job.min_memory_mib) + 'M') if job.min_memory_mib else ''}|"
+            f"{job.node_list}|{job.reason}\n"
         ).encode()
     for label, text in arts.commands.items():
         if label.startswith("sacct"):

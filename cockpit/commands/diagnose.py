@@ -1,14 +1,17 @@
 """``cockpit diagnose``: why is this job stuck or dead? Findings with evidence, Rich or JSON.
 
 Forms:
-  cockpit diagnose --bundle DIR [--json]        offline: a directory of ticket files
+  cockpit diagnose PATH [--json]                offline: a folder of ticket files, one file, or
+                                                an archive (.tar, .tar.gz, .tgz, .zip)
+  cockpit diagnose - [--json]                   offline: a terminal session pasted on stdin
+  cockpit diagnose --bundle PATH [--json]       the same as PATH
   cockpit diagnose JOBID --cluster NAME [--json] live: squeue/scontrol/sacct + logs of the job
   cockpit diagnose --demo [--json]              every finding on the demo site, grouped
 
-Exit status (JOBID, --bundle): 0 when no critical finding, 1 when there is one; the site overview
+Exit status (JOBID, PATH): 0 when no critical finding, 1 when there is one; the site overview
 exits 0; 2 on a user error.
 The JSON shape is the bundle contract (``cockpit.ingest.bundle``):
-``{"findings": [...], "first_error": {...} | null}``.
+``{"findings": [...], "first_error": {...} | null, "notes": [...]}``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import os
 import re
 import sys
 from datetime import UTC, datetime
@@ -39,8 +43,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=__doc__.splitlines()[0],
     )
     add_common(p)
-    p.add_argument("jobid", nargs="?", help="Slurm job id (with --cluster)")
-    p.add_argument("--bundle", metavar="DIR", help="diagnose a directory of ticket files offline")
+    p.add_argument(
+        "jobid",
+        nargs="?",
+        metavar="JOBID|PATH|-",
+        help="Slurm job id (with --cluster); or a folder, file or archive of ticket files, "
+        "or - for a paste on stdin (offline)",
+    )
+    p.add_argument(
+        "--bundle", metavar="PATH", help="diagnose a folder, file or archive of ticket files"
+    )
     p.add_argument("--cluster", metavar="NAME", help="the cluster of JOBID (from the config)")
     p.add_argument(
         "--json", action="store_true", help="machine-readable JSON (the bundle contract)"
@@ -66,10 +78,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.bundle:
+    offline = args.bundle or _offline_target(args)
+    if offline:
         from cockpit.ingest.bundle import diagnose_bundle
 
-        report = diagnose_bundle(args.bundle)
+        report = diagnose_bundle(offline)
         return _emit(args, list(report.findings), report.to_json())
     if args.training_job:
         findings, data = asyncio.run(_live_training_job(args))
@@ -79,7 +92,21 @@ def run(args: argparse.Namespace) -> int:
         return _emit(args, findings, payload)
     if args.demo or not args.cluster:
         return _site(args)
-    raise UserError("give a JOBID with --cluster NAME, or --bundle DIR, or --demo")
+    raise UserError("give a JOBID with --cluster NAME, a PATH or - (stdin), or --demo")
+
+
+def _offline_target(args: argparse.Namespace) -> str | None:
+    """The positional argument when it names offline input: ``-`` or an existing path
+    (never with --cluster: there it is a job id). A path-like argument that does not exist
+    is a user error, not a job id."""
+    arg = args.jobid
+    if not arg or args.cluster:
+        return None
+    if arg == "-" or os.path.exists(arg):
+        return arg
+    if not re.fullmatch(r"\d+(?:_\d+)?", arg):
+        raise UserError(f"{arg}: no such file or directory (a job id needs --cluster NAME)")
+    return None
 
 
 # --------------------------------------------------------------------------- live job
@@ -105,10 +132,11 @@ async def _live_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
         raise UserError(
             f"job {args.jobid} not found on {source.name} (not in squeue, scontrol or sacct)"
         )
-    narrowed = dataclasses.replace(snap, jobs=tuple(j for j in snap.jobs if j.job_id == args.jobid))
-    findings = diagnose(narrowed, arts, now=snap.taken_at)
+    # the whole site, not the job alone: its verdict may depend on the other jobs (starvation)
+    # and must be the one the dashboard and the drill-down give
+    findings = diagnose(snap, arts, now=snap.taken_at)
     # the job's findings plus those of its nodes (allocated, or named in its pending reason)
-    job = narrowed.jobs[0]
+    job = next(j for j in snap.jobs if j.job_id == args.jobid)
     named = set(job.nodes) | {
         n.name for n in snap.nodes if re.search(rf"\b{re.escape(n.name)}\b", job.reason or "")
     }
@@ -123,7 +151,8 @@ async def _live_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
 
 
 async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
-    """One ModelArts training job: details, stages, events, startup log and pools, then the engine."""
+    """One ModelArts training job: details, stages, events, startup log and pools, then the
+    engine."""
     from cockpit.connect import select_sources
     from cockpit.diagnosis.engine import diagnose
 
@@ -163,7 +192,8 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
 async def _resolve_training_job(source: Source, wanted: str) -> str:
     """The id of the training job named or identified by ``wanted``; an id not in the listing
     (older than the list window) is passed through for the API to judge, as is ``wanted`` on a
-    source that cannot search by name. Several jobs with that name -> UserError listing their ids."""
+    source that cannot search by name. Several jobs with that name -> UserError listing their
+    ids."""
     from cockpit.modelarts.api import ModelArtsApiError
     from cockpit.source import Unsupported
 
@@ -209,31 +239,10 @@ def with_job(snap: Snapshot, job_id: str, arts: Artifacts) -> Snapshot:
                 return dataclasses.replace(snap, jobs=(*others, jobs[0]))
     if any(j.job_id == job_id for j in snap.jobs):
         return snap
-    rows = [r for r in arts.acct if r.job_id == job_id and not r.step]
-    if rows:
-        from cockpit.model import SlurmJob
-        from cockpit.slurm import hostlist
+    from cockpit.ingest.slurm_text import job_from_acct
 
-        r = rows[0]
-        try:
-            nodes = hostlist.expand(r.node_list) if r.node_list else ()
-        except Exception:  # noqa: BLE001
-            nodes = ()
-        job = SlurmJob(
-            job_id=job_id,
-            name=r.job_name,
-            user=r.user,
-            partition=r.partition,
-            state=r.state,
-            reason=r.reason or "None",
-            node_list=r.node_list,
-            nodes=nodes,
-            exit_code=r.exit_code,
-            elapsed_s=r.elapsed_s,
-            time_limit_s=r.timelimit_s,
-            start_time=r.start_time,
-            end_time=r.end_time,
-        )
+    job = job_from_acct([r for r in arts.acct if r.job_id == job_id])
+    if job is not None:
         return dataclasses.replace(snap, jobs=(*snap.jobs, job))
     return snap
 
@@ -334,11 +343,13 @@ def _emit(args: argparse.Namespace, findings: list[Finding], data: dict) -> int:
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        _print_findings(findings, data.get("first_error"))
+        _print_findings(findings, data.get("first_error"), data.get("notes", ()))
     return 1 if any(f.severity == "critical" for f in findings) else 0
 
 
-def _print_findings(findings: list[Finding], first_error: dict | None) -> None:
+def _print_findings(
+    findings: list[Finding], first_error: dict | None, notes: list[str] | tuple = ()
+) -> None:
     from rich.console import Console
     from rich.text import Text
 
@@ -346,7 +357,12 @@ def _print_findings(findings: list[Finding], first_error: dict | None) -> None:
 
     con = Console(file=sys.stdout, highlight=False)
     if not findings:
-        con.print("No finding: nothing looks wrong.")
+        if first_error:
+            con.print("No known cause recognised.")
+            _print_first_error(con, first_error, "")
+        else:
+            con.print("No finding: nothing looks wrong.")
+        _print_notes(con, notes)
         return
     for i, f in enumerate(findings):
         head = Text()
@@ -366,10 +382,25 @@ def _print_findings(findings: list[Finding], first_error: dict | None) -> None:
                     Text(f"  {loc:28} ", style="dim") + Text(evidence_excerpt(e.text, f.root_cause))
                 )
     if first_error:
-        con.print(
-            Text(f"\nfirst red error: {first_error['file']}:{first_error['line']}: ", style="bold")
-            + Text(evidence_excerpt(first_error["text"], findings[0].root_cause), style="red")
-        )
+        _print_first_error(con, first_error, findings[0].root_cause)
+    _print_notes(con, notes)
+
+
+def _print_first_error(con, first_error: dict, label: str) -> None:
+    from rich.text import Text
+
+    con.print(
+        Text(f"\nfirst red error: {first_error['file']}:{first_error['line']}: ", style="bold")
+        + Text(evidence_excerpt(first_error["text"], label), style="red")
+    )
+
+
+def _print_notes(con, notes: list[str] | tuple) -> None:
+    """What the input reader skipped or cut: never silent."""
+    from rich.text import Text
+
+    for n in notes:
+        con.print(Text(f"note: {clean(n, 400)}", style="dim"))
 
 
 EVIDENCE_CAP = 400  # characters of one evidence line printed; Rich wraps, never cuts

@@ -44,7 +44,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 async def collect(
     sources: list, now_fn=None, taken: dict[str, datetime] | None = None
 ) -> tuple[list[Finding], list[str]]:
-    """Poll each source once, fetch evidence (cockpit.runtime.evidence), diagnose. Returns (findings, source errors).
+    """Poll each source once, fetch evidence (cockpit.runtime.evidence), diagnose.
+
+    Returns (findings, source errors).
 
     ``taken`` (optional) is filled with source name -> the snapshot's ``taken_at``: the "now" of
     that source's ages (the demo's clock is not the wall clock).
@@ -91,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     taken: dict[str, datetime] = {}
     findings, errors = asyncio.run(collect(sources, taken=taken))
     incidents = correlate(findings)
-    # ages are measured against each source's snapshot time, as the TUI does (demo clock != wall clock)
+    # ages count from each source's snapshot time, as in the TUI (demo clock != wall clock)
     now = max(taken.values(), default=None) or datetime.now(UTC)
     acked = ack_store_for(args).acked
     for e in errors:
@@ -127,6 +129,7 @@ def _table(
     from rich.text import Text
 
     from cockpit.report import affected_count
+    from cockpit.safety import redact
     from cockpit.text import clean
 
     colour = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
@@ -145,7 +148,7 @@ def _table(
             Text(i.severity, style=colour.get(i.severity, "")),
             Text(i.root_cause),
             Text(clean(str(i.subject))),
-            Text(clean(i.title)),
+            Text(clean(redact(i.title))),
             Text(str(affected_count(i))),
             Text(age),
             Text("yes" if i.key in acked else "", style="green"),

@@ -100,7 +100,7 @@ def current_conditions(
 
 
 def new_conditions(alerts: Sequence[Alert], previous: Sequence[str]) -> list[Alert]:
-    """Alerts whose key was not active at the previous ``--once`` run (``source_recovered`` never is)."""
+    """Alerts whose key was not active at the last ``--once`` run (never ``source_recovered``)."""
     before = set(previous)
     return [a for a in alerts if a.key not in before and a.rule != "source_recovered"]
 
@@ -131,9 +131,9 @@ def save_state(path: Path, active: dict[str, list[str]]) -> None:
 
 
 async def _findings(source: Source, snap: Snapshot, cache, now: datetime) -> list[Finding]:
-    """Findings with the evidence fetched for failed jobs / sick nodes (cockpit.runtime.evidence), so an
-    alert names the cause ("command not found") as the TUI does, not the symptom ("non-zero
-    exit"). A failed poll has none here: the watcher reports the outage itself."""
+    """Findings with the evidence fetched for failed jobs / sick nodes (cockpit.runtime.evidence),
+    so an alert names the cause ("command not found") as the TUI does, not the symptom
+    ("non-zero exit"). A failed poll has none here: the watcher reports the outage itself."""
     if not snap.ok:
         return []
     from cockpit.runtime.evidence import refresh_and_diagnose

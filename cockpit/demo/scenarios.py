@@ -1,4 +1,4 @@
-"""What the demo site contains: nodes, partitions, background load and the failure scenarios.
+"""What the demo site contains: nodes, partitions, users and the failure scenarios.
 
 Every scenario is one check of the Slurm (E-HPC) and ModelArts troubleshooting guides.
 :data:`SCENARIOS` maps a scenario id to ``(subject kind, subject id, expected root_cause)``
@@ -8,11 +8,7 @@ Times are seconds relative to the demo start (negative = history).
 
 from __future__ import annotations
 
-import math
-import random
-
 from cockpit.demo.slurm import DemoJob, DemoNode, DemoPartition, NodeChange
-from cockpit.slurm.hostlist import compress
 
 # scenario id -> (subject kind, subject id, expected root_cause label)
 SCENARIOS: dict[str, tuple[str, str, str]] = {
@@ -80,10 +76,7 @@ USERS: tuple[tuple[str, int, str, str], ...] = (
     ("kim", 1011, "climate", "ensemble"),
     ("lena", 1012, "bio", "assembly"),
 )
-_U = {u: (uid, acct, proj) for u, uid, acct, proj in USERS}
-
-HISTORY_S = 6 * 3600  # background load starts this long before the demo start
-HORIZON_S = 48 * 3600  # and keeps arriving this long after it
+USER_INFO = {u: (uid, acct, proj) for u, uid, acct, proj in USERS}
 
 
 def _cn(i: int) -> str:
@@ -146,7 +139,7 @@ def _job(
     submit: int,
     **kw,
 ) -> DemoJob:
-    uid, acct, proj = _U[user]
+    uid, acct, proj = USER_INFO[user]
     kw.setdefault("work_dir", f"/home/{user}/{proj}")
     kw.setdefault("command", f"/home/{user}/{proj}/{name}.sbatch")
     return DemoJob(job_id, name, user, uid, acct, partition, cpus, mem_mib, limit, submit, **kw)
@@ -174,8 +167,8 @@ def scenario_jobs() -> list[DemoJob]:
             priority=10410,
         )
     )
-    # OOM: stdout says only "Killed"; MaxRSS ~ ReqMem (just above it: the usage that exceeded the
-    # 64 GiB = 67108864 KiB limit, the same number in sacct and slurmctld.log); cgroup lines in slurmd.log
+    # OOM: stdout says only "Killed"; MaxRSS ~ ReqMem (just above the 64 GiB = 67108864 KiB
+    # limit it exceeded, the same number in sacct and slurmctld.log); cgroup lines in slurmd.log
     oom_start = -52 * 60
     jobs.append(
         _job(
@@ -197,38 +190,47 @@ def scenario_jobs() -> list[DemoJob]:
             stdout=(
                 (
                     1,
-                    "STAR --runThreadN 16 --genomeDir /shared/ref/GRCh38_star --readFilesIn S12_R1.fq.gz S12_R2.fq.gz",
+                    "STAR --runThreadN 16 --genomeDir /shared/ref/GRCh38_star "
+                    "--readFilesIn S12_R1.fq.gz S12_R2.fq.gz",
                 ),
                 (2, "Nov 29 19:38:12 ..... started STAR run"),
                 (3, "Nov 29 19:38:12 ..... loading genome"),
                 (690, "Nov 29 19:49:41 ..... started mapping"),
                 (
                     34 * 60,
-                    f"{_script(48102)}: line 14: 48213 Killed                  STAR --runThreadN 16 --genomeDir /shared/ref/GRCh38_star --readFilesIn S12_R1.fq.gz S12_R2.fq.gz",
+                    f"{_script(48102)}: line 14: 48213 Killed                  "
+                    "STAR --runThreadN 16 --genomeDir /shared/ref/GRCh38_star "
+                    "--readFilesIn S12_R1.fq.gz S12_R2.fq.gz",
                 ),
             ),
             slurmd=(
                 (
                     "cn007",
                     oom_start + 34 * 60 - 0.05,
-                    "[48102.batch] task/cgroup: task_cgroup_memory_check_oom: StepId=48102.batch hit memory limit at least once during execution. This may or may not result in some failure.",
+                    "[48102.batch] task/cgroup: task_cgroup_memory_check_oom: "
+                    "StepId=48102.batch hit memory limit at least once during "
+                    "execution. This may or may not result in some failure.",
                 ),
                 (
                     "cn007",
                     oom_start + 34 * 60 - 0.04,
-                    "[48102.batch] error: Detected 1 oom-kill event(s) in StepId=48102.batch. Some of your processes may have been killed by the cgroup out-of-memory handler.",
+                    "[48102.batch] error: Detected 1 oom-kill event(s) in "
+                    "StepId=48102.batch. Some of your processes may have "
+                    "been killed by the cgroup out-of-memory handler.",
                 ),
             ),
             # the controller's account of it (what an operator greps slurmctld.log for)
             ctld=(
                 (
                     oom_start + 34 * 60 - 0.02,
-                    "error: JobId=48102 StepId=48102.batch: Exceeded job memory limit (67200000 > 67108864 KiB) on cn007",
+                    "error: JobId=48102 StepId=48102.batch: Exceeded "
+                    "job memory limit (67200000 > 67108864 KiB) on cn007",
                 ),
             ),
         )
     )
-    # earlier good runs of the same user + job name: sacct history for right-sizing --mem (no squeue rows)
+    # earlier good runs of the same user + job name: sacct history to right-size --mem
+    # (no squeue rows)
     for jid, days, rss_gib in ((47311, 9, 57.4), (47688, 4, 60.9)):
         jobs.append(
             _job(
@@ -252,7 +254,8 @@ def scenario_jobs() -> list[DemoJob]:
     wrf = [
         (
             30 + 120 * k,
-            f"Timing for main: time 2026-11-28_{(k * 10) // 60:02d}:{(k * 10) % 60:02d}:00 on domain   3:  {118 + (k % 7) * 1.37:9.5f} elapsed seconds",
+            f"Timing for main: time 2026-11-28_{(k * 10) // 60:02d}:{(k * 10) % 60:02d}:00 "
+            f"on domain   3:  {118 + (k % 7) * 1.37:9.5f} elapsed seconds",
         )
         for k in range(0, 120)
     ]
@@ -277,7 +280,8 @@ def scenario_jobs() -> list[DemoJob]:
                 *wrf,
                 (
                     end_off,
-                    f"slurmstepd-cn011: error: *** JOB 48103 ON cn011 CANCELLED AT {{ts:{to_start + end_off}}} DUE TO TIME LIMIT ***",
+                    "slurmstepd-cn011: error: *** JOB 48103 ON cn011 CANCELLED "
+                    f"AT {{ts:{to_start + end_off}}} DUE TO TIME LIMIT ***",
                 ),
                 (
                     end_off + 0.5,
@@ -286,7 +290,8 @@ def scenario_jobs() -> list[DemoJob]:
                 (end_off + 0.6, "forrtl: error (78): process killed (SIGTERM)"),
                 (
                     end_off + 0.7,
-                    "MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD with errorcode 1",
+                    "MPI_ABORT was invoked on rank 0 in "
+                    "communicator MPI_COMM_WORLD with errorcode 1",
                 ),
                 (end_off + 1, "srun: error: cn011: tasks 0-47: Terminated"),
             ),
@@ -338,7 +343,8 @@ def scenario_jobs() -> list[DemoJob]:
                 (0.2, "Running GROMACS 2023.3 on 32 cores"),
                 (
                     0.9,
-                    "/home/hiro/md/bin/gmx_mpi: error while loading shared libraries: libcufft.so.10: cannot open shared object file: No such file or directory",
+                    "/home/hiro/md/bin/gmx_mpi: error while loading shared libraries: "
+                    "libcufft.so.10: cannot open shared object file: No such file or directory",
                 ),
                 (1.2, "srun: error: cn016: task 0: Exited with exit code 127"),
             ),
@@ -370,7 +376,8 @@ def scenario_jobs() -> list[DemoJob]:
                 (1, "# OSU MPI Allreduce Latency Test v7.3"),
                 (
                     33,
-                    "srun: error: Task launch for StepId=48106.0 failed on node cn018: Communication connection failure",
+                    "srun: error: Task launch for StepId=48106.0 failed "
+                    "on node cn018: Communication connection failure",
                 ),
                 (33.2, "srun: error: Application launch failed: Communication connection failure"),
                 (33.3, "srun: Job step aborted: Waiting up to 32 seconds for job step to finish."),
@@ -413,31 +420,36 @@ def scenario_jobs() -> list[DemoJob]:
                     *(
                         (
                             60 * m,
-                            f"member {k + 1:02d}: model day {m // 10:3d}  dt=60s  cfl=0.{41 + m % 9}",
+                            f"member {k + 1:02d}: model day "
+                            f"{m // 10:3d}  dt=60s  cfl=0.{41 + m % 9}",
                         )
                         for m in range(0, end - st, 600)
                     ),
                     (
                         end - st,
-                        f"{_script(jid)}: line 21: {90211 + k} Killed                  ./run_ensemble member_{k + 1:02d}",
+                        f"{_script(jid)}: line 21: {90211 + k} "
+                        f"Killed                  ./run_ensemble member_{k + 1:02d}",
                     ),
                 ),
                 slurmd=(
                     (
                         "cn013",
                         end - 0.2,
-                        f"[{jid}.batch] error: *** JOB {jid} STEPD TERMINATED ON cn013 AT {{ts:{end}}} DUE TO JOB NOT ENDING WITH SIGNALS ***",
+                        f"[{jid}.batch] error: *** JOB {jid} STEPD TERMINATED ON "
+                        f"cn013 AT {{ts:{end}}} DUE TO JOB NOT ENDING WITH SIGNALS ***",
                     ),
                     (
                         "cn013",
                         end - 0.1,
-                        f"[{jid}.batch] error: proctrack_p_wait: Unable to destroy container {90211 + k} in cgroup plugin, giving up after 128 sec",
+                        f"[{jid}.batch] error: proctrack_p_wait: Unable to destroy "
+                        f"container {90211 + k} in cgroup plugin, giving up after 128 sec",
                     ),
                 ),
                 ctld=(
                     (
                         end + 0.3,
-                        f"error: slurmd error running JobId={jid} on node(s)=cn013: Kill task failed",
+                        f"error: slurmd error running JobId={jid} "
+                        "on node(s)=cn013: Kill task failed",
                     ),
                 ),
             )
@@ -461,7 +473,8 @@ def scenario_jobs() -> list[DemoJob]:
             stdout=tuple(
                 (
                     30 * m,
-                    f"Step {m * 500:8d}  Temp {300 + (m % 5) * 0.7:7.2f}  E_pair {-48213.5 + m * 0.37:11.2f}  Press {1.01 + (m % 3) * 0.02:6.2f}",
+                    f"Step {m * 500:8d}  Temp {300 + (m % 5) * 0.7:7.2f}  E_pair "
+                    f"{-48213.5 + m * 0.37:11.2f}  Press {1.01 + (m % 3) * 0.02:6.2f}",
                 )
                 for m in range(0, (3 * 3600 - 43 * 60) // 30)
             ),
@@ -571,14 +584,17 @@ def scenario_jobs() -> list[DemoJob]:
                 *((20 * m, f"shard {m * 6:03d}/512 done") for m in range(1, 15)),
                 (
                     300,
-                    f"{_script(48130)}: line 7: 51877 Killed                  python tokenize.py --workers 8",
+                    f"{_script(48130)}: line 7: 51877 "
+                    "Killed                  python tokenize.py --workers 8",
                 ),
             ),
             slurmd=(
                 (
                     "cn009",
                     420 - 0.04,
-                    "[48130.batch] error: Detected 1 oom-kill event(s) in StepId=48130.batch. Some of your processes may have been killed by the cgroup out-of-memory handler.",
+                    "[48130.batch] error: Detected 1 oom-kill event(s) in "
+                    "StepId=48130.batch. Some of your processes may have "
+                    "been killed by the cgroup out-of-memory handler.",
                 ),
             ),
         )
@@ -609,192 +625,25 @@ def ctld_startup(at: int) -> list[tuple[float, str]]:
         (at + 0.385, "slurmctld version 22.05.8 started on cluster demo-hpc"),
         (
             at + 0.387,
-            "error:  mpi/pmix_v4: init: (null) [0]: mpi_pmix.c:195: pmi/pmix: can not load PMIx library",
+            "error:  mpi/pmix_v4: init: (null) [0]: "
+            "mpi_pmix.c:195: pmi/pmix: can not load PMIx library",
         ),
         (
             at + 0.387,
-            "error: Couldn't load specified plugin name for mpi/pmix_v4: Plugin init() callback failed",
+            "error: Couldn't load specified plugin name "
+            "for mpi/pmix_v4: Plugin init() callback failed",
         ),
         (at + 0.387, "error: MPI: Cannot create context for mpi/pmix_v4"),
         (
             at + 0.390,
-            "accounting_storage/slurmdbd: clusteracct_storage_p_register_ctld: Registering slurmctld at port 6817 with slurmdbd",
+            "accounting_storage/slurmdbd: clusteracct_storage_p_register_ctld: "
+            "Registering slurmctld at port 6817 with slurmdbd",
         ),
         (
             at + 0.966,
-            "select/cons_tres: part_data_create_array: select/cons_tres: preparing for 4 partitions",
+            "select/cons_tres: part_data_create_array: "
+            "select/cons_tres: preparing for 4 partitions",
         ),
         (at + 0.966, "Running as primary controller"),
         (at + 2.231, "SchedulerParameters=bf_continue,bf_window=2880,default_queue_depth=200"),
     ]
-
-
-# --------------------------------------------------------------------------- background load
-
-_WORKLOADS = {
-    "cpu": (
-        ("vasp-relax", "alice"),
-        ("gromacs-md", "hiro"),
-        ("wrf-d02", "dmitri"),
-        ("cp2k-opt", "jamal"),
-        ("lammps-eq", "alice"),
-        ("blast-shard", "lena"),
-        ("star-align", "chen"),
-        ("snakemake-rule", "gita"),
-        ("openfoam-case", "jamal"),
-        ("cesm-ens", "kim"),
-    ),
-    "debug": (("smoke-test", "bob"), ("mpi-hello", "bob"), ("check-env", "gita")),
-    "gpu": (
-        ("train-resnet50", "farid"),
-        ("ft-llama-7b", "emma"),
-        ("sd-finetune", "ines"),
-        ("whisper-eval", "farid"),
-        ("gnn-train", "emma"),
-        ("ppo-agent", "ines"),
-    ),
-    "bigmem": (("spades-asm", "lena"), ("trinity-denovo", "chen"), ("genome-index", "lena")),
-}
-# partition -> (mean seconds between arrivals, mean run seconds, cpus choices, lanes per node)
-_LOAD = {
-    "cpu": (52, 7200, (4, 8, 12), 4),
-    "debug": (900, 420, (2, 4), 0),
-    "gpu": (330, 4 * 3600, (16,), 4),
-    "bigmem": (1100, 4.5 * 3600, (24, 48), 2),
-}
-_EXCLUDED = {"cn013", "cn022", "cn031"} | {f"gpu{i:02d}" for i in range(1, 9)}
-
-
-def background_jobs(
-    seed: int, partitions: list[DemoPartition], nodes: list[DemoNode], first_id: int = 49000
-) -> tuple[list[DemoJob], dict[int, int]]:
-    """Ordinary load, placed by a simple lane scheduler so nodes are never oversubscribed.
-
-    Each node is cut into lanes (a quarter of a CPU node, one GPU pair...); a job takes the
-    lane that frees first. Returns the jobs and the planned start of every job (what
-    squeue shows as the expected START_TIME of a PENDING job).
-    """
-    rng = random.Random(seed)
-    node_by = {n.name: n for n in nodes}
-    lanes: list[list] = []  # [free_at, node, until, lane cpus]
-    for n in nodes:
-        if n.name in _EXCLUDED:
-            continue
-        part = n.partitions[0]
-        count = _LOAD[part][3]
-        drain = n.changes[0].at if n.changes and n.changes[0].flag == "DRAIN" else None
-        for _ in range(count):
-            lanes.append(
-                [-HISTORY_S, n.name, drain if drain is not None else 10**9, n.cpus // count]
-            )
-    arrivals: list[tuple[int, str]] = []
-    for p in partitions:
-        gap = _LOAD[p.name][0]
-        t = -HISTORY_S + rng.random() * gap
-        while t < HORIZON_S:
-            arrivals.append((int(t), p.name))
-            t += rng.expovariate(1 / gap)
-    arrivals.sort()
-    jobs: list[DemoJob] = []
-    planned: dict[int, int] = {}
-    part_nodes = {p.name: set(p.nodes) for p in partitions}
-    for idx, (submit, part) in enumerate(arrivals):
-        jid = first_id + idx
-        name, user = rng.choice(_WORKLOADS[part])
-        mean_run, cpus_choices = _LOAD[part][1], _LOAD[part][2]
-        cpus = rng.choice(cpus_choices)
-        limit = {"cpu": 24 * 3600, "debug": 30 * 60, "gpu": 12 * 3600, "bigmem": 48 * 3600}[part]
-        run = int(min(limit - 60, max(60, rng.lognormvariate(math.log(mean_run), 0.6))))
-        cancel = rng.random() < 0.04
-        if cancel:
-            run = max(30, run // 3)
-        candidates = [ln for ln in lanes if ln[1] in part_nodes[part]]
-        best = min(candidates, key=lambda ln: (max(ln[0], submit), ln[1]))
-        start = max(best[0], submit)
-        if start >= best[2]:  # node drains before this lane frees: look elsewhere
-            ok = [ln for ln in candidates if max(ln[0], submit) < ln[2]]
-            if not ok:
-                continue
-            best = min(ok, key=lambda ln: (max(ln[0], submit), ln[1]))
-            start = max(best[0], submit)
-        start += 1 + rng.randrange(3)
-        best[0] = start + run + 2
-        node = node_by[best[1]]
-        gpus = 2 if node.gpus else 0
-        mem_mib = (
-            rng.choice((4, 8, 16, 32)) * 1024 * (4 if part == "bigmem" else 1) * (4 if gpus else 1)
-        )
-        uid, acct, proj = _U[user]
-        suffix = f"{name}-{rng.randrange(1, 400):03d}"
-        jobs.append(
-            DemoJob(
-                jid,
-                suffix,
-                user,
-                uid,
-                acct,
-                part,
-                cpus if not gpus else 16,
-                mem_mib,
-                limit,
-                submit,
-                start=start,
-                run_s=run,
-                nodes=(node.name,),
-                final_state="CANCELLED" if cancel else "COMPLETED",
-                cancelled_by=uid if cancel else None,
-                gpus=gpus,
-                priority=10000 + rng.randrange(0, 900),
-                work_dir=f"/home/{user}/{proj}",
-                command=f"/home/{user}/{proj}/{name}.sbatch",
-                kind="gpu" if gpus else part,
-                max_rss_kib=None,
-            )
-        )
-        planned[jid] = start
-    return jobs, planned
-
-
-def job_log(seed: int):
-    """Generated stdout of a background job at time t: (seconds, line) pairs."""
-
-    def make(j: DemoJob, t: int) -> list[tuple[float, str]]:
-        assert j.start is not None
-        node = compress(j.nodes)
-        lines: list[tuple[float, str]] = [
-            (j.start, f"job {j.job_id} ({j.name}) on {node}, {j.cpus} CPUs"),
-            (
-                j.start + 1,
-                f"modules: {'cuda/12.2 nccl/2.19 python/3.11' if j.gpus else 'gcc/12.2 openmpi/4.1.6'}",
-            ),
-        ]
-        end = j.end if j.end is not None else t
-        upto = min(t, end)
-        step = 60 if j.gpus else 120
-        k = 0
-        for k, at in enumerate(range(j.start + step, upto + 1, step), start=1):
-            if j.gpus:
-                loss = 2.4 / (1 + k / 30) + 0.25 + (j.job_id * 31 + k * 7) % 100 / 2000
-                lines.append(
-                    (
-                        at,
-                        f"Epoch {1 + k // 50:3d} [{(k % 50) * 100:5d}/5000]  loss={loss:.4f}  lr=1.0e-03  {310 + (k * 13) % 40:.1f} img/s",
-                    )
-                )
-            else:
-                lines.append(
-                    (at, f"step {k * 1000:9d}  t={k * 0.5:8.1f}  residual={10 ** -(1 + k % 6):.1e}")
-                )
-        if j.end is not None and j.end <= t:
-            if j.final == "COMPLETED":
-                lines.append((j.end, f"finished after {k} checkpoints, exit 0"))
-            elif j.final == "CANCELLED":
-                lines.append(
-                    (
-                        j.end,
-                        f"slurmstepd: error: *** JOB {j.job_id} ON {node} CANCELLED AT {{ts:{j.end}}} ***",
-                    )
-                )
-        return lines
-
-    return make

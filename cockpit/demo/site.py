@@ -73,14 +73,12 @@ class DemoSite:
         with self._lock:
             if self._slurm is not None:
                 return
+            from cockpit.demo.background import HISTORY_S, background_jobs, job_log
             from cockpit.demo.modelarts import ModelArtsProject
             from cockpit.demo.scenarios import (
-                HISTORY_S,
-                background_jobs,
                 build_nodes,
                 build_partitions,
                 ctld_startup,
-                job_log,
                 node_ctld_lines,
                 scenario_jobs,
             )

@@ -183,7 +183,8 @@ SCAN_CACHE = ScanCache()  # the process's scan results (RuleContext.scan / stron
 
 
 def _scan_kind(kind: str) -> str:
-    return kind if kind in {"slurmctld", "slurmd"} else ("events" if kind == "events" else "app")
+    # a prolog/epilog's output has its own patterns (any failure in it is the prolog's)
+    return kind if kind in {"slurmctld", "slurmd", "events", "prolog"} else "app"
 
 
 def log_evidence(log: LogText, hit: logscan.ScanHit, tier: int | None = None) -> Evidence:

@@ -24,6 +24,8 @@ _NODE_SYMPTOMS = frozenset(
         "node_drain_kill_task_failed",
         "node_drain_prolog_epilog_failed",
         "pending_launch_failed_held",
+        "node_boot_failed",
+        "host_memory_error",
     }
 )
 

@@ -177,6 +177,7 @@ def diagnose(
     artifacts: Artifacts | None = None,
     now: datetime | None = None,
     kinds: frozenset[str] | None = None,
+    focus: Subject | None = None,
 ) -> Diagnosis:
     """Every registered rule over every subject of ``snapshot``; most likely root cause first.
 
@@ -184,7 +185,9 @@ def diagnose(
     (defaults to ``snapshot.taken_at``). Findings sharing a :attr:`Finding.key` are merged.
     Order: severity, then confidence, then cause-before-symptom. ``kinds``: run only the
     rules of these subject kinds (None = all), for a caller that keeps only some subjects'
-    findings.
+    findings. ``focus``: only that subject's findings, its rules run in the context of the
+    whole snapshot (the other jobs, partitions and nodes a verdict may depend on) and the
+    site rules' findings about it kept: a drill-down gets the verdict the dashboard gives.
 
     Pure, and never raises for bad data: a rule that raises is skipped for that subject and
     reported in the result's :attr:`Diagnosis.errors` (``COCKPIT_STRICT_RULES=1`` re-raises,
@@ -195,7 +198,8 @@ def diagnose(
     # Keyed like Finding.key, as a tuple: no string formatted per finding (60k at a big site).
     found: dict[tuple[str, str, str, str], Finding] = {}
     errors: list[str] = []
-    for kind, subjects in _subjects_by_kind(snapshot):
+    groups = _subjects_by_kind(snapshot) if focus is None else _focused(snapshot, focus)
+    for kind, subjects in groups:
         if kinds is not None and kind not in kinds:
             continue
         default, by_state = _plan(registry.RULES.get(kind, ()))
@@ -223,7 +227,34 @@ def diagnose(
                         break  # a FirstOf ends here: a later rule's verdict would be unfounded
                     if hit:
                         break
+    if focus is not None:
+        mine = (focus.kind, focus.source, focus.id)
+        kept = [
+            f for f in found.values() if (f.subject.kind, f.subject.source, f.subject.id) == mine
+        ]
+        return _sort_into(kept, Diagnosis(errors=errors))  # type: ignore[return-value]
     return _sort_into(found.values(), Diagnosis(errors=errors))  # type: ignore[return-value]
+
+
+_ID = {"job": "job_id", "training_job": "job_id", "pool": "pool_id"}
+
+
+def _focused(snapshot: Snapshot, focus: Subject) -> Iterator[tuple[str, Iterable[object]]]:
+    """:func:`_subjects_by_kind` for one subject: its own object (if the snapshot has it) and
+    the site, whose rules also speak about jobs and files (starvation, storage)."""
+    for kind, subjects in _subjects_by_kind(snapshot):
+        if kind == "site":
+            yield kind, subjects
+        elif kind == focus.kind:
+            attr = _ID.get(kind, "name")
+            yield (
+                kind,
+                [
+                    o
+                    for o in subjects
+                    if getattr(o, attr) == focus.id or getattr(o, "name", None) == focus.id
+                ],
+            )
 
 
 def subject_label(s: Subject) -> str:

@@ -15,6 +15,12 @@ Order matters: when one line matches several patterns the first one in
 :data:`HARMLESS` lines look like errors but are printed on healthy runs (Slurm's PMIx
 plugin notice at every step start, missing state files on a fresh controller); the
 scanner skips them.
+
+Reason and code families that are data (CANN error codes, Kubernetes pod reasons, NVIDIA
+Xids and host-memory errors) live in :mod:`cockpit.diagnosis.cann_codes`,
+:mod:`cockpit.diagnosis.k8s_reasons` and :mod:`cockpit.diagnosis.xid_codes`, Chinese terms
+(UTF-8 and GBK) in :mod:`cockpit.diagnosis.zh_terms`; their patterns are generated here, in
+precedence order, from those tables.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cockpit.diagnosis import cann_codes, k8s_reasons, xid_codes, zh_terms
 from cockpit.model import Severity
 
 
@@ -45,17 +52,33 @@ _NOT_DAEMON = frozenset({"app", "stdout", "stderr", "events", "startup", "comman
 
 def _p(
     name: str,
-    regex: str,
+    regex: str | bytes,
     label: str,
     severity: Severity = "critical",
     tier: int = 2,
     strong: bool = True,
     kinds: frozenset[str] | None = None,
 ) -> Pattern:
-    return Pattern(name, regex.encode(), label, severity, tier, strong, kinds)
+    raw = regex.encode() if isinstance(regex, str) else regex
+    return Pattern(name, raw, label, severity, tier, strong, kinds)
+
+
+def _specs(specs: list[tuple[str, str, str, Severity, int, bool]]) -> tuple[Pattern, ...]:
+    """Patterns from a data table's (name, regex, label, severity, tier, strong) rows."""
+    return tuple(_p(*row) for row in specs)
 
 
 PATTERNS: tuple[Pattern, ...] = (
+    # A node's prolog/epilog output (a log recognised as such): whatever fails in it is the
+    # prolog failing, which drains the node, not a user's missing command or file.
+    _p(
+        "prolog_script_error",
+        r": command not found|: No such file or directory|[Pp]ermission denied|\berror\b|"
+        r"\bERROR\b|\b[Ff]ailed\b|\bfatal\b",
+        "node_drain_prolog_epilog_failed",
+        tier=1,
+        kinds=frozenset({"prolog"}),
+    ),
     # ---------------------------------------------------------------- scheduler verdicts
     _p(
         "slurm_time_limit",
@@ -86,7 +109,7 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     _p(
         "container_oom",
-        r"return code: ?137\b|exit(?:ed)? (?:with|code)[: ]*137\b|\bOOMKilled\b|exit with 137\b",
+        r"return code: ?137\b|exit(?:ed)? (?:with|code)[: ]*137\b|exit with 137\b",
         "oom_killed",
         tier=2,
     ),
@@ -99,7 +122,7 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     _p(
         "slurm_dependency_never",
-        r"DependencyNeverSatisfied",
+        r"DependencyNeverSatisfied|Job dependency problem",
         "dependency_failed",
         "warning",
         tier=0,
@@ -149,7 +172,12 @@ PATTERNS: tuple[Pattern, ...] = (
         "node_config_mismatch",
         tier=1,
     ),
-    _p("slurm_low_realmemory", r"Low RealMemory", "node_drain_low_memory", tier=0),
+    _p(
+        "slurm_low_realmemory",
+        r"Low RealMemory|has low real_memory size",
+        "node_drain_low_memory",
+        tier=0,
+    ),
     _p(
         "slurm_prolog_epilog",
         r"[Pp]rolog (?:error|failed)|[Ee]pilog (?:error|failed)|spank-(?:epilog|prolog): error|"
@@ -166,44 +194,16 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     _p(
         "slurm_not_responding",
-        r"\bNot responding\b|[Nn]ode \S+ not responding",
+        r"\bNot responding\b|[Nn]odes? \S+ not responding",
         "node_not_responding",
         tier=0,
     ),
     # ---------------------------------------------------------------- containers / ModelArts
-    _p(
-        "k8s_mount_failed",
-        r"\bFailedMount\b|MountVolume\.\w+ failed|\b[Mm]ount failed\b|wrong fs type, bad option|"
-        r"obsfs: .*error",
-        "storage_mount_failed",
-        tier=1,
-    ),
-    _p(
-        "image_pull",
-        r"ImagePullBackOff|ErrImagePull|[Ff]ailed to pull image|pull access denied|"
-        r"manifest unknown|denied: You may not login",
-        "image_pull_failed",
-        tier=1,
-    ),
-    _p(
-        "k8s_insufficient",
-        r"nodes are available: .*Insufficient|\bInsufficient (?:nvidia\.com/gpu|huawei\.com/Ascend|"
-        r"cpu|memory)\b",
-        "queued_insufficient_resources",
-        "warning",
-        tier=0,
-    ),
-    _p(
-        "k8s_scheduling",
-        r"\bFailedScheduling\b|didn't match (?:node selector|Pod's node affinity)|"
-        r"check Node \S+ label",
-        "scheduling_constraint_unsatisfied",
-        "warning",
-        tier=0,
-    ),
+    *_specs(k8s_reasons.pattern_specs(True)),
     _p(
         "modelarts_queuing",
-        r"queuing and awaiting resource allocation|[Ww]aiting for (?:resource|the resources)",
+        rb"queuing and awaiting resource allocation|[Ww]aiting for (?:resource|the resources)|"
+        + zh_terms.QUEUING,
         "queued_insufficient_resources",
         "info",
         tier=0,
@@ -215,28 +215,56 @@ PATTERNS: tuple[Pattern, ...] = (
         "warning",
         tier=0,
     ),
-    _p("modelarts_init_timeout", r"[Pp]reparations? timed out", "init_timeout", tier=0),
+    _p(
+        "modelarts_init_timeout",
+        rb"[Pp]reparations? timed out|" + zh_terms.INIT_TIMEOUT,
+        "init_timeout",
+        tier=0,
+    ),
     _p(
         "gpu_device_unavailable",
         r"requested number of devices unavailable|no CUDA-capable device is detected|"
         r"CUDA_ERROR_NO_DEVICE|Found no NVIDIA driver|"
-        r"NVIDIA-SMI has failed because it couldn't communicate",
+        r"NVIDIA-SMI has failed because it couldn't communicate|"
+        r"CUDA-capable device\(s\) is/are busy or unavailable|cudaErrorDevicesUnavailable",
         "gpu_not_available",
         tier=1,
+    ),
+    # Python opened an OBS/S3 URL as a local file: the path, not the data, is wrong
+    _p(
+        "py_obs_url_open",
+        r"No such file or directory: '(?:s3|obs)://",
+        "storage_path_invalid",
+        tier=2,
     ),
     _p(
         "obs_not_found",
         r"^\s*stat:\s*404\b|\bNoSuchKey\b|\bNoSuchBucket\b|MoxFileNotExistsException|"
-        r"The specified key does not exist",
+        r"The specified key does not exist|An error occurred \((?:404|NoSuchKey)\) when calling",
         "input_path_not_found",
         tier=2,
     ),
     _p(
         "obs_denied",
-        r"^\s*stat:\s*403\b|\bAccessDenied\b|403 Forbidden",
+        r"^\s*stat:\s*403\b|\bAccessDenied\b|403 Forbidden|"
+        r"An error occurred \((?:403|AccessDenied)\) when calling|\(403\)[^\n]*Forbidden",
         "storage_access_denied",
         tier=2,
     ),
+    # a bare program name is a missing command; a path is missing input
+    _p(
+        "py_missing_program",
+        r"FileNotFoundError: \[Errno 2\] No such file or directory: '[\w+-]+'",
+        "command_not_found",
+        tier=2,
+    ),
+    _p(
+        "py_file_not_found",
+        r"FileNotFoundError: \[Errno 2\]|IOError: \[Errno 2\] No such file or directory",
+        "input_path_not_found",
+        tier=2,
+    ),
+    _p("py_not_a_directory", r"\[Errno 20\] Not a directory", "input_data_invalid", tier=2),
     _p("read_only_fs", r"Read-only file system", "storage_read_only", tier=2),
     _p(
         "obs_connection",
@@ -247,7 +275,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p(
         "container_entrypoint",
         r"exited with code 127|executable file not found in \$PATH|exec format error|"
-        r"OCI runtime (?:create|exec) failed|CrashLoopBackOff",
+        r"OCI runtime (?:create|exec) failed|\b(?:CreateContainerError|RunContainerError|"
+        r"ContainerCannotRun|StartError)\b",
         "container_entrypoint_failed",
         tier=1,
     ),
@@ -268,6 +297,9 @@ PATTERNS: tuple[Pattern, ...] = (
         "gpu_out_of_memory",
         tier=2,
     ),
+    # ---------------------------------------------------------------- Ascend (CANN, HCCL)
+    *_specs(cann_codes.pattern_specs(True)),
+    _p("hccl_plog", r"^\[ERROR\] (?:HCCL|HCCP|ROCE)\(", "nccl_communication_error", tier=2),
     _p(
         "nccl",
         r"\bNCCL (?:error|WARN)\b|nccl\w*Error|NCCL communicator was aborted|"
@@ -284,13 +316,8 @@ PATTERNS: tuple[Pattern, ...] = (
         "cuda_driver_mismatch",
         tier=2,
     ),
-    _p(
-        "gpu_fault",
-        r"NVRM: Xid|\bXid \d+|uncorrectable ECC|ECC_UNCORRECTABLE|GPU has fallen off the bus|"
-        r"double[- ]bit ECC",
-        "gpu_hardware_error",
-        tier=1,
-    ),
+    # ---------------------------------------------------------------- GPU hosts, host memory
+    *_specs(xid_codes.pattern_specs(True)),
     _p(
         "mpi_pmi",
         r"PMI2_Init failed|PMIx?_Init failed|OMPI was not built with SLURM's PMI support|"
@@ -301,7 +328,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p(
         "mpi_network",
         r"error: connect\b|Connection refused|Connection reset by peer|No route to host|"
-        r"MPI_Init.*(?:timed out|failed)",
+        r"MPI_Init.*(?:timed out|failed)|unable to complete a TCP connection",
         "mpi_network_error",
         tier=2,
     ),
@@ -350,6 +377,8 @@ PATTERNS: tuple[Pattern, ...] = (
         "warning",
         tier=0,
     ),
+    # ---------------------------------------------------------------- Chinese (ModelArts, CANN)
+    *(_p(name, rx, label, sev, tier) for name, rx, label, sev, tier in zh_terms.STRONG),
     # ---------------------------------------------------------------- weak: symptoms
     _p(
         "step_mem_warning",
@@ -368,12 +397,41 @@ PATTERNS: tuple[Pattern, ...] = (
         strong=False,
         kinds=_NOT_DAEMON,
     ),
+    *_specs(cann_codes.pattern_specs(False)),
+    _p(
+        "npu_aicore_exception",
+        r"aicore (?:error )?exception|AICORE Kernel task happen error|"
+        r"ACL_ERROR_RT_AICORE_EXCEPTION",
+        "application_error",
+        strong=False,
+    ),
+    _p("pta_error", r"\bERR\d{5} [A-Z]+ ", "application_error", strong=False),
+    _p(
+        "mox_obs_error",
+        r"MoxFileRespException|Error occurs when accessing to OBS",
+        "input_path_not_found",
+        strong=False,
+    ),
+    *_specs(xid_codes.pattern_specs(False)),
+    *_specs(k8s_reasons.pattern_specs(False)),
     _p(
         "crash",
         r"Segmentation fault|Bus error|core dumped|\bAborted\b|Floating point exception",
         "application_error",
         "critical",
         tier=2,
+        strong=False,
+    ),
+    # slurmstepd/slurmctld say a task died of a crash signal (ILL, ABRT, BUS, FPE, SEGV) only
+    # at info level: "get_exit_code task 0 died by signal: 11", "_job_complete: JobId=7
+    # WTERMSIG 11", "task 0 (4242) exited. Killed by signal 11."
+    _p(
+        "slurm_task_signal",
+        r"died by signal: (?:4|6|7|8|11)\b|\bWTERMSIG (?:4|6|7|8|11)\b|"
+        r"Killed by signal (?:4|6|7|8|11)\b",
+        "application_error",
+        "critical",
+        tier=1,
         strong=False,
     ),
     _p(
@@ -385,9 +443,28 @@ PATTERNS: tuple[Pattern, ...] = (
         strong=False,
         kinds=_NOT_DAEMON,
     ),
+    # a Python exception line without its traceback ("ValueError: bad shape")
+    _p(
+        "py_exception",
+        r"^(?:\w+\.)*\w*(?:Error|Exception|Interrupt): ",
+        "application_error",
+        "critical",
+        tier=2,
+        strong=False,
+        kinds=_NOT_DAEMON,
+    ),
     _p(
         "generic_error",
         r"(?:\b|\x1b\[[0-9;]*m)(?:error|ERROR|Error|failed|Failed|FAILED)\b",
+        "application_error",
+        "warning",
+        tier=2,
+        strong=False,
+        kinds=_NOT_DAEMON,
+    ),
+    _p(
+        "zh_failed",
+        zh_terms.FAILED,
         "application_error",
         "warning",
         tier=2,
@@ -455,7 +532,8 @@ def match_span(line: str, label: str | None = None, kind: str = "app") -> tuple[
             ):
                 continue
             m = _compiled(p).search(raw)
-            if m is not None and (best is None or m.start() < best[0]):
+            # earliest, then shortest: "FailedMount" rather than "FailedMount … AccessDenied"
+            if m is not None and (best is None or (m.start(), m.end()) < best):
                 best = (m.start(), m.end())
         if best is not None:
             break

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from cockpit.diagnosis.context import FirstOf, Rule
 from cockpit.diagnosis.rules import (
+    ascend,
+    containers,
+    gpu_host,
     modelarts,
     slurm_ended,
     slurm_nodes,
@@ -22,7 +25,7 @@ from cockpit.diagnosis.rules import (
 # (site rules get the Snapshot itself).
 RULES: dict[str, tuple[Rule | FirstOf, ...]] = {
     "training_job": (
-        Rule(modelarts.job_errors),
+        FirstOf((modelarts.job_errors, modelarts.job_failed_unexplained)),
         Rule(modelarts.job_queued),
         Rule(modelarts.job_fragmented),
         Rule(modelarts.job_initializing_too_long),
@@ -34,29 +37,33 @@ RULES: dict[str, tuple[Rule | FirstOf, ...]] = {
             (
                 slurm_pending.will_run,
                 slurm_pending.never_fits,
-                slurm_pending.partition_down,
-                slurm_pending.dependency_never_satisfied,
+                slurm_pending.held_state,
                 slurm_pending.launch_failed_held,
                 slurm_pending.nodes_unavailable,
                 slurm_pending.qos_limit,
-                slurm_pending.held,
+                slurm_pending.by_reason,
             ),
             states=slurm_pending.STATES,
         ),
+        Rule(slurm_pending.paused, states=slurm_pending.PAUSED),
         FirstOf(
             (
+                slurm_ended.rejected_at_submit,
                 slurm_ended.out_of_memory,
                 slurm_ended.time_limit,
                 slurm_ended.cancelled,
                 slurm_ended.node_failed,
+                slurm_ended.ended_by_state,
                 slurm_ended.log_cause,
                 slurm_ended.command_not_found_exit,
                 slurm_ended.killed_at_memory_limit,
+                slurm_ended.ended_by_reason,
                 slurm_ended.nonzero_exit,
                 slurm_ended.completed,
             ),
             states=slurm_ended.STATES,
         ),
+        Rule(slurm_pending.unknown_state),
         Rule(storage.job_write_failed_on_full_fs),
     ),
     "node": (Rule(slurm_nodes.node_state),),
@@ -67,5 +74,9 @@ RULES: dict[str, tuple[Rule | FirstOf, ...]] = {
         Rule(slurm_site.priority_surge),
         Rule(slurm_site.unattributed_logs),
         Rule(storage.site_storage),
+        # platform lines (CANN codes, pod reasons, Xids) in logs no job or node claims
+        Rule(ascend.cann_logs),
+        Rule(containers.container_logs),
+        Rule(gpu_host.gpu_host_logs),
     ),
 }

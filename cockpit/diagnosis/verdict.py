@@ -1,7 +1,12 @@
 """One verdict per subject: the finding every view shows for it.
 
 The dashboard's verdict column, the drill-down, the CLI, alerts, incidents and bundles all
-read this one answer, so they never contradict each other.
+read this one answer, so they never contradict each other. They agree because they ask the
+same question the same way: a subject with evidence is diagnosed in the context of the whole
+snapshot (``diagnose(..., focus=subject)``: the other jobs, partitions and nodes a verdict may
+depend on, and the site rules' findings about it), the thresholds live in the rules (alerts
+read them there), and the top finding is picked here. ``tests/test_verdict_consistency.py``
+checks it over every subject of the demo site.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ reader (local or remote) and scans buffers.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from cockpit.diagnosis.logscan import (
@@ -29,21 +30,25 @@ __all__ = [
     "iter_errors",
     "iter_path",
     "scan_path",
+    "scan_stream",
 ]
 
 CHUNK = 32 << 20  # bytes read at a time by scan_path/iter_path: memory flat in file size
 LONG_LINE = 128 << 20  # a single line longer than this is scanned in pieces
 
 
-def _chunks(fh: BinaryIO, chunk: int = CHUNK) -> Iterator[tuple[int, int, bytearray]]:
+def _chunks(
+    fh: BinaryIO, chunk: int = CHUNK, carry: bytes = b""
+) -> Iterator[tuple[int, int, bytearray]]:
     """(byte offset, 1-based line number, bytes) pieces of a file or pipe, cut after a newline.
 
     Plain reads, not mmap: a log truncated while it is scanned (logrotate copytruncate) would
     kill the process with SIGBUS through a mapping, and pipes cannot be mapped at all. Each
     piece is read straight into a fresh bytearray after the previous piece's partial last
-    line (``readinto``), and cut by truncation: no copy of the chunk itself.
+    line (``readinto``), and cut by truncation: no copy of the chunk itself. ``carry``: bytes
+    already read from ``fh`` (a head looked at before deciding to stream), scanned first.
     """
-    base, line, carry = 0, 1, b""
+    base, line = 0, 1
     while True:
         k = len(carry)
         buf = bytearray(k + chunk)
@@ -84,3 +89,33 @@ def iter_path(path: str, kind: str | None = None) -> Iterator[ScanHit]:
     kind = kind or guess_kind(path)
     with open(path, "rb") as fh:
         yield from iter_errors_in_pieces(_chunks(fh, CHUNK), kind)
+
+
+@dataclass(frozen=True, slots=True)
+class StreamScan:
+    """What :func:`scan_stream` found: the first red error (None = none), how many bytes and
+    lines were read, and whether the end of the stream was seen (False: reading stopped at
+    the first red error; compare ``bytes_read`` with the size, when known, for what is left)."""
+
+    hit: ScanHit | None
+    bytes_read: int
+    lines_read: int
+    complete: bool
+
+
+def scan_stream(fh: BinaryIO, kind: str = "app", head: bytes = b"") -> StreamScan:
+    """First red error of an open stream (file, archive member, pipe) whose first bytes,
+    ``head``, were already read; read in chunks, memory flat in stream size. Stops reading
+    at the first strong line, as :func:`scan_path` does."""
+    last: list = [0, 1, b"", True]  # the last piece read (base, line, bytes), at EOF
+
+    def pieces() -> Iterator[tuple[int, int, bytearray]]:
+        for base, line, piece in _chunks(fh, CHUNK, head):
+            last[:] = [base, line, piece, False]
+            yield base, line, piece
+        last[3] = True
+
+    hit = first_error_in_pieces(pieces(), kind)
+    base, line, piece, eof = last
+    lines = line - 1 + piece.count(b"\n") + (1 if piece and not piece.endswith(b"\n") else 0)
+    return StreamScan(hit, base + len(piece), lines, eof)

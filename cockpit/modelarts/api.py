@@ -77,7 +77,9 @@ class ModelArtsApi(Protocol):
         ...
 
     def list_stages(self, job_id: str) -> dict:
-        """GET /training-jobs/{id}/stages: {total_count, running_records[{record_order, stages}]}."""
+        """GET /training-jobs/{id}/stages.
+
+        Returns {total_count, running_records[{record_order, stages}]}."""
         ...
 
     def logs_preview(self, job_id: str, task_id: str) -> dict:

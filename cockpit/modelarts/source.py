@@ -4,9 +4,11 @@ Each ``poll()`` lists training jobs (pages of 50), fetches details, stages, even
 the first task's startup-log preview for the jobs worth diagnosing (not Running or
 Completed: Initializing ones, recently Failed ones), and lists the dedicated pools with
 their nodes (cached ``pool_cache_s``), plus the flavor's maximum available resource for
-flavors of waiting jobs. The blocking SDK runs in threads (``asyncio.to_thread``) with
-bounded concurrency. API failures become ``Snapshot(error=SourceError(...))``; a 429's
-``Retry-After`` is honoured by not calling the API again before it has passed.
+flavors of waiting jobs. The blocking SDK runs on the source's own small thread pool (not
+asyncio's shared default one, where Slurm parsing and log reads wait) with bounded
+concurrency and a deadline per call. API failures become
+``Snapshot(error=SourceError(...))``; a 429's ``Retry-After`` is honoured by not calling the
+API again before it has passed.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import dataclasses
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +58,44 @@ PAGE = 50  # list_training_jobs accepts limit 1..50
 WAITING_PHASES = frozenset({"Creating", "Pending"})
 QUIET_PHASES = frozenset({"Running", "Completed"})
 RECENT_FAILURE_S = 24 * 3600  # Failed/Abnormal jobs younger than this get details
+SDK_THREADS = 4  # the SDK's own pool: a slow ModelArts cannot starve the rest of the cockpit
+CALL_TIMEOUT_S = 30.0  # any one SDK call, retries included (the SDK's own read timeout is 10 s)
+PREVIEWS_MAX = 64  # log previews held (each up to 5 MB) ...
+PREVIEW_BYTES_MAX = 32 << 20  # ... and their characters together
+
+
+class PreviewCache:
+    """Log previews by path, bounded by count and size (oldest out first); :meth:`keep_jobs`
+    forgets the jobs that left the list."""
+
+    def __init__(self, max_items: int = PREVIEWS_MAX, max_chars: int = PREVIEW_BYTES_MAX) -> None:
+        self.max_items, self.max_chars = max_items, max_chars
+        self._items: dict[str, str] = {}
+        self.chars = 0
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, path: str) -> str:
+        return self._items[path]
+
+    def __setitem__(self, path: str, text: str) -> None:
+        old = self._items.pop(path, None)
+        self.chars -= len(old) if old is not None else 0
+        self._items[path] = text
+        self.chars += len(text)
+        while len(self._items) > 1 and (
+            len(self._items) > self.max_items or self.chars > self.max_chars
+        ):
+            self.chars -= len(self._items.pop(next(iter(self._items))))
+
+    def keep_jobs(self, job_ids: Iterable[str]) -> None:
+        keep = {log_path(j, "") for j in job_ids}  # "modelarts://<job>/" prefixes
+        for path in [p for p in self._items if p[: p.rfind("/") + 1] not in keep]:
+            self.chars -= len(self._items.pop(path))
 
 
 def utc_now() -> datetime:
@@ -99,7 +140,10 @@ class ModelArtsSource(Source):
         self._pools_at = 0.0  # monotonic time of the cached pool list
         self._blocked_until = 0.0  # monotonic; set from Retry-After
         self._blocked_error: SourceError | None = None
-        self._logs: dict[str, str] = {}  # modelarts://job/task -> preview text
+        self._logs = PreviewCache()  # modelarts://job/task -> preview text
+        self.call_timeout = CALL_TIMEOUT_S
+        self._executor: ThreadPoolExecutor | None = None  # created on the first blocking call
+        self._closed = False
         self._log_seen: dict[
             str, tuple[int, datetime]
         ] = {}  # job id -> (size, first seen at that size)
@@ -161,7 +205,22 @@ class ModelArtsSource(Source):
                 *args
             )  # answers from memory (the demo): a thread hop would cost more than the call
         async with self._sem:
-            return await asyncio.to_thread(fn, *args)
+            if self._executor is None:
+                if self._closed:
+                    raise ModelArtsApiError("unreachable", None, "", "the source is closed")
+                self._executor = ThreadPoolExecutor(
+                    max_workers=SDK_THREADS, thread_name_prefix=f"modelarts-{self.name}"
+                )
+            loop = asyncio.get_running_loop()
+            # the thread finishes its call on its own; the deadline frees the poll at once
+            fut = loop.run_in_executor(self._executor, lambda: fn(*args))
+            try:
+                return await asyncio.wait_for(fut, self.call_timeout)
+            except TimeoutError:
+                name = getattr(fn, "__name__", "call")
+                raise ModelArtsApiError(
+                    "timeout", None, "", f"{name}: no answer within {self.call_timeout:g} s"
+                ) from None
 
     def _throttle(self, exc: ModelArtsApiError) -> None:
         if exc.kind == "throttled":
@@ -217,6 +276,10 @@ class ModelArtsSource(Source):
             warnings=tuple(warnings),
         )
         self._last = snap
+        # what only listed jobs need: previews and "log unchanged since" go with their job
+        listed = {str((it.get("metadata") or {}).get("id") or "") for it in items}
+        self._logs.keep_jobs(listed)
+        self._log_seen = {j: v for j, v in self._log_seen.items() if j in listed}
         return snap
 
     async def _list_jobs(self) -> list[dict]:
@@ -482,7 +545,9 @@ class ModelArtsSource(Source):
         return self._logs[path]
 
     async def read_range(self, path: str, offset: int, length: int) -> bytes:
-        """Bytes of the startup-log preview at ``modelarts://<job_id>/<task>``; RemoteFileError else."""
+        """Bytes of the startup-log preview at ``modelarts://<job_id>/<task>``.
+
+        Any other path raises RemoteFileError."""
         data = (await self._preview_text(path)).encode("utf-8", "replace")
         return data[max(0, offset) : max(0, offset) + max(0, length)]
 
@@ -492,8 +557,13 @@ class ModelArtsSource(Source):
 
     async def close(self) -> None:
         close = getattr(self.api, "close", None)
-        if callable(close):
-            await asyncio.to_thread(close)
+        executor, self._executor, self._closed = self._executor, None, True
+        try:
+            if callable(close):
+                await asyncio.wait_for(asyncio.to_thread(close), self.call_timeout)
+        finally:
+            if executor is not None:
+                executor.shutdown(wait=False, cancel_futures=True)
 
 
 # --------------------------------------------------------------------------- text views
@@ -567,8 +637,8 @@ def job_artifacts(job: TrainingJob) -> Artifacts:
 
 
 def backoff_s(failures: int, interval: float, retry_after_s: float | None = None) -> float:
-    """Delay before the next poll after ``failures`` consecutive failures (seconds):
-    Retry-After when the server gave one, else the interval doubled per failure, capped at 10 min."""
+    """Delay before the next poll after ``failures`` consecutive failures (seconds): Retry-After
+    when the server gave one, else the interval doubled per failure, capped at 10 min."""
     if retry_after_s is not None:
         return max(retry_after_s, 1.0)
     return min(interval * (2 ** max(0, failures - 1)), 600.0)

@@ -8,7 +8,8 @@ and re-runs the engine per subject with its evidence. One implementation serves 
 hub, ``cockpit incidents`` and ``cockpit diagnose --demo``.
 
 Controller cost stays bounded: a subject is fetched once per *fingerprint* (a finished
-job's state and end time do not change, so its evidence is fetched once, not every poll),
+job's state and end time do not change, so its evidence is fetched once, not every poll;
+a fetch that failed is tried again after 1, 2, 4 ... polls),
 and at most ``budget`` new subjects are fetched per poll (``first_budget`` on the first, so
 the cockpit opens with named causes); the rest wait for the next poll. A source with a
 batch fetch (``SlurmSource.evidence``) runs ONE ``sacct -j ID1,ID2,...`` for all the jobs
@@ -21,12 +22,12 @@ is one evidence fetch per newly failed job.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from cockpit.diagnosis.slurm_states import FAILED_STATES, FAST_FAIL_S
 from cockpit.model import Artifacts, Snapshot, Subject
 
 if TYPE_CHECKING:
@@ -35,9 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-FAILED_STATES = frozenset(
-    {"FAILED", "OUT_OF_MEMORY", "TIMEOUT", "NODE_FAIL", "BOOT_FAIL", "DEADLINE"}
-)
 QUIET_PHASES = frozenset({"Running", "Completed", "Terminated"})
 
 
@@ -80,24 +78,30 @@ def _fingerprints(snap: Snapshot, subjects: Iterable[Subject]) -> dict[Subject, 
 def evidence_subjects(snap: Snapshot) -> list[Subject]:
     """Subjects whose evidence can change a verdict, most recent failures first.
 
-    Failed jobs (FAILED, OUT_OF_MEMORY, TIMEOUT, NODE_FAIL, BOOT_FAIL, DEADLINE; not
-    CANCELLED: a user's decision), unhealthy nodes (DRAIN/DOWN), training jobs that are not
-    quietly Running/Completed.
+    Failed jobs (``slurm_states.FAILED_STATES``; not CANCELLED: a user's decision), jobs
+    that COMPLETED within ``FAST_FAIL_S`` (a script whose commands failed at once still exits
+    0), unhealthy nodes (DRAIN/DOWN), training jobs that are not quietly Running/Completed.
     """
     failed = [j for j in snap.jobs if _job_wants(j)]
     failed.sort(key=lambda j: j.end_time.timestamp() if j.end_time else 0.0, reverse=True)
-    out = [Subject("job", snap.source, j.job_id) for j in failed]
+    # failures and sick nodes first: quick COMPLETED jobs (arrays of short tasks) only get
+    # what budget is left
+    quick = [j for j in failed if j.state == "COMPLETED"]
+    out = [Subject("job", snap.source, j.job_id) for j in failed if j.state != "COMPLETED"]
     out += [Subject("node", snap.source, n.name) for n in snap.nodes if _node_wants(n)]
     out += [
         Subject("training_job", snap.source, t.job_id, name=t.name)
         for t in snap.training_jobs
         if _training_job_wants(t)
     ]
+    out += [Subject("job", snap.source, j.job_id) for j in quick]
     return out
 
 
 # Which rows' evidence can change a verdict (evidence_subjects, _wants_evidence)
 def _job_wants(j) -> bool:
+    if j.state == "COMPLETED":
+        return j.elapsed_s is not None and j.elapsed_s < FAST_FAIL_S
     return j.state in FAILED_STATES
 
 
@@ -120,43 +124,13 @@ def _wants_evidence(snap: Snapshot, subject: Subject) -> bool:
     return False
 
 
-def narrow(snap: Snapshot, subject: Subject) -> Snapshot:
-    """The snapshot seen by one subject's rules: its own row, the site around it."""
-    if subject.kind == "job":
-        return dataclasses.replace(
-            snap,
-            jobs=tuple(j for j in snap.jobs if j.job_id == subject.id),
-            training_jobs=(),
-            pools=(),
-        )
-    if subject.kind == "training_job":
-        return dataclasses.replace(
-            snap,
-            training_jobs=tuple(t for t in snap.training_jobs if t.job_id == subject.id),
-            jobs=(),
-            nodes=(),
-            partitions=(),
-        )
-    return dataclasses.replace(
-        snap, nodes=tuple(n for n in snap.nodes if n.name == subject.id), training_jobs=(), pools=()
-    )
-
-
-_NOT_JOB_RULES = frozenset({"node", "partition", "training_job", "pool", "site"})
-
-
 def subject_findings(snap: Snapshot, arts: Artifacts, subject: Subject, now: datetime) -> Diagnosis:
-    """One subject's findings, diagnosed with its artifacts on the snapshot narrowed to it
-    (with the rule errors of that diagnosis)."""
-    from cockpit.diagnosis.engine import Diagnosis, diagnose
+    """One subject's findings, diagnosed with its artifacts in the context of the whole
+    snapshot (with the rule errors of that diagnosis): the same verdict the dashboard gives
+    the subject once it has these artifacts."""
+    from cockpit.diagnosis.engine import diagnose
 
-    # A node's narrowed snapshot keeps every job (its rules look at them), but job rules only
-    # ever emit findings about their own job, dropped here: skip them, they would be most of
-    # the cost of every DRAIN/DOWN node's diagnosis, every poll, for nothing.
-    kw = {"kinds": _NOT_JOB_RULES} if subject.kind == "node" else {}
-    found = diagnose(narrow(snap, subject), arts, now=now, **kw)
-    mine = [f for f in found if f.subject.kind == subject.kind and f.subject.id == subject.id]
-    return Diagnosis(mine, found.errors)
+    return diagnose(snap, arts, now=now, focus=subject)
 
 
 def diagnose_with_evidence(
@@ -206,13 +180,55 @@ def diagnose_with_evidence(
     return Diagnosis(sorted(found.values(), key=sort_key), errors)
 
 
+RETRY_CAP_POLLS = 16  # a failed fetch is retried after 1, 2, 4 ... polls, at most this many
+MAX_SUBJECTS = 2000  # evidence held per source, whatever the queue holds
+MAX_BYTES = 64 << 20  # and the bytes of it (log excerpts dominate)
+# answers, not failures: asking again gets the same (a path the job's user may not read, an
+# output file the job never wrote)
+ANSWERS = ("not read:", "No such file or directory", "Is a directory", "not a regular file")
+
+
+def artifacts_size(arts: Artifacts) -> int:
+    """Roughly the bytes ``arts`` holds (what the cache's byte bound counts)."""
+    size = sum(len(x.data) for x in arts.logs)
+    size += sum(len(k) + len(v) for k, v in arts.commands.items())
+    return size + 256 * (len(arts.acct) + len(arts.history))
+
+
+def fetch_errors(arts: Artifacts) -> list[str]:
+    """The failures recorded in ``arts`` (``error: <what>`` commands) that asking again later
+    may get past (a connection blip, a timeout), not the ``ANSWERS``."""
+    return [
+        f"{k.removeprefix('error: ')}: {v}"
+        for k, v in arts.commands.items()
+        if k.startswith("error: ") and not any(a in v for a in ANSWERS)
+    ]
+
+
+class _Failed:
+    """A subject whose last fetch failed: when to ask again, and why."""
+
+    __slots__ = ("print", "attempts", "retry_at", "error")
+
+    def __init__(self, fp: tuple, attempts: int, retry_at: int, error: str) -> None:
+        self.print, self.attempts, self.retry_at, self.error = fp, attempts, retry_at, error
+
+
 class EvidenceCache:
-    """Per-source evidence, fetched at most once per subject fingerprint.
+    """Per-source evidence, fetched once per subject fingerprint, again only after a failure.
 
     ``budget`` bounds new fetches per :meth:`refresh` (controller load per interval: one
     sacct for all of them, then per job one ``scontrol show job`` and log range reads),
     ``first_budget`` the first refresh;
     ``concurrency`` bounds simultaneous fetches; ``timeout`` (seconds) bounds each one.
+
+    A fetch that failed (raised, or recorded ``error:`` commands: an SSH blip) is not final:
+    an ended job's fingerprint never changes, so it would keep symptom-only verdicts for ever.
+    The subject is fetched again on the next poll, then after 2, 4 ... polls (at most
+    ``RETRY_CAP_POLLS``); meanwhile its last good artifacts stay and :meth:`warnings` names the
+    failure. Held evidence is bounded by ``max_subjects`` and ``max_bytes`` (oldest first out)
+    and forgets subjects that left the queue, whether or not anything is fetched in the
+    background.
     """
 
     def __init__(
@@ -221,31 +237,78 @@ class EvidenceCache:
         concurrency: int = 4,
         timeout: float = 30.0,
         first_budget: int | None = 24,
+        max_subjects: int = MAX_SUBJECTS,
+        max_bytes: int = MAX_BYTES,
     ) -> None:
         self.budget = budget
         self.first_budget = budget if first_budget is None else first_budget
         self._refreshed = False
         self.concurrency = concurrency
         self.timeout = timeout
-        self._store: dict[Subject, tuple[tuple, Artifacts]] = {}
+        self.max_subjects = max_subjects
+        self.max_bytes = max_bytes
+        self._store: dict[Subject, tuple[tuple, Artifacts]] = {}  # oldest first
+        self._sizes: dict[Subject, int] = {}
+        self._bytes = 0
+        self._failed: dict[Subject, _Failed] = {}
+        self._round = 0  # refreshes so far: the clock of the retry backoff
         self.memo: dict = {}  # (subject, fingerprint) -> evidence-backed findings of ended jobs
         self.errors: list[str] = []
 
+    @property
+    def held_bytes(self) -> int:
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._store)
+
     def cached(self, snap: Snapshot) -> dict[Subject, Artifacts]:
-        """Evidence still valid for ``snap`` (no I/O)."""
-        held = [s for s in evidence_subjects(snap) if s in self._store]
+        """Evidence still valid for ``snap`` (no I/O); forgets subjects ``snap`` no longer
+        needs evidence for (with ``evidence = "drill-down"`` this is the only pruning)."""
+        live = evidence_subjects(snap)
+        self.prune(live)
+        store = self._store
+        held = [s for s in live if s in store]
         prints = _fingerprints(snap, held)
-        return {s: self._store[s][1] for s in held if self._store[s][0] == prints[s]}
+        return {s: store[s][1] for s in held if store[s][0] == prints[s]}
+
+    def prune(self, live: Iterable[Subject]) -> None:
+        """Keep only the subjects in ``live``. Swaps in new dicts (never deletes in place):
+        ``cached`` runs in a thread while a drill-down may ``remember`` on the event loop."""
+        live = set(live)
+        store = dict(self._store)
+        if all(s in live for s in store) and all(s in live for s in dict(self._failed)):
+            return
+        self._store = {s: v for s, v in store.items() if s in live}
+        self._sizes = {s: n for s, n in dict(self._sizes).items() if s in self._store}
+        self._bytes = sum(self._sizes.values())
+        self._failed = {s: f for s, f in dict(self._failed).items() if s in live}
+        self.memo = {k: v for k, v in dict(self.memo).items() if k[0] in self._store}
+
+    def _due(self, subject: Subject, fp: tuple) -> bool:
+        held = self._store.get(subject)
+        failed = self._failed.get(subject)
+        if failed is not None and failed.print == fp:
+            return self._round >= failed.retry_at
+        return held is None or held[0] != fp
 
     def missing(self, snap: Snapshot) -> list[Subject]:
-        """Subjects needing a fetch, at most ``budget`` of them, most recent failures first."""
+        """Subjects needing a fetch (new, changed, or failed and due again), at most ``budget``
+        of them, most recent failures first."""
         subjects = evidence_subjects(snap)
-        prints = _fingerprints(snap, [s for s in subjects if s in self._store])
-        todo = [s for s in subjects if s not in prints or self._store[s][0] != prints[s]]
+        prints = _fingerprints(snap, subjects)
+        todo = [s for s in subjects if self._due(s, prints[s])]
         return todo[: self.budget if self._refreshed else max(self.budget, self.first_budget)]
 
+    def warnings(self) -> list[str]:
+        """One line per subject whose evidence could not be fetched (retried on later polls)."""
+        return [f"evidence for {s.id}: {f.error} (retrying)" for s, f in self._failed.items()]
+
     def lookup(self, snap: Snapshot, subject: Subject) -> Artifacts | None:
-        """The subject's evidence if it is still valid for ``snap`` (no I/O), else None."""
+        """The subject's evidence if it is still valid for ``snap`` (no I/O), else None (also
+        while its last fetch failed: a drill-down then fetches it again)."""
+        if subject in self._failed:
+            return None
         hit = self._store.get(subject)
         return hit[1] if hit is not None and hit[0] == _fingerprint(snap, subject) else None
 
@@ -253,7 +316,50 @@ class EvidenceCache:
         """Keep artifacts fetched elsewhere (a drill-down) as the subject's evidence, when it is
         one of ``snap``'s evidence subjects: the poller then does not fetch it again."""
         if _wants_evidence(snap, subject):
-            self._store[subject] = (_fingerprint(snap, subject), arts)
+            fp = _fingerprint(snap, subject)
+            if fetch_errors(arts) and subject in self._store:
+                return  # a failed drill-down fetch must not replace good evidence
+            self._put(subject, fp, arts)
+            if not fetch_errors(arts):
+                self._failed.pop(subject, None)
+
+    def _put(self, subject: Subject, fp: tuple, arts: Artifacts) -> None:
+        self._bytes -= self._sizes.pop(subject, 0)
+        self._store.pop(subject, None)  # re-inserted last: eviction goes oldest first
+        self._store[subject] = (fp, arts)
+        self.memo.pop((subject, fp), None)  # findings diagnosed from the artifacts replaced
+        self._sizes[subject] = size = artifacts_size(arts)
+        self._bytes += size
+        while len(self._store) > 1 and (
+            len(self._store) > self.max_subjects or self._bytes > self.max_bytes
+        ):
+            old = next(iter(self._store))
+            del self._store[old]
+            self._bytes -= self._sizes.pop(old, 0)
+            self._failed.pop(old, None)
+
+    def _keep(self, subject: Subject, fp: tuple, got: Artifacts | BaseException) -> str | None:
+        """Store one fetch's outcome; returns its failure, if any."""
+        if isinstance(got, BaseException):
+            error = str(got) or type(got).__name__
+        else:
+            errors = fetch_errors(got)
+            error = "; ".join(errors) if errors else None
+            held = self._store.get(subject)
+            # partial evidence beats none, but never replaces what a good fetch brought
+            if error is None or held is None or held[0] != fp or subject in self._failed:
+                self._put(subject, fp, got)
+        if error is None:
+            self._failed.pop(subject, None)
+            return None
+        if subject not in self._store:
+            self._put(subject, fp, Artifacts())
+        prev = self._failed.get(subject)
+        attempts = prev.attempts + 1 if prev is not None and prev.print == fp else 1
+        delay = min(2 ** (attempts - 1), RETRY_CAP_POLLS)
+        # missing() runs before the next refresh counts its round: due after ``delay`` polls
+        self._failed[subject] = _Failed(fp, attempts, self._round + delay - 1, error)
+        return error
 
     async def refresh(
         self, source: Source, snap: Snapshot, subjects: Iterable[Subject] | None = None
@@ -262,19 +368,13 @@ class EvidenceCache:
 
         Through ``source.evidence(subjects, snap, concurrency=, timeout=)``: one call for all
         subjects (``SlurmSource`` runs one sacct; the default fetches per subject). Never
-        raises: a subject whose fetch fails is remembered with empty artifacts (so it is not
-        retried every poll) and the failure is kept in ``errors``.
+        raises: a subject whose fetch fails keeps its last good artifacts (if any), is fetched
+        again after a backoff, and the failure is kept in ``errors``.
         """
         todo = list(subjects) if subjects is not None else self.missing(snap)
         self.errors = []
+        self._round += 1
         prints = _fingerprints(snap, todo)  # one pass over the queue, not one per subject
-
-        def keep(subject: Subject, got: Artifacts | BaseException) -> None:
-            if isinstance(got, BaseException):
-                self.errors.append(f"{source.name}: evidence for {subject}: {got}")
-                got = Artifacts()
-            self._store[subject] = (prints[subject], got)
-
         if todo:
             try:
                 got = await source.evidence(
@@ -283,13 +383,10 @@ class EvidenceCache:
             except Exception as exc:  # noqa: BLE001 - a source bug must not stop polling
                 got = dict.fromkeys(todo, exc)
             for subject in todo:
-                keep(subject, got.get(subject, Artifacts()))
+                error = self._keep(subject, prints[subject], got.get(subject, Artifacts()))
+                if error is not None:
+                    self.errors.append(f"{source.name}: evidence for {subject}: {error}")
         self._refreshed = True
-        live = set(evidence_subjects(snap))
-        for gone in [s for s in self._store if s not in live]:
-            del self._store[gone]  # jobs that left the queue: forget, memory stays bounded
-        for key in [k for k in self.memo if k[0] not in self._store]:
-            del self.memo[key]
         return self.cached(snap)
 
 

@@ -47,21 +47,42 @@ class Hub(HubState):
             name: Poller(st, self, lambda *args: self._analyse(*args))
             for name, st in self.states.items()
         }
+        self._app: Any = None
+        self._workers: dict[str, Any] = {}  # source -> its poller's Textual worker
+        self._closing = False
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self, app: Any) -> None:
         """Start one poller worker per source on ``app`` (a Textual App)."""
         self.post = app.post_message
-        for name, poller in self.pollers.items():
-            app.run_worker(poller.run(), name=f"poll:{name}", group="poll", exit_on_error=False)
+        self._app = app
+        for name in self.pollers:
+            self._start_poller(name)
+
+    def _start_poller(self, name: str) -> None:
+        poller = self.pollers[name]
+        self._workers[name] = self._app.run_worker(
+            poller.run(), name=f"poll:{name}", group="poll", exit_on_error=False
+        )
+
+    def stopped(self) -> list[str]:
+        """Sources whose poller is no longer running (cancelled, or killed by what even its
+        last defence let through): only ``r`` brings them back."""
+        return [n for n, w in self._workers.items() if w.is_finished]
 
     def refresh_now(self) -> None:
-        """``r``: poll every source now (the loops are waiting on their event)."""
-        for poller in self.pollers.values():
-            poller.wake.set()
+        """``r``: poll every source now. A waiting loop is woken; a poller whose worker ended
+        is started again, with the same state (its data and backoff stay)."""
+        for name, poller in self.pollers.items():
+            if self._app is not None and not self._closing and name in self.stopped():
+                log.warning("poller %s had stopped: restarting it", name)
+                self._start_poller(name)
+            else:
+                poller.wake.set()
 
     async def close(self) -> None:
+        self._closing = True  # the pollers are being cancelled: r must not revive them
         for st in self.states.values():
             try:
                 await st.source.close()

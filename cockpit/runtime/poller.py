@@ -137,7 +137,10 @@ class Poller:
         hub.post(HubUpdated(st.name, hub.new_critical(st.name, hub.incidents, settled=settled)))
         if missing:
             evidence = await st.evidence.refresh(st.source, snap, missing)
-            if st.snapshot is snap:  # no newer poll overtook this one
+            # nothing came (every fetch failed: a connection blip): the verdicts would not
+            # change, and the next poll's publish names the failures (retried with backoff)
+            got_some = len(st.evidence.errors) < len(missing)
+            if got_some and st.snapshot is snap:  # no newer poll overtook this one
                 # from the snapshot as polled: the first pass's warnings were its own
                 await self._apply(polled, evidence)
                 fresh = hub.new_critical(st.name, hub.incidents, settled=True)
@@ -155,7 +158,9 @@ class Poller:
         )
         self.stage = "incidents"
         a = await self._settle_incidents(a)
-        snap = pipeline.with_warnings(snap, (*a.warnings, *self._notes))
+        # evidence that could not be fetched (retried on later polls) is said, not hidden
+        notes = (*a.warnings, *st.evidence.warnings(), *self._notes)
+        snap = pipeline.with_warnings(snap, notes)
         self.stage = "publish"
         hub.publish(st, snap, a)
         self._published = snap

@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
 
 HISTORY_CACHE_MAX = 64  # (user, job name) pairs: the few job names an operator drilled into
+HISTORY_ROWS_MAX = 100_000  # sacct rows held over all of them (~50 MB)
 
 
 def _utcnow() -> datetime:
@@ -92,6 +93,9 @@ class SourceState:
         return a is not None and a > 2 * max(self.source.interval, 1.0)
 
 
+SEEN_CRITICAL_GRACE = 20  # new_critical calls (two per poll) an absent incident stays "seen"
+
+
 class HubState:
     """The state the app reads, and the only place the pollers change it.
 
@@ -111,7 +115,9 @@ class HubState:
         self.first_round = asyncio.Event()
         self.watcher: Any = None
         self.baselines: Any = None
-        self._seen_critical: set[str] = set()
+        # source -> critical incident key -> the new_critical call that last saw it
+        self._seen_critical: dict[str, dict[str, int]] = {}
+        self._critical_calls: dict[str, int] = {}
         self._baseline_done: set[str] = set()
 
     # ------------------------------------------------------------------ writing (UI thread)
@@ -158,8 +164,16 @@ class HubState:
         round, which sharpens labels) only sets the baseline: no bell for what was already
         wrong when the cockpit opened."""
         mine = [i for i in incidents if i.severity == "critical" and i.subject.source == source]
-        fresh = tuple(i for i in mine if i.key not in self._seen_critical)
-        self._seen_critical.update(i.key for i in mine)
+        seen = self._seen_critical.setdefault(source, {})
+        call = self._critical_calls[source] = self._critical_calls.get(source, 0) + 1
+        fresh = tuple(i for i in mine if i.key not in seen)
+        seen.update((i.key, call) for i in mine)
+        if len(seen) > len(mine):
+            # incidents gone for a while (their jobs left the queue) are forgotten, so the set
+            # follows the incidents; the grace keeps a label that flickers for a poll quiet
+            self._seen_critical[source] = {
+                k: c for k, c in seen.items() if call - c < SEEN_CRITICAL_GRACE
+            }
         if source not in self._baseline_done:
             if settled:
                 self._baseline_done.add(source)
@@ -315,9 +329,13 @@ class HubState:
         except Exception:  # bad name, sacct missing, transport: nothing to size from
             log.debug("history %s/%s failed", user, name, exc_info=True)
             return ()
-        if len(st.history_cache) >= HISTORY_CACHE_MAX:
-            st.history_cache.clear()
+        st.history_cache.pop(key, None)
         st.history_cache[key] = (ended, rows)
+        held = sum(len(v[1]) for v in st.history_cache.values())
+        while len(st.history_cache) > 1 and (
+            len(st.history_cache) > HISTORY_CACHE_MAX or held > HISTORY_ROWS_MAX
+        ):  # oldest out: a prolific job name's 30 days can be tens of thousands of rows
+            held -= len(st.history_cache.pop(next(iter(st.history_cache)))[1])
         return rows
 
 

@@ -48,7 +48,7 @@ class FilterBar(Input):
     def action_cancel(self) -> None:
         if self.target is not None:
             self.target.set_filter("")
-        # through Input.Changed, so the screen's pane titles drop the "filter …" now too
+        # through Input.Changed, so the screen's pane titles drop the "filter …" as well
         self.value = ""
         self._close()
 

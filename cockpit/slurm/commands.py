@@ -72,11 +72,12 @@ def sacct_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     )
 
 
-def sacct_history_argv(user: str, name: str, days: int = 30) -> tuple[str, ...]:
+def sacct_history_argv(user: str, name: str | None, days: int = 30) -> tuple[str, ...]:
     """Past runs of one user's job name (right-sizing --mem/--time from history).
 
     No ``-X``: MaxRSS is only recorded on step rows (``ID.batch``, ``ID.0``); the job
     rows carry ReqMem, Elapsed and Timelimit. ``rightsize.suggest`` groups them by job.
+    ``name`` None: all the user's jobs (for a name sacct would split, filtered by the caller).
     """
     return (
         "sacct",
@@ -85,8 +86,7 @@ def sacct_history_argv(user: str, name: str, days: int = 30) -> tuple[str, ...]:
         "-n",
         "-u",
         user,
-        "--name",
-        name,
+        *(("--name", name) if name is not None else ()),
         "-S",
         f"now-{days}days",
         "-o",

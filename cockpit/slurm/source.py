@@ -41,6 +41,7 @@ from cockpit.slurm.commands import (
     SQUEUE_ARGV,
     sacct_argv,
     sacct_history_argv,
+    scontrol_job_argv,
 )
 from cockpit.slurm.errors import CommandFailed, command_label, err_text
 from cockpit.slurm.evidence import batch_evidence, subject_fetcher
@@ -50,9 +51,12 @@ from cockpit.slurm.parse import (
     parse_scontrol_partitions,
     resolve_output_path,
 )
+from cockpit.slurm.paths import JobOwner, check_job_path, job_owner, remember
 from cockpit.slurm.squeue import SqueueCarry, parse_squeue
 from cockpit.source import Source
-from cockpit.transport import TransportError
+from cockpit.transport import FileStat, TransportError
+
+OWNERS_MAX = 4096  # job owners and job-chosen paths remembered (oldest out)
 
 
 class SlurmSource(Source):
@@ -99,6 +103,11 @@ class SlurmSource(Source):
         # job id -> scontrol show job (paths), until next poll
         self._detail: dict[str, SlurmJob] = {}
         self._squeue_carry = SqueueCarry()  # what parse_squeue keeps from the last poll
+        # who each job runs as (a job's owner never changes), and which paths a job chose:
+        # those are read only where its user could (cockpit.slurm.paths)
+        self._owners: dict[str, JobOwner] = {}
+        self._job_path_jobs: dict[str, str] = {}  # path -> the job that chose it
+        self._stat_cache: dict[str, FileStat] = {}  # lstat of path components, one poll
 
     # ------------------------------------------------------------------ commands
 
@@ -123,6 +132,7 @@ class SlurmSource(Source):
         taken = self._clock()
         self._cache.clear()
         self._detail.clear()
+        self._stat_cache.clear()
         results = await asyncio.gather(
             self._run(SQUEUE_ARGV),
             self._run(NODES_ARGV),
@@ -224,9 +234,14 @@ class SlurmSource(Source):
         """
         validate_user(user)
         validate_job_name(name)
+        # sacct splits --name at commas and strips quotes: "a,b" would size the remedy from
+        # runs of "a" and "b". Such a name is matched exactly here, over all the user's runs.
+        literal = not any(c in name for c in SACCT_LIST_CHARS)
 
         async def fetch() -> list[AcctRecord]:
-            return parse_sacct(await self._run(sacct_history_argv(user, name, days)), self.tz)[0]
+            argv = sacct_history_argv(user, name if literal else None, days)
+            rows = parse_sacct(await self._run(argv), self.tz)[0]
+            return rows if literal else named_runs(rows, name)
 
         return list(await self._shared(("history", f"{user}{SEP}{name}{SEP}{days}"), fetch))
 
@@ -259,6 +274,35 @@ class SlurmSource(Source):
         out = src.stdout_path or (resolve_output_path("", src) if src.work_dir else "")
         err = src.stderr_path or out
         return out, err
+
+    def note_owner(self, job_id: str, owner: JobOwner | None) -> None:
+        if owner is not None:
+            remember(self._owners, job_id, owner, OWNERS_MAX)
+
+    def note_job_paths(self, job_id: str, *paths: str) -> None:
+        """``paths`` were chosen by job ``job_id``: :meth:`read_range` and :meth:`stat` check
+        them against its owner (the log viewer opens them by path alone)."""
+        for p in paths:
+            if p and p != self.slurmctld_log:
+                remember(self._job_path_jobs, p, job_id, OWNERS_MAX)
+
+    async def job_owner(self, job_id: str) -> JobOwner | None:
+        """Who ``job_id`` runs as: remembered from its ``scontrol show job``, else asked now."""
+        owner = self._owners.get(job_id)
+        if owner is None and JOB_ID_RE.match(job_id):
+            try:
+                owner = job_owner(await self._run(scontrol_job_argv(job_id)))
+            except Exception:  # noqa: BLE001 - unknown owner: its paths are not read
+                return None
+            self.note_owner(job_id, owner)
+        return owner
+
+    async def _checked(self, path: str) -> str:
+        path = validate_path(path)
+        job_id = self._job_path_jobs.get(path)
+        if job_id is not None:
+            await check_job_path(self, path, await self.job_owner(job_id))
+        return path
 
     def _slurmd_path(self, node: str) -> str:
         return self.slurmd_log.replace("%n", node).replace("%h", node)
@@ -312,6 +356,7 @@ class SlurmSource(Source):
         if subject.kind == "job" and JOB_ID_RE.match(subject.id):
             job = self._detail.get(subject.id) or self._find_job(snapshot, subject.id)
             out, err = self._job_paths(job, subject.id)
+            self.note_job_paths(subject.id, out, err)
             if out:
                 locs.append(("stdout", LogLocation(self.name, out)))
             if err and err != out:
@@ -326,13 +371,25 @@ class SlurmSource(Source):
         return locs
 
     async def read_range(self, path: str, offset: int, length: int) -> bytes:
-        return await self.transport.read_range(validate_path(path), offset, length)
+        """Bytes of a log; a path a job chose only if the job's user could read it
+        (PathRefused, a RemoteFileError, says so)."""
+        return await self.transport.read_range(await self._checked(path), offset, length)
 
     async def stat(self, path: str) -> Any:
-        return await self.transport.stat(validate_path(path))
+        return await self.transport.stat(await self._checked(path))
 
     async def close(self) -> None:
         await self.transport.close()
+
+
+SACCT_LIST_CHARS = ",\"'"  # what sacct's --name list parsing splits at or strips
+
+
+def named_runs(rows: list[AcctRecord], name: str) -> list[AcctRecord]:
+    """The rows of the runs named exactly ``name``: their job rows and all their steps (step
+    rows carry MaxRSS under the step's own name, ``batch``, ``0``)."""
+    ids = {r.job_id for r in rows if not r.step and r.job_name == name}
+    return [r for r in rows if r.job_id in ids]
 
 
 _TRIM_JOBS = 10_000  # a queue this long has outputs of megabytes: worth a trim after the parse

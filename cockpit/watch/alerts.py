@@ -9,13 +9,14 @@ the notification channels.
 Config (TOML, read raw by the config loader and handed to :meth:`AlertConfig.from_table`)::
 
     [alerts]
-    initializing_min = 8        # ModelArts job Initializing longer than this
+    initializing_min = 8        # override the engine's Initializing threshold (10 min
+                                # public pool, 3 min dedicated; unset: the engine's)
     storage_pct = 85            # shared filesystem use or inode use at/above this
     repeat_s = 3600             # same rule + subject at most once per this many seconds
     failures_window_min = 60    # a user's jobs failing repeatedly: N failures ...
     failures_count = 3          # ... within the window
     mute = ["node:cn003", "rule:storage", "job:42@hpc", "source:lab"]
-    baselines = "~/.local/state/cockpit/init-baselines.json"  # ModelArts init-log baselines (default: state dir)
+    baselines = "~/.local/state/cockpit/init-baselines.json"  # ModelArts init-log baselines
 
     [alerts.notify]             # nested: the config loader only knows [alerts]
     webhook = "https://chat.example/robot?key=..."
@@ -105,7 +106,7 @@ class Alert:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Alert:
-        """Inverse of :meth:`to_json`. Raises ``ValueError``/``KeyError``/``TypeError`` on bad input."""
+        """Inverse of :meth:`to_json`; ``ValueError``/``KeyError``/``TypeError`` on bad input."""
         sev = d["severity"]
         if sev not in SEVERITY_RANK:
             raise ValueError(f"unknown severity {sev!r}")
@@ -187,7 +188,7 @@ def finding_from_json(d: Mapping[str, Any]) -> Finding:
 
 @dataclass(frozen=True, slots=True)
 class Mute:
-    """``rule:NAME`` mutes a rule; ``KIND:ID[@SOURCE]`` a subject; ``source:NAME`` a whole source."""
+    """``rule:NAME`` mutes a rule, ``KIND:ID[@SOURCE]`` a subject, ``source:NAME`` a source."""
 
     rule: str = ""
     kind: str = ""
@@ -305,9 +306,11 @@ class NotifyConfig:
 
 @dataclass(frozen=True, slots=True)
 class AlertConfig:
-    """Thresholds, mutes and notification settings. Defaults come from the troubleshooting guides."""
+    """Thresholds, mutes and notification settings; defaults from the troubleshooting guides."""
 
-    initializing_s: int = 8 * 60
+    # None: the engine's own Initializing thresholds, so an alert and the job's verdict
+    # agree (cockpit.diagnosis.rules.modelarts.init_threshold_s); set: an override
+    initializing_s: int | None = None
     storage_pct: float = 85.0
     repeat_s: int = 3600
     failures_window_s: int = 60 * 60
@@ -323,7 +326,7 @@ class AlertConfig:
         path: str = "",
         notify_table: Mapping[str, Any] | None = None,
     ) -> AlertConfig:
-        """Parse the ``[alerts]`` table; ``[alerts.notify]`` nested in it (or passed as ``notify_table``).
+        """Parse ``[alerts]`` with ``[alerts.notify]`` nested in it (or passed as ``notify_table``).
 
         Raises :class:`ConfigError` naming ``path`` and the key for a wrong type, a
         value out of range, an unknown key or a malformed mute.
@@ -342,12 +345,13 @@ class AlertConfig:
             "baselines",
         }
         _reject_unknown(t, known, path, "alerts")
-        init_min = _get(t, "initializing_min", (int, float), 8, path, "alerts")
+        init_min = _get(t, "initializing_min", (int, float), 0, path, "alerts")
+        explicit = "initializing_min" in t
         storage = _get(t, "storage_pct", (int, float), 85, path, "alerts")
         repeat = _get(t, "repeat_s", int, 3600, path, "alerts")
         window = _get(t, "failures_window_min", (int, float), 60, path, "alerts")
         count = _get(t, "failures_count", int, 3, path, "alerts")
-        if init_min <= 0:
+        if explicit and init_min <= 0:
             raise ConfigError("must be > 0 minutes", path, key="alerts.initializing_min")
         if not 0 < storage <= 100:
             raise ConfigError("must be a percentage in (0, 100]", path, key="alerts.storage_pct")
@@ -369,7 +373,7 @@ class AlertConfig:
         baselines = _get(t, "baselines", str, "", path, "alerts")
         nt = notify_table if notify_table is not None else nested
         return cls(
-            initializing_s=int(init_min * 60),
+            initializing_s=int(init_min * 60) if explicit else None,
             storage_pct=float(storage),
             repeat_s=repeat,
             failures_window_s=int(window * 60),

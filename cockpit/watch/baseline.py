@@ -84,13 +84,17 @@ class BaselineDiff:
         took = f" ({self.then_next_s:.0f}s then" if self.then_next_s is not None else ""
         if took:
             took += f", silent {self.stalled_s:.0f}s now)" if self.stalled_s is not None else ")"
-        return f"stopped {where} (step {self.passed}/{self.total} of good run {self.baseline_job_id}){nxt}{took}"
+        return (
+            f"stopped {where} (step {self.passed}/{self.total} "
+            f"of good run {self.baseline_job_id}){nxt}{took}"
+        )
 
 
 # Timestamps seen in container / ModelArts startup logs: ISO 8601 with T or space,
 # optional fraction (',' from Python logging, '.' elsewhere) and zone.
 _TS = re.compile(
-    r"(?P<d>\d{4}-\d{2}-\d{2})[T ](?P<t>\d{2}:\d{2}:\d{2})(?:[.,](?P<f>\d{1,9}))?(?P<z>Z|[+-]\d{2}:?\d{2})?"
+    r"(?P<d>\d{4}-\d{2}-\d{2})[T ](?P<t>\d{2}:\d{2}:\d{2})"
+    r"(?:[.,](?P<f>\d{1,9}))?(?P<z>Z|[+-]\d{2}:?\d{2})?"
 )
 # Variable parts that differ between two good runs: timestamps, numbers, hex ids, paths under /tmp.
 _VARIABLE = (
@@ -212,7 +216,7 @@ class BaselineStore:
         *,
         persist: bool = True,
     ) -> None:
-        """``persist=False`` keeps baselines in memory only (the demo, tests): nothing is read or written."""
+        """``persist=False`` keeps baselines in memory only (the demo, tests): no file is used."""
         self.path = Path(path) if path is not None else default_baseline_path()
         self.per_key = per_key
         self.persist = persist
@@ -288,7 +292,7 @@ class BaselineStore:
 
 
 class BaselineRecorder:
-    """Records the startup log of each ModelArts job that reached Running (the hub calls it per poll).
+    """Records the startup log of each ModelArts job that reached Running (the poller calls it).
 
     The poller does not fetch log previews of Running jobs (they are quiet), so the
     recorder reads the first ``PREVIEW_BYTES`` of worker-0's preview through the
@@ -305,7 +309,7 @@ class BaselineRecorder:
         self._tried: set[str] = {b.job_id for b in store.baselines}
 
     async def observe(self, source: object, snapshot: object, now: datetime) -> list[Baseline]:
-        """Record new good runs of a good ModelArts ``snapshot``; returns what was recorded. Never raises."""
+        """Record new good runs from a good ModelArts ``snapshot``; returns them. Never raises."""
         import asyncio
         import dataclasses
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import platformdirs
 
+from cockpit.safety import redact
 from cockpit.watch.alerts import Alert
 
 DEFAULT_MAX_BYTES = 1024 * 1024
@@ -53,10 +54,10 @@ class AlertHistory:
         Raises OSError when the state directory cannot be written; callers in the
         TUI catch it and show it on the status line.
         """
-        from cockpit.safety import redact  # alert texts quote log lines, which may hold credentials
-
-        data = redact(
-            "".join(json.dumps(a.to_json(), ensure_ascii=False) + "\n" for a in alerts)
+        # alert texts quote log lines, which may hold credentials; redacting the values (not the
+        # serialised line) keeps each line valid JSON whatever the secret's quotes and escapes
+        data = "".join(
+            json.dumps(redact(a.to_json()), ensure_ascii=False) + "\n" for a in alerts
         ).encode()
         if not data:
             return
@@ -82,7 +83,7 @@ class AlertHistory:
         os.replace(self.path, self._rotated(1))
 
     def load(self, last: int | None = 200) -> list[Alert]:
-        """The newest ``last`` alerts (all when None), oldest first, reading rotated files as needed."""
+        """The newest ``last`` alerts (all if None), oldest first, from rotated files as needed."""
         self.skipped = 0
         files = [self.path, *(self._rotated(i) for i in range(1, self.backups + 1))]
         newest_first: list[list[Alert]] = []

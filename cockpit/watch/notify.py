@@ -5,6 +5,10 @@ The terminal bell / tmux activity flag is the TUI's job. Everything here blocks
 :meth:`Notifier.dispatch`, which runs in a daemon thread. Failures are *returned*
 as :class:`NotifyResult` and appended to a log file; nothing is raised to the UI and
 nothing is written to stderr (Textual owns it).
+
+Evidence quotes log lines, and log lines carry passwords and keys: everything that leaves
+through a channel (webhook body, command stdin and environment, the failure log) goes
+through :func:`cockpit.safety.redact` right where it is sent, so no caller can forget it.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 import platformdirs
 
 from cockpit.model import SEVERITY_RANK
+from cockpit.safety import redact
 from cockpit.watch.alerts import Alert, NotifyConfig
 
 USER_AGENT = "cockpit-alerts/1"
@@ -31,7 +36,7 @@ _MAX_TEXT = 3500  # chat robots cap message length (WeCom 2048 bytes for markdow
 
 @dataclass(frozen=True, slots=True)
 class NotifyResult:
-    """Outcome of one delivery. ``channel`` is ``webhook`` or ``command``; ``error`` empty on success."""
+    """One delivery: ``channel`` is ``webhook`` or ``command``; ``error`` is empty on success."""
 
     channel: str
     ok: bool
@@ -52,7 +57,8 @@ def alert_text(alert: Alert) -> str:
         if f.remedy:
             lines.append(f"Do: {f.remedy}")
         lines += [f"  {e.where}: {e.text}" for e in f.evidence[:3]]
-    text = "\n".join(lines)
+    # redacted before the cut: a key cut in half no longer looks like one
+    text = redact("\n".join(lines))
     return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 1] + "…"
 
 
@@ -61,13 +67,14 @@ def render_webhook(alert: Alert, template: str = "generic") -> dict[str, Any]:
 
     * generic: :meth:`Alert.to_json`
     * slack (and Mattermost, Rocket.Chat, Teams' Slack-compatible hooks): ``{"text": ...}``
-    * wecom (WeCom group robot) and dingtalk (DingTalk custom robot): ``{"msgtype": "text", "text": {"content": ...}}``
+    * wecom (WeCom group robot) and dingtalk (DingTalk custom robot):
+      ``{"msgtype": "text", "text": {"content": ...}}``
     * feishu (Feishu / Lark custom bot): ``{"msg_type": "text", "content": {"text": ...}}``
 
-    Raises ValueError for an unknown template.
+    Raises ValueError for an unknown template. The body is redacted.
     """
     if template == "generic":
-        return alert.to_json()
+        return redact(alert.to_json())
     text = alert_text(alert)
     if template == "slack":
         return {"text": text}
@@ -103,7 +110,7 @@ def post_webhook(
     import urllib.request
 
     try:
-        body = json.dumps(render_webhook(alert, template), ensure_ascii=False).encode()
+        body = json.dumps(redact(render_webhook(alert, template)), ensure_ascii=False).encode()
         req = urllib.request.Request(
             url,
             data=body,
@@ -131,7 +138,8 @@ def run_command(command: str, alert: Alert, timeout: float = 10.0) -> NotifyResu
     """Run ``command`` (split with ``shlex``, no shell) with the alert JSON on stdin.
 
     The environment gets ``COCKPIT_ALERT_RULE``, ``COCKPIT_ALERT_SEVERITY`` and
-    ``COCKPIT_ALERT_TITLE`` for one-liners. Never raises.
+    ``COCKPIT_ALERT_TITLE`` for one-liners. The argv is the operator's own (config), stdin and
+    the alert's variables are redacted. Never raises.
     """
     try:
         argv = shlex.split(command)
@@ -141,14 +149,18 @@ def run_command(command: str, alert: Alert, timeout: float = 10.0) -> NotifyResu
         return NotifyResult("command", False, "empty command")
     env = {
         **os.environ,
-        "COCKPIT_ALERT_RULE": alert.rule,
-        "COCKPIT_ALERT_SEVERITY": alert.severity,
-        "COCKPIT_ALERT_TITLE": alert.title,
+        **redact(
+            {
+                "COCKPIT_ALERT_RULE": alert.rule,
+                "COCKPIT_ALERT_SEVERITY": alert.severity,
+                "COCKPIT_ALERT_TITLE": alert.title,
+            }
+        ),
     }
     try:
         proc = subprocess.run(
             argv,
-            input=json.dumps(alert.to_json(), ensure_ascii=False).encode(),
+            input=json.dumps(redact(alert.to_json()), ensure_ascii=False).encode(),
             capture_output=True,
             timeout=timeout,
             env=env,
@@ -226,8 +238,7 @@ class Notifier:
         if not failures:
             return
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
-        from cockpit.safety import redact  # webhook URLs carry robot tokens; errors quote them
-
+        # webhook URLs carry robot tokens, and errors quote them
         text = redact("".join(f"{stamp} {r.channel}: {r.error}\n" for r in failures))
         try:
             with self._lock:

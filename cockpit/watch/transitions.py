@@ -3,8 +3,9 @@
 Pure functions, no I/O, no clock: ``now`` is passed in. ``detect`` compares the
 previous snapshot of a source with the current one and turns transitions into
 :class:`~cockpit.watch.alerts.Alert`\\ s, attaching the engine's finding for the
-subject when there is one. Conditions that were already true at the first poll
-(``prev is None``) do not fire: only changes do, plus an unreachable source.
+subject when there is one; the alert then takes that verdict's severity, so an alert never
+says WARN where the dashboard says CRITICAL. Conditions that were already true at the first
+poll (``prev is None``) do not fire: only changes do, plus an unreachable source.
 """
 
 from __future__ import annotations
@@ -12,38 +13,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from cockpit.diagnosis import slurm_codes, slurm_states
 from cockpit.model import Finding, Severity, SlurmJob, SlurmNode, Snapshot, Subject, TrainingJob
 from cockpit.slurm.storage import FsUsage
 from cockpit.watch.alerts import Alert, AlertConfig
 
-# Slurm end states worth a page (--mail-type=FAIL / TIME_LIMIT classes).
-FAILED_STATES: frozenset[str] = frozenset(
-    {"FAILED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE"}
-)
+# Slurm end states worth a page (--mail-type=FAIL / TIME_LIMIT classes): the engine's list.
+FAILED_STATES: frozenset[str] = slurm_states.FAILED_STATES
 _FAILED_SEVERITY: dict[str, Severity] = {"NODE_FAIL": "critical", "BOOT_FAIL": "critical"}
 
-# squeue reasons after which a PENDING job will not start without someone acting.
-NEVER_RUNS_REASONS: frozenset[str] = frozenset(
-    {
-        "PartitionConfig",
-        "PartitionNodeLimit",
-        "PartitionTimeLimit",
-        "PartitionDown",
-        "PartitionInactive",
-        "DependencyNeverSatisfied",
-        "launch_failed_requeued_held",
-        "JobHeldAdmin",
-        "BadConstraints",
-        "InvalidAccount",
-        "InvalidQOS",
-        "AccountNotAllowed",
-        "QOSNotAllowed",
-    }
-)
-# Engine labels (docs/root-causes.md) that mean the same.
+# Engine labels (docs/root-causes.md) that mean a PENDING job will not start by itself; the
+# reason codes that mean it are classified in cockpit.diagnosis.slurm_codes.
 NEVER_RUNS_CAUSES: frozenset[str] = frozenset(
     {
         "pending_partition_limit",
+        "pending_partition_down",
+        "pending_held",
+        "pending_invalid_account",
         "dependency_failed",
         "pending_launch_failed_held",
         "submit_rejected_unsatisfiable",
@@ -66,7 +52,8 @@ def detect(
 
     * ``findings``: the engine's findings for ``cur``; the first one whose subject
       matches is attached to each alert (most likely cause first).
-    * ``config``: thresholds (Initializing minutes, failure window); defaults from the guides.
+    * ``config``: thresholds (failure window; an Initializing override); by default the
+      Initializing threshold is the engine's, so an alert fires when the job's verdict turns.
     * ``recent``: alerts already fired (history), used to count a user's failures
       within ``failures_window_s``.
     * ``last_good``: the last snapshot without an error; jobs and nodes are compared
@@ -147,8 +134,8 @@ def _nodes(
         subj = Subject("node", cur.source, n.name)
         sev: Severity = "critical" if "DOWN" in entered else "warning"
         found = by_subject.get(subj)
-        if found is not None and found.severity == "critical":
-            sev = "critical"  # as its incident says (a DRAIN with "Kill task failed" strands jobs)
+        if found is not None:
+            sev = found.severity  # as its verdict and incident say
         out.append(
             Alert(
                 now,
@@ -174,7 +161,7 @@ def _never_runs(j: SlurmJob, finding: Finding | None) -> bool:
         return False
     if finding is not None and finding.root_cause in NEVER_RUNS_CAUSES:
         return True
-    return j.reason in NEVER_RUNS_REASONS
+    return slurm_codes.never_runs(j.reason or "")
 
 
 def _jobs(
@@ -192,7 +179,7 @@ def _jobs(
                 Alert(
                     now,
                     "job_failed",
-                    _FAILED_SEVERITY.get(j.state, "warning"),
+                    f.severity if f is not None else _FAILED_SEVERITY.get(j.state, "warning"),
                     subj,
                     title,
                     f,
@@ -205,14 +192,13 @@ def _jobs(
                 f"job {j.job_id} ({j.name}, {j.user}) PENDING ({j.reason}) will not start by itself"
                 + (f": {f.title}" if f else "")
             )
-            out.append(
-                Alert(now, "pending_never_runs", "warning", subj, title, f, cur.source, j.user)
-            )
+            sev: Severity = f.severity if f is not None else "warning"
+            out.append(Alert(now, "pending_never_runs", sev, subj, title, f, cur.source, j.user))
     return out
 
 
 def _init_since(t: TrainingJob) -> datetime | None:
-    return t.phase_since or t.create_time
+    return t.create_time or t.phase_since  # the engine counts from creation
 
 
 def _initializing_for(t: TrainingJob, at: datetime) -> float | None:
@@ -221,6 +207,19 @@ def _initializing_for(t: TrainingJob, at: datetime) -> float | None:
         return None
     since = _init_since(t)
     return None if since is None else (at - since).total_seconds()
+
+
+def _init_limit(t: TrainingJob, f: Finding | None, cfg: AlertConfig) -> int:
+    """When Initializing becomes news: the config's override, else the threshold at which the
+    engine's verdict for the job turns to a warning (queued: the queue's; stuck: 10 min on a
+    public pool, 3 min on a dedicated one), read from the engine, not restated here."""
+    if cfg.initializing_s is not None:
+        return cfg.initializing_s
+    from cockpit.diagnosis.rules.modelarts import INIT_THRESHOLD_S, init_threshold_s
+
+    if f is not None and f.root_cause == "queued_insufficient_resources":
+        return INIT_THRESHOLD_S
+    return init_threshold_s(t)
 
 
 def _training(
@@ -232,7 +231,6 @@ def _training(
 ) -> list[Alert]:
     before = {t.job_id: t for t in prev.training_jobs}
     out = []
-    limit = cfg.initializing_s
     for t in cur.training_jobs:
         p = before.get(t.job_id)
         subj = Subject("training_job", cur.source, t.job_id, name=t.name)
@@ -242,10 +240,10 @@ def _training(
                 f" ({t.secondary_phase})" if t.secondary_phase else ""
             )
             title += f": {f.title}" if f else ""
-            out.append(
-                Alert(now, "training_failed", "critical", subj, title, f, cur.source, t.user)
-            )
+            sev: Severity = f.severity if f is not None else "critical"
+            out.append(Alert(now, "training_failed", sev, subj, title, f, cur.source, t.user))
             continue
+        limit = _init_limit(t, f, cfg)
         age = _initializing_for(t, now)
         if age is None or age <= limit:
             continue
@@ -254,16 +252,20 @@ def _training(
         if p is not None and before_age is not None and before_age > limit:
             continue
         pool = f" in pool {t.pool_name}" if t.pool_name else ""
-        title = f"training job {t.name} Initializing for {int(age // 60)} min{pool} (threshold {limit // 60} min)"
+        title = (
+            f"training job {t.name} Initializing for {int(age // 60)} min{pool} "
+            f"(threshold {limit // 60} min)"
+        )
         title += f": {f.title}" if f else ""
-        out.append(Alert(now, "init_slow", "warning", subj, title, f, cur.source, t.user))
+        sev = f.severity if f is not None else "warning"
+        out.append(Alert(now, "init_slow", sev, subj, title, f, cur.source, t.user))
     return out
 
 
 def _repeated(
     new: Sequence[Alert], recent: Sequence[Alert], source: str, now: datetime, cfg: AlertConfig
 ) -> list[Alert]:
-    """A user's N-th failure within the window fires once (the rate limit keeps it from repeating)."""
+    """A user's N-th failure within the window fires once (the rate limit stops repeats)."""
     start = now - timedelta(seconds=cfg.failures_window_s)
     kinds = {"job_failed", "training_failed"}
     fresh_users = {a.user for a in new if a.rule in kinds and a.user}
@@ -281,7 +283,8 @@ def _repeated(
                     "repeated_failures",
                     "warning",
                     Subject("user", source, user),
-                    f"{len(seen)} jobs of {user} failed within {win} min: {', '.join(sorted(seen))}",
+                    f"{len(seen)} jobs of {user} failed within {win} min: "
+                    + ", ".join(sorted(seen)),
                     None,
                     source,
                     user,

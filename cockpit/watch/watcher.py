@@ -4,6 +4,10 @@ Per source it keeps the previous snapshot (and the last good one), runs
 :func:`detect`, filters through :class:`AlertRules`, appends to the history and
 hands the result to the notifier in a background thread. It never raises for a
 history or notification problem: those land in ``last_error``.
+
+Alerts leave here redacted (:func:`redacted`): whatever shows or sends them next (the
+alert pane, ``cockpit watch`` output, history, notifiers) never holds a credential that a
+quoted log line carried.
 """
 
 from __future__ import annotations
@@ -11,9 +15,11 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from cockpit.model import Finding, Snapshot
+from cockpit.safety import redact
 from cockpit.slurm.storage import FsUsage
 from cockpit.watch.alerts import Alert, AlertConfig, AlertRules
 from cockpit.watch.history import AlertHistory
@@ -21,6 +27,21 @@ from cockpit.watch.notify import Notifier
 from cockpit.watch.transitions import detect, storage_alerts
 
 KEEP = 500  # alerts kept in memory for the alert pane
+
+
+def redacted(alert: Alert) -> Alert:
+    """``alert`` with its texts (title, the finding's explanation, remedy and evidence lines)
+    redacted; subjects and rule names stay, they key the rate limit."""
+    f = alert.finding
+    if f is not None:
+        f = replace(
+            f,
+            title=redact(f.title),
+            explanation=redact(f.explanation),
+            remedy=redact(f.remedy),
+            evidence=tuple(replace(e, text=redact(e.text)) for e in f.evidence),
+        )
+    return replace(alert, title=redact(alert.title), finding=f)
 
 
 class Watcher:
@@ -104,7 +125,7 @@ class Watcher:
             self._prev[src] = snapshot
             if snapshot.ok:
                 self._good[src] = snapshot
-            fired = self.rules.filter(raw, now)
+            fired = [redacted(a) for a in self.rules.filter(raw, now)]
             self._alerts.extend(fired)
         if fired:
             self._deliver(fired)
@@ -114,7 +135,7 @@ class Watcher:
         """Filter alerts found elsewhere (``cockpit watch --once`` conditions) through mutes and the
         rate limit, then keep, record and send them like :meth:`observe`; returns what fired."""
         with self._lock:
-            fired = self.rules.filter(list(alerts), now)
+            fired = [redacted(a) for a in self.rules.filter(list(alerts), now)]
             self._alerts.extend(fired)
         if fired:
             self._deliver(fired)

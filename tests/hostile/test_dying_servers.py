@@ -37,7 +37,7 @@ def free_port() -> int:
 
 
 class Sshd:
-    """A throwaway OpenSSH server on its own loopback port, with the lab's keys (own process group)."""
+    """A throwaway OpenSSH server on a loopback port, with the lab's keys (own process group)."""
 
     def __init__(self, tmp: Path, port: int | None = None) -> None:
         src = LAB_DIR / "ssh"
@@ -58,8 +58,10 @@ class Sshd:
         self.key = str(tmp / "id_ed25519")
         (tmp / "sshd_config").write_text(
             f"ListenAddress 127.0.0.1\nPort {self.port}\nHostKey {tmp}/ssh_host_ed25519_key\n"
-            f"PidFile {tmp}/sshd.pid\nPermitRootLogin prohibit-password\nAuthorizedKeysFile {tmp}/authorized_keys\n"
-            "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
+            f"PidFile {tmp}/sshd.pid\nPermitRootLogin prohibit-password\n"
+            f"AuthorizedKeysFile {tmp}/authorized_keys\n"
+            "PasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+            "UsePAM no\nStrictModes no\n"
             # this test kills sessions: one killed in a login shell's `pyenv rehash` leaves its
             # lock file, and every later login would wait 60 s for it (see lab/sshd-up.sh)
             "SetEnv PYENV_REHASH_TIMEOUT=1\n"
@@ -223,14 +225,16 @@ async def test_frozen_sshd_shows_a_timeout_with_its_reason_within_one_command_bu
     frozen_pids: list[int] = []
     try:
         victim = hub.states["victim"]
-        # after the evidence round too: a log read in flight is bounded by the evidence timeout, not this one
+        # after the evidence round too: a log read in flight is bounded by the evidence
+        # timeout, not this one
         await wait_until(
             lambda: victim.settled and victim.error is None, 30, "first good poll and its evidence"
         )
         good = victim.snapshot
         frozen_pids = [sshd.proc.pid, *_descendants(sshd.proc.pid)]
         _signal_all(frozen_pids, signal.SIGSTOP)
-        # next poll within INTERVAL, its command bounded by command_timeout + connect_timeout (5 + 2 s)
+        # next poll within INTERVAL, its command bounded by command_timeout +
+        # connect_timeout (5 + 2 s)
         await wait_until(
             lambda: victim.error is not None, INTERVAL + 5 + 2 + 5, "the frozen server to show"
         )
@@ -316,8 +320,12 @@ class _FakeSlurmctldDown(LocalTransport):
     async def run(self, argv, timeout: float = 30.0):
         if self.down:
             msg = {
-                "squeue": "slurm_load_jobs error: Unable to contact slurm controller (connect failure)",
-                "scontrol": "slurm_load_node error: Unable to contact slurm controller (connect failure)",
+                "squeue": (
+                    "slurm_load_jobs error: Unable to contact slurm controller (connect failure)"
+                ),
+                "scontrol": (
+                    "slurm_load_node error: Unable to contact slurm controller (connect failure)"
+                ),
             }
             return await super().run(
                 ["sh", "-c", f"echo '{msg.get(argv[0], 'error')}' >&2; exit 1"], timeout

@@ -174,7 +174,8 @@ def test_log_scanner_on_empty_binary_and_10_mb_single_line():
     hit = logscan.first_error(big)
     assert hit is not None and hit.offset == 0 and len(hit.text) <= 1 << 16
     gbk = "错误: 显存不足\nRuntimeError: CUDA error: out of memory\n".encode("gbk")
-    assert logscan.first_error(gbk).line == 2
+    hit = logscan.first_error(gbk)  # 显存不足 (device memory exhausted) names the cause itself
+    assert (hit.line, hit.label, hit.text) == (1, "gpu_out_of_memory", "错误: 显存不足")
 
 
 def test_bundle_with_empty_binary_and_gbk_files_loads(tmp_path):

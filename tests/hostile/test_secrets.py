@@ -22,7 +22,11 @@ from cockpit.safety import redact, redact_bytes, redact_secrets
 
 AK = "QTWAOYTTINDUT2QVKYUC"  # shaped like a Huawei Cloud AK (20 upper-case letters/digits)
 SK = "MFyfvK41ba2giqM7Uio6PznpdUKGpownRZlmVmHc"  # shaped like an SK (40 mixed case)
-KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----"
+KEY = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+    "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+    "-----END OPENSSH PRIVATE KEY-----"
+)
 SECRET_LINES = [
     f"export HUAWEICLOUD_SDK_AK={AK}",
     f"HUAWEICLOUD_SDK_SK='{SK}'",
@@ -31,7 +35,8 @@ SECRET_LINES = [
     'db_password: "s3cr3t-value"',
     "token=ghp_abcdefghijklmnopqrstuvwxyz0123456789",
     "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.abc",
-    f"Authorization: SDK-HMAC-SHA256 Access={AK}, SignedHeaders=host;x-sdk-date, Signature=9f86d081884c7d65",
+    f"Authorization: SDK-HMAC-SHA256 Access={AK}, "
+    "SignedHeaders=host;x-sdk-date, Signature=9f86d081884c7d65",
     "X-Auth-Token: MIIEhQYJKoZIhvcNAQcCoIIEdjCCBHICAQExDTALBglghkgBZQMEAgEwgg",
     "git clone https://ops:Pa55w0rd-x@git.example.com/team/repo.git",
     "AKIAIOSFODNN7EXAMPLE",
@@ -154,7 +159,8 @@ def test_check_config_never_prints_key_values(tmp_path, monkeypatch, capsys):
     cfg = tmp_path / "config.toml"
     cfg.write_text(
         '[modelarts.prod]\nregion = "cn-north-4"\nproject_id = "0b1e8c5d2f9a4c6e8d7f0a1b2c3d4e5f"\n'
-        'ak_env = "MY_AK"\nsk_env = "MY_SK"\n\n[clusters.lab]\ntransport = "ssh"\nhost = "127.0.0.1"\n'
+        'ak_env = "MY_AK"\nsk_env = "MY_SK"\n\n'
+        '[clusters.lab]\ntransport = "ssh"\nhost = "127.0.0.1"\n'
         'key = "/root/.ssh/id_ed25519"\n'
     )
     assert cli.main(["check-config", "--config", str(cfg), "--no-poll"]) == 0

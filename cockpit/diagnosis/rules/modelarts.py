@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from datetime import datetime
 
 from cockpit.diagnosis.context import RuleContext
+from cockpit.diagnosis.logscan import first_error
 from cockpit.diagnosis.rules.modelarts_causes import (
     DEPENDENCY_EXPLANATION,
     DEPENDENCY_REMEDY,
@@ -28,6 +29,7 @@ from cockpit.diagnosis.rules.modelarts_causes import (
     cause_remedy,
     dependency_phrase,
     dependency_stall,
+    job_logs,
     obs_bucket,
     refine,
 )
@@ -47,12 +49,18 @@ DEDICATED_THRESHOLD_S = 3 * 60  # so twice that is already abnormal there
 QUEUE_SUGGEST_S = 30 * 60  # past this, suggest another flavor or region
 LOG_STALL_S = 10 * 60  # no new startup-log output for this long while the pool is healthy
 
+# English and Chinese console events (X-Language zh-cn gives the same events in Chinese)
 _QUEUE_EVENT = re.compile(
-    r"queuing and awaiting resource allocation|[Ww]aiting for (?:the )?resources?", re.I
+    r"queuing and awaiting resource allocation|[Ww]aiting for (?:the )?resources?|排队中|等待资源",
+    re.I,
 )
 _STARTED = re.compile(
-    r"\bStarted: Started container|training started|Training job is running", re.I
+    r"\bStarted: Started container|training started|Training job is running|"
+    r"训练作业运行中|开始运行|训练开始",
+    re.I,
 )
+_MOUNT_WORDS = re.compile(r"mount|volume|挂载|存储卷", re.I)
+_IMAGE_WORDS = re.compile(r"pull|ImagePull|image|镜像", re.I)
 
 # --------------------------------------------------------------------------- helpers
 
@@ -102,10 +110,10 @@ def stuck_where(job: TrainingJob) -> str:
         return "scheduling"
     subs = " ".join(last.sub_stages).lower() if last else ""
     warn = " ".join(e.message for e in job.events if e.level.lower() in {"warning", "error"})
-    if re.search(r"mount|volume", warn, re.I) or "mount" in subs or "volume" in subs:
-        if not re.search(r"pull|image", warn, re.I) or re.search(r"FailedMount", warn):
+    if _MOUNT_WORDS.search(warn) or "mount" in subs or "volume" in subs:
+        if not _IMAGE_WORDS.search(warn) or re.search(r"FailedMount|挂载失败", warn):
             return "mount"
-    if re.search(r"pull|ImagePull|image", warn, re.I) or "image" in subs:
+    if _IMAGE_WORDS.search(warn) or "image" in subs:
         return "image pull"
     if _STARTED.search(texts) or "boot" in subs:
         return "boot command"
@@ -177,6 +185,48 @@ def job_errors(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
             first_seen=job.create_time,
             related=related,
         )
+
+
+def job_failed_unexplained(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
+    """A Failed/Abnormal job no named cause explains: say so with what is known (the exit
+    codes, the first red error of its logs) instead of saying nothing. Registered after
+    :func:`job_errors` in one FirstOf: it speaks only when that rule found nothing."""
+    if job.console_phase not in {"Failed", "Abnormal"}:
+        return
+    if path_problems(job):  # job_paths names the cause; "no known cause" would contradict it
+        return
+    exits = [f"{ts.task} exit {ts.exit_code}" for ts in job.task_statuses if ts.exit_code]
+    evidence = [
+        Evidence("job status", f"{ts.task}: exit {ts.exit_code}: {ts.message}".strip(": "), tier=1)
+        for ts in job.task_statuses
+        if ts.exit_code or ts.message
+    ][:3]
+    first = None
+    for where, path, data, base in job_logs(job, ctx):
+        h = first_error(data, kind="startup")
+        if h is not None:
+            first = h.text.strip()
+            evidence.append(
+                Evidence(where, first, line=base + h.line - 1, path=path, offset=h.offset, tier=2)
+            )
+            break
+    fact = exits[0] if exits else f"phase {job.phase}"
+    title = f"{job.console_phase}: {fact}" + (f"; first error: {first[:80]}" if first else "")
+    yield Finding(
+        root_cause="application_error",
+        severity="critical",
+        subject=_subject(job, ctx),
+        title=title,
+        explanation="The job failed and no known cause matched its events, status or logs"
+        + (f"; the first red error is: {first[:300]}" if first else "; no log line was flagged")
+        + ".",
+        remedy="Read the training log around that line (the ModelArts log page, or "
+        f"{training_log_path(job.job_id, job.log_task or 'worker-0')}); fix the code or data it "
+        "names and resubmit. With no log at all, check the job's events and the pool's health.",
+        evidence=tuple(evidence),
+        confidence=0.5,
+        first_seen=job.create_time,
+    )
 
 
 def _queued(job: TrainingJob, ctx: RuleContext | None = None) -> tuple[bool, Evidence | None]:
@@ -268,6 +318,7 @@ def job_queued(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
         f"The job is waiting for free {kind}-pool capacity for its flavor "
         f"{job.flavor_id or '(unknown)'}; nothing is broken."
     )
+    room = 0  # nodes of the pool with room for the flavor now: then it is not capacity
     if pool is not None and pool.nodes:
         fit, total_ok, text = _fits(job, pool)
         evidence.append(
@@ -275,6 +326,7 @@ def job_queued(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
         )
         if fit < max(1, job.node_count) and total_ok:
             return  # pool_fragmented below says it better
+        room = fit if fit >= max(1, job.node_count) else 0
     if pool is not None and job.flavor_id in pool.max_available:
         cpu, mem_gb = pool.max_available[job.flavor_id]
         evidence.append(
@@ -297,11 +349,24 @@ def job_queued(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
         )
     sev: Severity = "warning" if age >= INIT_THRESHOLD_S else "info"
     in_pool = " " + pool.name if pool else ""
+    title = f"Queued {_mins(age)} min for resources ({kind} pool{in_pool})"
+    if room and pool is not None:
+        # its own evidence says nodes fit: what it waits for is its turn, not capacity
+        title = f"Queued {_mins(age)} min although {room} node(s) of {pool.name} fit: not capacity"
+        explanation = (
+            f"{room} node(s) of pool {pool.name} have room for flavor {job.flavor_id} now, so "
+            "the job is not waiting for capacity: it waits for its turn in the pool's FIFO "
+            "training queue (an earlier job ahead of it) or for the next scheduling cycle."
+        )
+        remedy = (
+            "Wait a few minutes; if it stays queued, find the earlier job queued in this pool "
+            "(the queue is FIFO) and check the pool's scheduling events."
+        )
     yield Finding(
         root_cause="queued_insufficient_resources",
         severity=sev,
         subject=_subject(job, ctx),
-        title=f"Queued {_mins(age)} min for resources ({kind} pool{in_pool})",
+        title=title,
         explanation=explanation,
         remedy=remedy,
         evidence=tuple(evidence),

@@ -14,9 +14,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from cockpit.diagnosis import k8s_reasons
 from cockpit.diagnosis.context import RuleContext
-from cockpit.diagnosis.logscan import iter_errors
+from cockpit.diagnosis.logscan import ScanHit, iter_errors
 from cockpit.diagnosis.patterns import classify
+from cockpit.diagnosis.rules import ascend, containers, gpu_host
+from cockpit.diagnosis.rules.platform_logs import JOB_LOG_KINDS, Explained
 from cockpit.model import Evidence, Severity, TrainingJob, training_log_path
 
 LARGE_DATA_GB = 100  # object storage beyond this: use a parallel file system
@@ -41,6 +44,29 @@ class CauseHit:
     text: str
 
 
+def job_logs(job: TrainingJob, ctx: RuleContext) -> list[tuple[str, str, bytes, int]]:
+    """(where, path, bytes, first line number) of every log of this job: the startup log
+    preview and the bundle's events/app logs for it (those rendered from the job skipped)."""
+    logs: list[tuple[str, str, bytes, int]] = []
+    if job.log_preview:
+        logs.append(
+            (
+                "startup log",
+                training_log_path(job.job_id, job.log_task or "worker-0"),
+                job.log_preview.encode("utf-8", "replace"),
+                1,
+            )
+        )
+    for lt in ctx.artifacts.logs:
+        if lt.subject_id in ("", job.job_id) and lt.kind in JOB_LOG_KINDS:
+            if lt.subject_id == job.job_id and (
+                (job.log_preview and lt.kind == "startup") or (job.events and lt.kind == "events")
+            ):
+                continue  # rendered from this job: already scanned
+            logs.append((lt.name, lt.path, lt.data, lt.base_line or 1))
+    return logs
+
+
 def cause_hits(job: TrainingJob, ctx: RuleContext) -> Iterator[CauseHit]:
     """Strong catalogue hits for this job: events, task statuses, startup log, bundle logs."""
     for ev in job.events:
@@ -53,30 +79,10 @@ def cause_hits(job: TrainingJob, ctx: RuleContext) -> Iterator[CauseHit]:
                 Evidence("events", f"{t} {ev.level} {ev.source} {ev.message}", tier=p.tier),
                 ev.message,
             )
-    logs: list[tuple[str, str, bytes, int]] = []
-    if job.log_preview:
-        logs.append(
-            (
-                "startup log",
-                training_log_path(job.job_id, job.log_task or "worker-0"),
-                job.log_preview.encode("utf-8", "replace"),
-                1,
-            )
-        )
-    for lt in ctx.artifacts.logs:
-        if lt.subject_id in ("", job.job_id) and lt.kind in {
-            "startup",
-            "app",
-            "stdout",
-            "stderr",
-            "events",
-        }:
-            if lt.subject_id == job.job_id and (
-                (job.log_preview and lt.kind == "startup") or (job.events and lt.kind == "events")
-            ):
-                continue  # rendered from this job: already scanned
-            logs.append((lt.name, lt.path, lt.data, lt.base_line or 1))
+    logs = job_logs(job, ctx)
     for where, path, data, base in logs:
+        named = False
+        symptom: ScanHit | None = None  # a CANN internal code, an AI Core exception, ...
         for n, h in enumerate(iter_errors(data, kind="startup")):
             if n > 200:
                 break
@@ -85,10 +91,21 @@ def cause_hits(job: TrainingJob, ctx: RuleContext) -> Iterator[CauseHit]:
                     h, label="storage_connection_error", severity="critical", strong=True
                 )
             if not h.strong or h.label in _IGNORED:
+                if symptom is None and h.pattern in ascend.NAMES:
+                    symptom = h
                 continue
+            named = True
             yield CauseHit(
                 _RELABEL.get(h.label, h.label),
                 h.severity,  # type: ignore[arg-type]
+                Evidence(where, h.text, line=base + h.line - 1, path=path, offset=h.offset, tier=2),
+                h.text,
+            )
+        if not named and symptom is not None:  # the best the log says, when nothing names more
+            h = symptom
+            yield CauseHit(
+                h.label,
+                "critical",
                 Evidence(where, h.text, line=base + h.line - 1, path=path, offset=h.offset, tier=2),
                 h.text,
             )
@@ -136,8 +153,35 @@ def obs_bucket(job: TrainingJob) -> str:
 _IMAGE_IN_TEXT = re.compile(r'image "([^"]+)"')
 
 
+def platform_explain(label: str, text: str) -> Explained | None:
+    """The Ascend/Kubernetes/GPU-host reading of ``text`` when it names ``label``."""
+    for explain in (ascend.explain, containers.explain, gpu_host.explain):
+        e = explain(text)
+        if e is not None and e.label == label:
+            return e
+    return None
+
+
+# Labels whose title and remedy are written here with the job's bucket, image and command.
+_JOB_AWARE = {
+    "storage_access_denied",
+    "storage_mount_failed",
+    "storage_read_only",
+    "storage_connection_error",
+    "image_pull_failed",
+    "container_entrypoint_failed",
+    "oom_killed",
+    "dependency_install_failed",
+    "gpu_out_of_memory",
+    "input_path_not_found",
+    "init_timeout",
+}
+
+
 def cause_phrase(label: str, job: TrainingJob, hit: CauseHit) -> str:
     t = hit.text
+    if label not in _JOB_AWARE and (e := platform_explain(label, t)) is not None:
+        return e.phrase
     if label == "storage_access_denied":
         return (
             "OBS mount AccessDenied" if re.search(r"mount|obsfs", t, re.I) else "OBS access denied"
@@ -193,6 +237,24 @@ def cause_phrase(label: str, job: TrainingJob, hit: CauseHit) -> str:
 
 def cause_remedy(label: str, job: TrainingJob, hit: CauseHit) -> tuple[str, str]:
     """(explanation, remedy) for a label, with this job's bucket, image and paths filled in."""
+    e = platform_explain(label, hit.text)
+    if e is not None and (label not in _JOB_AWARE or _names_code(e)):
+        return e.explanation, e.remedy
+    explanation, remedy = _job_remedy(label, job, hit)
+    r = k8s_reasons.describe(hit.text) if label == "image_pull_failed" else None
+    if r is not None and r.name != "image_pull":  # the registry said why: lead with that
+        why = r.what.split(": ", 1)[-1]
+        explanation += f" {why[0].upper()}{why[1:]}."
+        remedy = r.remedy + " " + remedy
+    return explanation, remedy
+
+
+def _names_code(e: Explained) -> bool:
+    """A CANN code's own remedy says more than the label's (HCCL_BUFFSIZE for EI0007)."""
+    return bool(re.match(r"E[0-9A-Z][0-9]{4} ", e.phrase))
+
+
+def _job_remedy(label: str, job: TrainingJob, hit: CauseHit) -> tuple[str, str]:
     bucket = obs_bucket(job)
     probe = PROBE.replace("<bucket>", bucket)
     if label == "storage_access_denied":

@@ -30,14 +30,46 @@ from cockpit.units import hms
 SIGNALS = {
     1: "SIGHUP",
     2: "SIGINT",
+    3: "SIGQUIT",
     4: "SIGILL",
+    5: "SIGTRAP",
     6: "SIGABRT",
     7: "SIGBUS",
     8: "SIGFPE",
     9: "SIGKILL",
+    10: "SIGUSR1",
     11: "SIGSEGV",
+    12: "SIGUSR2",
     13: "SIGPIPE",
+    14: "SIGALRM",
     15: "SIGTERM",
+    24: "SIGXCPU",
+    25: "SIGXFSZ",
+    31: "SIGSYS",
+}
+# What ended a program, by signal: the headline's prose after the fact.
+SIGNAL_MEANING = {
+    1: "hang-up: the session it belonged to went away",
+    2: "interrupted",
+    4: "illegal instruction (built for another CPU?)",
+    6: "the program aborted itself",
+    7: "bus error, often after memory pressure or a truncated file",
+    8: "arithmetic error (floating point exception)",
+    9: "killed (out of memory, scancel -s KILL or a node failure)",
+    11: "segmentation fault in the program",
+    13: "broken pipe: what it wrote to went away",
+    15: "terminated (time limit, scancel or preemption)",
+    24: "CPU time limit exceeded",
+    25: "file size limit exceeded",
+}
+EXIT_MEANING = {
+    1: "a generic error from the program",
+    2: "misuse of a shell builtin or bad arguments",
+    126: "the command is not executable (permissions)",
+    127: "command not found",
+    137: "128+9: killed by SIGKILL",
+    139: "128+11: segmentation fault",
+    143: "128+15: terminated by SIGTERM",
 }
 
 # Built by the 10k per poll at a big site (a finding per pending job): the frozen __init__ is
@@ -259,6 +291,30 @@ def suggest_time_s(elapsed_s: int, max_s: int | None) -> int:
     return min(want, max_s) if max_s else want
 
 
+def exit_fact(ec: ExitCode | None) -> str:
+    """The deciding fact of an exit, for a headline: ``SIGSEGV (signal 11)``, ``exit 127``,
+    ``exit 139 (SIGSEGV)``; ``non-zero exit`` when unknown."""
+    if ec is None:
+        return "non-zero exit"
+    if ec.signal:
+        name = SIGNALS.get(ec.signal)
+        return f"{name} (signal {ec.signal})" if name else f"signal {ec.signal}"
+    if ec.code > 128 and (ec.code - 128) in SIGNALS:
+        return f"exit {ec.code} ({SIGNALS[ec.code - 128]})"
+    return f"exit {ec.code}"
+
+
+def exit_meaning(ec: ExitCode | None) -> str:
+    """What the exit says, in a few words (the prose after :func:`exit_fact`)."""
+    if ec is None:
+        return "the program failed"
+    if ec.signal:
+        return SIGNAL_MEANING.get(ec.signal, "ended by a signal")
+    if ec.code > 128 and (ec.code - 128) in SIGNAL_MEANING:
+        return SIGNAL_MEANING[ec.code - 128]
+    return EXIT_MEANING.get(ec.code, "an error status from the program")
+
+
 def explain_exit(job_ec: ExitCode | None) -> str:
     """'ExitCode 0:9': first number the application's status, second the signal."""
     if job_ec is None:
@@ -276,15 +332,7 @@ def explain_exit(job_ec: ExitCode | None) -> str:
         return f"ExitCode {code}:{sig}: ended by {name}{extra}."
     if code == 0:
         return "ExitCode 0:0: the program exited normally."
-    meaning = {
-        1: "a generic error from the program",
-        2: "misuse of a shell builtin or bad arguments",
-        126: "the command is not executable (permissions)",
-        127: "command not found",
-        137: "128+9: killed by SIGKILL",
-        139: "128+11: segmentation fault",
-        143: "128+15: terminated by SIGTERM",
-    }.get(code, "an error status from the program")
+    meaning = EXIT_MEANING.get(code, "an error status from the program")
     return f"ExitCode {code}:0: the program exited with status {code} ({meaning})."
 
 
@@ -293,7 +341,8 @@ def classify_reason(reason: str) -> str | None:
     p = classify(reason.encode("utf-8", "replace"), "app")
     if p is None:
         return None
-    return p.label if p.label.startswith("node_") or p.label == "gpu_hardware_error" else None
+    node_labels = {"gpu_hardware_error", "host_memory_error"}
+    return p.label if p.label.startswith("node_") or p.label in node_labels else None
 
 
 # --------------------------------------------------------------------------- causes named by logs
@@ -359,6 +408,16 @@ LOG_CAUSE_TEXT = {
         "files.",
     ),
     "time_limit": ("it hit its time limit", ""),
+    "node_drain_kill_task_failed": (
+        "its processes would not die when killed (Kill task failed on the node)",
+        "node",
+    ),
+    "node_not_responding": ("its node stopped responding", "node"),
+    "node_drain_prolog_epilog_failed": ("the node's prolog/epilog failed", "node"),
+    "node_config_mismatch": ("the node's hardware differs from slurm.conf", "node"),
+    "node_down_unexpected_reboot": ("its node rebooted unexpectedly", "node"),
+    "node_drain_low_memory": ("its node has less memory than slurm.conf says", "node"),
+    "host_memory_error": ("host memory (DIMM) errors on its node", "node"),
     "oom_killed": ("it ran out of memory", ""),
     "storage_read_only": (
         "it wrote to a read-only filesystem",
@@ -415,9 +474,21 @@ NODE_CHECKS = {
         "NodeName={n} State=RESUME.",
     ),
     "gpu_hardware_error": (
-        "a GPU or memory hardware fault was reported",
-        "Keep it drained; run nvidia-smi -q -d ECC,PAGE_RETIREMENT / dcgmi diag on {n}; replace or "
-        "reset the GPU before resuming.",
+        "a GPU hardware fault was reported (Xid, GPU ECC)",
+        "Keep it drained; confirm {n} has GPUs (scontrol show node {n} | grep Gres), then on "
+        "it: nvidia-smi -q -d ECC,PAGE_RETIREMENT and dcgmi diag -r 3 (npu-smi info on "
+        "Ascend); reset or replace the GPU before resuming.",
+    ),
+    "host_memory_error": (
+        "host memory (DIMM) reported ECC / machine-check errors",
+        "Keep it drained; on {n}: edac-util -v (or ras-mc-ctl --errors), mcelog --client / "
+        "journalctl -k | grep -iE 'EDAC|mce|Hardware Error' name the DIMM; have it replaced, "
+        "run a memory test, then scontrol update NodeName={n} State=RESUME.",
+    ),
+    "node_boot_failed": (
+        "the node did not boot or resume in time (power saving, cloud, a requested reboot)",
+        "Check the ResumeProgram log and the node's console/BMC; once it is up: scontrol "
+        "update NodeName={n} State=RESUME (ResumeTimeout in slurm.conf bounds the wait).",
     ),
     "oom_killed": (
         "jobs keep running the node out of memory",

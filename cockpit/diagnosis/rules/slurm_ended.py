@@ -17,13 +17,15 @@ from typing import NamedTuple
 
 from cockpit.diagnosis.context import RuleContext, log_evidence
 from cockpit.diagnosis.logscan import ScanHit
-from cockpit.diagnosis.rightsize import RightSize, fmt_mem, suggest
+from cockpit.diagnosis.rules.slurm_advice import env_phrase, env_remedy, history, mem_advice
 from cockpit.diagnosis.rules.slurm_common import (
     LOG_CAUSE_TEXT,
+    NODE_CHECKS,
     acct_evidence,
+    exit_fact,
+    exit_meaning,
     explain_exit,
     fmt_duration,
-    fmt_mib,
     job_finding,
     job_row,
     log_hits,
@@ -32,27 +34,18 @@ from cockpit.diagnosis.rules.slurm_common import (
     mem_usage,
     req_mem,
     state_evidence,
-    suggest_mem_mib,
     suggest_time_s,
     tier_for,
 )
-from cockpit.model import AcctRecord, Evidence, ExitCode, Finding, LogText, SlurmJob
+from cockpit.diagnosis.rules.slurm_pending import impossible_request
+from cockpit.diagnosis.slurm_codes import REASONS, base_code
+from cockpit.diagnosis.slurm_states import ENDED_STATES, FAST_FAIL_S, job_state
+from cockpit.model import AcctRecord, Evidence, ExitCode, Finding, LogText, Severity, SlurmJob
 
-STATES = frozenset(
-    {
-        "FAILED",
-        "OUT_OF_MEMORY",
-        "TIMEOUT",
-        "CANCELLED",
-        "NODE_FAIL",
-        "BOOT_FAIL",
-        "COMPLETED",
-        "DEADLINE",
-    }
-)
-FAST_FAIL_S = 60  # a job that dies within a minute failed to start, not to compute
+STATES = ENDED_STATES
 
 _ENV_CAUSES = {"command_not_found", "missing_shared_library", "module_load_failed"}
+_RAISED = re.compile(r"RaisedSignal:(\d+)")
 
 
 class _Ended(NamedTuple):
@@ -76,7 +69,10 @@ def _facts(job: SlurmJob, ctx: RuleContext) -> _Ended:
         return got[1]
     rows = ctx.acct_for(job.job_id)
     row = job_row(rows)
-    ec = job.exit_code or (row.exit_code if row else None)
+    # sacct's job row is the authority on an ended job's exit; squeue's may be a raw status
+    ec = (row.exit_code if row is not None and not row.placeholder else None) or job.exit_code
+    if (ec is None or not (ec.code or ec.signal)) and (m := _RAISED.match(job.reason or "")):
+        ec = ExitCode(0, int(m.group(1)))  # squeue's RaisedSignal:11(Segmentation fault)
     ev = [state_evidence(job, ctx), *acct_evidence(rows)]
     hits = log_hits(job.job_id, ctx)
     strong = [
@@ -92,80 +88,29 @@ def _facts(job: SlurmJob, ctx: RuleContext) -> _Ended:
     return facts
 
 
-# --------------------------------------------------------------------------- advice
-
-
-def _history(ctx: RuleContext) -> RightSize | None:
-    """Right-sizing from ``Artifacts.history`` (past runs of the same user + name, fetched for
-    OOM/TIMEOUT jobs), computed once per diagnose; None without history."""
-    if not ctx.artifacts.history:
-        return None
-    if "rightsize" not in ctx.cache:
-        ctx.cache["rightsize"] = suggest(ctx.artifacts.history)
-    return ctx.cache["rightsize"]
-
-
-def _mem_advice(job: SlurmJob, rss: int | None, req: int | None, ctx: RuleContext) -> str:
-    """One ``--mem`` value with its basis: the sacct history peak when there is one (it
-    includes this run), else 1.2 x this run's MaxRSS, else 1.2 x ReqMem (cgroup OOM kills
-    often leave MaxRSS empty, and a job killed at its limit needed at least that)."""
-    rs = _history(ctx)
-    peak, basis, note = None, "", ""
-    if rss and rss >= 0.9 * (req or 0):  # MaxRSS ~ ReqMem: the measured peak is the basis
-        peak, basis = rss, f"MaxRSS {fmt_mib(rss)}"
-    elif req:
-        peak, basis = req, f"ReqMem {fmt_mib(req)}"
-        note = (
-            " MaxRSS was not recorded (common after a cgroup OOM kill), so this is sized on the "
-            "request."
-            if not rss
-            else f" Its sampled MaxRSS {fmt_mib(rss)} is below the limit it was killed at, so "
-            "this is sized on the request."
-        )
-    if rs is not None and rs.mem_peak_mib and rs.mem_peak_mib >= (peak or 0):
-        name = next(
-            (r.job_name for r in ctx.artifacts.history if r.step == "" and r.job_name), job.name
-        )
-        peak = rs.mem_peak_mib
-        runs = f"{rs.runs} run{'s' if rs.runs != 1 else ''}"
-        basis = f"peak MaxRSS {fmt_mib(peak)} of {runs} of {name!r} in sacct history"
-        note = (
-            " Runs that ended OUT_OF_MEMORY count at their ReqMem, so this is a floor: check "
-            "MaxRSS after the next run."
-            if rs.oom_runs
-            else ""
-        )
-    if not peak:
-        return (
-            f"Resubmit with a larger --mem (sacct -j {job.job_id} -o JobID,ReqMem,MaxRSS shows "
-            "what it used; ask for about 1.2 x MaxRSS)."
-        )
-    return (
-        f"Resubmit with --mem={fmt_mem(suggest_mem_mib(peak))} (1.2 x {basis}, rounded up), or "
-        f"reduce the memory the program holds (batch size, data loaded at once).{note} sacct -j "
-        f"{job.job_id} -o JobID,ReqMem,MaxRSS,State shows per-step use."
-    )
-
-
 def _oom(job: SlurmJob, ctx: RuleContext, f: _Ended, confidence: float) -> Finding:
     rss = max_rss(f.rows)
     req = req_mem(job, f.rows)
     usage = mem_usage(rss, req)
+    if job.state == "OUT_OF_MEMORY":
+        lead = "OUT_OF_MEMORY"
+    elif job.state == "COMPLETED":
+        lead = "exit 0, but a process ran out of memory"
+    else:
+        lead = f"{exit_fact(f.ec)}, out of memory"
     title = (
-        "out of memory"
-        + (f": {usage}" if usage else "")
-        + (f" on {job.node_list}" if job.node_list else "")
+        lead + (f": {usage}" if usage else "") + (f" on {job.node_list}" if job.node_list else "")
     )
     return job_finding(
         job,
         ctx,
         "oom_killed",
-        "critical",
+        _completed_sev(job, "critical"),
         title,
         "The job (or one of its steps) used more memory than it asked for and the cgroup / kernel "
         "OOM killer ended it. Later 'Killed', 'Bus error' or 'CANCELLED' lines are the "
         "consequence.",
-        _mem_advice(job, rss, req, ctx),
+        mem_advice(job, rss, req, ctx),
         list(f.ev),
         confidence,
     )
@@ -176,31 +121,6 @@ def _fast(job: SlurmJob, row: AcctRecord | None) -> bool:
     return el is not None and el < FAST_FAIL_S
 
 
-def _env_remedy(job: SlurmJob) -> str:
-    node = job.nodes[0] if job.nodes else "<node>"
-    return (
-        "Preflight on the compute node, not the login node: "
-        f"srun -p {job.partition or '<p>'} -w {node} "
-        "bash -lc 'which <cmd>; ldd $(which <cmd>) | grep \"not found\"; module list'. Load the "
-        "same modules in the batch script (or use a container), then resubmit."
-    )
-
-
-_CMD = re.compile(
-    r"(?:: line \d+|: \d+)?: ([^:\s]+): (?:command not found|not found|No such file or directory)"
-)
-_LIB = re.compile(r"loading shared libraries: ([^:\s]+)")
-
-
-def _env_phrase(cause: str, text: str) -> str:
-    """'run_analysis: command not found on the compute node' from the hit line."""
-    if cause == "command_not_found" and (m := _CMD.search(text)):
-        return f"{m.group(1).rsplit('/', 1)[-1]}: command not found on the compute node"
-    if cause == "missing_shared_library" and (m := _LIB.search(text)):
-        return f"{m.group(1)} missing on the compute node"
-    return ""
-
-
 def _failed(job: SlurmJob, f: _Ended) -> bool:
     """FAILED, or ended with a non-zero exit code or a signal (but not COMPLETED)."""
     ec = f.ec
@@ -209,7 +129,64 @@ def _failed(job: SlurmJob, f: _Ended) -> bool:
     )
 
 
+# --------------------------------------------------------------------------- headlines
+
+
+def _lead(job: SlurmJob, f: _Ended) -> str:
+    """The fact a headline starts with: ``SIGSEGV (signal 11)``, ``exit 127`` (``within
+    seconds`` when it died at once); ``exit 0, but`` for a COMPLETED job."""
+    if job.state == "COMPLETED" and not (f.ec and (f.ec.code or f.ec.signal)):
+        return "exit 0, but"
+    return exit_fact(f.ec) + (" within seconds" if _fast(job, f.row) else "")
+
+
+def _completed_sev(job: SlurmJob, sev: Severity) -> Severity:
+    """A COMPLETED job whose output names a problem: worth a look, not a failure."""
+    return "warning" if job.state == "COMPLETED" else sev
+
+
 # --------------------------------------------------------------------------- rules
+
+
+def rejected_at_submit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
+    """FAILED at submission (sbatch said "Requested node configuration is not available"):
+    Slurm keeps a FAILED record with Reason=BadConstraints and no node. Never ran: not a
+    crash, and its exit code means nothing."""
+    code = base_code(job.reason or "")
+    if job.state != "FAILED" or code not in _SUBMIT_REJECTS or job.nodes or job.node_list:
+        return None
+    f = _facts(job, ctx)
+    ran = f.row.elapsed_s if f.row is not None and f.row.elapsed_s is not None else job.elapsed_s
+    if ran:
+        return None
+    r = REASONS[code]
+    label = (
+        "submit_rejected_unsatisfiable" if code == "BadConstraints" else "submit_rejected_policy"
+    )
+    why = impossible_request(job, ctx.partitions.get(job.partition), ctx)
+    return (
+        job_finding(
+            job,
+            ctx,
+            label,
+            "warning",
+            f"rejected at submit: {code}; " + (why[0] if why else r.what),
+            f"Slurm refused job {job.job_id} when it was submitted (Reason={code}: {r.what}"
+            + (f": {'; '.join(why)}" if why else "")
+            + "); sbatch printed the error and the job never ran. The FAILED record and its "
+            "exit code are bookkeeping, not a crash.",
+            "Ask for what a node of the partition has: sinfo -p "
+            f"{job.partition or '<p>'} -o '%P %c %m %f %G' (CPUs, memory, features, GPUs); "
+            "lower --mem/--cpus-per-task/--gres/--constraint and resubmit.",
+            list(f.ev),
+            0.9,
+        ),
+    )
+
+
+_SUBMIT_REJECTS = frozenset(
+    {"BadConstraints", "InvalidAccount", "InvalidQOS", "AccountNotAllowed", "QOSNotAllowed"}
+)
 
 
 def out_of_memory(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
@@ -229,13 +206,15 @@ def time_limit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
     el = row.elapsed_s if row and row.elapsed_s is not None else job.elapsed_s
     tl = row.timelimit_s if row and row.timelimit_s else job.time_limit_s
     part = ctx.partitions.get(job.partition)
-    nums = (
-        f": Elapsed {fmt_duration(el)} >= Timelimit {fmt_duration(tl)}"
-        if el is not None and tl
-        else ""
-    )
+    lead = "TIMEOUT" if job.state in {"TIMEOUT", "FAILED", "CANCELLED"} else _lead(job, f)
+    if el is not None:
+        title = f"{lead} after {fmt_duration(el)}" + (
+            f" (Timelimit {fmt_duration(tl)})" if tl else ""
+        )
+    else:
+        title = f"{lead}: hit its time limit" + (f" {fmt_duration(tl)}" if tl else "")
     longest, basis = max(el or 0, tl or 0), "this run's Timelimit, a floor"
-    rs = _history(ctx)
+    rs = history(ctx)
     if rs is not None and rs.elapsed_max_s and rs.elapsed_max_s >= longest:
         longest = rs.elapsed_max_s
         runs = f"{rs.runs} run{'s' if rs.runs != 1 else ''}"
@@ -247,8 +226,8 @@ def time_limit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
             job,
             ctx,
             "time_limit",
-            "critical",
-            f"hit its time limit{nums}",
+            _completed_sev(job, "critical"),
+            title,
             "Slurm cancelled the job when its time limit ran out (TIMEOUT; the batch step shows "
             "CANCELLED 0:15 = SIGTERM). Application errors printed after that are the consequence. "
             + f.exit_text,
@@ -300,27 +279,87 @@ def node_failed(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
         for n in nodes
         if n.is_unhealthy
     )
+    boot = job.state == "BOOT_FAIL"
+    what = "did not boot for the job" if boot else "failed under the job"
     return (
         job_finding(
             job,
             ctx,
-            "node_not_responding",
+            "node_boot_failed" if boot else "node_not_responding",
             "critical",
-            f"{job.state}: node {job.node_list or '?'} failed under the job"
-            + (f" ({why})" if why else ""),
-            "The node running the job stopped answering (crash, reboot, network) and Slurm killed "
-            "the job. The job is a victim, not the cause.",
+            f"{job.state}: node {job.node_list or '?'} {what}" + (f" ({why})" if why else ""),
+            (
+                "The node(s) allocated to the job failed to boot or power up (power saving "
+                "ResumeTimeout, a cloud node, a reboot for node features), so Slurm ended the "
+                "job before it ran. The job is a victim, not the cause."
+                if boot
+                else "The node running the job stopped answering (crash, reboot, network) and "
+                "Slurm killed the job. The job is a victim, not the cause."
+            ),
             f"Resubmit (or sbatch --requeue); check the node: scontrol show node {job.node_list}, "
-            "slurmd.log and dmesg/journal on it before resuming.",
+            "slurmd.log and dmesg/journal on it"
+            + (" and the ResumeProgram/ResumeTimeout log" if boot else "")
+            + " before resuming.",
             ev,
             0.9,
         ),
     )
 
 
+def ended_by_state(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
+    """PREEMPTED, DEADLINE, a failed launch (LAUNCH_FAILED, GETENV_FAILED, RECONFIG_FAIL):
+    the state itself names why it ended."""
+    st = job_state(job.state)
+    if st is None or job.state not in _STATE_VERDICTS:
+        return None
+    f = _facts(job, ctx)
+    if f.strong:
+        return None  # its logs name something more precise
+    sev, remedy = _STATE_VERDICTS[job.state]
+    return (
+        job_finding(
+            job,
+            ctx,
+            st.label,
+            sev,
+            f"{job.state}: {st.what}",
+            f"Job {job.job_id} ended {job.state}: {st.what}. " + f.exit_text,
+            remedy.format(id=job.job_id, node=job.nodes[0] if job.nodes else "<node>"),
+            list(f.ev),
+            0.85,
+        ),
+    )
+
+
+_LAUNCH_REMEDY = (
+    "Read slurmd.log on {node} around the job's start (spool dir, prolog, munge, the script's "
+    "interpreter, --get-user-env), then resubmit."
+)
+_STATE_VERDICTS: dict[str, tuple[Severity, str]] = {
+    "PREEMPTED": (
+        "warning",
+        "Preemption is policy, not a fault: resubmit with --requeue (it restarts when "
+        "preempted), checkpoint, or use a QOS/partition that is not preemptible "
+        "(scontrol show partition: PreemptMode; sacctmgr show qos: Preempt).",
+    ),
+    "DEADLINE": (
+        "warning",
+        "Resubmit with a later --deadline or a shorter --time (sacct -j {id} -o "
+        "Submit,Start,End,Timelimit shows how close it was).",
+    ),
+    "LAUNCH_FAILED": ("critical", _LAUNCH_REMEDY),
+    "GETENV_FAILED": ("critical", _LAUNCH_REMEDY),
+    "RECONFIG_FAIL": (
+        "critical",
+        "Its nodes failed to reconfigure (node features, a reboot): check slurmctld.log and "
+        "the node's slurmd.log, then resubmit.",
+    ),
+}
+
+
 def log_cause(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
     """The first strong error line of its logs names the cause (command not found, NCCL,
-    disk full, ...)."""
+    disk full, ...); on a COMPLETED job, a warning that its output has that error."""
     f = _facts(job, ctx)
     if not f.strong:
         return None
@@ -328,18 +367,33 @@ def log_cause(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
     cause = h.label
     text, remedy = LOG_CAUSE_TEXT.get(cause, (h.label.replace("_", " "), ""))
     if remedy == "env" or cause in _ENV_CAUSES:
-        remedy = _env_remedy(job)
-    fast = " within seconds" if _fast(job, f.row) else ""
-    title = f"failed{fast}: {_env_phrase(cause, h.text) or text}"
+        remedy = env_remedy(job)
+    elif remedy == "node" and cause in NODE_CHECKS:
+        node = job.nodes[0] if job.nodes else "<node>"
+        remedy = NODE_CHECKS[cause][1].format(n=node, u="see the node's reason")
+    title = f"{_lead(job, f)}: {env_phrase(cause, h.text) or text}"
+    done = job.state == "COMPLETED"
     return (
         job_finding(
             job,
             ctx,
             cause,
-            "critical",
+            _completed_sev(job, "critical"),
             title,
-            f"{h.text.strip()[:200]} ({log_where(lt, h.line)}). " + f.exit_text,
-            remedy or "See the evidence line.",
+            (
+                "The job COMPLETED with exit 0 (its script's last command succeeded), but its "
+                "output has an error that likely means part of the work did not run: "
+                if done
+                else ""
+            )
+            + f"{h.text.strip()[:200]} ({log_where(lt, h.line)}). "
+            + f.exit_text,
+            (remedy or "See the evidence line.")
+            + (
+                " Add `set -euo pipefail` to the batch script so a failing step fails the job."
+                if done
+                else ""
+            ),
             list(f.ev),
             0.9,
         ),
@@ -357,10 +411,10 @@ def command_not_found_exit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ..
             ctx,
             "command_not_found",
             "critical",
-            "failed: exit 127, command not found on the compute node",
+            f"{_lead(job, f)}: command not found on the compute node",
             "Exit status 127 is the shell's 'command not found': the program or one it calls is "
             "not on PATH on the compute node. " + f.exit_text,
-            _env_remedy(job),
+            env_remedy(job),
             list(f.ev),
             0.85,
         ),
@@ -378,26 +432,57 @@ def killed_at_memory_limit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ..
     return (_oom(job, ctx, f, 0.8),)
 
 
+def ended_by_reason(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
+    """FAILED with a reason that names a Slurm-side cause (JobLaunchFailure, SystemFailure,
+    InactiveLimit, a burst buffer failure, DeadLine) and no log naming another."""
+    code = base_code(job.reason or "")
+    r = REASONS.get(code)
+    if r is None or r.label not in _REASON_LABELS or not _failed(job, _facts(job, ctx)):
+        return None
+    f = _facts(job, ctx)
+    if r.label == "job_launch_failed" and f.ec is not None and f.ec.signal:
+        # Slurm 22.05 says JobLaunchFailure for a batch script killed by a signal (SIGSEGV,
+        # an OverMemoryKill): the program ran, and the signal is what ended it
+        return None
+    node = job.nodes[0] if job.nodes else "<node>"
+    return (
+        job_finding(
+            job,
+            ctx,
+            r.label,
+            "critical",
+            f"{code}: {r.what}",
+            f"Job {job.job_id} ended {job.state} with Reason={code}: {r.what}. " + f.exit_text,
+            r.remedy.replace("{id}", job.job_id).replace("the batch host", node),
+            list(f.ev),
+            0.8,
+        ),
+    )
+
+
+_REASON_LABELS = frozenset({"job_launch_failed", "inactive_limit", "deadline_reached"})
+
+
 def nonzero_exit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
-    """Failed with no cause named anywhere: the exit code and the first weak error line."""
+    """Failed with no cause named anywhere: the exit (signal or status) and the first weak
+    error line."""
     f = _facts(job, ctx)
     if not _failed(job, f):
         return None
-    ec = f.ec
     ev = list(f.ev)
     weak = next(
         ((lt, h) for lt, h in f.hits if not h.strong or h.label == "application_error"), None
     )
     if weak:
         ev.append(log_evidence(weak[0], weak[1]))
-    fast = " within seconds" if _fast(job, f.row) else ""
+    fast = _fast(job, f.row)
     return (
         job_finding(
             job,
             ctx,
             "application_error",
             "critical",
-            f"failed{fast}: {('exit ' + str(ec)) if ec else 'non-zero exit'}",
+            f"{_lead(job, f)}: {exit_meaning(f.ec)}",
             f.exit_text
             + (
                 " Failing this fast usually means the environment or input is wrong, not the "
@@ -406,7 +491,13 @@ def nonzero_exit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
                 else ""
             ),
             "Read the first error in the job output (cockpit scan-log <stdout>); "
-            f"sacct -j {job.job_id} -o JobID,State,ExitCode shows which step failed.",
+            f"sacct -j {job.job_id} -o JobID,State,ExitCode shows which step failed."
+            + (
+                " A crash by signal: run it under gdb/valgrind, or ulimit -c unlimited for a "
+                "core file."
+                if f.ec is not None and f.ec.signal in {4, 6, 7, 8, 11}
+                else ""
+            ),
             ev,
             0.6,
         ),

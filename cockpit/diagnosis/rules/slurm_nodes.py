@@ -1,5 +1,6 @@
-"""Why a Slurm node is DRAIN or DOWN: its reason text, refined by the node's own logs and by
-the jobs that ended OUT_OF_MEMORY on it."""
+"""Why a Slurm node is DRAIN, DOWN, FAIL or otherwise out of service: its state flags
+(:mod:`cockpit.diagnosis.slurm_states`), its reason text, refined by the node's own logs and
+by the jobs that ended OUT_OF_MEMORY on it."""
 
 from __future__ import annotations
 
@@ -8,21 +9,25 @@ from collections.abc import Iterator
 
 from cockpit.diagnosis.context import RuleContext, log_evidence
 from cockpit.diagnosis.rules.slurm_common import NODE_CHECKS, classify_reason, ev_sorted
+from cockpit.diagnosis.slurm_states import NODE_STATES, node_kinds, unknown_node_states
 from cockpit.model import Evidence, Finding, Severity, SlurmNode, Subject
 
 _SHORT = {
     "node_drain_prolog_epilog_failed": "prolog/epilog failed",
     "gpu_hardware_error": "GPU hardware fault",
+    "host_memory_error": "host memory (DIMM) errors",
     "oom_killed": "out of memory",
     "disk_full": "disk full",
     "node_config_mismatch": "config differs from hardware",
     "node_down_unexpected_reboot": "unexpected reboot",
     "node_drain_loop": "drains again after resume (OOM loop)",
+    "node_boot_failed": "failed to boot/resume",
 }
 # Causes a node's own logs name more precisely than its drain reason does.
 _NODE_LOG_CAUSES = {
     "node_drain_prolog_epilog_failed",
     "gpu_hardware_error",
+    "host_memory_error",
     "oom_killed",
     "disk_full",
     "node_config_mismatch",
@@ -30,6 +35,20 @@ _NODE_LOG_CAUSES = {
 }
 # Reasons that only summarise: a cause found in the node's logs replaces them.
 _VAGUE = {"node_drain_kill_task_failed", "node_not_responding", "node_drain_admin"}
+
+# Reasons slurmctld itself sets (or admins write by habit) that the log catalogue does not
+# cover, checked before it: (regex, label).
+_REASONS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"ResumeTimeout reached|reboot timed out|fail\w* to (?:resume|power)", re.I),
+     "node_boot_failed"),
+    (re.compile(r"Low CPUs|Low socket\*core\*thread|Low TmpDisk|gres/\S+ count", re.I),
+     "node_config_mismatch"),
+    (re.compile(r"NO NETWORK ADDRESS FOUND", re.I), "node_not_responding"),
+)  # fmt: skip
+# A reason naming the GPU itself (not only "ECC") is a GPU fault even without GRES data.
+_GPU_WORDS = re.compile(r"\bXid\b|\bGPU\b|NVRM|nvidia|fallen off the bus|\bHBM\b|NPU", re.I)
+# A drain someone planned: a requested reboot, maintenance, power saving.
+_PLANNED_REASON = re.compile(r"Reboot ASAP|reboot requested|[Ss]cheduled reboot")
 
 
 def _oom_jobs_by_node(ctx: RuleContext) -> dict[str, int]:
@@ -45,39 +64,81 @@ def _oom_jobs_by_node(ctx: RuleContext) -> dict[str, int]:
     return ooms
 
 
-def node_state(node: SlurmNode, ctx: RuleContext) -> Iterator[Finding]:
-    """A DRAIN/DOWN node: what its reason means and what to check before resuming it."""
-    if not node.is_unhealthy:
-        return
+def _has_gpus(node: SlurmNode) -> bool:
+    return "gpu" in node.gres.lower() or "npu" in node.gres.lower()
+
+
+def reason_label(node: SlurmNode) -> str | None:
+    """The cause a node's reason text names (None: no recognised cause). An "ECC" reason on
+    a node without GPUs is host memory, not a GPU: no nvidia-smi where there is no GPU."""
     reason = node.reason or ""
-    label = classify_reason(reason) if reason else None
-    if label is None:
-        if reason:
-            label = "node_drain_admin"
-        else:
-            label = "node_not_responding" if node.is_down else "node_drain_admin"
-    who = (
-        f" [{node.reason_user}@{node.reason_time:%Y-%m-%dT%H:%M:%S}]"
-        if node.reason_user and node.reason_time
-        else ""
-    )
-    ev = [
-        Evidence(
-            "scontrol show node",
-            f"NodeName={node.name} State={node.state_label} Reason={reason}" + who,
-            tier=0,
+    if not reason:
+        return None
+    for rx, label in _REASONS:
+        if rx.search(reason):
+            return label
+    label = classify_reason(reason)
+    if label == "gpu_hardware_error" and not _has_gpus(node) and not _GPU_WORDS.search(reason):
+        return "host_memory_error"
+    return label
+
+
+def _registering(node: SlurmNode) -> bool:
+    """UNKNOWN with no reason: slurmctld restarted and slurmd has not registered yet (a
+    state that passes in seconds; its drain and reason, if any, come back with it)."""
+    return node.state == "UNKNOWN" and not node.reason and "NOT_RESPONDING" not in node.flags
+
+
+def node_state(node: SlurmNode, ctx: RuleContext) -> Iterator[Finding]:
+    """What a node's state means, when it is out of service or unknown: its reason, what to
+    check before resuming it, and who must act."""
+    kinds = node_kinds(node.state, node.flags)
+    unknown = unknown_node_states(node.state, node.flags)
+    out_of_service = bool(kinds & {"unavailable", "bad"})
+    if _registering(node):
+        yield _finding(
+            node,
+            ctx,
+            "node_state_unknown",
+            "info",
+            f"UNKNOWN: {NODE_STATES['UNKNOWN'].what}",
+            f"Node {node.name} is {node.state_label}: slurmctld has not heard from its slurmd "
+            "since it (re)started. This passes within a minute of a controller restart; a "
+            "drain set before the restart comes back with its reason.",
+            f"Wait a minute; if it stays UNKNOWN: scontrol ping; on {node.name}: systemctl "
+            "status slurmd munge.",
+            [_state_evidence(node)],
+            0.6,
         )
-    ]
+        return
+    if not out_of_service and "unknown" not in kinds:
+        if unknown:
+            yield _unknown_flags(node, ctx, unknown)
+        return
+    yield _out_of_service(node, ctx, kinds, unknown)
+
+
+def _out_of_service(node: SlurmNode, ctx: RuleContext, kinds: set[str], unknown: list[str]):
+    reason = node.reason or ""
+    label = reason_label(node)
+    if label is None:
+        label = "node_drain_admin" if reason or not node.is_down else "node_not_responding"
+    if "INVALID_REG" in node.flags and label == "node_drain_admin" and not reason:
+        label = "node_config_mismatch"
+    ev = [_state_evidence(node)]
     conf = 0.85 if reason else 0.5
     # the node's own logs often name the cause the drain reason only summarises
     for lt in ctx.logs_for(node.name):
         for h in ctx.strong_hits(lt, 20):
-            if h.label in _NODE_LOG_CAUSES and h.label != label:
+            hl = h.label
+            if hl == "gpu_hardware_error" and not _has_gpus(node) and not _GPU_WORDS.search(h.text):
+                hl = "host_memory_error"
+            if hl in _NODE_LOG_CAUSES and hl != label:
                 if label in _VAGUE:
-                    label, conf = h.label, 0.9
+                    label, conf = hl, 0.9
                 ev.append(log_evidence(lt, h, 1))
                 break
-            if h.label == label:
+            if hl == label:
                 ev.append(log_evidence(lt, h, 1))
                 break
     ooms = _oom_jobs_by_node(ctx)
@@ -93,17 +154,115 @@ def node_state(node: SlurmNode, ctx: RuleContext) -> Iterator[Finding]:
             )
         )
     what, check = NODE_CHECKS.get(label, ("", "Check slurmd.log on {n}."))
-    word = "DOWN" if node.is_down else "DRAIN"
-    sev: Severity = "warning" if label == "node_drain_admin" else "critical"
-    refined = label != "node_drain_admin" and reason and classify_reason(reason) != label
-    yield Finding(
+    word = _word(node)
+    planned = _planned(node, label)
+    sev: Severity = "info" if planned else "warning" if label == "node_drain_admin" else "critical"
+    refined = label != "node_drain_admin" and reason and reason_label(node) != label
+    title = f"{word}: {reason or node.state_label}" + (
+        f"; cause: {_SHORT.get(label, label)}" if refined else ""
+    )
+    if planned:
+        title += f" ({planned}; returns by itself)"
+    extra = ""
+    remedy = check.format(n=node.name, u=node.reason_user or "see reason")
+    if label == "host_memory_error":
+        if _has_gpus(node):  # an ECC line naming no device: rule the GPUs out too
+            remedy += (
+                f" {node.name} has GPUs (Gres={node.gres}): nvidia-smi -q -d ECC rules them out."
+            )
+        else:
+            extra = f" The node has no GPUs (Gres={node.gres or '(null)'}): this is host memory."
+    if unknown:
+        extra += f" State parts this cockpit does not know: {', '.join(unknown)}."
+    return _finding(
+        node,
+        ctx,
+        label,
+        sev,
+        title,
+        f"Node {node.name} is {node.state_label}: {what}.{extra}",
+        remedy,
+        ev,
+        conf,
+    )
+
+
+def _word(node: SlurmNode) -> str:
+    """DOWN, DRAIN, FAIL: what takes the node out of service, as the title's first word."""
+    if node.is_down:
+        return "DOWN"
+    if "FAIL" in node.flags or node.state == "FAIL":
+        return "FAIL"
+    if node.is_drain:
+        return "DRAIN"
+    return node.state_label
+
+
+def _planned(node: SlurmNode, label: str) -> str:
+    """Why an out-of-service node is planned (a requested reboot, maintenance, power
+    saving), or "" when it is not: only an admin reason without a named fault qualifies."""
+    if label != "node_drain_admin" or node.is_down:
+        return ""
+    if {"REBOOT_REQUESTED", "REBOOT_ISSUED"} & set(node.flags) or _PLANNED_REASON.search(
+        node.reason or ""
+    ):
+        return "reboot requested"
+    if "MAINT" in node.flags:
+        return "maintenance reservation"
+    if {"POWER_DOWN", "POWER_DRAIN", "POWERING_DOWN"} & set(node.flags):
+        return "powering down"
+    return ""
+
+
+def _unknown_flags(node: SlurmNode, ctx: RuleContext, unknown: list[str]) -> Finding:
+    return _finding(
+        node,
+        ctx,
+        "unknown_slurm_code",
+        "info",
+        f"{node.state_label}: unknown state {', '.join(unknown)} (not in Slurm 22.05-26.05)",
+        f"Node {node.name} reports {', '.join(unknown)}, which this cockpit does not know; "
+        "the rest of its state is healthy.",
+        f"scontrol show node {node.name}; the sinfo man page (NODE STATE CODES) of the "
+        "cluster's Slurm version.",
+        [_state_evidence(node)],
+        0.4,
+    )
+
+
+def _state_evidence(node: SlurmNode) -> Evidence:
+    who = (
+        f" [{node.reason_user}@{node.reason_time:%Y-%m-%dT%H:%M:%S}]"
+        if node.reason_user and node.reason_time
+        else ""
+    )
+    return Evidence(
+        "scontrol show node",
+        f"NodeName={node.name} State={node.state_label} Reason={node.reason}"
+        + who
+        + (f" Gres={node.gres}" if node.gres else ""),
+        tier=0,
+    )
+
+
+def _finding(
+    node: SlurmNode,
+    ctx: RuleContext,
+    label: str,
+    sev: Severity,
+    title: str,
+    explanation: str,
+    remedy: str,
+    ev: list[Evidence],
+    conf: float,
+) -> Finding:
+    return Finding(
         root_cause=label,
         severity=sev,
         subject=Subject("node", ctx.snapshot.source, node.name),
-        title=f"{word}: {reason or node.state_label}"
-        + (f"; cause: {_SHORT.get(label, label)}" if refined else ""),
-        explanation=f"Node {node.name} is {node.state_label}: {what}.",
-        remedy=check.format(n=node.name, u=node.reason_user or "see reason"),
+        title=title,
+        explanation=explanation,
+        remedy=remedy,
         evidence=ev_sorted(ev),
         confidence=conf,
         first_seen=node.reason_time,

@@ -1,14 +1,19 @@
 """Why a pending job waits, and whether it ever runs: one rule per kind of reason.
 
-The registry runs these rules as one ``FirstOf`` for PENDING jobs, in the order they are
-defined here: the first that applies is the job's verdict. An impossible request comes
-right after the plain "will run" case because it overrides every reason squeue gives
-(Slurm keeps such a job pending with Reason=Priority forever).
+The registry runs these rules as one ``FirstOf`` for PENDING (and requeued-held) jobs, in
+the order they are defined here: the first that applies is the job's verdict. An impossible
+request comes right after the plain "will run" case because it overrides every reason
+squeue gives (Slurm keeps such a job pending with Reason=Priority forever). Every reason
+code Slurm prints is classified in :mod:`cockpit.diagnosis.slurm_codes`; the rules add
+what the snapshot knows (the partition's limits, the nodes named, the dependency), and
+:func:`by_reason` answers every other code, an unknown one included.
 """
 
 from __future__ import annotations
 
 import math
+import re
+from collections import defaultdict
 
 from cockpit.diagnosis.context import RuleContext
 from cockpit.diagnosis.rules.slurm_common import (
@@ -18,31 +23,37 @@ from cockpit.diagnosis.rules.slurm_common import (
     memo,
     state_evidence,
 )
+from cockpit.diagnosis.slurm_codes import OUTCOME_PHRASE, Reason, base_code, limit_of, reason_info
+from cockpit.diagnosis.slurm_states import HELD_STATES, JOB_STATES, PAUSED_STATES, job_state
 from cockpit.model import Evidence, Finding, Partition, Severity, SlurmJob
 
-STATES = frozenset({"PENDING"})
+STATES = frozenset({"PENDING"}) | HELD_STATES
+PAUSED = PAUSED_STATES
 
-_WILL_RUN = {
-    "Resources": ("pending_resources", "waiting for free resources; will run when nodes free up"),
-    "Priority": ("pending_priority", "higher-priority jobs are ahead; will run"),
-    "Dependency": ("pending_dependency", "waiting for its dependency to finish; will run"),
-    "BeginTime": ("pending_dependency", "waiting for its --begin time; will run"),
-    "JobArrayTaskLimit": (
-        "pending_qos_limit",
-        "array task limit (%N) reached; will run as tasks finish",
-    ),
-}
 _NEVER_REASONS = {"PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit"}
-_HELD = {"JobHeldUser", "JobHeldAdmin", "held"}
 
 
 def _base(reason: str) -> str:
-    """The reason's first word: ``ReqNodeNotAvail, UnavailableNodes:c1`` -> ``ReqNodeNotAvail``."""
-    return reason.split(",")[0].strip()
+    """The reason's code: ``ReqNodeNotAvail, UnavailableNodes:c1`` -> ``ReqNodeNotAvail``."""
+    return base_code(reason)
 
 
 def _launch_failed(reason: str) -> bool:
-    return "launch_failed_requeued_held" in reason or reason == "launch failed requeued held"
+    low = reason.lower()
+    return "launch_failed_requeued_held" in low or "launch failed requeued held" in low
+
+
+def _remedy(r: Reason, job: SlurmJob) -> str:
+    """The code's remedy with the job's own values filled in."""
+    values = defaultdict(
+        lambda: "<?>",
+        id=job.job_id,
+        part=job.partition or "<p>",
+        user=job.user or "<user>",
+        account=job.account or "<account>",
+        qos=job.qos or "<qos>",
+    )
+    return r.remedy.format_map(values)
 
 
 # --------------------------------------------------------------------------- impossible requests
@@ -123,38 +134,51 @@ def _impossible(job: SlurmJob, part: Partition, ctx: RuleContext) -> list[str]:
 # --------------------------------------------------------------------------- rules
 
 
-def _will_run(reason: str, ctx: RuleContext) -> tuple[str, str, str] | None:
-    """(base reason, cause, text) when ``reason`` is a plain "will run" one (Priority,
-    Resources, ...); None otherwise. Cached per reason string."""
+def _will_run(job: SlurmJob, ctx: RuleContext) -> tuple[str, str, str] | None:
+    """(code, cause, text) when the job's reason is a plain "will run" one (Priority,
+    Resources, BeginTime, Licenses...); None otherwise. Cached per (reason, state)."""
     reasons = memo(ctx, "will_run_reason")
-    if reason not in reasons:
-        base = _base(reason)
-        wr = _WILL_RUN.get(base)
-        reasons[reason] = (base, *wr) if wr is not None and not _launch_failed(reason) else None
-    return reasons[reason]
+    key = (job.reason or "", job.state)
+    if key not in reasons:
+        r = reason_info(key[0])
+        plain = r.outcome == "runs" and (
+            r.label != "pending_qos_limit" or r.code == "JobArrayTaskLimit"
+        )
+        ok = plain and job.state == "PENDING" and not _launch_failed(key[0])
+        reasons[key] = (r.code, r.label, r.what) if ok else None
+    return reasons[key]
 
 
 def will_run(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
     """Waiting its turn (Priority, Resources, Dependency, ...) with a request that fits: info.
 
     The common case at a big site (tens of thousands of jobs), so it is first and cheap."""
-    wr = _will_run(job.reason or "", ctx)
+    wr = _will_run(job, ctx)
     if wr is None or impossible_request(job, ctx.partitions.get(job.partition), ctx):
         return None
     # Those jobs share a handful of (reason, expected start) pairs: their title and
     # explanation are built once per snapshot and shared.
     texts = memo(ctx, "will_run_text")
-    base = wr[0]
-    key = (base, job.start_time)
+    key = (wr[0], job.start_time)
     got = texts.get(key)
     if got is None:
-        _, cause, text = wr
+        code, cause, what = wr
+        text = _WILL_RUN_TEXT.get(code, f"{what}; will run")
         start = f"; expected start {job.start_time:%Y-%m-%d %H:%M}" if job.start_time else ""
-        got = texts[key] = (cause, f"{text}{start}", f"Reason={base}: {text}.")
+        got = texts[key] = (cause, f"{text}{start}", f"Reason={code}: {text}.")
     cause, title, explanation = got
     remedy = "Nothing to fix; `squeue --start -j " + job.job_id + "` shows the estimate."
     evidence = [state_evidence(job, ctx)]
     return (job_finding(job, ctx, cause, "info", title, explanation, remedy, evidence, 0.6),)
+
+
+_WILL_RUN_TEXT = {
+    "Resources": "waiting for free resources; will run when nodes free up",
+    "Priority": "higher-priority jobs are ahead; will run",
+    "Dependency": "waiting for its dependency to finish; will run",
+    "BeginTime": "waiting for its --begin time; will run",
+    "JobArrayTaskLimit": "array task limit (%N) reached; will run as tasks finish",
+}
 
 
 def never_fits(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
@@ -206,46 +230,23 @@ def never_fits(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
     )
 
 
-def partition_down(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
-    """Its partition is DOWN or INACTIVE: accepted, never started until it is UP."""
-    base = _base(job.reason or "")
-    if base not in {"PartitionDown", "PartitionInactive"}:
+def held_state(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
+    """REQUEUE_HOLD, SPECIAL_EXIT, RESV_DEL_HOLD: requeued and held; never runs until released."""
+    st = job_state(job.state)
+    if st is None or job.state not in HELD_STATES:
         return None
-    state = "DOWN" if base == "PartitionDown" else "INACTIVE"
     return (
         job_finding(
             job,
             ctx,
-            "pending_partition_down",
+            st.label,
             "warning",
-            f"never runs until partition {job.partition} is UP ({base})",
-            f"Partition {job.partition} is {state}: it accepts jobs but starts none.",
-            f"Ask the admins (scontrol update PartitionName={job.partition} State=UP) or move the "
-            f"job: scontrol update JobId={job.job_id} Partition=<other>.",
+            f"{job.state}: {st.what}; never runs until released",
+            f"Job {job.job_id} is {job.state}: {st.what} (Reason={job.reason or 'None'}).",
+            f"Find why it was held (scontrol show job {job.job_id}; the job's output for a "
+            f"special exit), then scontrol release {job.job_id}.",
             [state_evidence(job, ctx)],
             0.9,
-        ),
-    )
-
-
-def dependency_never_satisfied(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
-    """The job it depends on ended the wrong way: Slurm will never start this one."""
-    if _base(job.reason or "") != "DependencyNeverSatisfied":
-        return None
-    dep = job.dependency or "its dependency"
-    return (
-        job_finding(
-            job,
-            ctx,
-            "dependency_failed",
-            "warning",
-            f"never runs: dependency {dep} can't be met",
-            f"The job it depends on ended in a way the dependency type excludes ({dep}); "
-            "Slurm will not start this job.",
-            f"scancel {job.job_id} and resubmit after fixing the parent, or drop the dependency: "
-            f"scontrol update JobId={job.job_id} Dependency=",
-            [state_evidence(job, ctx)],
-            0.95,
         ),
     )
 
@@ -260,7 +261,8 @@ def launch_failed_held(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] |
             ctx,
             "pending_launch_failed_held",
             "warning",
-            "held: batch launch failed, requeued with priority 0",
+            "launch failed requeued held: the batch script could not start; never runs "
+            "until released",
             "The batch script could not be launched on the allocated node, so Slurm requeued the "
             "job and held it; it never runs until released.",
             "Check slurmd.log on the batch host (spool dir, prolog, munge), then "
@@ -272,79 +274,220 @@ def launch_failed_held(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] |
 
 
 def nodes_unavailable(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
-    """It asks for specific nodes (or a reservation) that are down, drained or reserved."""
+    """ReqNodeNotAvail / Constraints: nodes it needs are down, drained, reserved or lack the
+    features. Who must act depends on why: drained nodes need an admin, a reservation ends
+    by itself, a --nodelist is the user's choice."""
     reason = job.reason or ""
-    if not _base(reason).startswith("ReqNodeNotAvail"):
+    code = _base(reason)
+    if code not in {"ReqNodeNotAvail", "Constraints"}:
         return None
     names = (
         reason.split("UnavailableNodes:", 1)[-1].strip() if "UnavailableNodes:" in reason else ""
     )
+    named = [n for n in ctx.snapshot.nodes if n.is_unhealthy and n.name in _expand(names)]
     ev = [state_evidence(job, ctx)]
     ev.extend(
         Evidence("scontrol show node", f"{n.name} State={n.state_label} Reason={n.reason}", tier=0)
-        for n in ctx.snapshot.nodes
-        if n.is_unhealthy and n.name in names
+        for n in named
     )
+    low = reason.lower()
+    if "maintenance" in low:
+        why, who = "reserved for maintenance", "runs after the maintenance reservation ends"
+    elif "reserved" in low:
+        why, who = "reserved for other jobs", "runs when the reservation frees them"
+    elif named:
+        states = sorted({n.state_label for n in named})
+        why, who = f"{'/'.join(states)}", "runs when an admin brings them back (or drop the pin)"
+    elif code == "Constraints":
+        why, who = "with its features are busy or down", "runs when one is available"
+    else:
+        why, who = "down, drained or reserved", "depends on why (see remedy)"
+    shown = f"{names} " if names else ""
     return (
         job_finding(
             job,
             ctx,
             "pending_node_unavailable",
             "warning",
-            "waits for unavailable nodes" + (f": {names}" if names else ""),
-            "The job asks for specific nodes (or a reservation) that are down, drained or "
-            "reserved.",
-            f"Drop --nodelist/--reservation: scontrol update JobId={job.job_id} ReqNodeList= "
-            "or wait for the nodes to return.",
+            f"{code}: nodes {shown}{why}; {who}",
+            f"Reason={reason}: {reason_info(code).what}. Drained/down nodes return only when an "
+            "admin resumes them; a reservation ends by itself; a --nodelist/--constraint the job "
+            "does not need is the user's to drop.",
+            (
+                f"sinfo -R -n {names} shows why; admins: scontrol update NodeName={names} "
+                "State=RESUME when fixed. Users: "
+                if names
+                else "sinfo -R shows drained/down nodes. Users: "
+            )
+            + f"scontrol update JobId={job.job_id} ReqNodeList= (or Features=) to stop pinning.",
             ev,
             0.85,
         ),
     )
 
 
+def _expand(names: str) -> set[str]:
+    """Node names of a Slurm hostlist as squeue prints it (``c[1-2,5],gpu01``); bracket
+    ranges keep their zero padding. Parsed here: the engine imports no platform code."""
+    out: set[str] = set()
+    for m in _HOSTS.finditer(names):
+        prefix, ranges, suffix = m.group(1), m.group(2), m.group(3) or ""
+        if ranges is None:
+            out.add(prefix)
+            continue
+        for part in ranges.split(","):
+            lo, _, hi = part.partition("-")
+            if not lo.isdigit() or (hi and not hi.isdigit()):
+                continue
+            width = len(lo)
+            for i in range(int(lo), int(hi or lo) + 1):
+                out.add(f"{prefix}{i:0{width}d}{suffix}")
+                if len(out) > 10_000:  # a hostlist squeue printed is never this big
+                    return out
+    return out
+
+
+_HOSTS = re.compile(r"([\w.-]+?)(?:\[([\d,-]+)\]([\w.-]*))?(?=,|$|\s)")
+
+
 def qos_limit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
-    """A QOS or association limit: per job (never runs as submitted) or per user/group (runs
-    as the user's other jobs end)."""
-    base = _base(job.reason or "")
-    if not (base.startswith(("QOS", "Assoc")) or base in {"MaxJobsPerUser", "AssocGrpJobsLimit"}):
+    """A QOS or association limit, with the limit named: per job (never runs as submitted),
+    a spent budget (GrpTRESMins: an admin acts) or the user's/group's running usage (runs
+    as their other jobs end)."""
+    r = reason_info(job.reason or "")
+    if r.label != "pending_qos_limit":
         return None
-    per_job = "PerJob" in base or "MinCpu" in base or "MaxWall" in base
-    sev: Severity = "warning"  # never runs without a change: someone must act
-    scope = "QOS" if base.startswith("QOS") else "association"
-    title = (
-        f"never runs: exceeds a per-job {scope} limit ({base})"
-        if per_job
-        else f"held by a QOS/association limit ({base}); runs only as your other jobs end"
+    lim = limit_of(r.code)
+    sev: Severity = "warning"  # held by a cap: the user (and the surge view) should see it
+    whose = {"user": f"{job.user or 'the user'}'s", "account": f"account {job.account}'s"}.get(
+        lim.per if lim is not None else "", "the group's"
     )
-    explanation = f"Reason={base}: " + (
-        "the request exceeds a per-job limit; it never runs as submitted."
-        if per_job
-        else "your running usage is at a group/user limit; it starts when your other jobs finish."
-    )
-    remedy = "sacctmgr show qos format=Name,MaxTRESPerJob,MaxWall,MaxJobsPU,GrpTRES; " + (
-        f"shrink the request or use another --qos (scontrol update JobId={job.job_id} QOS=<q>)."
-        if per_job
-        else "wait, or cancel some of your running jobs."
+    outcome = {
+        "runs": f"runs as {whose} running jobs end",
+        "user": "never runs as submitted",
+        "admin": "never runs until an admin acts (or usage decays)",
+        "depends": "scontrol show job names the limit",
+    }[r.outcome]
+    title = f"{r.code}: {r.what}; {outcome}"
+    explanation = f"Reason={r.code}: {r.what}." + (
+        f" {lim.scope} limit {lim.setting}: the job is held until it fits under it."
+        if lim is not None
+        else ""
     )
     ev = [state_evidence(job, ctx)]
-    return (job_finding(job, ctx, "pending_qos_limit", sev, title, explanation, remedy, ev, 0.85),)
+    return (
+        job_finding(
+            job, ctx, "pending_qos_limit", sev, title, explanation, _remedy(r, job), ev, 0.85
+        ),
+    )
 
 
-def held(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
-    """Held by its user or an admin: never runs until released."""
-    base = _base(job.reason or "")
-    if base not in _HELD:
+def by_reason(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
+    """Every other reason, from the code's entry: who must act and what to do. An unknown
+    code is said to be unknown (a Slurm newer than the list), not taken for "no failure"."""
+    reason = job.reason or ""
+    r = reason_info(reason)
+    if r.outcome == "none":
+        return None
+    detail = _DETAIL.get(r.code, _no_detail)(job, ctx)
+    if r.outcome == "ended":  # requeued after it ended that way: it runs again
+        title = f"{r.code}: requeued after {r.what}; will run again"
+        sev: Severity = "info"
+    elif r.outcome == "unknown":
+        title = f"unknown reason {r.code}: not in Slurm 22.05-26.05's list"
+        sev = "warning"
+    elif r.outcome == "runs":
+        title = f"{r.code}: {detail or r.what}; will run"
+        sev = "info"
+    else:
+        phrase = OUTCOME_PHRASE[r.outcome]
+        if r.label == "pending_held":
+            phrase = "never runs until released"
+        title = f"{r.code}: {detail or r.what}; {phrase}"
+        sev = "warning"
+    who = {
+        "admin": " Only an administrator can change that.",
+        "user": " The job's owner must change the request (or cancel it).",
+    }.get(r.outcome, "")
+    return (
+        job_finding(
+            job,
+            ctx,
+            r.label,
+            sev,
+            title,
+            f"Reason={reason}: {r.what}.{who}",
+            _remedy(r, job),
+            [state_evidence(job, ctx)],
+            0.9 if r.outcome != "unknown" else 0.5,
+        ),
+    )
+
+
+def _no_detail(job: SlurmJob, ctx: RuleContext) -> str:
+    return ""
+
+
+def _dependency(job: SlurmJob, ctx: RuleContext) -> str:
+    return f"dependency {job.dependency or '(see scontrol show job)'} can't be met"
+
+
+def _partition(job: SlurmJob, ctx: RuleContext) -> str:
+    part = ctx.partitions.get(job.partition)
+    state = "INACTIVE" if _base(job.reason or "") == "PartitionInactive" else "DOWN"
+    if part is not None and part.state and part.state != "UP":
+        state = part.state  # as scontrol shows it now (DOWN, INACTIVE, DRAIN)
+    return f"partition {job.partition} is {state}"
+
+
+_DETAIL = {
+    "DependencyNeverSatisfied": _dependency,
+    "PartitionDown": _partition,
+    "PartitionInactive": _partition,
+}
+
+
+# --------------------------------------------------------------------------- job states
+
+
+def paused(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
+    """SUSPENDED / STOPPED: holds its nodes without running; resumes when resumed."""
+    st = job_state(job.state)
+    if st is None or job.state not in PAUSED_STATES:
         return None
     return (
         job_finding(
             job,
             ctx,
-            "pending_held",
-            "warning",
-            f"held ({base}); never runs until released",
-            "The job was held (scontrol hold, or by an admin).",
-            f"scontrol release {job.job_id}",
+            st.label,
+            "info",
+            f"{job.state}: {st.what}; runs again when resumed",
+            f"Job {job.job_id} is {job.state}: {st.what}. Gang scheduling or preemption "
+            "resumes it by itself; an admin's scontrol suspend needs a scontrol resume.",
+            f"scontrol show job {job.job_id} (SuspendTime); an admin: scontrol resume "
+            f"{job.job_id}.",
             [state_evidence(job, ctx)],
-            0.9,
+            0.8,
+        ),
+    )
+
+
+def unknown_state(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
+    """A job state not in Slurm 22.05-26.05's list: say so rather than nothing."""
+    if job.state in JOB_STATES or job_state(job.state) is not None:
+        return None
+    return (
+        job_finding(
+            job,
+            ctx,
+            "unknown_slurm_code",
+            "warning",
+            f"unknown job state {job.state}: not in Slurm 22.05-26.05's list",
+            f"Job {job.job_id} is in state {job.state!r}, which this cockpit does not know "
+            "(a newer Slurm, or a site patch).",
+            f"scontrol show job {job.job_id}; the squeue man page (JOB STATE CODES) of the "
+            "cluster's Slurm version.",
+            [state_evidence(job, ctx)],
+            0.5,
         ),
     )

@@ -1,0 +1,141 @@
+"""Huawei Ascend findings: CANN error codes, HCCL/HCCP plog lines, AI Core exceptions, and the
+OBS/MoXing errors of ModelArts training code.
+
+:func:`explain` reads one line (the code table is :mod:`cockpit.diagnosis.cann_codes`);
+:func:`cann_logs` files a finding for every unclaimed log whose first red error is one of
+these lines; the ModelArts rules use :func:`explain` for a training job's own logs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator
+
+from cockpit.diagnosis import cann_codes
+from cockpit.diagnosis.context import RuleContext
+from cockpit.diagnosis.patterns import classify
+from cockpit.diagnosis.rules.platform_logs import Explained, family_hit, file_finding, logs_to_read
+from cockpit.model import Finding, Snapshot
+
+_OBS_NAMES = frozenset(
+    {"py_obs_url_open", "mox_obs_error", "obs_not_found", "obs_denied", "py_not_a_directory"}
+)
+NAMES = frozenset(
+    {name for name, *_ in cann_codes.pattern_specs(True) + cann_codes.pattern_specs(False)}
+    | {"hccl_plog", "npu_aicore_exception", "pta_error", "gpu_oom"}
+    | _OBS_NAMES
+)
+
+_AICORE = re.compile(
+    r"aicore (?:error )?exception|AICORE Kernel task happen error|ACL_ERROR_RT_AICORE_EXCEPTION"
+)
+_HCCL_PLOG = re.compile(r"^\[ERROR\] (HCCL|HCCP|ROCE)\(")
+_MOX_REMEDY = (
+    "The lines before it carry the OBS status: 404/NoSuchKey = the path does not exist (bucket "
+    "and object names are case-sensitive), 403/AccessDenied = the ModelArts agency lacks OBS "
+    "rights, a timeout = the network to OBS. Copy directories with mox.file.copy_parallel and "
+    "single files with mox.file.copy."
+)
+_OBS = {
+    "py_obs_url_open": (
+        "storage_path_invalid",
+        "the code opened an OBS URL as a local file",
+        "open(), numpy and PIL cannot read obs:// or s3:// URLs.",
+        "Copy the data first (mox.file.copy_parallel('obs://bucket/dir', '/cache/dir')) and "
+        "open the local copy, or read the job's mounted input path instead of the URL.",
+    ),
+    "mox_obs_error": (
+        "input_path_not_found",
+        "MoXing could not access OBS",
+        "MoXing gave up on an OBS request.",
+        _MOX_REMEDY,
+    ),
+    "obs_not_found": (
+        "input_path_not_found",
+        "OBS object not found (404 NoSuchKey)",
+        "The code or MoXing asked OBS for an object that does not exist.",
+        "Check the OBS path spelling (bucket and object names are case-sensitive) and that the "
+        "data was uploaded where the job points.",
+    ),
+    "obs_denied": (
+        "storage_access_denied",
+        "object storage refused access (403)",
+        "OBS/S3 refused the request: the credentials or agency lack rights on the bucket.",
+        "Grant the job's agency/IAM user read (and list) rights on the bucket and check the "
+        "bucket policy; with list rights a missing object reports 404 instead of 403.",
+    ),
+    "py_not_a_directory": (
+        "input_data_invalid",
+        "a data path is a file where a directory is expected",
+        "The code lists or walks a path that is a file (Errno 20).",
+        "Point the input at the directory (data_url ends at the folder), not at one file in it.",
+    ),
+}
+
+
+def explain(text: str, pattern: str = "") -> Explained | None:
+    """What one Ascend/OBS line means (``pattern``: the catalogue pattern that matched it,
+    when known); None when it is not such a line."""
+    if not pattern:
+        p = classify(text.encode("utf-8", "replace"))
+        pattern = p.name if p is not None else ""
+    if pattern in _OBS:
+        label, phrase, what, remedy = _OBS[pattern]
+        return Explained(label, "critical", phrase, what, remedy)
+    v = cann_codes.best_code(text)
+    if v is not None:
+        return Explained(
+            v.label,
+            v.severity,
+            f"{v.code} {v.title}",
+            f"CANN {v.layer} error {v.code}: {v.title}."
+            + (" An internal error: the cause is usually printed before it." if v.internal else ""),
+            v.remedy,
+        )
+    m = _HCCL_PLOG.search(text)
+    if m is not None:
+        code = "EI0006" if re.search(r"socket|[Ll]ink[Ee]stablish", text) else ""
+        code = code or ("EI0002" if re.search(r"[Nn]otify|timeout", text) else "")
+        v = cann_codes.lookup(code) if code else None
+        return Explained(
+            "nccl_communication_error",
+            "critical",
+            v.title if v else f"{m.group(1)} communication error",
+            f"The {m.group(1)} log (CANN plog) reports a collective-communication failure.",
+            v.remedy if v else cann_codes.family_remedy("I"),
+        )
+    if _AICORE.search(text):
+        return Explained(
+            "application_error",
+            "critical",
+            "AI Core exception in an NPU operator",
+            "An operator faulted on the NPU's AI Core (out-of-range address, bad input).",
+            "Rerun with ASCEND_LAUNCH_BLOCKING=1 to name the operator, check its input shapes and "
+            "dtypes, and keep CANN and torch_npu versions matched; if different programs fault "
+            "on the same device, check it with npu-smi info and drain the node.",
+        )
+    if pattern == "pta_error":
+        return Explained(
+            "application_error",
+            "critical",
+            "torch_npu call failed",
+            "torch_npu reports that a CANN call failed.",
+            "The CANN code printed with it (EXXXXX) says why; read the plog (~/ascend/log).",
+        )
+    return None
+
+
+def cann_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
+    """Unclaimed logs whose first red error is a CANN code, an HCCL plog line, an AI Core
+    exception or an OBS/MoXing error: the code's meaning and remedy."""
+    for lt, subject in logs_to_read(snap, ctx):
+        h = family_hit(lt, ctx, NAMES)
+        if h is None:
+            continue
+        e = explain(h.text, h.pattern)
+        if e is None:
+            continue
+        if not h.strong:
+            e = dataclasses.replace(e, severity="warning")
+        yield file_finding(lt, subject, h, e)

@@ -1,0 +1,88 @@
+"""What an ended job's remedies say: a --mem sized on this run and the sacct history, and the
+environment preflight for a program or library missing on the compute node."""
+
+from __future__ import annotations
+
+import re
+
+from cockpit.diagnosis.context import RuleContext
+from cockpit.diagnosis.rightsize import RightSize, fmt_mem, suggest
+from cockpit.diagnosis.rules.slurm_common import fmt_mib, suggest_mem_mib
+from cockpit.model import SlurmJob
+
+
+def history(ctx: RuleContext) -> RightSize | None:
+    """Right-sizing from ``Artifacts.history`` (past runs of the same user + name, fetched for
+    OOM/TIMEOUT jobs), computed once per diagnose; None without history."""
+    if not ctx.artifacts.history:
+        return None
+    if "rightsize" not in ctx.cache:
+        ctx.cache["rightsize"] = suggest(ctx.artifacts.history)
+    return ctx.cache["rightsize"]
+
+
+def mem_advice(job: SlurmJob, rss: int | None, req: int | None, ctx: RuleContext) -> str:
+    """One ``--mem`` value with its basis: the sacct history peak when there is one (it
+    includes this run), else 1.2 x this run's MaxRSS, else 1.2 x ReqMem (cgroup OOM kills
+    often leave MaxRSS empty, and a job killed at its limit needed at least that)."""
+    rs = history(ctx)
+    peak, basis, note = None, "", ""
+    if rss and rss >= 0.9 * (req or 0):  # MaxRSS ~ ReqMem: the measured peak is the basis
+        peak, basis = rss, f"MaxRSS {fmt_mib(rss)}"
+    elif req:
+        peak, basis = req, f"ReqMem {fmt_mib(req)}"
+        note = (
+            " MaxRSS was not recorded (common after a cgroup OOM kill), so this is sized on the "
+            "request."
+            if not rss
+            else f" Its sampled MaxRSS {fmt_mib(rss)} is below the limit it was killed at, so "
+            "this is sized on the request."
+        )
+    if rs is not None and rs.mem_peak_mib and rs.mem_peak_mib >= (peak or 0):
+        name = next(
+            (r.job_name for r in ctx.artifacts.history if r.step == "" and r.job_name), job.name
+        )
+        peak = rs.mem_peak_mib
+        runs = f"{rs.runs} run{'s' if rs.runs != 1 else ''}"
+        basis = f"peak MaxRSS {fmt_mib(peak)} of {runs} of {name!r} in sacct history"
+        note = (
+            " Runs that ended OUT_OF_MEMORY count at their ReqMem, so this is a floor: check "
+            "MaxRSS after the next run."
+            if rs.oom_runs
+            else ""
+        )
+    if not peak:
+        return (
+            f"Resubmit with a larger --mem (sacct -j {job.job_id} -o JobID,ReqMem,MaxRSS shows "
+            "what it used; ask for about 1.2 x MaxRSS)."
+        )
+    return (
+        f"Resubmit with --mem={fmt_mem(suggest_mem_mib(peak))} (1.2 x {basis}, rounded up), or "
+        f"reduce the memory the program holds (batch size, data loaded at once).{note} sacct -j "
+        f"{job.job_id} -o JobID,ReqMem,MaxRSS,State shows per-step use."
+    )
+
+
+def env_remedy(job: SlurmJob) -> str:
+    node = job.nodes[0] if job.nodes else "<node>"
+    return (
+        "Preflight on the compute node, not the login node: "
+        f"srun -p {job.partition or '<p>'} -w {node} "
+        "bash -lc 'which <cmd>; ldd $(which <cmd>) | grep \"not found\"; module list'. Load the "
+        "same modules in the batch script (or use a container), then resubmit."
+    )
+
+
+_CMD = re.compile(
+    r"(?:: line \d+|: \d+)?: ([^:\s]+): (?:command not found|not found|No such file or directory)"
+)
+_LIB = re.compile(r"loading shared libraries: ([^:\s]+)")
+
+
+def env_phrase(cause: str, text: str) -> str:
+    """'run_analysis: command not found on the compute node' from the hit line."""
+    if cause == "command_not_found" and (m := _CMD.search(text)):
+        return f"{m.group(1).rsplit('/', 1)[-1]}: command not found on the compute node"
+    if cause == "missing_shared_library" and (m := _LIB.search(text)):
+        return f"{m.group(1)} missing on the compute node"
+    return ""
