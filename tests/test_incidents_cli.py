@@ -281,3 +281,16 @@ def test_a_reader_that_leaves_early_gets_no_traceback():
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_diagnose_one_job_keeps_to_that_job(capsys):
+    """A queue surge elsewhere on the site is not part of job 48104's diagnosis; a starved
+    job's own site finding is part of its."""
+    from cockpit.cli import main
+
+    assert main(["diagnose", "48104", "--demo", "--json"]) in (0, 1)
+    subjects = {f["subject"] for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert subjects == {"job 48104"}
+    assert main(["diagnose", "48120", "--demo", "--json"]) in (0, 1)
+    causes = [f["root_cause"] for f in json.loads(capsys.readouterr().out)["findings"]]
+    assert causes and causes[0] == "backfill_starvation"

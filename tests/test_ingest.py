@@ -239,3 +239,37 @@ def test_streaming_memory_stays_flat_and_what_is_not_read_is_said(tmp_path, monk
     note = report.notes[0]
     assert "not read" in note and "MiB" in note
     assert os.path.getsize(tmp_path / "early.log") > 60 << 20
+
+
+SESSION_WITH_SACCT = """\
+[alice@login01 ~]$ squeue -u alice
+             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)
+            881234       gpu   llama7b    alice PD       0:00      4 (QOSMaxGRESPerUser)
+[alice@login01 ~]$ sacct -j 881200
+JobID           JobName  Partition    Account  AllocCPUS      State ExitCode
+------------ ---------- ---------- ---------- ---------- ---------- --------
+881200         finetune        gpu     lab-a         16 OUT_OF_MEMORY    0:125
+881200.batch      batch                lab-a         16 OUT_OF_MEMORY    0:125
+"""
+
+
+def test_a_sacct_value_wider_than_its_ruler_is_not_lost(monkeypatch, capsys):
+    """sacct prints OUT_OF_MEMORY under a 10-dash ruler when --format widths are small: the
+    job must still be read (it was silently dropped, leaving only the pending job)."""
+    stdin_of(monkeypatch, SESSION_WITH_SACCT.encode())
+    rc, out = run_json(["-"], capsys)
+    causes = {(f["subject"], f["root_cause"]) for f in out["findings"]}
+    assert ("job 881200", "oom_killed") in causes
+    assert ("job 881234", "pending_qos_limit") in causes
+    assert out["findings"][0]["subject"] == "job 881200"  # the dead job before the waiting one
+    assert rc == 1
+
+
+def test_a_damaged_zip_beside_a_log_is_a_note_not_a_traceback(tmp_path, capsys):
+    (tmp_path / "logs.zip").write_bytes(b"PK\x03\x04garbage")
+    (tmp_path / "slurm-4242.out").write_bytes(b"start\n" + OOM)
+    rc, out = run_json([str(tmp_path)], capsys)
+    assert out["findings"][0]["root_cause"] == "oom_killed"
+    assert any("logs.zip" in n and "damaged" in n for n in out["notes"])
+    assert main(["diagnose", str(tmp_path / "logs.zip")]) == 2  # alone: nothing to diagnose
+    assert "damaged archive" in capsys.readouterr().err

@@ -112,6 +112,17 @@ def _offline_target(args: argparse.Namespace) -> str | None:
 # --------------------------------------------------------------------------- live job
 
 
+def _concerns(f: Finding, job_id: str) -> bool:
+    """A site-wide finding belongs in one job's diagnosis only when it names that job (a
+    starved job among the related) or explains everything (the controller does not answer);
+    a queue surge elsewhere is not this job's story."""
+    if f.root_cause == "controller_unreachable":
+        return True
+    return any(r.kind == "job" and r.id == job_id for r in f.related) or any(
+        re.search(rf"\b{re.escape(job_id)}\b", e.text) for e in f.evidence
+    )
+
+
 async def _live_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
     from cockpit.diagnosis.engine import diagnose
 
@@ -145,7 +156,7 @@ async def _live_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
         for f in findings
         if (f.subject.kind == "job" and f.subject.id == args.jobid)
         or (f.subject.kind == "node" and f.subject.id in named)
-        or f.subject.kind == "cluster"
+        or (f.subject.kind == "cluster" and _concerns(f, args.jobid))
     ]
     return mine, payload(mine)
 

@@ -254,7 +254,11 @@ def _read_archive(
     if kind == "zip":
         if not path:
             raise UserError(f"{name}: a zip archive cannot be read from a pipe; save it first")
-        zf = zipfile.ZipFile(path)
+        try:
+            zf = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            notes.append(f"{name}: damaged archive, not read ({exc})")
+            return
         members = (
             (i.filename, i.file_size, None if i.is_dir() else zf.open(i)) for i in zf.infolist()
         )

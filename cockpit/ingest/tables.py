@@ -57,6 +57,14 @@ def _assign(heads: list[tuple[str, int, int]], vals: list[tuple[str, int, int]])
     return {h[0].upper(): " ".join(got.get(i, [])) for i, h in enumerate(heads)}
 
 
+def _cuts_a_value(row: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether slicing ``row`` at the ruler's column starts would cut a token in two."""
+    for a, _ in spans[1:]:
+        if 0 < a < len(row) and not row[a - 1].isspace() and not row[a].isspace():
+            return True
+    return False
+
+
 def parse_fixed_table(text: str) -> list[dict[str, str]]:
     """A whitespace-aligned table with a header -> one dict per row (keys upper-case).
 
@@ -71,9 +79,20 @@ def parse_fixed_table(text: str) -> list[dict[str, str]]:
     if rows and _RULER.match(rows[0]):
         spans = [(m.start(), m.end()) for m in re.finditer(r"-+", rows[0])]
         names = [header[a:b].strip().upper() or f"COL{i}" for i, (a, b) in enumerate(spans)]
+        heads = [(n, a, b) for n, (a, b) in zip(names, spans, strict=False)]
         out = []
         for r in rows[1:]:
             if _RULER.match(r):
+                continue
+            if _cuts_a_value(r, spans):
+                # a value wider than its ruler (OUT_OF_MEMORY under "----------"), as when
+                # sacct's --format widths are set too small or the paste was re-aligned:
+                # place whole tokens instead of slicing them apart
+                toks = _tokens(r)
+                if len(toks) == len(heads):
+                    out.append({h[0]: t[0] for h, t in zip(heads, toks, strict=True)})
+                else:
+                    out.append(_assign(heads, _phrases(toks, [h[1] for h in heads])))
                 continue
             out.append(
                 {
