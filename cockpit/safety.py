@@ -110,7 +110,16 @@ _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
         r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)",
         "<redacted private key>",
     ),
-    (r"(?i)(Authorization:\s*(?:Bearer|Basic|Token)\s+)\S+", r"\1" + REDACTED),
+    (r"(?i)(Authorization:\s*(?:Bearer|Basic|Token)\s+)[^\s\"']+", r"\1" + REDACTED),
+    # a quoted value after a secret-named key keeps its quotes; spaces inside are the secret's
+    (
+        r"(?i)((?<![A-Za-z])(?:[A-Za-z0-9]*_)?(?:pg)?(?:pass(?:word|wd)?|pwd|secret|token)"
+        r"[\"']?\s*[:=]\s*)([\"'])[^\"'\n]*\2",
+        r"\1\2" + REDACTED + r"\2",
+    ),
+    # command-line forms: --password VALUE, mysql -pVALUE
+    (r"(?i)(--?(?:password|passwd|pass|token|secret)\s+)(?!-)[^\s\"']+", r"\1" + REDACTED),
+    (r"(\bmysql(?:dump|admin)?\b[^\n]*?\s-p)(?=\S)[^\s\"']+", r"\1" + REDACTED),
     # Huawei Cloud APIG signature header: Access=AK, ..., Signature=hex
     (r"(?i)((?:Access|Signature)=)[^\s,]+", r"\1" + REDACTED),
     (r"(?i)((?:X-Auth-Token|X-Security-Token):\s*)\S+", r"\1" + REDACTED),
@@ -153,6 +162,7 @@ _KV_BYTES = re.compile(_KV.encode())
 _SECRET_WORDS = {
     "password",
     "passwd",
+    "pass",
     "pwd",
     "secret",
     "token",
@@ -174,7 +184,13 @@ _SECRET_PAIRS = {
 
 def _secret_key(key: str) -> bool:
     parts = re.split(r"[_-]", key.lower().rstrip("\"' \t:="))
-    return parts[-1] in _SECRET_WORDS or "_".join(parts[-2:]) in _SECRET_PAIRS
+    last = parts[-1]
+    # PGPASSWORD, MYSQL_PWD, DB_PASS: the word may be glued to a prefix
+    return (
+        last in _SECRET_WORDS
+        or last.endswith(("password", "passwd", "secret", "token"))
+        or "_".join(parts[-2:]) in _SECRET_PAIRS
+    )
 
 
 _SEPS = {str: ("=", ":"), bytes: (b"=", b":")}

@@ -223,3 +223,32 @@ async def test_ssh_auth_errors_name_the_key_file_never_its_content(tmp_path, lab
         await t.run(["true"])
     await t.close()
     assert str(bad) in str(ei.value) and leaked(str(ei.value)) == []
+
+
+@pytest.mark.parametrize(
+    "line, secret",
+    [
+        ('"Authorization: Bearer abc.def.ghi"', "abc.def.ghi"),
+        ("PGPASSWORD=hunter2 psql -h db", "hunter2"),
+        ("export DB_PASS=hunter2", "hunter2"),
+        ("pass=hunter2", "hunter2"),
+        ("./train --password hunter2 --epochs 3", "hunter2"),
+        ("mysql -uroot -phunter2 results", "hunter2"),
+        ('Password="hunter 2" user=bob', "hunter 2"),
+    ],
+)
+def test_credentials_in_the_usual_shell_forms_are_redacted(line, secret):
+    from cockpit.safety import redact
+
+    out = redact(line)
+    assert secret not in out and "<redacted>" in out
+    assert out.count('"') == line.count('"')  # quotes kept: the line still reads right
+
+
+@pytest.mark.parametrize(
+    "line", ["compass=north", 'bypass: "x y"', "epoch=3 loss=0.2", "mysql -p db"]
+)
+def test_ordinary_words_that_contain_pass_are_left_alone(line):
+    from cockpit.safety import redact
+
+    assert redact(line) == line
