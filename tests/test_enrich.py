@@ -105,3 +105,35 @@ async def test_an_ended_jobs_verdict_is_remembered_not_rescanned(monkeypatch):
     again = diagnose_with_evidence(snap, evidence, T + timedelta(seconds=15), cache.memo)
     assert [f.root_cause for f in again] == [f.root_cause for f in first]
     assert all(a is None for a in calls)  # only the snapshot-wide pass ran; no log re-scan
+
+
+async def test_a_long_completed_job_opened_once_keeps_its_drill_down_verdict_on_the_dashboard():
+    """A script that ran 5 minutes, hit `command not found` and still exited 0 is not fetched
+    in the background (only quick COMPLETED jobs are); once an operator opened it, the
+    dashboard row must say what the drill-down said, and forget it when squeue does."""
+    job = dataclasses.replace(
+        _failed(0),
+        state="COMPLETED",
+        reason="None",
+        elapsed_s=300,
+        start_time=T - timedelta(seconds=310),
+        end_time=T - timedelta(seconds=10),
+    )
+    snap = Snapshot("hpc", "slurm", T, jobs=(job,))
+    subject = Subject("job", "hpc", job.job_id)
+    cache = EvidenceCache()
+    assert subject not in evidence_subjects(snap)
+    before = diagnose_with_evidence(snap, cache.cached(snap), T)
+    arts = await CountingSource().artifacts(subject, snap)
+    drill = [f for f in diagnose_with_evidence(snap, {subject: arts}, T) if f.subject == subject]
+    assert drill and drill[0].root_cause == "command_not_found"
+    assert not [f for f in before if f.subject == subject and f.root_cause == "command_not_found"]
+
+    cache.remember(snap, subject, arts)
+    row = [f for f in diagnose_with_evidence(snap, cache.cached(snap), T) if f.subject == subject]
+    assert [(f.root_cause, f.severity) for f in row][:1] == [
+        (drill[0].root_cause, drill[0].severity)
+    ]
+
+    gone = Snapshot("hpc", "slurm", T + timedelta(minutes=6), jobs=())
+    assert cache.cached(gone) == {} and len(cache) == 0

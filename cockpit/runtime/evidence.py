@@ -254,6 +254,10 @@ class EvidenceCache:
         self._round = 0  # refreshes so far: the clock of the retry backoff
         self.memo: dict = {}  # (subject, fingerprint) -> evidence-backed findings of ended jobs
         self.errors: list[str] = []
+        # ended jobs an operator opened that the background round does not fetch (a COMPLETED
+        # job that ran a while): their drill-down evidence is kept while squeue still lists
+        # them, so the dashboard row says what the drill-down said
+        self._opened: dict[Subject, None] = {}
 
     @property
     def held_bytes(self) -> int:
@@ -266,6 +270,11 @@ class EvidenceCache:
         """Evidence still valid for ``snap`` (no I/O); forgets subjects ``snap`` no longer
         needs evidence for (with ``evidence = "drill-down"`` this is the only pruning)."""
         live = evidence_subjects(snap)
+        if self._opened:
+            ended = {j.job_id for j in snap.jobs if j.end_time is not None}
+            self._opened = {s: None for s in dict(self._opened) if s.id in ended}
+            wanted = set(live)
+            live = live + [s for s in self._opened if s not in wanted]
         self.prune(live)
         store = self._store
         held = [s for s in live if s in store]
@@ -314,8 +323,16 @@ class EvidenceCache:
 
     def remember(self, snap: Snapshot, subject: Subject, arts: Artifacts) -> None:
         """Keep artifacts fetched elsewhere (a drill-down) as the subject's evidence, when it is
-        one of ``snap``'s evidence subjects: the poller then does not fetch it again."""
-        if _wants_evidence(snap, subject):
+        one of ``snap``'s evidence subjects (the poller then does not fetch it again) or an
+        ended job (kept while it is listed, so its row shows the drill-down's verdict)."""
+        opened = subject.kind == "job" and any(
+            j.job_id == subject.id and j.end_time is not None for j in snap.jobs
+        )
+        if _wants_evidence(snap, subject) or opened:
+            if opened and not _wants_evidence(snap, subject):
+                self._opened[subject] = None
+                while len(self._opened) > self.max_subjects:
+                    self._opened.pop(next(iter(self._opened)))
             fp = _fingerprint(snap, subject)
             if fetch_errors(arts) and subject in self._store:
                 return  # a failed drill-down fetch must not replace good evidence
