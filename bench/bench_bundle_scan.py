@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from bench.bench_logscan import generate  # noqa: E402
+from bench.bench_logscan import generate, to_ere  # noqa: E402
 from cockpit.diagnosis.patterns import patterns_for  # noqa: E402
 from cockpit.ingest.bundle import diagnose_bundle  # noqa: E402
 
@@ -31,55 +31,6 @@ SQUEUE = (
     "JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n"
     " 4242       gpu    train    user1  F    1:02:03      1 gn01\n"
 )
-
-
-_CLASS_OUT = {b"d": b"[0-9]", b"s": b"[[:space:]]", b"S": b"[^[:space:]]", b"D": b"[^0-9]"}
-_CLASS_IN = {b"d": b"0-9", b"s": b"[:space:]", b"w": b"[:alnum:]_"}
-
-
-def to_ere(rx: bytes) -> bytes:
-    """Our regex dialect -> GNU ERE, on bytes (some patterns hold GBK bytes; grep runs with
-    LC_ALL=C, byte by byte, as the scanner does). Bracket expressions are rebuilt: POSIX
-    reads a backslash inside them literally."""
-    out, i, n = bytearray(), 0, len(rx)
-    while i < n:
-        c = rx[i : i + 1]
-        if rx.startswith(b"(?:", i):
-            out += b"("
-            i += 3
-        elif c == b"\\" and i + 1 < n:
-            e = rx[i + 1 : i + 2]
-            out += _CLASS_OUT.get(e, b"\\" + e)
-            i += 2
-        elif c == b"[":
-            i, expr = _bracket(rx, i + 1)
-            out += expr
-        else:
-            out += c
-            i += 1
-    return bytes(out)
-
-
-def _bracket(rx: bytes, i: int) -> tuple[int, bytes]:
-    neg = rx[i : i + 1] == b"^"
-    i += neg
-    items, close, dash = bytearray(), False, False
-    while i < len(rx) and rx[i : i + 1] != b"]":
-        c = rx[i : i + 1]
-        if c == b"\\":
-            e = rx[i + 1 : i + 2]
-            if e == b"]":
-                close = True
-            elif e == b"-":
-                dash = True
-            else:
-                items += _CLASS_IN.get(e, e)
-            i += 2
-        else:
-            items += c
-            i += 1
-    body = (b"]" if close else b"") + bytes(items) + (b"-" if dash else b"")
-    return i + 1, b"[" + (b"^" if neg else b"") + body + b"]"
 
 
 def main() -> int:

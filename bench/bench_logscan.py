@@ -28,12 +28,53 @@ ERROR = (
 )
 
 
-def to_ere(rx: bytes) -> str:
-    """Our regex dialect -> GNU ERE (same meaning for the constructs the catalogue uses)."""
-    s = rx.decode()
-    for a, b in (("(?:", "("), (r"\d", "[0-9]"), (r"\s", "[[:space:]]"), (r"\S", "[^[:space:]]")):
-        s = s.replace(a, b)
-    return s
+_CLASS_OUT = {b"d": b"[0-9]", b"s": b"[[:space:]]", b"S": b"[^[:space:]]", b"D": b"[^0-9]"}
+_CLASS_IN = {b"d": b"0-9", b"s": b"[:space:]", b"w": b"[:alnum:]_"}
+
+
+def to_ere(rx: bytes) -> bytes:
+    """Our regex dialect -> GNU ERE, on bytes (some patterns hold GBK bytes; grep runs with
+    LC_ALL=C, byte by byte, as the scanner does). Bracket expressions are rebuilt: POSIX
+    reads a backslash inside them literally."""
+    out, i, n = bytearray(), 0, len(rx)
+    while i < n:
+        c = rx[i : i + 1]
+        if rx.startswith(b"(?:", i):
+            out += b"("
+            i += 3
+        elif c == b"\\" and i + 1 < n:
+            e = rx[i + 1 : i + 2]
+            out += _CLASS_OUT.get(e, b"\\" + e)
+            i += 2
+        elif c == b"[":
+            i, expr = _bracket(rx, i + 1)
+            out += expr
+        else:
+            out += c
+            i += 1
+    return bytes(out)
+
+
+def _bracket(rx: bytes, i: int) -> tuple[int, bytes]:
+    neg = rx[i : i + 1] == b"^"
+    i += neg
+    items, close, dash = bytearray(), False, False
+    while i < len(rx) and rx[i : i + 1] != b"]":
+        c = rx[i : i + 1]
+        if c == b"\\":
+            e = rx[i + 1 : i + 2]
+            if e == b"]":
+                close = True
+            elif e == b"-":
+                dash = True
+            else:
+                items += _CLASS_IN.get(e, e)
+            i += 2
+        else:
+            items += c
+            i += 1
+    body = (b"]" if close else b"") + bytes(items) + (b"-" if dash else b"")
+    return i + 1, b"[" + (b"^" if neg else b"") + body + b"]"
 
 
 def generate(path: str, size: int) -> None:
@@ -86,8 +127,8 @@ def main() -> int:
             f"{time.perf_counter() - t:.1f} s"
         )
     pat_file = PATH + ".ere"
-    with open(pat_file, "w") as fh:
-        fh.write("|".join(f"({to_ere(p.regex)})" for p in patterns_for("app", True)))
+    with open(pat_file, "wb") as fh:
+        fh.write(b"|".join(b"(" + to_ere(p.regex) + b")" for p in patterns_for("app", True)))
     subprocess.run(["cat", PATH], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
 
     def grep() -> tuple[float, str]:
