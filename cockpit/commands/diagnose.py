@@ -24,11 +24,13 @@ import os
 import re
 import sys
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from cockpit.errors import UserError
 from cockpit.model import Artifacts, Finding, Incident, Snapshot, Subject
-from cockpit.text import clean
+from cockpit.safety import redact
+from cockpit.text import MAX_LINE, clean
 
 if TYPE_CHECKING:
     from cockpit.source import Source
@@ -79,6 +81,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     offline = args.bundle or _offline_target(args)
+    if not offline and not args.training_job:
+        _say_if_demo(args)
     if offline:
         from cockpit.ingest.bundle import diagnose_bundle
 
@@ -104,9 +108,31 @@ def _offline_target(args: argparse.Namespace) -> str | None:
         return None
     if arg == "-" or os.path.exists(arg):
         return arg
-    if not re.fullmatch(r"\d+(?:_\d+)?", arg):
+    if not SLURM_JOB_ID.fullmatch(arg):
         raise UserError(f"{arg}: no such file or directory (a job id needs --cluster NAME)")
     return None
+
+
+# a Slurm job id as operators type it: 123, array task 123_4, array 123_[1-10%2], het 77+1
+SLURM_JOB_ID = re.compile(r"\d{1,10}(?:_(?:\d{1,10}|\[[\d,%\-]{1,64}\]))?(?:\+\d{1,4})?", re.ASCII)
+
+
+def _say_if_demo(args: argparse.Namespace) -> None:
+    """One line on stderr when the site diagnosed is the built-in demo because no config
+    names a real one (the TUI's banner says the same): never a simulated answer in silence."""
+    if getattr(args, "demo", False) or getattr(args, "config", None):
+        return  # --demo asked for it; a --config without sites is an error of its own
+    from cockpit.commands.tui import banner_for
+
+    try:
+        banner, _ = banner_for(args)
+    except Exception:  # noqa: BLE001 - a bad config is reported by select_sources
+        return
+    if banner:
+        from cockpit.config import default_config_path
+
+        path = getattr(args, "config", None) or default_config_path()
+        print(f"cockpit: no config ({path}): showing the built-in demo site", file=sys.stderr)
 
 
 # --------------------------------------------------------------------------- live job
@@ -311,7 +337,7 @@ def _site(args: argparse.Namespace) -> int:
             }
             for i in incidents
         ]
-        print(json.dumps(out, indent=2, ensure_ascii=False))
+        print(json.dumps(safe_json(out), indent=2, ensure_ascii=False))
     else:
         _print_incidents(incidents, findings, max(taken, default=None) or datetime.now(UTC))
     return 0  # an overview, like `cockpit incidents`: exit 1 is for one job's / bundle's diagnosis
@@ -350,9 +376,42 @@ MAX_DEEPEN = 200  # subjects whose evidence is fetched (sacct, scontrol, log ran
 _STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 
 
+JSON_CAP = 1 << 20  # characters of one JSON string kept (clean()'s 4096 would cut evidence)
+
+
+def shown(text: str, cap: int = JSON_CAP) -> str:
+    """Text on its way out (terminal or JSON): one line without control sequences or
+    invisible characters, credentials redacted (after cleaning, so a secret split by a control
+    character is still seen whole; before any cut, so a key cut in half is not missed)."""
+    text = _cleaned(text)
+    return text if len(text) <= cap else text[: cap - 1] + "…"
+
+
+@lru_cache(maxsize=8192)
+def _cleaned(text: str) -> str:
+    """:func:`shown` before the cut; a title or remedy of 100000 findings is done once."""
+    return redact(clean(text, JSON_CAP))
+
+
+def safe_json(value, _seen: dict[str, str] | None = None):
+    """Every string of a JSON-like value through :func:`shown` (keys are the contract's);
+    a string met again (a remedy, a title) is cleaned and redacted once."""
+    seen = {} if _seen is None else _seen
+    if isinstance(value, str):
+        got = seen.get(value)
+        if got is None:
+            got = seen[value] = shown(value)
+        return got
+    if isinstance(value, dict):
+        return {k: safe_json(v, seen) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [safe_json(v, seen) for v in value]
+    return value
+
+
 def _emit(args: argparse.Namespace, findings: list[Finding], data: dict) -> int:
     if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(json.dumps(safe_json(data), indent=2, ensure_ascii=False))
     else:
         _print_findings(findings, data.get("first_error"), data.get("notes", ()))
     return 1 if any(f.severity == "critical" for f in findings) else 0
@@ -378,17 +437,17 @@ def _print_findings(
     for i, f in enumerate(findings):
         head = Text()
         head.append(f"{f.severity.upper():8} ", style=_STYLE.get(f.severity, ""))
-        head.append(f"{subject_label(f.subject)}: ", style="bold")
-        head.append(clean(f.title))
+        head.append(f"{shown(subject_label(f.subject), 200)}: ", style="bold")
+        head.append(shown(f.title, MAX_LINE))
         head.append(f"  [{f.root_cause}]", style="dim")
         con.print(head)
         if i < 5:
             if f.explanation:
-                con.print(Text("  why:    " + clean(f.explanation, 1000)))
+                con.print(Text("  why:    " + shown(f.explanation, 1000)))
             if f.remedy:
-                con.print(Text("  do:     " + clean(f.remedy, 1000), style="green"))
+                con.print(Text("  do:     " + shown(f.remedy, 1000), style="green"))
             for e in f.evidence[:6]:
-                loc = e.where + (f":{e.line}" if e.line else "")
+                loc = shown(e.where, 200) + (f":{e.line}" if e.line else "")
                 con.print(
                     Text(f"  {loc:28} ", style="dim") + Text(evidence_excerpt(e.text, f.root_cause))
                 )
@@ -401,7 +460,10 @@ def _print_first_error(con, first_error: dict, label: str) -> None:
     from rich.text import Text
 
     con.print(
-        Text(f"\nfirst red error: {first_error['file']}:{first_error['line']}: ", style="bold")
+        Text(
+            f"\nfirst red error: {shown(str(first_error['file']), 200)}:{first_error['line']}: ",
+            style="bold",
+        )
         + Text(evidence_excerpt(first_error["text"], label), style="red")
     )
 
@@ -411,7 +473,7 @@ def _print_notes(con, notes: list[str] | tuple) -> None:
     from rich.text import Text
 
     for n in notes:
-        con.print(Text(f"note: {clean(n, 400)}", style="dim"))
+        con.print(Text(f"note: {shown(n, 400)}", style="dim"))
 
 
 EVIDENCE_CAP = 400  # characters of one evidence line printed; Rich wraps, never cuts
@@ -423,7 +485,8 @@ def evidence_excerpt(text: str, label: str = "", cap: int = EVIDENCE_CAP) -> str
     (preferring a pattern of ``label``) visible: a window around it when it lies past the cap."""
     from cockpit.diagnosis.patterns import match_span
 
-    text = clean(text, 1 << 20)  # not clean()'s 4096 default: the phrase may lie beyond it
+    # not clean()'s 4096 default: the phrase may lie beyond it; redacted before any cut
+    text = shown(text)
     if len(text) <= cap:
         return text
     span = match_span(text, label or None)
@@ -449,17 +512,17 @@ def _print_incidents(incidents: list[Incident], findings: list[Finding], at: dat
     )
     for inc in incidents:
         line = Text(f"{inc.severity.upper():8} ", style=_STYLE.get(inc.severity, ""))
-        line.append(f"{inc.subject}: ", style="bold")
-        line.append(clean(inc.title))
+        line.append(f"{shown(str(inc.subject), 200)}: ", style="bold")
+        line.append(shown(inc.title, MAX_LINE))
         line.append(f"  [{inc.root_cause}]", style="dim")
         con.print(line)
         if inc.primary.remedy:
-            con.print(Text("  do: " + clean(inc.primary.remedy, 400), style="green"))
+            con.print(Text("  do: " + shown(inc.primary.remedy, 400), style="green"))
         if inc.affected:
             con.print(
                 Text(
                     "  affected: "
-                    + ", ".join(str(a) for a in inc.affected[:12])
+                    + shown(", ".join(str(a) for a in inc.affected[:12]))
                     + (" …" if len(inc.affected) > 12 else ""),
                     style="dim",
                 )
@@ -470,4 +533,4 @@ def _print_incidents(incidents: list[Incident], findings: list[Finding], at: dat
             Text(f"\n{len(info)} informational finding(s) (jobs that will run):", style="bold")
         )
         for f in info[:20]:
-            con.print(Text(f"  {f.subject}: {clean(f.title)}", style="cyan"))
+            con.print(Text(f"  {shown(str(f.subject), 200)}: {shown(f.title)}", style="cyan"))

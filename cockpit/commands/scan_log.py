@@ -10,7 +10,17 @@ import json
 import sys
 
 from cockpit.errors import UserError
+from cockpit.safety import redact
 from cockpit.text import clean
+
+JSON_CAP = 1 << 20  # characters of one line kept in JSON (clean()'s default would cut it)
+
+
+def shown(text: str, cap: int = JSON_CAP) -> str:
+    """A log line on its way out: control sequences and invisible characters dropped, then
+    credentials redacted (before the cut: a key cut in half no longer looks like one)."""
+    text = redact(clean(text, JSON_CAP))
+    return text if len(text) <= cap else text[: cap - 1] + "…"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,7 +45,7 @@ def _hit_dict(h) -> dict:
     return {
         "line": h.line,
         "offset": h.offset,
-        "text": h.text,
+        "text": shown(h.text),
         "pattern": h.pattern,
         "label": h.label,
         "severity": h.severity,
@@ -59,8 +69,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         if not hits:
-            print(f"{args.file}: no error line found")
+            print(f"{shown(args.file, 400)}: no error line found")
         for h in hits:
             mark = "" if h.strong else " (symptom)"
-            sys.stdout.write(f"{args.file}:{h.line}: [{h.label}{mark}] {clean(h.text, 400)}\n")
+            name = shown(args.file, 400)
+            sys.stdout.write(f"{name}:{h.line}: [{h.label}{mark}] {shown(h.text, 400)}\n")
     return 1 if hits else 0

@@ -29,12 +29,19 @@ from cockpit.errors import UserError
 from cockpit.ingest.attribute import excerpts, file_subject
 from cockpit.ingest.locate import FirstError, first_error, locate, unrecognised_error
 from cockpit.ingest.records import Records
-from cockpit.ingest.slurm_text import parse_sacct_any, parse_sinfo, parse_sinfo_r, parse_squeue_any
+from cockpit.ingest.slurm_text import (
+    parse_sacct_any,
+    parse_sinfo,
+    parse_sinfo_r,
+    parse_squeue_any,
+    table_span,
+)
 from cockpit.ingest.sniff import STRUCTURED, docker_prefix_len, engine_kind, sniff
 from cockpit.ingest.sources import Input, read_inputs
-from cockpit.ingest.split import split_parts
+from cockpit.ingest.split import command_word, split_parts
 from cockpit.ingest.tables import parse_fixed_table, parse_pipe_table
 from cockpit.model import Artifacts, Finding, LogText, Snapshot
+from cockpit.text import strip_ansi
 
 __all__ = [
     "Bundle",
@@ -71,6 +78,7 @@ class BundleFile:
     offset: int = 0
     log: LogText | None = None
     complete: bool = True  # False: ``data`` is only the head of a large file
+    embedded: bool = False  # a table inside other output (a job script printed squeue)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +89,8 @@ class Bundle:
     artifacts: Artifacts
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    # (kind, id) -> (file name, line) of the row or record each job/node/partition came from
+    origins: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,21 +142,60 @@ def _parts(inp: Input) -> list[BundleFile]:
                 line_numbers=(hit.line,),
             )
         return [BundleFile(inp.name, inp.path, "log", inp.kind, inp.data, log=log, complete=False)]
-    out = []
+    out: list[BundleFile] = []
     for part in split_parts(inp.data):
-        role, kind = sniff(inp.name, part.data, part.command)
+        out.extend(_recognise(inp, part.data, part.command, part.line, part.offset))
+    return out
+
+
+# commands whose output is the table itself: what follows it without a prompt is not theirs
+_TABLE_COMMANDS = frozenset("squeue sacct sinfo scontrol seff sprio myjobs df".split())
+
+
+def _recognise(inp: Input, data: bytes, command: str, line: int, offset: int) -> list[BundleFile]:
+    """One part as recognised pieces, in file order. A table or record dump ends where its
+    rows stop having its shape: a job's output that starts with the ``squeue`` its script
+    printed is a table, then a log (each at its own file lines). A structured piece keeps
+    its lines without terminal escapes (colour codes would hide job ids and states)."""
+    out: list[BundleFile] = []
+    while data.strip():
+        role, kind = sniff(inp.name, data, command)
+        if role not in STRUCTURED or role == "modelarts_job":
+            out.append(
+                BundleFile(inp.name, inp.path, role, kind or "app", data, "", command, line, offset)
+            )
+            break
+        raw = data.split(b"\n")
+        lines = [strip_ansi(b.decode("utf-8", "replace")) for b in raw]
+        first, end = table_span(role, lines)
+        starts = [0]
+        for b in raw:
+            starts.append(starts[-1] + len(b) + 1)
+        if first > 0:  # what comes before a record dump is read on its own
+            out.extend(_recognise(inp, data[: starts[first]], command, line, offset))
+        table = "\n".join(lines[first:end])
+        if end < len(lines):
+            table += "\n"
         out.append(
             BundleFile(
                 inp.name,
                 inp.path,
                 role,
-                kind or "app",
-                part.data,
-                command=part.command,
-                line=part.line,
-                offset=part.offset,
+                "app",
+                table.encode(),
+                "",
+                command,
+                line + first,
+                offset + starts[first],
+                embedded=first > 0 or bool(b"".join(raw[end:]).strip()),
             )
         )
+        if end >= len(lines):
+            break
+        cut = min(starts[end], len(data))
+        data, line, offset = data[cut:], line + end, offset + cut
+        if command_word(command) in _TABLE_COMMANDS:
+            command = ""
     return out
 
 
@@ -192,12 +241,14 @@ def load_bundle(path: str, stdin: BinaryIO | None = None) -> Bundle:
         raise UserError(f"{why}: nothing to diagnose")
     rec = Records()
     for i, f in enumerate(files):
-        if f.role in STRUCTURED and not rec.add(f.name, f.role, f.data.decode("utf-8", "replace")):
+        text = f.data.decode("utf-8", "replace")
+        if f.role in STRUCTURED and not rec.add(f.name, f.role, text, f.line):
             files[i] = replace(f, role="log", kind="app")  # looked like a table, held none
     for f in files:
         if f.kind == "slurmctld" and f.log is None:
             rec.add_log_facts(f.data.decode("utf-8", "replace"))
     rec.finish()
+    notes.extend(_seen_by_the_job(files, rec))
     nodes, jobs = frozenset(rec.nodes), frozenset(rec.jobs)
     logs: list[LogText] = []
     for i, f in enumerate(files):
@@ -220,7 +271,96 @@ def load_bundle(path: str, stdin: BinaryIO | None = None) -> Bundle:
         warnings=tuple(rec.warnings),
     )
     arts = Artifacts(acct=tuple(rec.acct), logs=tuple(logs), commands=rec.commands)
-    return Bundle(path, tuple(files), snap, arts, tuple(rec.warnings), tuple(notes))
+    return Bundle(
+        path, tuple(files), snap, arts, tuple(rec.warnings), tuple(notes), dict(rec.origins)
+    )
+
+
+def _seen_by_the_job(files: list[BundleFile], rec: Records) -> list[str]:
+    """A job's own output that printed ``squeue``/``scontrol`` about itself before its log
+    lines shows the job as it was then (running), not how it ended: that row does not
+    decide the job's state; its log does. Returns a note for each such job."""
+    from cockpit.diagnosis.slurm_states import ENDED_STATES
+
+    notes = []
+    for f in files:
+        if f.role != "log":
+            continue
+        owner = file_subject(f.name, f.kind, f.data)
+        job = rec.jobs.get(owner) if owner else None
+        where = rec.origins.get(("job", owner))
+        if job is None or where is None or where[0] != f.name or job.state in ENDED_STATES:
+            continue
+        if not any(t.embedded and t.name == f.name and t.line <= where[1] for t in files):
+            continue
+        del rec.jobs[owner]
+        notes.append(
+            f"{f.name}: job {owner} is {job.state} in the table its output printed at line "
+            f"{where[1]} (what the job saw then, not how it ended): diagnosed from its log"
+        )
+    return notes
+
+
+# evidence the engine words as a live poll's command -> record kinds that hold it
+_SCHEDULER = {
+    "squeue": ("job",),
+    "scontrol show job": ("job",),
+    "sacct": ("acct", "job"),
+    "scontrol show node": ("node",),
+    "scontrol show partition": ("partition",),
+}
+
+
+class _Citer:
+    """Scheduler evidence not yet pointing at a file line names the file and row its
+    record was read from: a bundle of ``sacct.txt`` never cites a ``squeue`` it lacks."""
+
+    def __init__(self, bundle: Bundle) -> None:
+        self.origins = bundle.origins
+        self.parts: dict[str, list[BundleFile]] = {}
+        for bf in bundle.files:
+            if bf.role in STRUCTURED:
+                self.parts.setdefault(bf.name, []).append(bf)
+        self.lines: dict[int, list[bytes]] = {}  # a part's lines, split once
+
+    def _text(self, name: str, line: int) -> tuple[str, str] | None:
+        """(text, path) of file line ``line`` of ``name``, from the table part holding it."""
+        from cockpit.diagnosis.logscan import decode_line
+
+        for bf in self.parts.get(name, ()):
+            i = line - bf.line
+            if i < 0:
+                continue
+            lines = self.lines.get(id(bf))
+            if lines is None:
+                lines = self.lines[id(bf)] = bf.data.split(b"\n")
+            if i < len(lines) - (1 if bf.data.endswith(b"\n") else 0):
+                return decode_line(lines[i]), bf.path
+        return None
+
+    def __call__(self, f: Finding) -> Finding:
+        from cockpit.model import Evidence
+
+        if not any(e.line is None and e.where in _SCHEDULER for e in f.evidence):
+            return f
+        out: dict[tuple, Evidence] = {}
+        for e in f.evidence:
+            if e.line is None and e.where in _SCHEDULER:
+                keys = [f.subject.id] + (e.text.split()[:1] if e.text else [])
+                where = next(
+                    (
+                        at
+                        for k in keys
+                        for kind in _SCHEDULER[e.where]
+                        if (at := self.origins.get((kind, k))) is not None
+                    ),
+                    None,
+                )
+                got = self._text(*where) if where is not None else None
+                if where is not None and got is not None:
+                    e = Evidence(where[0], got[0], line=where[1], path=got[1], tier=e.tier)
+            out.setdefault((e.where, e.line, e.text), e)
+        return replace(f, evidence=tuple(out.values()))
 
 
 def _shown(path: str) -> str:
@@ -258,7 +398,8 @@ def diagnose_bundle(
     """
     bundle = load_bundle(path, stdin)
     findings = diagnose(bundle.snapshot, bundle.artifacts, now=now or bundle.snapshot.taken_at)
-    located = sorted((locate(f, bundle.files) for f in findings), key=sort_key)
+    cite = _Citer(bundle)
+    located = sorted((cite(locate(f, bundle.files)) for f in findings), key=sort_key)
     top = located[0] if located else None
     first = first_error(top, bundle.files)
     # rows a parser could not use are input not read, too

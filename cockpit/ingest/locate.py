@@ -40,84 +40,254 @@ _LOG_TIER = {"slurmctld": 0, "command": 0, "slurmd": 1, "journal": 1, "dmesg": 1
 MAX_HITS = 500  # error lines looked at per part for the top cause's line
 
 
-def _lines(f: BundleFile) -> list[str]:
-    return f.data.decode("utf-8", "replace").split("\n")
-
-
 def locate(f: Finding, files: Sequence[BundleFile]) -> Finding:
     """``f`` with each evidence line pointing at the bundle file and line that holds it,
-    and log evidence spelled as in the file (a ``docker compose`` prefix kept)."""
+    and log evidence spelled as in the file (a ``docker compose`` prefix kept).
+
+    Lines are indexed once per bundle by the ids and names they mention (:class:`_Index`),
+    so pointing N findings at their lines costs about N lookups, not N scans of the bundle."""
+    idx = _index(files)
     out: dict[tuple, Evidence] = {}
     for e in f.evidence:
-        got = _locate(e, f, files)
+        got = _locate(e, f, idx)
         out.setdefault((got.where, got.line, got.text), got)  # two facts, one line: once
     return replace(f, evidence=tuple(out.values()))
 
 
-def _locate(ev: Evidence, f: Finding, files: Sequence[BundleFile]) -> Evidence:
+def _locate(ev: Evidence, f: Finding, idx: _Index) -> Evidence:
     if ev.line is not None:
-        text = file_line_text(files, ev.where, ev.line)
+        text = idx.line_text(ev.where, ev.line)
         return ev if text is None or text == ev.text else replace(ev, text=text)
     needle = f.subject.id
     if ev.where == "sacct" and ev.text:
         needle = ev.text.split()[0]
     for role in _ROLES.get(ev.where, ()):
-        for bf in files:
-            if bf.role != role:
-                continue
-            if bf.role == "scontrol_job" and f.subject.kind == "job":
-                got = _scontrol_job_line(bf, f.subject.id, ev.tier)
-                if got is not None:
-                    return got
-                continue
-            node_hit = None
-            for i, line in enumerate(_lines(bf)):
-                if not _mentions(line, needle, bf.role):
-                    continue
-                if "Reason=" in line or "JobState=" in line or bf.role != "scontrol_job":
-                    return _ev(bf, i, line, ev.tier)
-                node_hit = node_hit or (i, line)
-            if node_hit:
-                return _ev(bf, *node_hit, ev.tier)
+        if role == "scontrol_job" and f.subject.kind == "job":
+            hit = idx.scontrol_job(f.subject.id)
+        else:
+            hit = idx.mention(role, needle)
+        if hit is not None:
+            bf, i = hit
+            return _ev(bf, i, idx.lines(bf)[i], ev.tier)
     if ev.where == "scontrol show node" and f.subject.kind == "node":
-        return _log_line_of_node(f.subject.id, files, ev)
+        return _log_line_of_node(f.subject.id, idx, ev)
     return ev
 
 
 _NODE_CHANGE = re.compile(r"DRAIN|DOWN|not responding|reason set|has low|rebooted", re.I)
+# where a needle may start (as _mentions reads it) and the run of characters it may span
+_START = re.compile(r"(?<![\w.])(?=\w)")
+_RUN = re.compile(r"[\w.\-]*")
+_INDEXABLE = re.compile(r"\w[\w.\-]*")
+_JOBID = re.compile(r"JobId=(\S*)")
+_ARRAY = re.compile(r"ArrayJobId=(\d+)\b.*?ArrayTaskId=(\d+)\b")
+_WORD = re.compile(r"\w")
 
 
-def _log_line_of_node(node: str, files: Sequence[BundleFile], ev: Evidence) -> Evidence:
-    """A node known only from a slurmctld log: the line that changed its state."""
-    for bf in files:
-        if bf.kind != "slurmctld" or not bf.complete:
+def _tokens(line: str) -> set[str]:
+    """Every needle ``_mentions(line, needle, role)`` holds for (non-sinfo roles), when the
+    needle is made of word characters, dots and dashes and starts with a word character."""
+    out: set[str] = set()
+    for m in _START.finditer(line):
+        p = m.start()
+        run = _RUN.match(line, p).group()  # type: ignore[union-attr]
+        for k in range(1, len(run) + 1):
+            if k == len(run) or not _WORD.match(run[k]):
+                out.add(run[:k])
+    return out
+
+
+def _prefixes_at_boundary(s: str) -> list[str]:
+    """``s[:k]`` for each k where ``re.search(rf"JobId={s[:k]}\b", ...)`` would hold."""
+    out = []
+    for k in range(1, len(s) + 1):
+        left = bool(_WORD.match(s[k - 1]))
+        right = k < len(s) and bool(_WORD.match(s[k]))
+        if left != right:
+            out.append(s[:k])
+    return out
+
+
+class _Index:
+    """A bundle's lines looked up by what they mention, built lazily, once per bundle."""
+
+    def __init__(self, files: Sequence[BundleFile]) -> None:
+        self.files = files
+        self._lines: dict[int, list[str]] = {}
+        self._raw: dict[int, list[bytes]] = {}
+        self._roles: dict[str, dict[str, tuple[BundleFile, int]]] = {}
+        self._sjobs: dict[str, tuple[BundleFile, int]] | None = None
+        self._nodes: dict[str, tuple[BundleFile, int]] | None = None
+        self._names: dict[str, list[BundleFile]] | None = None
+
+    def lines(self, bf: BundleFile) -> list[str]:
+        got = self._lines.get(id(bf))
+        if got is None:
+            got = self._lines[id(bf)] = bf.data.decode("utf-8", "replace").split("\n")
+        return got
+
+    def mention(self, role: str, needle: str) -> tuple[BundleFile, int] | None:
+        """The first part of ``role`` whose lines mention ``needle``, and the line (in a
+        ``scontrol_job`` part, a Reason=/JobState= line wins over an earlier mention)."""
+        if not _INDEXABLE.fullmatch(needle) and role not in {"sinfo_r", "sinfo"}:
+            return self._scan(role, needle)
+        table = self._roles.get(role)
+        if table is None:
+            table = self._roles[role] = self._build(role)
+        return table.get(needle)
+
+    def _build(self, role: str) -> dict[str, tuple[BundleFile, int]]:
+        table: dict[str, tuple[BundleFile, int]] = {}
+        for bf in self.files:
+            if bf.role != role:
+                continue
+            first: dict[str, int] = {}
+            pref: dict[str, int] = {}
+            for i, line in enumerate(self.lines(bf)):
+                if role in {"sinfo_r", "sinfo"}:
+                    toks = line.split()
+                    keys = set(expand(toks[-1])) if toks else set()
+                else:
+                    keys = _tokens(line)
+                good = "Reason=" in line or "JobState=" in line or role != "scontrol_job"
+                for k in keys:
+                    first.setdefault(k, i)
+                    if good:
+                        pref.setdefault(k, i)
+            for k, i in first.items():
+                if k not in table:
+                    table[k] = (bf, pref.get(k, i))
+        return table
+
+    def _scan(self, role: str, needle: str) -> tuple[BundleFile, int] | None:
+        """The unindexed way, for needles the index does not hold (``42_[1-3]``)."""
+        for bf in self.files:
+            if bf.role != role:
+                continue
+            node_hit = None
+            for i, line in enumerate(self.lines(bf)):
+                if not _mentions(line, needle, bf.role):
+                    continue
+                if "Reason=" in line or "JobState=" in line or bf.role != "scontrol_job":
+                    return bf, i
+                node_hit = node_hit or i
+            if node_hit is not None:
+                return bf, node_hit
+        return None
+
+    def scontrol_job(self, job_id: str) -> tuple[BundleFile, int] | None:
+        """The JobState line of the first ``scontrol show job`` record for ``job_id``."""
+        if self._sjobs is None:
+            self._sjobs = {}
+            for bf in self.files:
+                if bf.role == "scontrol_job":
+                    for k, j in _scontrol_job_lines(self.lines(bf)).items():
+                        self._sjobs.setdefault(k, (bf, j))
+        return self._sjobs.get(job_id)
+
+    def node_change(self, node: str) -> tuple[BundleFile, int] | None:
+        if self._nodes is None:
+            self._nodes = {}
+            for bf in self.files:
+                if bf.kind != "slurmctld" or not bf.complete:
+                    continue
+                for i, line in enumerate(self.lines(bf)):
+                    if _NODE_CHANGE.search(line):
+                        for k in _tokens(line):
+                            self._nodes.setdefault(k, (bf, i))
+        if not _INDEXABLE.fullmatch(node):
+            for bf in self.files:
+                if bf.kind == "slurmctld" and bf.complete:
+                    for i, line in enumerate(self.lines(bf)):
+                        if _mentions(line, node, "log") and _NODE_CHANGE.search(line):
+                            return bf, i
+            return None
+        return self._nodes.get(node)
+
+    def line_text(self, name: str, line: int) -> str | None:
+        if self._names is None:
+            self._names = {}
+            for bf in self.files:
+                self._names.setdefault(bf.name, []).append(bf)
+        parts = self._names.get(name, [])
+        # parts of one file come in line order: try the one that starts at or before the line
+        lo, hi = 0, len(parts)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if parts[mid].line <= line:
+                lo = mid + 1
+            else:
+                hi = mid
+        order = ([parts[lo - 1]] if lo else []) + parts
+        for bf in order:
+            got = self._held_line(bf, line)
+            if got is not None:
+                return got
+        return None
+
+    def _held_line(self, bf: BundleFile, line: int) -> str | None:
+        i = line - bf.line
+        if i < 0:
+            return None
+        lines = self._raw.get(id(bf))
+        if lines is None:
+            lines = self._raw[id(bf)] = bf.data.split(b"\n")
+        # the last piece is what follows the final newline: a line of its own only when the
+        # part holds the whole file's end, not a head cut short
+        held = len(lines) - (0 if bf.complete and not bf.data.endswith(b"\n") else 1)
+        return decode_line(lines[i]) if i < held else None
+
+
+_CACHE: list = []  # [(files, _Index)]: the bundle being located, one at a time
+
+
+def _index(files: Sequence[BundleFile]) -> _Index:
+    if _CACHE and _CACHE[0][0] is files:
+        return _CACHE[0][1]
+    idx = _Index(files)
+    _CACHE[:] = [(files, idx)]
+    return idx
+
+
+def _forget() -> None:
+    _CACHE.clear()
+
+
+def _scontrol_job_lines(lines: list[str]) -> dict[str, int]:
+    """job id (``A_T`` too, from ArrayJobId=A ArrayTaskId=T) -> the JobState line of the
+    first record for it that has one."""
+    out: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        if not line.strip().startswith("JobId="):
             continue
-        for i, line in enumerate(_lines(bf)):
-            if _mentions(line, node, "log") and _NODE_CHANGE.search(line):
-                return _ev(bf, i, line, ev.tier)
-    return ev
+        keys = [k for m in _JOBID.finditer(line) for k in _prefixes_at_boundary(m.group(1))]
+        arr = _ARRAY.search(line)
+        if arr:
+            keys.append(f"{arr.group(1)}_{arr.group(2)}")
+        keys = [k for k in keys if k not in out]
+        if not keys:
+            continue
+        for j in range(i, min(i + 40, len(lines))):
+            if j > i and lines[j].strip().startswith("JobId="):
+                break
+            if "JobState=" in lines[j]:
+                for k in keys:
+                    out.setdefault(k, j)
+                break
+    return out
+
+
+def _log_line_of_node(node: str, idx: _Index, ev: Evidence) -> Evidence:
+    """A node known only from a slurmctld log: the line that changed its state."""
+    hit = idx.node_change(node)
+    if hit is None:
+        return ev
+    bf, i = hit
+    return _ev(bf, i, idx.lines(bf)[i], ev.tier)
 
 
 def _ev(bf: BundleFile, i: int, line: str, tier: int) -> Evidence:
     return Evidence(bf.name, decode_line(line.encode()), line=bf.line + i, path=bf.path, tier=tier)
-
-
-def _scontrol_job_line(bf: BundleFile, job_id: str, tier: int) -> Evidence | None:
-    """The JobState line of the record for ``job_id`` (``A_T`` matches ArrayJobId=A
-    ArrayTaskId=T)."""
-    arr, _, task = job_id.partition("_")
-    want = [rf"JobId={re.escape(job_id)}\b"] + (
-        [rf"ArrayJobId={arr}\b.*ArrayTaskId={task}\b"] if task else []
-    )
-    lines = _lines(bf)
-    for i, line in enumerate(lines):
-        if line.strip().startswith("JobId=") and any(re.search(w, line) for w in want):
-            for j in range(i, min(i + 40, len(lines))):
-                if j > i and lines[j].strip().startswith("JobId="):
-                    break
-                if "JobState=" in lines[j]:
-                    return _ev(bf, j, lines[j], tier)
-    return None
 
 
 def _mentions(line: str, needle: str, role: str) -> bool:
@@ -130,17 +300,7 @@ def _mentions(line: str, needle: str, role: str) -> bool:
 def file_line_text(files: Sequence[BundleFile], name: str, line: int) -> str | None:
     """Line ``line`` of file ``name`` as the file has it (None when no part holds it: past
     the head of a large file)."""
-    for bf in files:
-        i = line - bf.line
-        if bf.name != name or i < 0:
-            continue
-        lines = bf.data.split(b"\n")
-        # the last piece is what follows the final newline: a line of its own only when the
-        # part holds the whole file's end, not a head cut short
-        held = len(lines) - (0 if bf.complete and not bf.data.endswith(b"\n") else 1)
-        if i < held:
-            return decode_line(lines[i])
-    return None
+    return _index(files).line_text(name, line)
 
 
 def _view(bf: BundleFile) -> LogText:
@@ -152,7 +312,14 @@ def _view(bf: BundleFile) -> LogText:
 def first_error(top: Finding | None, files: Sequence[BundleFile]) -> FirstError | None:
     """The line that carries the top finding's cause: logs before status tables, scheduler
     logs before node logs before program output; else the top finding's first evidence
-    line."""
+    line. The last look-up of a bundle: its line index is dropped after it."""
+    try:
+        return _first_error(top, files)
+    finally:
+        _forget()
+
+
+def _first_error(top: Finding | None, files: Sequence[BundleFile]) -> FirstError | None:
     if top is None or top.root_cause == "no_failure":
         return None
     rank = {r: i for i, r in enumerate(STRUCTURED)}
@@ -181,6 +348,13 @@ def first_error(top: Finding | None, files: Sequence[BundleFile]) -> FirstError 
 def unrecognised_error(files: Sequence[BundleFile]) -> FirstError | None:
     """When no cause is recognised: the first error-looking line of any log, in file order,
     so the operator still sees where to look."""
+    try:
+        return _unrecognised_error(files)
+    finally:
+        _forget()
+
+
+def _unrecognised_error(files: Sequence[BundleFile]) -> FirstError | None:
     for bf in files:
         if bf.role != "log" or bf.log is None:
             continue

@@ -103,14 +103,16 @@ class StreamScan:
     complete: bool
 
 
-def scan_stream(fh: BinaryIO, kind: str = "app", head: bytes = b"") -> StreamScan:
+def scan_stream(
+    fh: BinaryIO, kind: str = "app", head: bytes = b"", chunk: int | None = None
+) -> StreamScan:
     """First red error of an open stream (file, archive member, pipe) whose first bytes,
-    ``head``, were already read; read in chunks, memory flat in stream size. Stops reading
-    at the first strong line, as :func:`scan_path` does."""
+    ``head``, were already read; read in ``chunk`` pieces, memory flat in stream size. Stops
+    reading at the first strong line, as :func:`scan_path` does."""
     last: list = [0, 1, b"", True]  # the last piece read (base, line, bytes), at EOF
 
     def pieces() -> Iterator[tuple[int, int, bytearray]]:
-        for base, line, piece in _chunks(fh, CHUNK, head):
+        for base, line, piece in _chunks(fh, chunk or CHUNK, head):
             last[:] = [base, line, piece, False]
             yield base, line, piece
         last[3] = True

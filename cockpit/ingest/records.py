@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
+from itertools import islice
 
 from cockpit.errors import ParseError
 from cockpit.ingest import slurm_text as st
@@ -25,15 +26,55 @@ class Records:
     commands: dict[str, str] = field(default_factory=dict)
     priorities: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # (kind, id) -> (file name, 1-based file line) of the row or record it was read from;
+    # kind is job, acct (a sacct/seff job id), node or partition. The first table naming it
+    # wins; a scontrol record or a sinfo -R row (the telling ones) replaces a table row.
+    origins: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
 
-    def add(self, name: str, role: str, text: str) -> bool:
+    def add(self, name: str, role: str, text: str, line: int = 1) -> bool:
         """Parse one structured part into the records; False when it held no record (the
-        caller then scans it as a log). A part that fails to parse becomes a warning."""
+        caller then scans it as a log). A part that fails to parse becomes a warning.
+        ``line``: the file line the part starts at (where its records are said to be)."""
+        before = (len(self.jobs), len(self.nodes), len(self.partitions), len(self.acct))
         try:
-            return _ADD[role](self, name, text)
+            got = _ADD[role](self, name, text)
         except (ParseError, ValueError, KeyError, TypeError) as exc:
             self.warnings.append(f"{name}: {exc}")
             return False
+        if got:
+            self._origins(name, role, text, line, before)
+        return got
+
+    def origin(self, kind: str, key: str) -> tuple[str, int] | None:
+        """Where the record ``key`` of ``kind`` was read: (file name, file line), or None."""
+        return self.origins.get((kind, key))
+
+    def _origins(self, name: str, role: str, text: str, line: int, before: tuple) -> None:
+        """Note where the records this part added (or, for the telling ones, replaced) are.
+        Linear in the part: a paste of 20000 ``squeue -j`` prompts stays linear."""
+        n_jobs, n_nodes, n_parts, n_acct = before
+        index = None
+        if role in {"scontrol_job", "scontrol_node", "sinfo_r"}:  # the telling record wins
+            index = _index(text.split("\n"), role)
+            kind, table = ("job", self.jobs) if role == "scontrol_job" else ("node", self.nodes)
+            for key, i in index.items():
+                if key in table:
+                    self.origins[(kind, key)] = (name, line + i)
+        wanted = [("job", j) for j in _tail(self.jobs, n_jobs)]
+        wanted += [("acct", r.job_id) for r in self.acct[n_acct:]]
+        wanted += [("node", n) for n in _tail(self.nodes, n_nodes)]
+        wanted += [("partition", p) for p in _tail(self.partitions, n_parts)]
+        todo = [w for w in wanted if w not in self.origins]
+        if not todo:
+            return
+        if index is None:
+            index = _index(text.split("\n"), role)
+        for kind, key in todo:
+            i = index.get(key)
+            if i is None and kind == "job" and "_" in key and role == "scontrol_job":
+                i = index.get(key.split("_")[0])
+            if i is not None:
+                self.origins[(kind, key)] = (name, line + i)
 
     def add_log_facts(self, text: str) -> None:
         """Node state changes a slurmctld log records, for nodes no table described."""
@@ -49,9 +90,62 @@ class Records:
         for jid, rows in by_job.items():
             if jid not in self.jobs and (job := st.job_from_acct(rows)) is not None:
                 self.jobs[jid] = job
+                if ("acct", jid) in self.origins:
+                    self.origins.setdefault(("job", jid), self.origins[("acct", jid)])
         for jid, prio in self.priorities.items():
             if jid in self.jobs and self.jobs[jid].priority is None:
                 self.jobs[jid] = replace(self.jobs[jid], priority=prio)
+
+
+def _tail(d: dict, n: int) -> list:
+    """The keys added to ``d`` after it had ``n`` (from the end: O(added), not O(len))."""
+    return list(islice(reversed(d), len(d) - n))[::-1]
+
+
+_RECORD_START = {
+    "scontrol_job": re.compile(r"(?<![\w.])JobId=(\S+)"),
+    "scontrol_node": re.compile(r"(?<![\w.])NodeName=(\S+)"),
+    "scontrol_partition": re.compile(r"(?<![\w.])PartitionName=(\S+)"),
+}
+_TOKEN = re.compile(r"[^\s|]+")
+
+
+def _index(lines: list[str], role: str) -> dict[str, int]:
+    """Record key (job id, node or partition name) -> index of the line that holds it: a
+    table's row (first one naming it), or the ``State=`` line of a ``scontrol show`` record
+    (its first line when it has none)."""
+    out: dict[str, int] = {}
+    start = _RECORD_START.get(role)
+    if start is not None:
+        for i, ln in enumerate(lines):
+            m = start.search(ln)
+            if not m:
+                continue
+            at = i
+            for j in range(i, min(i + 40, len(lines))):
+                if j > i and start.search(lines[j]):
+                    break
+                if "State=" in lines[j]:
+                    at = j
+                    break
+            out.setdefault(m.group(1), at)
+        return out
+    if role not in {"sinfo", "sinfo_r"}:  # a row's first field (its job id) before the others
+        for i, ln in enumerate(lines):
+            toks = _TOKEN.findall(ln)
+            if toks:
+                out.setdefault(toks[0], i)
+                out.setdefault(toks[0].split(".")[0], i)
+    for i, ln in enumerate(lines):  # header words are no job ids or node names
+        for t in _TOKEN.findall(ln):
+            t = t.rstrip("*")
+            if role in {"sinfo", "sinfo_r"} and t[:1].isalnum():
+                for n in st.expand(t) if "[" in t or "," in t else (t,):
+                    out.setdefault(n, i)
+            else:
+                out.setdefault(t, i)
+                out.setdefault(t.split(".")[0], i)
+    return out
 
 
 def _squeue(r: Records, name: str, text: str) -> bool:

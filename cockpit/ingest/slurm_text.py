@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from functools import lru_cache
 
 from cockpit.diagnosis import slurm_states
 from cockpit.ingest.tables import col, content_lines, parse_table
@@ -430,7 +431,7 @@ def parse_sinfo(text: str) -> tuple[list[SlurmNode], list[Partition]]:
     """sinfo's default table (or ``-N``, ``-l``) -> nodes (state only) and partitions."""
     nodes: dict[str, SlurmNode] = {}
     parts: dict[str, list[str]] = {}
-    for r in parse_table(text):
+    for r in parse_table(fitting("sinfo", text)):
         pname = col(r, "PARTITION").rstrip("*")
         names = expand(r.get("NODELIST", "") or r.get("HOSTNAMES", ""))
         base, flags = sinfo_state(r.get("STATE", ""))
@@ -452,7 +453,7 @@ def parse_sinfo(text: str) -> tuple[list[SlurmNode], list[Partition]]:
 def parse_sinfo_r(text: str) -> list[SlurmNode]:
     """``sinfo -R`` (REASON [USER TIMESTAMP] NODELIST) -> drained nodes with their reasons."""
     out = []
-    for r in parse_table(text):
+    for r in parse_table(fitting("sinfo_r", text)):
         reason = r.get("REASON", "")
         down = re.search(r"Not responding|reboot", reason)
         for n in expand(r.get("NODELIST", "")):
@@ -524,3 +525,155 @@ def node_events(text: str) -> list[SlurmNode]:
         SlurmNode(name=n, state=s, flags=f, reason=reason or why.get(n, ""), reason_time=t)
         for n, (s, f, reason, t) in state.items()
     ]
+
+
+# --------------------------------------------------------------------------- row shapes
+#
+# Where a pasted table ends: a job script that prints ``squeue`` (or sacct, sinfo, scontrol)
+# before its own log lines leaves both in one part. A row belongs to the table only when it
+# has the table's shape (the header's columns, a job id and a job state, a node list and a
+# node state); the first line without it ends the table and the rest is read as a log.
+
+_HOSTLIST = re.compile(r"^[A-Za-z0-9][\w.\-]*(?:\[[\d,\-]+\][\w.\-]*)*(?:,[\w.\-\[\],]+)*$")
+_SINFO_STATE_SHAPE = re.compile(r"^[A-Za-z_]+(?:\+[A-Za-z_]+)*[*~#!%$@^-]?$")
+_TIMESTAMP = re.compile(r"^(?:\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d)?|Unknown|None|N/A)$", re.I)
+_RULER = re.compile(r"^[\s-]*-{3,}[\s-]*$")
+SEFF_KEYS = re.compile(
+    r"^(?:Job ID|Array Job ID|Cluster|User/Group|State|Nodes|Cores per node|Cores|"
+    r"CPU Utilized|CPU Efficiency|Job Wall-clock time|Memory Utilized|Memory Efficiency|"
+    r"GPU[\w /-]*|WARNING):"
+)
+KEY_VALUE = re.compile(r"^\s*[A-Za-z][\w/:.\[\]-]*=")
+ELISION = re.compile(r"^\s*(?:\.{3,}|…|\[\.\.\.\]|<snip>|\(snip\))\s*$")
+
+
+@lru_cache(maxsize=64)
+def _head_words(header: str, sep: str) -> tuple[str, ...]:
+    if sep:
+        return tuple(h.strip().upper() for h in header.split(sep))
+    return tuple(t.upper() for t in _TABLE_TOKEN.findall(header))
+
+
+_TABLE_TOKEN = re.compile(r"\([^()]*\)|\S+")  # as tables._tokens: a ( ... ) run is one
+
+
+def _one_row(header: str, ruler: str, line: str) -> dict[str, str] | None:
+    """``line`` read under ``header`` (and the sacct ruler, if any); None when the row does
+    not have the header's columns: a ``|`` table's count of fields, an aligned table's count
+    of values (values with single spaces inside are one)."""
+    if "|" in header or "\x1f" in header:
+        sep = "\x1f" if "\x1f" in header else "|"
+        if line.count(sep) != header.count(sep):
+            return None
+        return dict(
+            zip(_head_words(header, sep), (v.strip() for v in line.split(sep)), strict=True)
+        )
+    if not ruler:  # the common case first: one value per header word
+        heads, toks = _head_words(header, ""), _TABLE_TOKEN.findall(line)
+        if len(toks) == len(heads):
+            return dict(zip(heads, toks, strict=True))
+    rows = parse_table("\n".join(x for x in (header, ruler, line) if x))
+    return rows[0] if rows else None
+
+
+def row_fits(role: str, header: str, line: str, ruler: str = "") -> bool:
+    """Whether ``line`` is a row of the ``role`` table under ``header``."""
+    row = _one_row(header, ruler, line)
+    if row is None:
+        return False
+    heads = _header_words(header)
+    if role in {"squeue", "sacct", "sprio"}:
+        if not is_job_id(col(row, "JOBID")):
+            return False
+        if role == "sprio":
+            return _int(col(row, "PRIORITY")) is not None
+        return not (heads & _STATE_HEADS) or bool(job_state(col(row, "STATE")))
+    if role == "sinfo":
+        if "|" not in header and len(line.split()) != len(header.split()):
+            return False
+        state = row.get("STATE", "")
+        nodes = row.get("NODELIST", "") or row.get("HOSTNAMES", "")
+        count = row.get("NODES", "")
+        return (
+            bool(col(row, "PARTITION"))
+            and (not state or bool(_SINFO_STATE_SHAPE.match(state)))
+            and (not nodes or bool(_HOSTLIST.match(nodes)))
+            and (not count or count.isdigit())
+        )
+    if role == "sinfo_r":
+        nodes = row.get("NODELIST", "")
+        stamp = row.get("TIMESTAMP")
+        return bool(_HOSTLIST.match(nodes)) and (stamp is None or bool(_TIMESTAMP.match(stamp)))
+    if role == "df":
+        return len(line.split()) == 1 or bool(re.search(r"(?:^|\s)(?:\d{1,3}%|-)(?:\s|$)", line))
+    return True
+
+
+def table_span(role: str, lines: list[str]) -> tuple[int, int]:
+    """(first, end) indices into ``lines`` (one part, terminal escapes already removed) of
+    the ``role`` table or record dump it starts with: the lines from ``end`` on do not have
+    its shape and are no part of it. ``first`` > 0 when a record dump (scontrol) starts
+    further down. Blank lines inside a table are kept in it."""
+    idx = [i for i, ln in enumerate(lines) if ln.strip()]
+    if not idx:
+        return 0, len(lines)
+    if role in {"scontrol_job", "scontrol_node", "scontrol_partition"}:
+        start_rx = {
+            "scontrol_job": r"^\s*JobId=\d",
+            "scontrol_node": r"^\s*NodeName=\S",
+            "scontrol_partition": r"^\s*PartitionName=\S",
+        }[role]
+        first = next((i for i in idx if re.match(start_rx, lines[i])), idx[0])
+        ok = lambda ln: bool(KEY_VALUE.match(ln) or ELISION.match(ln))  # noqa: E731
+        return first, _run_end(lines, first, ok)
+    first = idx[0]
+    if role == "seff":
+        return first, _run_end(lines, first, lambda ln: bool(SEFF_KEYS.match(ln.strip())))
+    header = lines[first].strip()
+    if role in {"squeue", "sacct"} and not (
+        is_squeue_header(header) if role == "squeue" else is_sacct_header(header)
+    ):
+        shape = squeue_row_shape if role == "squeue" else sacct_row_shape
+        if not shape(header):
+            return 0, len(lines)  # recognised by most of its rows: the whole part
+        return first, _run_end(lines, first, shape)
+    if role not in {"squeue", "sacct", "sinfo", "sinfo_r", "sprio", "df"}:
+        return 0, len(lines)
+    raw_header = lines[first].rstrip()
+    ruler = ""
+    i = first + 1
+    if i < len(lines) and _RULER.match(lines[i]):
+        ruler = lines[i].rstrip()
+        i += 1
+    for j in range(i, len(lines)):
+        ln = lines[j].rstrip()
+        if not ln.strip() or (ruler and _RULER.match(ln)):
+            continue
+        if not row_fits(role, raw_header, ln, ruler):
+            return first, j
+    return first, len(lines)
+
+
+def fitting(role: str, text: str) -> str:
+    """``text`` (a table with its header first) without the rows that do not have the
+    table's shape: no node or job is made of a log line that follows a table."""
+    lines = content_lines(text)
+    if len(lines) < 2:
+        return text
+    header = lines[0]
+    if not (is_sinfo_r_header(header) if role == "sinfo_r" else is_sinfo_header(header)):
+        return text  # sinfo -l's date line first, or a custom layout: read as it is
+    ruler = lines[1] if _RULER.match(lines[1]) else ""
+    keep = [header] + ([ruler] if ruler else [])
+    for ln in lines[1 + bool(ruler) :]:
+        if (ruler and _RULER.match(ln)) or row_fits(role, header, ln, ruler):
+            keep.append(ln)
+    return "\n".join(keep) + "\n"
+
+
+def _run_end(lines: list[str], first: int, ok) -> int:
+    """Index of the first non-blank line from ``first`` on that is not ``ok``."""
+    for j in range(first, len(lines)):
+        if lines[j].strip() and not ok(lines[j]):
+            return j
+    return len(lines)

@@ -12,22 +12,37 @@ note: a report never keeps quiet about what it did not look at.
 from __future__ import annotations
 
 import bz2
+import codecs
 import gzip
 import io
 import lzma
 import os
+import stat
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from cockpit.errors import UserError
+from cockpit.ingest import logfile
 from cockpit.ingest.logfile import StreamScan, scan_stream
 from cockpit.ingest.sniff import scan_kind, sniff
 
 SMALL = 32 << 20  # an input up to this size is read whole and split into parts
 MAX_ARCHIVE_BYTES = 8 << 30  # uncompressed bytes read from one archive, at most
+# bytes of whole inputs held in memory, over all inputs: past it, a log is only scanned
+# streaming for its first red error and a table only its head read (said in a note), so
+# memory stays flat in the size of a folder or of an archive's members
+MAX_HELD = 64 << 20
+_MIN_HEAD = 1 << 20  # bytes looked at to recognise an input read past MAX_HELD
+_MEMBER_CHUNK = 8 << 20  # bytes scanned at a time of an archive member read streaming
+_KEEP_HEAD = 65536  # bytes kept of an input only scanned
+# what a damaged compressed stream raises while it is read
+_DAMAGE = (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile, tarfile.TarError)
+_PIECE = 16384  # bytes asked of a decompressor at a time
+_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 SKIP_NAMES = {"expected.toml", "readme.md", ".ds_store"}
 _BINARY_SNIFF = 2048
 
@@ -74,11 +89,19 @@ def _archive_kind(head: bytes) -> str:
     return ""
 
 
+class _Notes(list):
+    """The notes of one read, and the bytes it may still hold in memory."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held_left = MAX_HELD
+
+
 def read_inputs(target: str, stdin: BinaryIO | None = None) -> tuple[list[Input], list[str]]:
     """The inputs of ``target`` (a folder, a file, an archive, or ``-`` for ``stdin``) and
     the notes on what was skipped or cut. Raises UserError when ``target`` does not exist
     (a file that cannot be read, a binary file, an empty archive: a note each)."""
-    notes: list[str] = []
+    notes = _Notes()
     if target == "-":
         fh = stdin if stdin is not None else _stdin()
         items = list(_read_stream(fh, "stdin", "", None, notes, archive_ok=True, top=True))
@@ -88,7 +111,7 @@ def read_inputs(target: str, stdin: BinaryIO | None = None) -> tuple[list[Input]
         items = list(_read_file(target, os.path.basename(target), notes, top=True))
     else:
         raise UserError(f"{target}: no such file or directory")
-    return items, notes
+    return items, list(notes)
 
 
 def _stdin() -> BinaryIO:
@@ -97,19 +120,55 @@ def _stdin() -> BinaryIO:
     return sys.stdin.buffer
 
 
+_NOT_REGULAR = (
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+)
+
+
 def _read_folder(root: str, notes: list[str]) -> Iterator[Input]:
+    """The regular files of a folder. Symbolic links are not followed (one may point out of
+    the folder: ``/etc/passwd``, ``/dev/zero``), and pipes, sockets and devices are never
+    opened (a pipe would wait forever): a note each."""
     for dirpath, dirs, files in os.walk(root):
+        for d in sorted(dirs):
+            if not d.startswith(".") and os.path.islink(os.path.join(dirpath, d)):
+                rel = os.path.relpath(os.path.join(dirpath, d), root)
+                notes.append(f"{rel}: symbolic link to a folder, not followed")
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for fn in sorted(files):
             if fn.lower() in SKIP_NAMES or fn.startswith("."):
                 continue
             full = os.path.join(dirpath, fn)
-            yield from _read_file(full, os.path.relpath(full, root), notes, top=False)
+            name = os.path.relpath(full, root)
+            try:
+                st = os.lstat(full)
+            except OSError as exc:
+                notes.append(f"{name}: not read ({exc.strerror or exc})")
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                notes.append(f"{name}: symbolic link, not followed")
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                what = next((w for test, w in _NOT_REGULAR if test(st.st_mode)), "not a file")
+                notes.append(f"{name}: {what}, not a regular file: skipped")
+                continue
+            yield from _read_file(full, name, notes, top=False)
 
 
 def _read_file(path: str, name: str, notes: list[str], top: bool) -> Iterator[Input]:
     try:
-        fh = open(path, "rb")  # noqa: SIM115 - closed below, after the generator is done
+        if top:
+            fh = open(path, "rb")  # noqa: SIM115 - closed below, after the generator is done
+        else:  # a folder's file: no link followed, no pipe waited on (swapped since lstat)
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                os.close(fd)
+                notes.append(f"{name}: not a regular file, skipped")
+                return
+            fh = os.fdopen(fd, "rb")
     except OSError as exc:
         notes.append(f"{name}: not read ({exc.strerror or exc})")
         return
@@ -133,8 +192,12 @@ def _read_stream(
 ) -> Iterator[Input]:
     """Inputs from one stream: itself, or an archive's members (named as inside the archive
     when the archive is what the operator gave, else under the archive's own name)."""
+    left = getattr(notes, "held_left", MAX_HELD)
+    limit = SMALL if left >= SMALL else max(left, _MIN_HEAD)
     try:
-        head = _read_up_to(fh, SMALL + 1)
+        head = _read_up_to(fh, limit + 1)
+        if head[:1] == b"\x00":
+            fh, head, size = _skip_nuls(fh, head, name, size, limit, notes)
     except OSError as exc:
         notes.append(f"{name}: not read ({exc.strerror or exc})")
         return
@@ -143,35 +206,74 @@ def _read_stream(
         prefix = "" if top else name + "/"
         yield from _read_archive(fh, head, name, prefix, archive_path, kind, notes)
         return
+    if not kind and head.startswith(_BOMS):
+        # UTF-16 with a byte order mark (PowerShell's ``>``): read as UTF-8 from here on
+        fh = io.BufferedReader(_Decoded(io.BufferedReader(_Replay(head, fh)), "utf-16"))
+        head, size = _read_up_to(fh, limit + 1), None
+        notes.append(f"{name}: UTF-16 text, read as such")
     if kind or looks_binary(head):
         notes.append(f"{name}: binary, not text ({human_size(size or len(head))}), skipped")
         return
-    if len(head) <= SMALL:
+    if len(head) <= limit and len(head) <= left:
+        if hasattr(notes, "held_left"):
+            notes.held_left -= len(head)  # type: ignore[attr-defined]
         yield Input(name, path, head, len(head))
         return
     # too big to hold: recognise it from its head, then scan it streaming
+    why = "too big to hold" if len(head) > SMALL else f"past the {human_size(MAX_HELD)} held"
     head = head[: head.rfind(b"\n") + 1] or head
     role, log_kind = sniff(name, head)
     if role != "log":
-        total = human_size(size) if size else "over " + human_size(SMALL)
+        if len(head) > left:  # memory is spent: keep what recognises it
+            head = head[: max(left, _KEEP_HEAD)]
+            head = head[: head.rfind(b"\n") + 1] or head
+        if hasattr(notes, "held_left"):
+            notes.held_left -= len(head)  # type: ignore[attr-defined]
+        total = human_size(size) if size else "over " + human_size(len(head))
         notes.append(
             f"{name}: {role} table of {total}: only the first {human_size(len(head))} read"
+            + ("" if why.startswith("too") else f" ({why} in memory)")
         )
         yield Input(name, path, head, len(head))
         return
     try:
-        scan = scan_stream(fh, kind=scan_kind(log_kind), head=head)
+        # an archive's member in smaller pieces: memory stays low however many there are
+        chunk = logfile.CHUNK if archive_ok else min(logfile.CHUNK, _MEMBER_CHUNK)
+        scan = scan_stream(fh, kind=scan_kind(log_kind), head=head, chunk=chunk)
     except OSError as exc:
         notes.append(f"{name}: read failed after {human_size(len(head))} ({exc.strerror or exc})")
         return
     total = scan.bytes_read if scan.complete else size
-    yield Input(name, path, head[:65536], total, scan, log_kind)
-    notes.append(_stream_note(name, scan, size))
+    yield Input(name, path, head[:_KEEP_HEAD], total, scan, log_kind)
+    notes.append(_stream_note(name, scan, size, why))
 
 
-def _stream_note(name: str, scan: StreamScan, size: int | None) -> str:
+def _skip_nuls(
+    fh: BinaryIO, head: bytes, name: str, size: int | None, limit: int, notes: list[str]
+) -> tuple[BinaryIO, bytes, int | None]:
+    """Past the NUL bytes a log starts with when it was truncated while written to
+    (logrotate's copytruncate): the stream, its head from the first other byte, its size."""
+    skipped = 0
+    while True:
+        rest = head.lstrip(b"\x00")
+        skipped += len(head) - len(rest)
+        if rest or len(head) <= limit:
+            break
+        head = _read_up_to(fh, limit + 1)
+    if not rest or looks_binary(rest):  # a binary that starts with NULs (a core file)
+        return fh, (head if head.strip(b"\x00") else b"\x00" * min(skipped, 2048)), size
+    head = rest + _read_up_to(fh, limit + 1 - len(rest))
+    notes.append(
+        f"{name}: {human_size(skipped)} of NUL bytes before its first line skipped "
+        "(left by a log truncated while written to)"
+    )
+    return fh, head, (size - skipped if size is not None else None)
+
+
+def _stream_note(name: str, scan: StreamScan, size: int | None, why: str = "") -> str:
     """What streaming read of a large input, and what it did not."""
-    head = f"{name} ({human_size(size or scan.bytes_read)}, too big to hold): read streaming"
+    why = why or "too big to hold"
+    head = f"{name} ({human_size(size or scan.bytes_read)}, {why}): read streaming"
     if scan.hit is None:
         return f"{head}; no error line in its {scan.lines_read:,} lines"
     left = (size - scan.bytes_read) if size is not None else None
@@ -232,10 +334,67 @@ class _Capped(io.RawIOBase):
         if self.left <= 0:
             self.cut = self.cut or bool(self._fh.read(1))
             return 0
-        data = self._fh.read(min(len(b), self.left))
+        with memoryview(b) as mv, mv[: min(len(b), self.left)] as dest:
+            n = self._fh.readinto(dest) or 0  # in place: no copy of a large read
+        self.left -= n
+        return n
+
+
+class _Decoded(io.RawIOBase):
+    """A text stream in another encoding, served as UTF-8 (undecodable bytes replaced)."""
+
+    def __init__(self, fh: BinaryIO, encoding: str) -> None:
+        self._fh, self._out = fh, b""
+        self._dec = codecs.getincrementaldecoder(encoding)(errors="replace")
+        self._eof = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        while not self._out and not self._eof:
+            raw = self._fh.read(1 << 16)
+            self._eof = not raw
+            self._out = self._dec.decode(raw, final=self._eof).encode("utf-8")
+        n = min(len(b), len(self._out))
+        b[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+
+class _Tolerant(io.RawIOBase):
+    """A decompressing stream that ends where its data is damaged instead of raising:
+    what decompressed before the damage is kept; ``error`` says what stopped it and
+    ``got`` how many bytes came before."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self._fh, self.got = fh, 0
+        self._read = getattr(fh, "read1", fh.read)
+        self.error: BaseException | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        if self.error is not None:
+            return 0
+        try:  # small pieces: a read that fails loses what it had decompressed
+            data = self._read(min(len(b), _PIECE))
+        except _DAMAGE as exc:
+            self.error = exc
+            return 0
         b[: len(data)] = data
-        self.left -= len(data)
+        self.got += len(data)
         return len(data)
+
+
+def _damage_note(name: str, tol: _Tolerant) -> str:
+    if tol.got == 0:
+        return f"{name}: damaged compressed data, nothing readable ({tol.error})"
+    return (
+        f"{name}: damaged compressed data after {human_size(tol.got)} ({tol.error}); "
+        "what came before the damage is read, the rest is not"
+    )
 
 
 def _safe_member(name: str) -> str | None:
@@ -259,9 +418,7 @@ def _read_archive(
         except (zipfile.BadZipFile, OSError, EOFError) as exc:
             notes.append(f"{name}: damaged archive, not read ({exc})")
             return
-        members = (
-            (i.filename, i.file_size, None if i.is_dir() else zf.open(i)) for i in zf.infolist()
-        )
+        members = _zip_members(zf, name, notes)
     elif kind == "compressed" and not _is_tar(_inflate_head(head)):
         yield from _read_compressed(fh, head, name, notes)
         return
@@ -286,19 +443,39 @@ def _read_archive(
             if budget <= 0:
                 skipped.append(inner)
                 continue
-            capped = _Capped(mfh, budget)
+            tol = _Tolerant(mfh)
+            capped = _Capped(tol, budget)
             label = prefix + inner
             yield from _read_stream(io.BufferedReader(capped), label, "", msize, notes, False)
             budget = capped.left
+            if tol.error is not None:
+                notes.append(_damage_note(label, tol))
             if capped.cut:
                 notes.append(f"{label}: cut at the archive's {human_size(MAX_ARCHIVE_BYTES)} cap")
-    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as exc:
+    except _DAMAGE as exc:
         notes.append(f"{name}: archive damaged, read up to there ({exc})")
     if skipped:
         notes.append(
             f"{name}: {len(skipped)} member(s) past the {human_size(MAX_ARCHIVE_BYTES)} cap "
             "not read: " + ", ".join(skipped[:5]) + (" …" if len(skipped) > 5 else "")
         )
+
+
+def _zip_members(
+    zf: zipfile.ZipFile, name: str, notes: list[str]
+) -> Iterator[tuple[str, int, BinaryIO | None]]:
+    """A zip's members, each opened in turn: one that cannot be opened (a damaged header, an
+    unknown compression, a password) is a note, and the others are still read."""
+    for i in zf.infolist():
+        if i.is_dir():
+            continue
+        try:
+            mfh = zf.open(i)
+        except (*_DAMAGE, NotImplementedError, RuntimeError) as exc:
+            notes.append(f"{name}: {i.filename}: not read ({exc})")
+            continue
+        with mfh:
+            yield i.filename, i.file_size, mfh
 
 
 def _tar_members(
@@ -343,10 +520,10 @@ def _read_compressed(fh: BinaryIO, head: bytes, name: str, notes: list[str]) -> 
         notes.append(f"{name}: compressed in a format this reader does not open, skipped")
         return
     inner = name.rsplit(".", 1)[0] if name.endswith((".gz", ".bz2", ".xz")) else name
-    capped = _Capped(opener(fileobj=io.BufferedReader(_Replay(head, fh))), MAX_ARCHIVE_BYTES)
-    try:
-        yield from _read_stream(io.BufferedReader(capped), inner, "", None, notes, False)
-    except (OSError, EOFError, lzma.LZMAError) as exc:
-        notes.append(f"{name}: damaged compressed file, read up to there ({exc})")
+    tol = _Tolerant(opener(fileobj=io.BufferedReader(_Replay(head, fh))))
+    capped = _Capped(tol, MAX_ARCHIVE_BYTES)
+    yield from _read_stream(io.BufferedReader(capped), inner, "", None, notes, False)
+    if tol.error is not None:
+        notes.append(_damage_note(name, tol))
     if capped.cut:
         notes.append(f"{inner}: cut at {human_size(MAX_ARCHIVE_BYTES)} uncompressed")
