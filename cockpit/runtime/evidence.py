@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from cockpit.diagnosis.slurm_states import FAILED_STATES, FAST_FAIL_S
+from cockpit.diagnosis.slurm_states import ENDED_STATES, FAILED_STATES, FAST_FAIL_S
 from cockpit.model import Artifacts, Snapshot, Subject
 
 if TYPE_CHECKING:
@@ -103,6 +103,11 @@ def _job_wants(j) -> bool:
     if j.state == "COMPLETED":
         return j.elapsed_s is not None and j.elapsed_s < FAST_FAIL_S
     return j.state in FAILED_STATES
+
+
+def _ended(j) -> bool:
+    """By its state: squeue's end time of a running job is when its time limit runs out."""
+    return j.state.split(" ", 1)[0] in ENDED_STATES
 
 
 def _node_wants(n) -> bool:
@@ -271,7 +276,7 @@ class EvidenceCache:
         needs evidence for (with ``evidence = "drill-down"`` this is the only pruning)."""
         live = evidence_subjects(snap)
         if self._opened:
-            ended = {j.job_id for j in snap.jobs if j.end_time is not None}
+            ended = {j.job_id for j in snap.jobs if _ended(j)}
             self._opened = {s: None for s in dict(self._opened) if s.id in ended}
             wanted = set(live)
             live = live + [s for s in self._opened if s not in wanted]
@@ -326,7 +331,7 @@ class EvidenceCache:
         one of ``snap``'s evidence subjects (the poller then does not fetch it again) or an
         ended job (kept while it is listed, so its row shows the drill-down's verdict)."""
         opened = subject.kind == "job" and any(
-            j.job_id == subject.id and j.end_time is not None for j in snap.jobs
+            j.job_id == subject.id and _ended(j) for j in snap.jobs
         )
         if _wants_evidence(snap, subject) or opened:
             if opened and not _wants_evidence(snap, subject):
