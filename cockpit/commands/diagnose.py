@@ -286,7 +286,7 @@ def with_job(snap: Snapshot, job_id: str, arts: Artifacts) -> Snapshot:
 
 def payload(findings: list[Finding]) -> dict:
     """The bundle JSON contract for live findings; first_error from the top finding's evidence."""
-    from cockpit.diagnosis.engine import subject_label
+    from cockpit.diagnosis.engine import finding_json
     from cockpit.diagnosis.patterns import classify
 
     first = None
@@ -302,18 +302,7 @@ def payload(findings: list[Finding]) -> dict:
         if pick is not None:
             first = {"file": pick.where, "line": pick.line, "text": pick.text}
     return {
-        "findings": [
-            {
-                "root_cause": f.root_cause,
-                "severity": f.severity,
-                "subject": subject_label(f.subject),
-                "title": f.title,
-                "explanation": f.explanation,
-                "remedy": f.remedy,
-                "evidence": [{"file": e.where, "line": e.line, "text": e.text} for e in f.evidence],
-            }
-            for f in findings
-        ],
+        "findings": [finding_json(f) for f in findings],
         "first_error": first,
     }
 

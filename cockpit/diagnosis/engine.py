@@ -260,3 +260,16 @@ def _focused(snapshot: Snapshot, focus: Subject) -> Iterator[tuple[str, Iterable
 def subject_label(s: Subject) -> str:
     """``job 191``, ``node c05``, ``training job abc``: the subject without its source."""
     return f"{ {'training_job': 'training job'}.get(s.kind, s.kind) } {s.id}"
+
+
+def finding_json(f: Finding) -> dict:
+    """One finding in the JSON contract of ``cockpit diagnose`` (live, bundle and paste)."""
+    return {
+        "root_cause": f.root_cause,
+        "severity": f.severity,
+        "subject": subject_label(f.subject),
+        "title": f.title,
+        "explanation": f.explanation,
+        "remedy": f.remedy,
+        "evidence": [{"file": e.where, "line": e.line, "text": e.text} for e in f.evidence],
+    }

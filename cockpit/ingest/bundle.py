@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import BinaryIO
 
-from cockpit.diagnosis.engine import diagnose, sort_key, subject_label
+from cockpit.diagnosis.engine import diagnose, finding_json, sort_key
 from cockpit.errors import UserError
 from cockpit.ingest.attribute import excerpts, file_subject
 from cockpit.ingest.locate import FirstError, first_error, locate, unrecognised_error
@@ -105,20 +105,7 @@ class BundleReport:
         """The documented JSON contract (see module docstring)."""
         fe = self.first_error
         return {
-            "findings": [
-                {
-                    "root_cause": f.root_cause,
-                    "severity": f.severity,
-                    "subject": subject_label(f.subject),
-                    "title": f.title,
-                    "explanation": f.explanation,
-                    "remedy": f.remedy,
-                    "evidence": [
-                        {"file": e.where, "line": e.line, "text": e.text} for e in f.evidence
-                    ],
-                }
-                for f in self.findings
-            ],
+            "findings": [finding_json(f) for f in self.findings],
             "first_error": {"file": fe.file, "line": fe.line, "text": fe.text} if fe else None,
             "notes": list(self.notes),
         }

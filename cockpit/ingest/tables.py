@@ -88,11 +88,7 @@ def parse_fixed_table(text: str) -> list[dict[str, str]]:
                 # a value wider than its ruler (OUT_OF_MEMORY under "----------"), as when
                 # sacct's --format widths are set too small or the paste was re-aligned:
                 # place whole tokens instead of slicing them apart
-                toks = _tokens(r)
-                if len(toks) == len(heads):
-                    out.append({h[0]: t[0] for h, t in zip(heads, toks, strict=True)})
-                else:
-                    out.append(_assign(heads, _phrases(toks, [h[1] for h in heads])))
+                out.append(_by_tokens(heads, r))
                 continue
             out.append(
                 {
@@ -102,18 +98,19 @@ def parse_fixed_table(text: str) -> list[dict[str, str]]:
             )
         return out
     heads = _tokens(header)
-    out = []
-    for r in rows:
-        toks = _tokens(r)
-        if len(toks) == len(heads):
-            out.append({h[0].upper(): t[0] for h, t in zip(heads, toks, strict=True)})
-            continue
-        ph = _phrases(toks, [h[1] for h in heads])
-        if len(ph) == len(heads):
-            out.append({h[0].upper(): t[0] for h, t in zip(heads, ph, strict=True)})
-        else:
-            out.append(_assign(heads, ph))
-    return out
+    return [_by_tokens(heads, r) for r in rows]
+
+
+def _by_tokens(heads: list[tuple[str, int, int]], row: str) -> dict[str, str]:
+    """One row placed under ``heads`` by its whitespace tokens: zipped when they match the
+    header one for one (alone or joined into phrases), else each by column position."""
+    toks = _tokens(row)
+    if len(toks) == len(heads):
+        return {h[0].upper(): t[0] for h, t in zip(heads, toks, strict=True)}
+    ph = _phrases(toks, [h[1] for h in heads])
+    if len(ph) == len(heads):
+        return {h[0].upper(): t[0] for h, t in zip(heads, ph, strict=True)}
+    return _assign(heads, ph)
 
 
 def parse_pipe_table(text: str) -> list[dict[str, str]]:

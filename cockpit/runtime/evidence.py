@@ -106,8 +106,9 @@ def _job_wants(j) -> bool:
 
 
 def _ended(j) -> bool:
-    """By its state: squeue's end time of a running job is when its time limit runs out."""
-    return j.state.split(" ", 1)[0] in ENDED_STATES
+    """By its state (parsers normalise ``CANCELLED by 0``): squeue's end time of a running
+    job is when its time limit runs out."""
+    return j.state in ENDED_STATES
 
 
 def _node_wants(n) -> bool:
