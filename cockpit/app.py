@@ -58,7 +58,10 @@ class CockpitApp(App[int]):
     COMMANDS = App.COMMANDS | {CockpitCommands}
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
+        # q leaves the view (quits only from the dashboard), Q quits from anywhere (k9s, less)
+        Binding("q", "leave", "Back/Quit"),
+        Binding("Q", "quit", "Quit", show=False),
+        Binding("f1", "help", "Help", show=False),  # ? searches backwards in a log
         Binding("i", "incidents", "Incidents"),
         Binding("A", "alerts", "Alerts", show=False),  # listed in help (?); footer kept short
         Binding("r", "refresh", "Refresh"),
@@ -190,9 +193,24 @@ class CockpitApp(App[int]):
             self.pop_screen()
 
     def action_incidents(self) -> None:
-        # i -> enter (a job) -> i goes back to the incident screen: a second one would
-        # clash with the first one's fixed widget ids
+        # i -> enter (a job) -> i goes back to the incident screen (a second one would clash
+        # with the first one's fixed widget ids); from anywhere else it replaces what was open,
+        # so one esc is home again (a log, a drill-down and the incidents do not stack up)
+        if not any(isinstance(s, IncidentScreen) for s in self.screen_stack):
+            while len(self.screen_stack) > 1:
+                self.pop_screen()
         self._raise_or_push(IncidentScreen, IncidentScreen)
+
+    async def action_leave(self) -> None:
+        """``q``: back one view; on the dashboard, quit."""
+        if len(self.screen_stack) > 1:
+            back = getattr(self.screen, "action_back", None)
+            if back is not None:
+                back()
+            else:
+                self.pop_screen()
+            return
+        await self.action_quit()
 
     def action_alerts(self) -> None:
         from cockpit.screens.alerts import AlertScreen

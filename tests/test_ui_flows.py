@@ -197,6 +197,10 @@ async def test_help_lists_every_key_and_i_works_from_anywhere(tmp_path):
         await pilot.pause()
         await pilot.press("i")
         assert isinstance(app.screen, IncidentScreen)
+        # i replaced the drill-down: q goes home, and quits only from there
+        assert [type(s) for s in app.screen_stack] == [DashboardScreen, IncidentScreen]
+        await pilot.press("q")
+        assert isinstance(app.screen, DashboardScreen) and app.is_running
         await pilot.press("q")
     assert app.return_code == 0
 

@@ -81,6 +81,9 @@ class CockpitScreen(Screen):
         self.refresh_data()
 
     def action_back(self) -> None:
+        if self.maximized is not None:  # z zoomed a pane: esc shows all panes again
+            self.minimize()
+            return
         table = self.focused
         if isinstance(table, VirtualTable) and table.filter_text:
             # a kept filter (/ … enter) goes first, as in k9s; the next esc goes back

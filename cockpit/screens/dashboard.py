@@ -24,6 +24,13 @@ PANES = (
 )
 
 
+class Pane(Vertical):
+    """A pane (title + table): ``z`` maximizes it whole. Textual lets only focusable widgets
+    be maximized by default; the table alone would lose its title (source, counts, filter)."""
+
+    ALLOW_MAXIMIZE = True
+
+
 class DashboardScreen(CockpitScreen):
     BINDINGS = [
         Binding("1", "focus_pane('queue')", "Queue", show=False),
@@ -48,15 +55,15 @@ class DashboardScreen(CockpitScreen):
         multi_ma = sum(1 for s in hub.states.values() if s.source.kind == "modelarts") > 1
         with Vertical(id="panes"):
             if hub.has_kind("slurm"):
-                with Vertical(classes="pane", id="queue-pane"):
+                with Pane(classes="pane", id="queue-pane"):
                     yield Static(id="queue-title", classes="pane-title")
                     yield QueueTable(multi_slurm, id="queue")
-                with Vertical(classes="pane", id="nodes-pane"):
+                with Pane(classes="pane", id="nodes-pane"):
                     yield Static(id="nodes-title", classes="pane-title")
                     yield NodeTable(multi_slurm, id="nodes")
                     yield StorageStrip(id="storage")  # df of storage_paths; hidden when none
             if hub.has_kind("modelarts"):
-                with Vertical(classes="pane", id="training-pane"):
+                with Pane(classes="pane", id="training-pane"):
                     yield Static(id="training-title", classes="pane-title")
                     yield TrainingJobTable(multi_ma, id="training")
         yield FilterBar()
@@ -138,5 +145,7 @@ class DashboardScreen(CockpitScreen):
             self.minimize()
             return
         focused = self.focused
-        if isinstance(focused, VirtualTable) and focused.parent is not None:
+        if isinstance(focused, VirtualTable) and isinstance(focused.parent, Pane):
             self.maximize(focused.parent, container=False)
+        else:
+            self.notify("focus a pane first (1, 2, 3 or tab), then z", timeout=2)

@@ -1,0 +1,84 @@
+"""Keys that must never surprise: q leaves a view and quits only from the dashboard, Q quits
+from anywhere, z zooms the focused pane, i replaces what was open instead of stacking."""
+
+from __future__ import annotations
+
+from cockpit.widgets.logview import LogView
+
+from cockpit.model import Subject
+from cockpit.screens.dashboard import DashboardScreen, Pane
+from cockpit.screens.incidents import IncidentScreen
+from cockpit.screens.log import LogScreen
+from cockpit.screens.panes import NodeTable, QueueTable
+from cockpit.screens.subject import JobScreen
+
+from .test_ui_flows import OOM_JOB, make_app, ready, until
+
+
+async def _open_log(app, pilot) -> LogScreen:
+    app.open_subject(Subject("job", "demo-hpc", OOM_JOB))
+    await until(pilot, lambda: isinstance(app.screen, JobScreen) and bool(app.screen.logs), "logs")
+    await pilot.press("l")
+    await until(pilot, lambda: isinstance(app.screen, LogScreen), "log screen")
+    view = app.screen.query_one(LogView)
+    await until(pilot, lambda: view._done, "log indexed")
+    return app.screen
+
+
+async def test_q_in_the_log_viewer_goes_back_instead_of_quitting(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await _open_log(app, pilot)
+        await pilot.press("q")
+        assert isinstance(app.screen, JobScreen) and app.is_running
+        await pilot.press("q")
+        assert isinstance(app.screen, DashboardScreen) and app.is_running
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+async def test_capital_q_quits_from_a_log(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await _open_log(app, pilot)
+        await pilot.press("Q")
+        await pilot.pause()
+        assert not app.is_running
+    assert app.return_code == 0
+
+
+async def test_i_from_a_log_replaces_it_so_one_esc_is_home(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await _open_log(app, pilot)
+        await pilot.press("i")
+        assert isinstance(app.screen, IncidentScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, DashboardScreen)
+
+
+async def test_z_zooms_the_focused_pane_and_esc_restores(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        screen = app.screen
+        queue = screen.query_one(QueueTable)
+        nodes = screen.query_one(NodeTable)
+        await pilot.press("2")
+        assert screen.focused is nodes
+        await pilot.press("z")
+        await pilot.pause()
+        assert isinstance(screen.maximized, Pane) and screen.maximized.id == "nodes-pane"
+        # the zoomed pane takes the screen: the queue is not drawn, the nodes get the rows
+        assert queue.region.height == 0 or not queue.display or queue.region.area == 0
+        assert nodes.region.height > 10
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.maximized is None and queue.region.height > 0
+        await pilot.press("z")
+        await pilot.press("z")
+        await pilot.pause()
+        assert screen.maximized is None
