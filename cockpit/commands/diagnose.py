@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from cockpit.commands.output import stdout_console
 from cockpit.errors import UserError
 from cockpit.model import Artifacts, Finding, Incident, Snapshot, Subject
 from cockpit.safety import redact
@@ -409,12 +410,11 @@ def _emit(args: argparse.Namespace, findings: list[Finding], data: dict) -> int:
 def _print_findings(
     findings: list[Finding], first_error: dict | None, notes: list[str] | tuple = ()
 ) -> None:
-    from rich.console import Console
     from rich.text import Text
 
     from cockpit.diagnosis.engine import subject_label
 
-    con = Console(file=sys.stdout, highlight=False)
+    con = stdout_console()
     if not findings:
         if first_error:
             con.print("No known cause recognised.")
@@ -489,10 +489,9 @@ def evidence_excerpt(text: str, label: str = "", cap: int = EVIDENCE_CAP) -> str
 
 
 def _print_incidents(incidents: list[Incident], findings: list[Finding], at: datetime) -> None:
-    from rich.console import Console
     from rich.text import Text
 
-    con = Console(file=sys.stdout, highlight=False)
+    con = stdout_console()
     con.print(
         Text(
             f"{len(incidents)} incident(s), {len(findings)} finding(s) at {at:%Y-%m-%d %H:%M:%SZ}",

@@ -14,6 +14,7 @@ import json
 import sys
 from datetime import UTC, datetime
 
+from cockpit.commands.output import stdout_console
 from cockpit.model import Finding
 
 MAX_ARTIFACTS = 200  # subjects whose evidence is fetched per source
@@ -124,7 +125,6 @@ def _table(
     acked: frozenset[str] = frozenset(),
     taken: dict[str, datetime] | None = None,
 ) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
@@ -153,4 +153,4 @@ def _table(
             Text(age),
             Text("yes" if i.key in acked else "", style="green"),
         )
-    Console().print(table)
+    stdout_console().print(table)

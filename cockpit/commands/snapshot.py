@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from cockpit.commands.output import stdout_console
 from cockpit.model import Snapshot
 from cockpit.text import clean
 
@@ -260,10 +261,7 @@ def run(args: argparse.Namespace) -> int:
             json.dump([to_jsonable(s) for s in snaps], sys.stdout, indent=2)
             sys.stdout.write("\n")
         else:
-            from rich.console import Console
-
-            # Piped into a ticket: do not squeeze reasons into 80 columns.
-            console = Console() if sys.stdout.isatty() else Console(width=200)
+            console = stdout_console()
             for s in snaps:
                 render(s, console)
         sys.stdout.flush()

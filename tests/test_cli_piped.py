@@ -1,0 +1,37 @@
+"""Output piped into less, a ticket or cron mail: one row per line, never a word per line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    env["XDG_STATE_HOME"] = env.get("XDG_STATE_HOME", "/tmp/cockpit-piped-state")
+    return subprocess.run(
+        [sys.executable, "-m", "cockpit", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_piped_incident_table_keeps_each_incident_on_one_line():
+    out = _run("incidents").stdout
+    rows = [ln for ln in out.splitlines() if ln.startswith("│")]
+    assert rows, out
+    # the demo's partition-limit job: severity, cause, subject and title on the same line
+    row = next(ln for ln in rows if "48101" in ln)
+    assert "critical" in row and "pending_partition_limit" in row and "MaxCPUsPerNode" in row
+    # at 80 columns Rich folded cells over several lines: a row line with an empty severity
+    assert all(ln.split("│")[1].strip() for ln in rows), "a row was folded"
+
+
+def test_piped_diagnose_does_not_fold_the_remedy():
+    out = _run("diagnose", "48101").stdout
+    assert any("MaxCPUsPerNode" in ln and "48" in ln for ln in out.splitlines()), out
+    assert max(len(ln) for ln in out.splitlines()) > 80  # not squeezed to the default 80
