@@ -9,6 +9,7 @@ new critical incident, and maps ``enter`` on any subject to its drill-down scree
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -19,14 +20,17 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from cockpit.model import Subject
+from cockpit.prefs import Prefs
 from cockpit.runtime.hub import Hub, HubUpdated
 from cockpit.screens.commands import CockpitCommands
 from cockpit.screens.dashboard import DashboardScreen
 from cockpit.screens.help import HelpScreen
 from cockpit.screens.incidents import IncidentScreen
 from cockpit.store.acks import AckStore
+from cockpit.store.book import AckBook
 
 if TYPE_CHECKING:  # cockpit.watch is imported after the first frame (_start_polls)
+    from cockpit.record import ReplayClock
     from cockpit.source import Source
     from cockpit.watch.baseline import BaselineStore
     from cockpit.watch.watcher import Watcher
@@ -64,6 +68,11 @@ class CockpitApp(App[int]):
         Binding("f1", "help", "Help", show=False),  # ? searches backwards in a log
         Binding("i", "incidents", "Incidents"),
         Binding("A", "alerts", "Alerts", show=False),  # listed in help (?); footer kept short
+        Binding("F", "fleet", "Fleet", show=False),
+        Binding("right_square_bracket", "replay_step(1)", "Next poll", show=False),
+        Binding("left_square_bracket", "replay_step(-1)", "Prev poll", show=False),
+        Binding("right_curly_bracket", "replay_step(10)", "+10 polls", show=False),
+        Binding("left_curly_bracket", "replay_step(-10)", "-10 polls", show=False),
         Binding("r", "refresh", "Refresh"),
         Binding("question_mark", "help", "Help"),
         # Textual turns the terminal's own ctrl+z off (raw mode): suspend to the shell as
@@ -78,20 +87,34 @@ class CockpitApp(App[int]):
         clock: Callable[[], datetime] | None = None,
         bell: bool = True,
         acks: AckStore | None = None,
+        store: object | None = None,
         banner: str = "",
         watcher: Watcher | None = None,
         baselines: BaselineStore | None = None,
         export_dir: Path | None = None,
         late: Callable[[CockpitApp], None] | None = None,
+        readonly: bool = False,
+        audit_path: Path | None = None,
+        replay: ReplayClock | None = None,
+        prefs: Prefs | None = None,
     ) -> None:
         super().__init__()
+        # --readonly: no action runs whatever the clusters' allow_actions say (k9s)
+        self.readonly = readonly
+        self.audit_path = audit_path  # the actions' journal (cockpit.audit); None: the default
+        self.replay = replay  # --replay: the recorded poll shown; ] [ } { move it
+        self.prefs = prefs if prefs is not None else Prefs()  # columns chosen per pane
         self.hub = Hub(sources, clock=clock)
         self.hub.watcher = watcher  # alert log + notifications (cockpit.watch); None = off
         # good ModelArts init logs to diff a stuck Initializing job against; None = in memory only.
         # hub.baselines (a BaselineRecorder) is set in _start_polls, after the first frame
         self._baselines = baselines
         self._late = late
-        self.acks = acks if acks is not None else AckStore()
+        # the incident store (cockpit.store): incidents outlive the poll, acks carry who/when/
+        # note and are shared on PostgreSQL; without one, the JSON acks of old (``acks``)
+        self.store = store
+        self.hub.store = store
+        self.acks = AckBook(store, acks)
         self.bell_enabled = bell
         self.banner = banner
         self.bells = 0  # how many times we rang (tests, and honesty about noise)
@@ -156,6 +179,8 @@ class CockpitApp(App[int]):
         self.hub.start(self)
 
     def on_hub_updated(self, message: HubUpdated) -> None:
+        if self.hub.remembered is not None:
+            self.acks.update(self.hub.remembered.acks)
         fresh = [i for i in message.new_critical if not self.acks.is_acked(i.key)]
         if fresh and self.bell_enabled:
             self.bells += 1
@@ -168,13 +193,18 @@ class CockpitApp(App[int]):
 
     def open_subject(self, subject: Subject) -> None:
         """Push the drill-down screen for a job, node or training job."""
-        from cockpit.screens.subject import SCREENS_BY_KIND
+        from cockpit.screens.places import SCREENS_BY_KIND
 
         screen = SCREENS_BY_KIND.get(subject.kind)
         if screen is None:
             self.notify(f"no detail view for {subject}", timeout=3, markup=False)
             return
-        if self.hub.lookup(subject) is None and subject.kind != "node":
+        if self.hub.lookup(subject) is None and subject.kind not in (
+            "node",
+            "cluster",
+            "project",
+            "file",
+        ):
             self.notify(
                 f"{subject} is not in the latest snapshot",
                 severity="warning",
@@ -212,6 +242,29 @@ class CockpitApp(App[int]):
             return
         await self.action_quit()
 
+    def action_replay_step(self, polls: int) -> None:
+        """--replay: move the replay clock and poll every source at the new time."""
+        if self.replay is None:
+            return
+        if not self.replay.step(polls):
+            self.bell()
+            self.notify("no more recorded polls that way", timeout=2)
+            return
+        self.banner = self.replay.label()
+        for screen in self.screen_stack:
+            set_banner = getattr(screen, "set_banner", None)
+            if set_banner is not None:
+                set_banner(self.banner)
+        self.hub.refresh_now()
+
+    def action_fleet(self) -> None:
+        from cockpit.screens.fleet import FleetScreen
+
+        if not any(isinstance(s, FleetScreen) for s in self.screen_stack):
+            while len(self.screen_stack) > 1:
+                self.pop_screen()
+        self._raise_or_push(FleetScreen, FleetScreen)
+
     def action_alerts(self) -> None:
         from cockpit.screens.alerts import AlertScreen
 
@@ -228,4 +281,6 @@ class CockpitApp(App[int]):
     async def action_quit(self) -> None:
         self.workers.cancel_group(self, "poll")
         await self.hub.close()
+        # an ack given just before q is written (or queued in the store if it is down)
+        await asyncio.to_thread(self.acks.flush, 10.0)
         self.exit(0)

@@ -55,7 +55,7 @@ def _tui_only(argv: list[str]) -> bool:
     cannot tell apart) gets the full parser, which is always right; this only spares the
     TUI's start-up the import of every command module (~10 ms before the first frame).
     """
-    takes_value = {"--config", "--demo-seed"}
+    takes_value = {"--config", "--demo-seed", "--record", "--replay"}
     skip = False
     for tok in argv:
         if skip:
@@ -83,6 +83,21 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     add_common(parser, top=True)
     parser.add_argument(
         "--no-bell", action="store_true", help="do not ring the bell on new critical incidents"
+    )
+    parser.add_argument(
+        "--record",
+        metavar="DIR",
+        help="keep every Slurm command's output and log read in DIR (compressed, redacted)",
+    )
+    parser.add_argument(
+        "--replay",
+        metavar="DIR",
+        help="play a --record DIR back through the same pipeline; ] [ step a poll, } { ten",
+    )
+    parser.add_argument(
+        "--readonly",
+        action="store_true",
+        help="no actions (drain, cancel, stop...) whatever the config's allow_actions say",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     if argv is not None and _tui_only(argv):

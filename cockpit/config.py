@@ -17,6 +17,7 @@ Example::
     known_hosts = "~/.ssh/known_hosts"
     interval = 15                # seconds, at least 5
     evidence = "failures"        # or "drill-down": sacct/logs only for the job you open
+    backfill_hours = 12          # failed jobs looked for on a first start (no store cursor)
 
     [modelarts.prod]
     region = "cn-north-4"
@@ -70,6 +71,13 @@ class ClusterConfig:
     # "failures": each poll fetches sacct/logs for newly failed jobs (one batched sacct), so
     # the dashboard names causes; "drill-down": only for the job or node opened
     evidence: str = "failures"
+    # failures ended while no cockpit ran: how far back a first start asks sacct (the store's
+    # cursor wins when there is one), and how long a failed job squeue forgot stays shown
+    backfill_hours: float = 12.0
+    # transport = "rest": slurmrestd's URL and where its JWT comes from (one of the two)
+    url: str = ""
+    token_env: str | None = None
+    token_file: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +93,7 @@ class ModelArtsConfig:
     sk_env: str = "HUAWEICLOUD_SDK_SK"
     interval: float = 30.0
     verify_ssl: bool = True
+    allow_actions: bool = False  # 'a' in a drill-down may stop training jobs
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +101,14 @@ class UiConfig:
     bell: bool = True
     theme: str | None = None
     export_dir: str | None = None  # where `x` in the incident view writes; None: current directory
+
+
+@dataclass(frozen=True, slots=True)
+class StoreConfig:
+    """``[store]``: where incidents, acks and alert deliveries are kept (cockpit.store)."""
+
+    url: str = ""  # "": the SQLite file in the state dir; "postgresql://..." for a team
+    retention_days: float = 7.0  # resolved/acknowledged incidents are forgotten after this
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +121,7 @@ class Config:
         default_factory=dict
     )  # raw [alerts] table, read by the alerts issue
     exists: bool = True  # False when the default file was absent
+    store: StoreConfig = field(default_factory=StoreConfig)
 
     @property
     def has_sources(self) -> bool:
@@ -129,6 +147,10 @@ _CLUSTER_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "connect_timeout": ((int, float), "number"),
     "command_timeout": ((int, float), "number"),
     "evidence": ((str,), "string"),
+    "backfill_hours": ((int, float), "number"),
+    "url": ((str,), "string"),
+    "token_env": ((str,), "string"),
+    "token_file": ((str,), "string"),
 }
 _MODELARTS_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "region": ((str,), "string"),
@@ -139,13 +161,18 @@ _MODELARTS_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "sk_env": ((str,), "string"),
     "interval": ((int, float), "number"),
     "verify_ssl": ((bool,), "boolean"),
+    "allow_actions": ((bool,), "boolean"),
 }
 _UI_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "bell": ((bool,), "boolean"),
     "theme": ((str,), "string"),
     "export_dir": ((str,), "string"),
 }
-_TOP = {"clusters", "modelarts", "ui", "alerts"}
+_STORE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "url": ((str,), "string"),
+    "retention_days": ((int, float), "number"),
+}
+_TOP = {"clusters", "modelarts", "ui", "alerts", "store"}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -241,6 +268,20 @@ class _Loader:
         return float(value)
 
 
+def _check_rest(ld: _Loader, prefix: str, v: dict[str, Any]) -> None:
+    """A slurmrestd cluster: an http(s) url and exactly one of token_env / token_file (the
+    token itself never sits in the config)."""
+    if not re.match(r"https?://[^\s/]+", v.get("url", "")):
+        raise ld.error(f"{prefix}.url", 'a rest cluster needs url = "http(s)://host:port"')
+    if ("token_env" in v) == ("token_file" in v):
+        raise ld.error(f"{prefix}.token_env", "a rest cluster needs one of token_env or token_file")
+    if "token_env" in v and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v["token_env"]):
+        raise ld.error(
+            f"{prefix}.token_env",
+            "token_env names an environment variable, e.g. SLURM_JWT (never the token itself)",
+        )
+
+
 def _table(ld: _Loader, data: dict[str, Any], key: str) -> dict[str, Any]:
     v = data.get(key, {})
     if not isinstance(v, dict):
@@ -287,10 +328,13 @@ def load_config(path: str | Path | None = None) -> Config:
             raise ld.error(prefix, "cluster names use letters, digits, '.', '_' and '-'")
         v = ld.check(prefix, raw, _CLUSTER_KEYS)
         transport = v.get("transport", "local")
-        if transport not in ("local", "ssh"):
+        if transport not in ("local", "ssh", "rest"):
             raise ld.error(
-                f"{prefix}.transport", f"transport must be 'local' or 'ssh', not {transport!r}"
+                f"{prefix}.transport",
+                f"transport must be 'local', 'ssh' or 'rest', not {transport!r}",
             )
+        if transport == "rest":
+            _check_rest(ld, prefix, v)
         if transport == "ssh" and not v.get("host"):
             raise ld.error(f"{prefix}.host", "an ssh cluster needs host")
         port = v.get("port", 22)
@@ -317,6 +361,9 @@ def load_config(path: str | Path | None = None) -> Config:
             raise ld.error(
                 f"{prefix}.evidence", f"must be 'failures' or 'drill-down', not {evidence!r}"
             )
+        backfill = v.get("backfill_hours", 12.0)
+        if not 0 < backfill <= 24 * 7:
+            raise ld.error(f"{prefix}.backfill_hours", "must be between 0 and 168 hours")
         clusters[name] = ClusterConfig(
             name=name,
             transport=transport,
@@ -342,6 +389,10 @@ def load_config(path: str | Path | None = None) -> Config:
             connect_timeout=ld.timeout(f"{prefix}.connect_timeout", v.get("connect_timeout", 10.0)),
             command_timeout=ld.timeout(f"{prefix}.command_timeout", v.get("command_timeout", 20.0)),
             evidence=evidence,
+            url=v.get("url", ""),
+            token_env=v.get("token_env"),
+            token_file=v.get("token_file"),
+            backfill_hours=float(backfill),
         )
 
     modelarts: dict[str, ModelArtsConfig] = {}
@@ -373,6 +424,7 @@ def load_config(path: str | Path | None = None) -> Config:
             sk_env=v.get("sk_env", "HUAWEICLOUD_SDK_SK"),
             interval=ld.interval(f"{prefix}.interval", v.get("interval", 30)),
             verify_ssl=v.get("verify_ssl", True),
+            allow_actions=v.get("allow_actions", False),
         )
 
     ui_raw = _table(ld, data, "ui")
@@ -381,4 +433,21 @@ def load_config(path: str | Path | None = None) -> Config:
         bell=ui_v.get("bell", True), theme=ui_v.get("theme"), export_dir=ui_v.get("export_dir")
     )
     alerts = _table(ld, data, "alerts")
-    return Config(path=str(p), clusters=clusters, modelarts=modelarts, ui=ui, alerts=dict(alerts))
+    store_v = ld.check("store", _table(ld, data, "store"), _STORE_KEYS)
+    retention = float(store_v.get("retention_days", 7.0))
+    if not (0 < retention <= 3650) or math.isnan(retention):
+        raise ld.error("store.retention_days", "retention_days must be between 0 and 3650")
+    url = store_v.get("url", "").strip()
+    if url and not url.startswith(("sqlite:", "postgresql:", "postgresql+psycopg:", "postgres:")):
+        raise ld.error("store.url", 'url must start with "sqlite:///" or "postgresql://"')
+    if url.startswith("postgres:"):  # libpq's spelling; SQLAlchemy wants the long one
+        url = "postgresql:" + url[len("postgres:") :]
+    store = StoreConfig(url=url, retention_days=retention)
+    return Config(
+        path=str(p),
+        clusters=clusters,
+        modelarts=modelarts,
+        ui=ui,
+        alerts=dict(alerts),
+        store=store,
+    )

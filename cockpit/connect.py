@@ -39,6 +39,8 @@ def build_transport(cfg: ClusterConfig) -> Any:
 def build_cluster(cfg: ClusterConfig, *, clock: Callable[[], datetime] | None = None) -> Source:
     from zoneinfo import ZoneInfo
 
+    if cfg.transport == "rest":
+        return build_rest_cluster(cfg, clock=clock)
     from cockpit.slurm.source import SlurmSource
 
     return SlurmSource(
@@ -51,6 +53,28 @@ def build_cluster(cfg: ClusterConfig, *, clock: Callable[[], datetime] | None = 
         slurmd_log=cfg.slurmd_log,
         storage_paths=cfg.storage_paths,
         command_timeout=cfg.command_timeout,
+        background_evidence=cfg.evidence == "failures",
+        backfill_hours=cfg.backfill_hours,
+    )
+
+
+def build_rest_cluster(
+    cfg: ClusterConfig, *, clock: Callable[[], datetime] | None = None
+) -> Source:
+    """A cluster read through slurmrestd (``transport = "rest"``)."""
+    from zoneinfo import ZoneInfo
+
+    from cockpit.slurm.rest import RestClient, RestSlurmSource, token_reader
+
+    client = RestClient(
+        cfg.url, token_reader(cfg.token_env, cfg.token_file), cfg.user, cfg.command_timeout
+    )
+    return RestSlurmSource(
+        cfg.name,
+        client,
+        interval=cfg.interval,
+        clock=clock,
+        tz=ZoneInfo(cfg.timezone),
         background_evidence=cfg.evidence == "failures",
     )
 
@@ -69,7 +93,9 @@ def build_sources(
     sources: list[Source] = []
     for name, cfg in config.clusters.items():
         if clusters is None or name in clusters:
-            sources.append(build_cluster(cfg, clock=clock))
+            source = build_cluster(cfg, clock=clock)
+            source.allow_actions = cfg.allow_actions
+            sources.append(source)
     wanted = [(n, c) for n, c in config.modelarts.items() if modelarts is None or n in modelarts]
     if wanted:
         try:
@@ -77,7 +103,9 @@ def build_sources(
         except ImportError as exc:
             raise UserError(f"ModelArts support is not available: {exc}") from None
         for _, cfg in wanted:
-            sources.append(ModelArtsSource.from_config(cfg, clock=clock))
+            source = ModelArtsSource.from_config(cfg, clock=clock)
+            source.allow_actions = cfg.allow_actions
+            sources.append(source)
     return sources
 
 

@@ -77,6 +77,12 @@ class SlurmJob:
     exit_code: ExitCode | None = None
     command: str = ""
     comment: str = ""
+    # 26.05+: the sortable unique job id (squeue %s, JSON step_id.sluid, ``SLUID=`` in logs)
+    sluid: str = ""
+    # scontrol show job only (squeue's delimited format has neither): CPUs/Task= and
+    # MinTmpDiskNode= (--tmp, MiB); None = not reported
+    cpus_per_task: int | None = None
+    min_tmp_disk_mib: int | None = None
 
     @property
     def is_pending(self) -> bool:
@@ -114,6 +120,11 @@ class SlurmNode:
     reason_user: str = ""
     reason_time: datetime | None = None
     boot_time: datetime | None = None
+    # topology and local disk (scontrol show node): a request is checked against them
+    sockets: int | None = None
+    cores_per_socket: int | None = None
+    threads_per_core: int | None = None
+    tmp_disk_mib: int | None = None  # TmpDisk= (MiB; 0 = none configured)
 
     @property
     def is_drain(self) -> bool:
@@ -390,6 +401,9 @@ class Snapshot:
     storage: tuple[
         FsUsage, ...
     ] = ()  # df of the cluster's configured storage_paths (empty: none configured)
+    # PENDING job counts of this source's earlier polls, oldest first: (taken_at, count), kept
+    # across polls by cockpit.watch.surge (the engine is pure); empty = no history (a bundle)
+    pending_history: tuple[tuple[datetime, int], ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -434,6 +448,27 @@ class LogText:
 
 
 @dataclass(frozen=True, slots=True)
+class StartupDiff:
+    """Where a stuck training job's startup log stopped against the closest good run of the
+    same pool/image (computed by ``cockpit.watch.baseline``; the engine only reads it).
+
+    ``passed``/``total`` baseline lines reached; ``last_passed`` the last one reached (None:
+    not even the first); ``next_expected`` what the good run printed next; ``then_next_s``
+    how long the good run took for that step; ``stalled_s`` how long this log is silent.
+    """
+
+    job_id: str
+    baseline_job_id: str
+    passed: int
+    total: int
+    summary: str
+    last_passed: str | None = None
+    next_expected: tuple[str, ...] = ()
+    then_next_s: float | None = None
+    stalled_s: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Artifacts:
     """On-demand extras for the engine: accounting rows and log excerpts."""
 
@@ -443,6 +478,8 @@ class Artifacts:
     # Past runs of the same user + job name (sacct -u U --name N), fetched for OOM/TIMEOUT
     # jobs: right-sizing.
     history: tuple[AcctRecord, ...] = ()
+    # ModelArts: stuck startup logs against good runs (cockpit.watch.baseline), per job
+    startup_diffs: tuple[StartupDiff, ...] = ()
 
 
 # --------------------------------------------------------------------------- findings

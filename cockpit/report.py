@@ -4,6 +4,7 @@ JSON contract::
 
     {"generated_at": ISO, "incidents": [{"key", "root_cause", "severity",
       "subject": {kind, source, id}, "title", "first_seen": ISO | null, "acknowledged": bool,
+      "ack": {"who", "at": ISO, "note"} | null, "gone": bool, "resolved_at": ISO | null,
       "affected": [{kind, source, id}], "affected_count": int (>= 1, the TUI's count),
       "findings": [{"root_cause", "severity", "subject", "title", "explanation", "remedy",
                     "evidence": [{"file", "line", "text"}]}]}]}
@@ -17,12 +18,16 @@ longer than any backtick run inside. Credentials are redacted (:func:`cockpit.sa
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from cockpit.model import SEVERITY_RANK, Evidence, Finding, Incident, Subject
 from cockpit.safety import redact
 from cockpit.text import clean
+
+if TYPE_CHECKING:
+    from cockpit.store.types import Ack, StoredIncident
 
 # Free text: only what opens emphasis, links, HTML, tables or code (and the backslash itself).
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|])")
@@ -80,11 +85,24 @@ def sort_incidents(incidents: Iterable[Incident]) -> list[Incident]:
     )
 
 
+def _ack_json(a: Ack | None) -> dict | None:
+    if a is None:
+        return None
+    return {"who": _text(a.who, 200), "at": a.at.isoformat(), "note": _text(a.note, 1000)}
+
+
 def incidents_json(
-    incidents: Iterable[Incident], now: datetime, acked: Iterable[str] = frozenset()
+    incidents: Iterable[Incident],
+    now: datetime,
+    acked: Iterable[str] = frozenset(),
+    acks: Mapping[str, Ack] | None = None,
+    stored: Mapping[str, StoredIncident] | None = None,
 ) -> dict:
-    """The JSON document above for ``incidents`` as of ``now``."""
-    acked = set(acked)
+    """The JSON document above for ``incidents`` as of ``now``. ``acks``: who acknowledged
+    what, when, with what note; ``stored``: the store's view (gone, resolved)."""
+    acks = acks or {}
+    acked = set(acked) | set(acks)
+    stored = stored or {}
     return {
         "generated_at": now.isoformat(),
         "incidents": [
@@ -96,6 +114,9 @@ def incidents_json(
                 "title": _text(i.title),
                 "first_seen": _iso(i.first_seen),
                 "acknowledged": i.key in acked,
+                "ack": _ack_json(acks.get(i.key)),
+                "gone": bool(stored[i.key].gone) if i.key in stored else False,
+                "resolved_at": _iso(stored[i.key].resolved_at) if i.key in stored else None,
                 "affected": [_subject(s) for s in i.affected],
                 "affected_count": affected_count(i),
                 "findings": [_finding(f) for f in i.findings],
@@ -147,11 +168,18 @@ def _age(first: datetime | None, now: datetime) -> str:
 
 
 def incidents_markdown(
-    incidents: Iterable[Incident], now: datetime, acked: Iterable[str] = frozenset()
+    incidents: Iterable[Incident],
+    now: datetime,
+    acked: Iterable[str] = frozenset(),
+    acks: Mapping[str, Ack] | None = None,
+    stored: Mapping[str, StoredIncident] | None = None,
 ) -> str:
     """A ticket-ready report: one section per incident with subject, label, first seen,
-    affected jobs, explanation, remedy and the evidence chain as code blocks."""
-    acked = set(acked)
+    who acknowledged it (when, note), affected jobs, explanation, remedy and the evidence
+    chain as code blocks."""
+    acks = acks or {}
+    acked = set(acked) | set(acks)
+    stored = stored or {}
     ordered = sort_incidents(incidents)
     counts = {
         sev: sum(1 for i in ordered if i.severity == sev) for sev in ("critical", "warning", "info")
@@ -169,6 +197,15 @@ def incidents_markdown(
         out.append(f"- **Subject:** {md_code(str(inc.subject))}")
         out.append(f"- **Root cause:** `{inc.root_cause}`")
         out.append(f"- **First seen:** {_age(inc.first_seen, now)}")
+        a = acks.get(inc.key)
+        if a is not None:
+            note = f": {md_escape(_text(a.note, 1000))}" if a.note else ""
+            who = md_escape(_text(a.who, 200))
+            out.append(f"- **Acknowledged by** {who}, {_age(a.at, now)}{note}")
+        si = stored.get(inc.key)
+        if si is not None and si.resolved_at is not None:
+            what = "Gone from the live data" if si.gone else "Resolved"
+            out.append(f"- **{what}:** {_age(si.resolved_at, now)}")
         if inc.affected:
             shown = ", ".join(md_code(str(s)) for s in inc.affected[:50])
             more = f" and {len(inc.affected) - 50} more" if len(inc.affected) > 50 else ""

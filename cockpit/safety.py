@@ -35,7 +35,11 @@ class UnsafeValue(UserError, ValueError):
 
 # Anchored with \Z (``$`` also matches before a trailing newline). Job ids the cockpit sends:
 # 123, array task 123_4, het component 123+1 (no ranges).
-JOB_ID_RE = re.compile(r"^\d{1,10}(?:_\d{1,10})?(?:\+\d{1,4})?\Z", re.ASCII)
+# Slurm 26.05 also takes a SLUID wherever a job id goes: "s" and base32 letters and digits
+# (s83SM8SACRPA00).
+JOB_ID_RE = re.compile(
+    r"^(?:\d{1,10}(?:_\d{1,10})?(?:\+\d{1,4})?|s[0-9A-Za-z]{10,20})\Z", re.ASCII
+)
 # NodeName: letters, digits and . _ - (hostnames and Slurm's NodeName= values).
 NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 # PartitionName: Slurm accepts the same character set; a leading '-' would be an option.
@@ -54,7 +58,8 @@ def _check(rx: re.Pattern[str], value: object, what: str) -> str:
 
 
 def validate_job_id(job_id: str) -> str:
-    """``job_id`` if it is a Slurm job id (``123``, ``123_4``, ``123+1``); else UnsafeValue."""
+    """``job_id`` if it is a Slurm job id (``123``, ``123_4``, ``123+1``, a 26.05 SLUID);
+    else UnsafeValue."""
     return _check(JOB_ID_RE, job_id, "job id")
 
 

@@ -15,9 +15,14 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from cockpit.model import AcctRecord, Artifacts, LogLocation, Snapshot, SourceKind, Subject
 from cockpit.transport import FileStat
+
+if TYPE_CHECKING:
+    from cockpit.actions import Action, ActionResult
 
 
 class Unsupported(NotImplementedError):
@@ -30,6 +35,8 @@ class Source(ABC):
     interval: float  # seconds between polls
     # fetch evidence for failed subjects on every poll; False: only for what is opened
     background_evidence: bool = True
+    # guarded actions (cockpit.actions) allowed by this source's config (allow_actions)
+    allow_actions: bool = False
 
     @abstractmethod
     async def poll(self) -> Snapshot:
@@ -84,6 +91,19 @@ class Source(ABC):
         await asyncio.gather(*(one(s) for s in subjects))
         return out
 
+    def resume_from(self, at: datetime | None) -> None:  # noqa: B027 - optional hook
+        """Look for what ended while no cockpit ran from ``at`` on (the store's cursor for this
+        source; None: nothing remembered). The default: a platform with no such look-back."""
+
+    def cursor(self) -> datetime | None:
+        """How far this source has looked (what to remember for the next start's
+        :meth:`resume_from`); None: nothing to remember."""
+        return None
+
+    def use_store(self, store: Any) -> None:  # noqa: B027 - optional hook
+        """Where evidence captured at first sight is kept (``cockpit.store``'s Store), for a
+        subject the platform has since forgotten. The default does not use it."""
+
     async def history(self, user: str, name: str, days: int = 30) -> list[AcctRecord]:
         """Past runs of ``user``'s job ``name`` (right-sizing). Raises :class:`Unsupported`."""
         raise Unsupported(f"{self.name}: no job history")
@@ -91,3 +111,8 @@ class Source(ABC):
     async def find_job(self, name_or_id: str) -> list[tuple[str, str]]:
         """(job id, name) of jobs matching a name or id. Raises :class:`Unsupported`."""
         raise Unsupported(f"{self.name}: no job search")
+
+    async def run_action(self, action: Action) -> ActionResult:
+        """Run a confirmed :class:`~cockpit.actions.Action` (drain a node, cancel a job, stop a
+        training job). Only called when ``allow_actions`` is set. Raises :class:`Unsupported`."""
+        raise Unsupported(f"{self.name}: no actions")

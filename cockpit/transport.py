@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import shlex
+import shutil
 import stat
 import time
 from collections.abc import Callable
@@ -129,14 +130,22 @@ class LocalTransport:
     raises CommandTimeout.
     """
 
-    def __init__(self, name: str = "local") -> None:
+    def __init__(self, name: str = "local", env: dict[str, str] | None = None) -> None:
         self.name = name
+        # variables laid over the cockpit's environment for every command: PATH with a
+        # version lab's wrappers first (lab/version-up.sh), SLURM_CONF of another cluster
+        self._env = {**os.environ, **env} if env else None
 
     async def run(self, argv: list[str] | tuple[str, ...], timeout: float = 30.0) -> CommandResult:
         argv = tuple(argv)
+        if self._env is not None and "/" not in argv[0]:
+            # the child's PATH decides which squeue runs, not the cockpit's
+            found = shutil.which(argv[0], path=self._env.get("PATH"))
+            argv = (found, *argv[1:]) if found else argv
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
+                env=self._env,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,

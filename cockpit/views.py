@@ -11,6 +11,7 @@ cleans them when it draws them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -23,6 +24,8 @@ from cockpit.units import squeue_time
 from cockpit.widgets.fmt import age
 from cockpit.widgets.status import StatusEntry
 from cockpit.widgets.table import Column, Row, RowList, prepare_rows
+# the table's own search text: a kept row's is the one prepare_rows would have built
+from cockpit.widgets.table import _search_text as search_text
 
 if TYPE_CHECKING:
     from cockpit.runtime.hub import Hub
@@ -32,9 +35,11 @@ __all__ = [
     "INCIDENT_COLUMNS",
     "JOB_COLUMNS",
     "JOB_STATE_SHORT",
+    "MEMBER_COLUMNS",
     "NODE_COLUMNS",
     "Row",
     "RowList",
+    "RowMemo",
     "SEVERITY_MARK",
     "SEVERITY_STYLE",
     "TRAINING_COLUMNS",
@@ -44,6 +49,7 @@ __all__ = [
     "incident_summary",
     "job_rows",
     "job_state_style",
+    "member_rows",
     "mib",
     "node_rows",
     "node_state_style",
@@ -225,18 +231,41 @@ def _verdict(verdicts: Verdicts, kind: str, source: str, ident: str) -> tuple[st
     return f.title, SEVERITY_STYLE.get(f.severity, ""), SEVERITY_RANK.get(f.severity, 3)
 
 
-def job_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> RowList:
+class RowMemo:
+    """A source's job rows kept from one poll to the next (``job_rows(..., memo=)``): a job
+    whose row object, verdict and shown TIME are those of the last poll keeps its
+    :class:`Row` and search text, so a poll pays for the rows that changed. Only the latest
+    poll's jobs are held."""
+
+    __slots__ = ("jobs",)
+
+    def __init__(self) -> None:
+        # job id -> (job, verdict, TIME seconds shown, row, search text, bucket)
+        self.jobs: dict[str, tuple] = {}
+
+
+WAIT_MINUTES_FROM_S = 3600  # a pending job's wait past an hour is shown to the minute
+
+
+def job_rows(
+    snapshot: Snapshot, verdicts: Verdicts, now: datetime, memo: RowMemo | None = None
+) -> RowList:
     """One row per squeue job: jobs with a critical/warning verdict first, then active jobs
-    (pending before running), then finished ones; squeue order inside each group."""
+    (pending before running), then finished ones; squeue order inside each group.
+
+    A pending job's TIME is how long it has waited (squeue prints 0:00): to the second under
+    an hour, to the minute past it (a row that changes once a minute, not every poll)."""
     # Hot path (100k jobs at a big site): what many jobs share (styles per state and verdict,
     # TIME per submit time or elapsed, N/CPU) is built once and the tuples/strings shared;
     # grouping is a stable bucket pass instead of a sort with a key tuple per job.
-    buckets: dict[int, list[Row]] = {}
+    buckets: dict[int, tuple[list[Row], list[str]]] = {}
     src = snapshot.source
     per_state: dict[str, tuple[bool, bool, int, str, str]] = {}
     styles_for: dict[tuple[str, str], tuple[str, ...]] = {}
-    waited: dict[datetime, tuple[int, str]] = {}
+    waited: dict[datetime, int] = {}
     sizes: dict[tuple[int | None, int | None], str] = {}
+    old = memo.jobs if memo is not None else {}
+    kept: dict[str, tuple] = {}
     for j in snapshot.jobs:
         state = j.state
         st = per_state.get(state)
@@ -250,58 +279,74 @@ def job_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> RowList:
             )
         pending, active, order, state_style, alias = st
         f = verdicts.get(("job", src, j.job_id))
-        if f is None:
-            title, vstyle, rank = "", "", 3
-        else:
-            title, vstyle, rank = (
-                f.title,
-                SEVERITY_STYLE.get(f.severity, ""),
-                SEVERITY_RANK.get(f.severity, 3),
-            )
         submit = j.submit_time
         if pending and submit is not None:  # pending jobs share submit times: one subtraction each
-            got = waited.get(submit)
-            if got is None:
-                t = int((now - submit).total_seconds())
-                got = waited[submit] = (t, slurm_duration(t))
-            t_s, dur = got
+            t_s = waited.get(submit)
+            if t_s is None:
+                t_s = int((now - submit).total_seconds())
+                if t_s >= WAIT_MINUTES_FROM_S:
+                    t_s -= t_s % 60
+                waited[submit] = t_s
         else:
             t_s = j.elapsed_s
+        e = old.get(j.job_id)
+        if e is not None and e[0] is j and e[1] is f and e[2] == t_s:
+            row, hay, bucket = e[3], e[4], e[5]
+        else:
+            if f is None:
+                title, vstyle, rank = "", "", 3
+            else:
+                title, vstyle, rank = (
+                    f.title,
+                    SEVERITY_STYLE.get(f.severity, ""),
+                    SEVERITY_RANK.get(f.severity, 3),
+                )
             dur = slurm_duration(t_s)
-        size_key = (j.node_count, j.cpus)
-        size = sizes.get(size_key)
-        if size is None:
-            size = sizes[size_key] = (
-                f"{j.node_count if j.node_count is not None else '-'}/"
-                f"{j.cpus if j.cpus is not None else '-'}"
-            )
-        styles = styles_for.get((state, vstyle))
-        if styles is None:
-            styles = styles_for[(state, vstyle)] = (
-                "bold",
-                "",
-                "",
-                "",
-                state_style,
-                "",
-                "",
-                "yellow" if pending else "",
-                vstyle,
-                "dim",
-            )
-        reason = j.reason if j.reason not in ("None", "") else ""
-        cells = (j.job_id, j.name, j.user, j.partition, state, dur, size, reason, title, src)
-        sort = (_job_num(j.job_id), None, None, None, None, t_s, j.cpus, None, rank, None)
-        group = 0 if rank < 2 else 1 if active else 2
-        bucket = (group * 4 + rank) * 4 + order  # == sorting by (group, rank, order), stable
-        rows = buckets.get(bucket)
-        if rows is None:
-            rows = buckets[bucket] = []
-        rows.append(Row(row_key(src, j.job_id), cells, styles, sort, alias))
-    out: list[Row] = []
+            size_key = (j.node_count, j.cpus)
+            size = sizes.get(size_key)
+            if size is None:
+                size = sizes[size_key] = (
+                    f"{j.node_count if j.node_count is not None else '-'}/"
+                    f"{j.cpus if j.cpus is not None else '-'}"
+                )
+            styles = styles_for.get((state, vstyle))
+            if styles is None:
+                styles = styles_for[(state, vstyle)] = (
+                    "bold",
+                    "",
+                    "",
+                    "",
+                    state_style,
+                    "",
+                    "",
+                    "yellow" if pending else "",
+                    vstyle,
+                    "dim",
+                )
+            reason = j.reason if j.reason not in ("None", "") else ""
+            cells = (j.job_id, j.name, j.user, j.partition, state, dur, size, reason, title, src)
+            sort = (_job_num(j.job_id), None, None, None, None, t_s, j.cpus, None, rank, None)
+            group = 0 if rank < 2 else 1 if active else 2
+            bucket = (group * 4 + rank) * 4 + order  # == sorting by (group, rank, order), stable
+            row = Row(row_key(src, j.job_id), cells, styles, sort, alias)
+            hay = search_text(row)
+        if memo is not None:
+            kept[j.job_id] = (j, f, t_s, row, hay, bucket)
+        pair = buckets.get(bucket)
+        if pair is None:
+            pair = buckets[bucket] = ([], [])
+        pair[0].append(row)
+        pair[1].append(hay)
+    if memo is not None:
+        memo.jobs = kept
+    out = RowList()
+    hays: list[str] = []
     for b in sorted(buckets):
-        out.extend(buckets[b])
-    return prepare_rows(out)
+        out.extend(buckets[b][0])
+        hays.extend(buckets[b][1])
+    out.key_index = {r.key: i for i, r in enumerate(out)}
+    out.haystack = hays
+    return out
 
 
 # inside a group: dead jobs, then pending, then running, then the rest (squeue order kept)
@@ -404,10 +449,50 @@ def incident_rows(incidents: Iterable[Incident], acked: frozenset[str] | set[str
     return rows
 
 
+MEMBER_COLUMNS = (
+    Column("SEV", 5, 0),
+    Column("SUBJECT", 22, 0),
+    Column("CAUSE", 20, 2),
+    Column("TITLE", 30, 0, flex=True),
+    Column("SINCE", 16, 3),
+)
+
+
+def member_rows(incident: Incident) -> list[Row]:
+    """One row per finding an incident folds (a node's casualties, one user's held jobs, a
+    cluster's starved jobs), most severe first, then oldest; keyed by the member's subject
+    (``kind\x1fsource\x1fid``) so the members view can open it."""
+    items = sorted(
+        incident.findings,
+        key=lambda f: (
+            SEVERITY_RANK.get(f.severity, 3),
+            f.first_seen.timestamp() if f.first_seen else float("inf"),
+            f.subject.id,
+        ),
+    )
+    rows = []
+    for f in items:
+        s = f.subject
+        cells = (
+            SEVERITY_MARK.get(f.severity, f.severity),
+            str(s),
+            f.root_cause,
+            f.title,
+            stamp(f.first_seen),
+        )
+        styles = (SEVERITY_STYLE.get(f.severity, ""), "bold", "cyan", "", "")
+        rows.append(Row(SEP.join((s.kind, s.source, s.id)), cells, styles))
+    return rows
+
+
 def drop_cluster(columns: Sequence[Column], multi: bool) -> tuple[Column, ...]:
-    """The CLUSTER/PROJECT column only matters with more than one source."""
+    """The CLUSTER/PROJECT column only matters with more than one source, and then it is
+    kept at any width: twelve rows reading "48104" are twelve different jobs."""
     if multi:
-        return tuple(columns)
+        return tuple(
+            dataclasses.replace(c, priority=0) if c.label in ("CLUSTER", "PROJECT") else c
+            for c in columns
+        )
     return tuple(c for c in columns if c.label not in ("CLUSTER", "PROJECT"))
 
 
@@ -457,6 +542,8 @@ def source_status(hub: Hub) -> tuple[StatusEntry, ...]:
                 failures=st.failures,
                 warnings=len(snap.warnings) if snap is not None else 0,
                 connecting=snap is None and err is None,
+                group="clusters" if st.source.kind == "slurm" else "ModelArts",
+                version=snap.slurm_version if snap is not None else "",
             )
         )
     return tuple(out)

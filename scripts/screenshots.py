@@ -1,7 +1,9 @@
 """Regenerate ``screenshots/*.svg`` from the demo site with a frozen clock.
 
-Usage: ``python scripts/screenshots.py [--out screenshots] [--size 140x40]``.
-Deterministic: same demo seed, same clock, same pictures (diffs mean the UI changed).
+Usage: ``python scripts/screenshots.py [--out screenshots] [--size 140x40 ...]``; by default
+every screen at 80x24 (``<name>-80x24.svg``, the size an operator's tmux pane often is) and at
+160x48 (``<name>.svg``). Deterministic: same demo seed, same clock, same pictures (diffs mean
+the UI changed).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ async def settle(app: CockpitApp, pilot, cond=lambda: True) -> None:
     await pilot.pause(0.1)
 
 
-async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
+async def shoot(out: Path, size: tuple[int, int], suffix: str = "") -> list[Path]:
     with tempfile.TemporaryDirectory() as tmp:
         app = CockpitApp(
             demo_sources(7, clock=frozen),
@@ -45,7 +47,7 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
         written: list[Path] = []
 
         def save(name: str) -> None:
-            written.append(Path(app.save_screenshot(f"{name}.svg", str(out))))
+            written.append(Path(app.save_screenshot(f"{name}{suffix}.svg", str(out))))
 
         async with app.run_test(size=size) as pilot:
             await app.hub.first_round.wait()
@@ -68,19 +70,31 @@ async def shoot(out: Path, size: tuple[int, int]) -> list[Path]:
             )
             await settle(app, pilot, lambda: bool(getattr(app.screen, "logs", None)))
             save("training-job")
+            await pilot.press("escape", "F")
+            await settle(app, pilot)
+            save("fleet")
+            await pilot.press("escape")
+            app.open_subject(Subject("node", "demo-hpc", "cn013"))
+            await settle(app, pilot)
+            await pilot.press("a", "enter", *"fan FAN2 failed")
+            await settle(app, pilot)
+            save("action")
         return written
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "screenshots"))
-    p.add_argument("--size", default="140x40", help="COLSxROWS (default 140x40)")
+    p.add_argument(
+        "--size", nargs="*", default=["160x48", "80x24"], help="COLSxROWS (the first: no suffix)"
+    )
     args = p.parse_args()
-    cols, rows = (int(x) for x in args.size.lower().split("x"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    for path in asyncio.run(shoot(out, (cols, rows))):
-        print(path)
+    for n, size in enumerate(args.size):
+        cols, rows = (int(x) for x in size.lower().split("x"))
+        for path in asyncio.run(shoot(out, (cols, rows), "" if n == 0 else f"-{size}")):
+            print(path)
     return 0
 
 

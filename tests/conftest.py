@@ -6,6 +6,7 @@ always by polling a condition with a deadline, never a fixed sleep.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
@@ -20,6 +21,50 @@ import pytest
 
 LAB_DIR = Path(os.environ.get("SLURM_LAB_DIR", "/tmp/slurmlab"))
 REPO = Path(__file__).resolve().parent.parent
+
+
+class _ErrorRecords(logging.Handler):
+    """Keeps the ERROR and CRITICAL records logged while one test runs."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture(autouse=True)
+def _own_state_dir(tmp_path_factory, monkeypatch):
+    """Each test's own XDG state dir: the incident store (cockpit.db), alert history and acks a
+    command writes there by default must not land in the tester's (or leak between tests)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+
+
+@pytest.fixture(autouse=True)
+def _no_error_logs(request: pytest.FixtureRequest):
+    """Fail a test that logs at ERROR or above unless it is marked ``expect_error_log``.
+
+    A swallowed exception logged at ERROR is how a bug hides behind a green test (a fake
+    engine missing ``diagnose(kinds=...)`` logged a TypeError on every run and passed).
+    """
+    handler = _ErrorRecords()
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+    if handler.records and request.node.get_closest_marker("expect_error_log") is None:
+        first = handler.records[0]
+        detail = first.getMessage()
+        if first.exc_info and first.exc_info[1] is not None:
+            detail += f" ({type(first.exc_info[1]).__name__}: {first.exc_info[1]})"
+        pytest.fail(
+            f"{len(handler.records)} record(s) logged at ERROR or above; first from "
+            f"{first.name}: {detail[:500]} (mark the test expect_error_log if it means to)",
+            pytrace=False,
+        )
 
 
 def read_env_file(path: Path) -> dict[str, str]:

@@ -766,6 +766,21 @@ class ModelArtsServer:
                 },
             )
         jm = re.fullmatch(r"/training-jobs/([^/]+)(/.*)?", route)
+        if method == "POST" and jm and jm.group(2) == "/actions":
+            # StopTrainingJob: only jobs creating, pending or running can be stopped
+            jid = jm.group(1)
+            if jid not in fx["jobs"]:
+                return self._err(h, 404, "ModelArts.2762", f"Training job {jid} not found.")
+            action = json.loads(body or b"{}").get("action_type")
+            status = fx["jobs"][jid].setdefault("status", {})
+            if action != "terminate":
+                return self._err(h, 400, "ModelArts.2763", f"unknown action_type {action!r}")
+            if status.get("phase") not in ("Creating", "Pending", "Running"):
+                return self._err(
+                    h, 400, "ModelArts.2763", f"Job in phase {status.get('phase')} cannot stop."
+                )
+            status["phase"] = status["secondary_phase"] = "Terminating"
+            return self._send(h, 200, {"kind": "job", "metadata": {"id": jid}, "status": status})
         if method == "GET" and jm:
             jid, sub = jm.group(1), jm.group(2) or ""
             if jid not in fx["jobs"]:

@@ -32,7 +32,9 @@ def _recording(src) -> list[tuple[str, ...]]:
 
 
 def _sacct(seen) -> list[tuple[str, ...]]:
-    return [a for a in seen if a[0] == "sacct"]
+    """The evidence sacct calls (not the poll's own backfill, ``sacct -a -X --state=...``: one
+    per poll whatever failed, see cockpit.slurm.backfill)."""
+    return [a for a in seen if a[0] == "sacct" and not any(x.startswith("--state=") for x in a)]
 
 
 def _show_job(seen, job_id: str | None = None) -> list[tuple[str, ...]]:

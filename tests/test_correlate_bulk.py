@@ -27,13 +27,10 @@ def test_one_users_qos_limited_jobs_are_one_incident_per_user():
     assert len(incidents) == 2
     ana = next(i for i in incidents if len(i.findings) == 5)
     assert "5 jobs (ana)" in ana.title
-    assert {s.id for s in ana.affected} == {
-        "1",
-        "2",
-        "3",
-        "4",
-    }  # the head is the incident's first finding
-    assert ana.key == "bulk|hpc|pending_qos_limit|ana"
+    # the incident is about the user's jobs: all five are affected (and listed as members)
+    assert {s.id for s in ana.affected} == {"0", "1", "2", "3", "4"}
+    assert {f.subject.id for f in ana.findings} == {"0", "1", "2", "3", "4"}
+    assert ana.key == "group|hpc|pending_qos_limit|ana"
 
 
 def test_a_cluster_surge_absorbs_the_qos_limited_jobs():
@@ -59,3 +56,44 @@ def test_cancellations_make_no_incident():
         first_seen=T,
     )
     assert correlate([f]) == []
+
+
+def _failed(job: str, cause: str, user: str = "", end: datetime = T) -> Finding:
+    return Finding(
+        cause,
+        "warning",
+        Subject("job", "hpc", job),
+        cause.replace("_", " "),
+        related=(Subject("user", "hpc", user),) if user else (),
+        first_seen=end,
+    )
+
+
+def test_a_failed_jobs_key_survives_its_cause_being_refined():
+    """Evidence turns "non-zero exit" into "command not found": the same failure, the same
+    key, so an acknowledgement or a stored incident follows it."""
+    (before,) = correlate([_failed("7", "application_error")])
+    (after,) = correlate([_failed("7", "command_not_found")])
+    assert before.key == after.key == f"job|hpc|7|{T.isoformat()}"
+    assert after.root_cause == "command_not_found"
+    # the same job id ending again later is another failure
+    (again,) = correlate([_failed("7", "application_error", end=T.replace(hour=21))])
+    assert again.key != before.key
+
+
+def test_jobs_sharing_a_cause_and_a_user_are_one_incident_with_its_members():
+    held = [_failed(str(i), "pending_held_user", "ana") for i in range(40)]
+    other = [_failed(str(100 + i), "pending_held_user", "bo") for i in range(3)]
+    alone = _failed("200", "oom_killed", "cy")
+    incidents = correlate([*held, *other, alone])
+    assert len(incidents) == 3
+    ana = next(i for i in incidents if i.key == "group|hpc|pending_held_user|ana")
+    assert ana.title.startswith("40 jobs (ana)")
+    assert {f.subject.id for f in ana.findings} == {str(i) for i in range(40)}
+    assert any(i.key == f"job|hpc|200|{T.isoformat()}" for i in incidents)
+
+
+def test_a_cluster_wide_cause_without_a_user_is_one_incident():
+    starved = [_failed(str(i), "backfill_starvation") for i in range(500)]
+    (inc,) = correlate(starved)
+    assert inc.key == "group|hpc|backfill_starvation|" and len(inc.findings) == 500

@@ -116,3 +116,34 @@ async def test_a_long_error_keeps_the_status_line_one_line_at_80_columns():
         status.set_entries([StatusEntry("hpc-a", NOW + timedelta(seconds=5))])
         await pilot.pause()
         assert status.region.height == 1 and below.region.y == status.region.y + 1
+
+
+async def test_a_fleet_that_does_not_fit_is_summarised_naming_every_sick_source():
+    """Twelve clusters and two ModelArts projects at 80 columns: every source used to be cut
+    after the sixth, the ModelArts ones never shown. The summary counts them all and names
+    the ones that are not well."""
+    entries = [StatusEntry(f"cluster-{i:02d}", NOW, group="clusters") for i in range(12)]
+    entries[7] = StatusEntry(
+        "cluster-07", NOW, age_s=400, stale=True, error="unreachable: timed out", group="clusters"
+    )
+    entries += [StatusEntry(f"ma-{i}", NOW, group="ModelArts") for i in range(2)]
+    app = StatusApp()
+    async with app.run_test(size=(80, 10)) as pilot:
+        status = app.query_one(StatusLine)
+        status.set_entries(entries)
+        await pilot.pause()
+        (row,) = painted(status)
+        assert status.region.height == 1 and len(row) <= 80
+        assert "12 clusters: 11 ● 1 failing" in row
+        assert "2 ModelArts: 2 ●" in row
+        assert "cluster-07 6m unreach" in row  # its age and the start of its error
+
+
+async def test_the_status_line_names_the_slurm_version_while_it_fits():
+    app = StatusApp()
+    async with app.run_test(size=(100, 10)) as pilot:
+        status = app.query_one(StatusLine)
+        status.set_entries([StatusEntry("lab", NOW, version="26.05.5", group="clusters")])
+        await pilot.pause()
+        (row,) = painted(status)
+        assert "lab 26.05.5 as of" in row

@@ -215,14 +215,15 @@ def state_dir(tmp_path, monkeypatch):
 
 def test_incidents_agree_with_the_tui_on_count_clock_and_acks(state_dir, monkeypatch):
     from cockpit.demo.site import DEMO_START
-    from cockpit.store.acks import AckStore, demo_state_path
+    from cockpit.store import open_store
     from cockpit.views import incident_rows
 
     monkeypatch.setenv("COLUMNS", "250")  # one table row per line
     first = json.loads(_run_cli(["incidents", "--demo", "--json"]))
     key = next(i["key"] for i in first["incidents"] if i["subject"]["id"] == "48101")
-    AckStore(demo_state_path()).toggle(key)  # what `a` in the TUI's demo incident view writes
-    AckStore(state_dir / "state.json").toggle("some|real|site|key")
+    # what `a` in the TUI's demo incident view writes: the demo's own store, not the real one
+    open_store(demo=True).ack(key, "ana", "", DEMO_START)
+    open_store().ack("some|real|site|key", "ana", "", DEMO_START)
     doc = json.loads(_run_cli(["incidents", "--demo", "--json"]))
     # the demo's clock, not the wall clock: ages agree with the TUI's
     assert abs((datetime.fromisoformat(doc["generated_at"]) - DEMO_START).total_seconds()) < 60

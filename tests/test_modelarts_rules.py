@@ -124,7 +124,7 @@ def test_exit_127_custom_image_suggests_base_image_probe():
     (f,) = run(job("exit127"))
     assert (
         f.root_cause == "container_entrypoint_failed"
-        and f.title == "Failed: boot command failed (exit 127)"
+        and f.title == "Failed: exit 127: boot command not found"
     )
     assert "echo test && sleep 60" in f.remedy and "bash" in f.explanation
 

@@ -238,3 +238,24 @@ async def test_snapshot_for_one_job_feeds_the_rules(server):
     assert f.title == "Initializing 25 min: OBS mount AccessDenied"
     missing, _ = await src.snapshot_for_job("nope")
     assert missing.error.kind == "not_found" and "nope" in missing.error.message
+
+
+async def test_stop_training_job_through_the_real_sdk(server):
+    """The stop action goes out as the SDK's StopTrainingJob (POST .../actions terminate);
+    a job that already ended is refused by the API and the refusal is the result."""
+    from cockpit.actions import CATALOGUE, build
+    from cockpit.model import Subject
+
+    src = make_source(server)
+    snap = await src.poll()
+    running = next(t for t in snap.training_jobs if t.phase == "Running")
+    ended = next(t for t in snap.training_jobs if t.phase in ("Failed", "Completed"))
+    stop = next(k for k in CATALOGUE if k.verb == "stop")
+    res = await src.run_action(build(stop, Subject("training_job", src.name, running.job_id)))
+    assert res.ok and "Terminating" in res.output
+    assert ("POST", f"/v2/{PROJECT_ID}/training-jobs/{running.job_id}/actions") in server.requests
+    snap = await src.poll()
+    assert next(t for t in snap.training_jobs if t.job_id == running.job_id).phase == "Terminating"
+    res = await src.run_action(build(stop, Subject("training_job", src.name, ended.job_id)))
+    assert not res.ok and res.exit_status == 400 and "cannot stop" in res.output
+    await src.close()

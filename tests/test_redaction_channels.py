@@ -225,17 +225,18 @@ def test_reports_are_redacted():
 def test_incidents_command_output_is_redacted(flag, monkeypatch, capsys):
     from cockpit.commands import incidents as cmd
 
-    async def collect(sources, now_fn=None, taken=None):
+    from types import SimpleNamespace
+
+    from cockpit.store import open_store
+
+    async def collect(sources, now_fn=None, taken=None, failed=None):
         if taken is not None:
             taken["hpc"] = NOW
         return [_finding()], []
 
-    class Acks:
-        acked = frozenset()
-
     monkeypatch.setattr(cmd, "collect", collect)
-    monkeypatch.setattr(cmd, "_select", lambda args: [])
-    monkeypatch.setattr(cmd, "ack_store_for", lambda args: Acks())
+    monkeypatch.setattr(cmd, "_select", lambda args: [SimpleNamespace(name="hpc", kind="slurm")])
+    monkeypatch.setattr(cmd, "store_for", lambda args: open_store("sqlite://"))
     args = argparse.Namespace(json=flag == "json", markdown=flag == "markdown")
     assert cmd.run(args) == 0
     assert_clean(capsys.readouterr().out)

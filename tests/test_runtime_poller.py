@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from cockpit.app import CockpitApp
 from cockpit.runtime import pipeline
 from cockpit.runtime.hub import Hub
@@ -35,6 +37,7 @@ async def until(cond, pilot, timeout: float = 5.0) -> None:
         await pilot.pause(0.05)
 
 
+@pytest.mark.expect_error_log  # the injected bug is logged with its traceback
 async def test_rows_that_cannot_be_built_show_the_error_then_the_next_poll_publishes(
     tmp_path, monkeypatch
 ):
@@ -64,6 +67,7 @@ async def test_rows_that_cannot_be_built_show_the_error_then_the_next_poll_publi
         await pilot.press("q")
 
 
+@pytest.mark.expect_error_log  # the injected bug is logged with its traceback
 async def test_a_diagnosis_that_raises_still_shows_fresh_rows_with_a_warning(monkeypatch):
     src = small_site()
     hub = Hub([src], clock=frozen)
@@ -80,6 +84,7 @@ async def test_a_diagnosis_that_raises_still_shows_fresh_rows_with_a_warning(mon
     assert any(f.subject.id == "c0" for f in st.findings)  # the drained node is named again
 
 
+@pytest.mark.expect_error_log  # the injected bug is logged with its traceback
 async def test_an_alerting_bug_is_a_warning_on_good_data_not_an_outage():
     class BrokenWatcher:
         def observe(self, *args):

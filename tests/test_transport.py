@@ -209,6 +209,7 @@ async def test_source_poll_coalesces_and_counts():
         "squeue": 1,
         "scontrol show node": 1,
         "scontrol show partition": 1,
+        "sacct": 1,  # the backfill: failed jobs squeue no longer lists (cockpit.slurm.backfill)
     }
     assert (
         any(n.reason == "lab: ECC errors on DIMM B2" for n in a.nodes)

@@ -185,7 +185,7 @@ async def test_help_lists_every_key_and_i_works_from_anywhere(tmp_path):
             "e / E",
             "g / G",
             "f",
-            "w",
+            "w / W",
             "a",
             "x",
             "enter",

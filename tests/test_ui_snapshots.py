@@ -92,3 +92,87 @@ def test_incident_view(snap_compare, tmp_path, size):
         await _settle(pilot)
 
     assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=open_incidents)
+
+
+def _opener(subject: Subject, ready=lambda app: True):
+    async def run_before(pilot):
+        await _settle(pilot)
+        pilot.app.open_subject(subject)
+        await _settle(pilot, ready)
+
+    return run_before
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_node_screen(snap_compare, tmp_path, size):
+    node = _opener(Subject("node", "demo-hpc", "cn013"))
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=node)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_training_job_screen(snap_compare, tmp_path, size):
+    async def run_before(pilot):
+        await _settle(pilot)
+        app = pilot.app
+        snap = app.hub.states["demo-modelarts"].snapshot
+        stuck = next(t for t in snap.training_jobs if t.console_phase == "Initializing")
+        app.open_subject(Subject("training_job", "demo-modelarts", stuck.job_id))
+        await _settle(pilot, lambda app: bool(getattr(app.screen, "logs", None)))
+
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_log_screen(snap_compare, tmp_path, size):
+    async def run_before(pilot):
+        await _settle(pilot)
+        pilot.app.open_subject(Subject("job", "demo-hpc", "48102"))
+        await _settle(pilot, lambda app: bool(getattr(app.screen, "logs", None)))
+        await pilot.press("l")
+        await _settle(pilot, lambda app: getattr(app.screen.query("LogView").first(), "_done", 0))
+
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_pool_screen(snap_compare, tmp_path, size):
+    async def run_before(pilot):
+        await _settle(pilot)
+        app = pilot.app
+        pool = next(i.subject for i in app.hub.incidents if i.subject.kind == "pool")
+        app.open_subject(pool)
+        await _settle(pilot)
+
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_fleet_screen(snap_compare, tmp_path, size):
+    async def run_before(pilot):
+        await _settle(pilot)
+        await pilot.press("F")
+        await _settle(pilot)
+
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_action_confirm_dialog(snap_compare, tmp_path, size):
+    async def run_before(pilot):
+        await _settle(pilot)
+        pilot.app.open_subject(Subject("node", "demo-hpc", "cn013"))
+        await _settle(pilot)
+        await pilot.press("a", "enter", *"fan FAN2 failed")
+        await pilot.pause(0.2)
+
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_help_screen(snap_compare, tmp_path, size):
+    async def run_before(pilot):
+        await _settle(pilot)
+        await pilot.press("f1")
+        await pilot.pause(0.2)
+
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=run_before)

@@ -49,9 +49,14 @@ def test_demo_acks_live_in_their_own_state_file(tmp_path, monkeypatch):
         demo=True, demo_seed=7, config=str(tmp_path / "none.toml"), no_bell=True
     )
     assert tui.run(args) == 0
-    assert seen["acks"].path == demo_state_path()
-    seen["acks"].toggle("k")
-    assert demo_state_path().exists() and not default_state_path().exists()
+    # the demo's acks go to the demo's own store file (cockpit.store), never the real one
+    from datetime import UTC, datetime
+
+    from cockpit.store import default_store_path, open_store
+
+    seen["store"].ack("k", "ana", "", datetime.now(UTC))
+    assert default_store_path(demo=True).exists() and not default_store_path().exists()
+    assert "k" not in open_store(config=None).acks()
     assert seen["export_dir"] is None
 
 

@@ -45,8 +45,9 @@ def _artifacts(job_id: str):
     async def go():
         slurm = demo_sources(7, clock=frozen)[0]
         snap = await slurm.poll()
+        polled = slurm.command_counts["sacct"]  # the poll's own backfill sacct
         arts = await slurm.artifacts(Subject("job", slurm.name, job_id), snap)
-        return snap, arts, slurm.command_counts["sacct"]
+        return snap, arts, slurm.command_counts["sacct"] - polled
 
     return asyncio.run(go())
 

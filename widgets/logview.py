@@ -5,10 +5,14 @@ host, in-memory bytes). While indexing, each chunk goes through the reader's own
 scanner (:meth:`LogReader.errors`) so the viewer can open at the first red error. Only the
 lines on screen are decoded, cleaned (:func:`._safe.clean`) and turned into strips.
 
-Keys: ``e``/``E`` next/previous error, ``g``/``G`` top/bottom, ``f`` follow (new bytes
-only; a file that shrinks, or whose first bytes change (rotated), is reindexed and the
-user is told), ``w`` wrap,
-``n``/``N`` next/previous search match (the screen owns the ``/`` input).
+Keys (less and lnav): ``e``/``E`` next/previous error, ``w``/``W`` warning, ``g``/``G``
+top/bottom (``120g``: line 120), ``space``/``b`` and ``ctrl+d``/``ctrl+u`` pages and half
+pages, ``←``/``→`` scroll long lines, ``f`` follow (new bytes only; a file that shrinks, or
+whose first bytes change (rotated), is reindexed and the user is told; a log followed for days
+keeps the index of its newest :attr:`LogView.max_index_lines` lines only, older lines are
+dropped and the user is told), ``ctrl+w`` wrap, ``n``/``N`` next/previous search match. The
+screen owns the inputs: ``/`` and ``?`` search (:meth:`LogView.search`), ``&`` keeps only
+matching lines (:meth:`LogView.keep`).
 
 Every read is an await (and big chunks are scanned on a worker thread), so a result can
 arrive after the user switched to another log or the file was reindexed. Each result is
@@ -23,10 +27,6 @@ import asyncio
 import bisect
 from array import array
 from collections import OrderedDict
-from collections.abc import Iterable
-from dataclasses import dataclass
-from itertools import accumulate
-from typing import Protocol
 
 from rich.cells import cell_len, chop_cells, set_cell_size
 from rich.segment import Segment
@@ -41,109 +41,62 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from ._safe import clean
-
-CHUNK = 1 << 20  # bytes per index read
-WINDOW_BYTES = 4 << 20  # most bytes read at once for the visible window
-LINE_CAP = 16 << 10  # bytes of a single line ever decoded for display
-CACHE_LINES = 4000
-HEAD_BYTES = 256  # compared while following to notice a replaced file
-
-
-class ErrorHit(Protocol):
-    """One error line a reader's scanner found: ``offset`` of its start within the bytes given."""
-
-    @property
-    def line(self) -> int: ...  # 1-based
-
-    @property
-    def offset(self) -> int: ...
-
-    @property
-    def label(self) -> str: ...
-
-    @property
-    def severity(self) -> str: ...
-
-    @property
-    def strong(self) -> bool: ...  # a real failure, not a line that merely looks alarming
+from .logdata import (
+    CACHE_LINES,
+    CHUNK,
+    COUNT_DIGITS,
+    HEAD_BYTES,
+    INDEX_LINES,
+    LINE_CAP,
+    WINDOW_BYTES,
+    ErrorMark,
+    LogReader,
+    _index_chunk,
+    _runs,
+    _scan,
+    _Tag,
+)
+from .logfind import Direction, FindInLog
 
 
-class LogReader(Protocol):
-    """What the viewer reads. ``errors`` knows what an error looks like in this log (the
-    viewer does not); it may run on a worker thread for big chunks, so it must be pure.
-    An optional ``landing_offset`` attribute is where to open when no line is asked for."""
-
-    name: str
-
-    async def read(self, offset: int, length: int) -> bytes: ...
-
-    async def size(self) -> int: ...
-
-    def errors(self, data: bytes, start_line: int) -> Iterable[ErrorHit]:
-        """Error lines of ``data`` (whole lines, the first numbered ``start_line``)."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class ErrorMark:
-    line: int  # 1-based
-    offset: int
-    label: str
-    severity: str
-    strong: bool = True
-
-
-def _scan(reader: LogReader, buf: bytes, base: int, start_line: int) -> list[ErrorMark]:
-    """Error lines of ``buf`` (read at file byte ``base``, first line ``start_line``)."""
-    return [
-        ErrorMark(h.line, base + h.offset, h.label, h.severity, h.strong)
-        for h in reader.errors(buf, start_line)
-    ]
-
-
-def _index_chunk(
-    reader: LogReader, body: bytes, base: int, first_line: int
-) -> tuple[list[int], list[ErrorMark]]:
-    """Line starts after each newline of ``body`` (read at byte ``base``, ends with a newline)
-    and its error lines. Pure: it may run on a worker thread."""
-    parts = body.split(b"\n")
-    # start of each following line: cumulative lengths (+1 for the newline)
-    starts = list(accumulate((len(p) + 1 for p in parts[:-1]), initial=base))[1:]
-    return starts, _scan(reader, body, base, first_line)
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class _Tag:
-    """What a read belongs to: results are applied only while ``view._tag is`` this tag."""
-
-    reader: LogReader | None
-    generation: int
-
-
-class LogView(ScrollView, can_focus=True):
+class LogView(FindInLog, ScrollView, can_focus=True):
     """Line-API log viewer. ``open()`` starts indexing; the cursor lands on the first error."""
 
     BINDINGS = [
         Binding("up,k", "move(-1)", "Up", show=False),
         Binding("down,j", "move(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", show=False),
+        Binding("pageup,b", "page(-1)", show=False),
         Binding("pagedown,space", "page(1)", show=False),
+        Binding("ctrl+u", "page(-0.5)", show=False),
+        Binding("ctrl+d", "page(0.5)", show=False),
+        Binding("left", "pan(-1)", show=False),
+        Binding("right", "pan(1)", show=False),
         Binding("g,home", "top", "Top"),
         Binding("G,end", "bottom", "Bottom"),
-        Binding("e", "error(1)", "Next error"),
-        Binding("E", "error(-1)", "Prev error"),
+        Binding("e", "mark('critical', 1)", "Next error"),
+        Binding("E", "mark('critical', -1)", "Prev error"),
+        Binding("w", "mark('warning', 1)", "Next warning", show=False),
+        Binding("W", "mark('warning', -1)", "Prev warning", show=False),
         Binding("f", "follow", "Follow"),
-        Binding("w", "wrap", "Wrap"),
+        Binding("ctrl+w", "wrap", "Wrap"),
         Binding("n", "search_next(1)", "Next match", show=False),
         Binding("N", "search_next(-1)", "Prev match", show=False),
+        *[Binding(d, f"digit('{d}')", show=False) for d in "0123456789"],
     ]
-    COMPONENT_CLASSES = {"logview--cursor", "logview--error", "logview--gutter", "logview--match"}
+    COMPONENT_CLASSES = {
+        "logview--cursor",
+        "logview--error",
+        "logview--warning",
+        "logview--gutter",
+        "logview--match",
+    }
     DEFAULT_CSS = """
     LogView {
         background: $surface; overflow-y: auto; overflow-x: hidden; scrollbar-size-vertical: 1;
     }
     LogView > .logview--gutter { color: $text-muted; }
     LogView > .logview--error { color: red; text-style: bold; }
+    LogView > .logview--warning { color: yellow; }
     LogView > .logview--cursor { background: $accent 40%; }
     LogView > .logview--match { background: yellow; color: black; }
     """
@@ -159,11 +112,16 @@ class LogView(ScrollView, can_focus=True):
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
+        self.max_index_lines = INDEX_LINES
         self.reader: LogReader | None = None
         self.wrap = False
         self.following = False
         self.message = ""  # last notable event ("truncated: reindexed", read error)
         self.search_text = ""
+        self.search_direction: Direction = 1
+        self.keep_text = ""  # '&': only lines containing it are shown
+        self.pan_x = 0  # cells scrolled to the right (no wrap)
+        self._count = ""  # digits typed before g / G / j / k (less)
         self._reset()
         self._follow_timer: Timer | None = None
         self._want_line: int | None = None
@@ -172,7 +130,10 @@ class LogView(ScrollView, can_focus=True):
 
     def _reset(self) -> None:
         """Forget the file's index and lines; results of reads started before are dropped."""
-        self._starts = array("Q", [0])  # byte offset of each line start; last = next line
+        # byte offset of the start of each line from line _dropped + 1 on; last = next line.
+        # Virtual row r shows line _dropped + r + 1.
+        self._starts = array("Q", [0])
+        self._dropped = 0  # lines cut off the front of the index while following
         self._indexed = 0  # bytes indexed: always just after a newline
         self._fsize = 0
         self._head = (
@@ -184,6 +145,9 @@ class LogView(ScrollView, can_focus=True):
         self._generation = getattr(self, "_generation", 0) + 1
         self._tag = _Tag(self.reader, self._generation)
         self._landed = False
+        # '&' filter: the matching lines (ascending) of the bytes scanned so far
+        self._kept = array("Q")
+        self._kept_scanned = 0
 
     def _current(self, tag: _Tag) -> bool:
         return tag is self._tag
@@ -198,19 +162,58 @@ class LogView(ScrollView, can_focus=True):
     @property
     def line_count(self) -> int:
         """Complete lines plus a last line without a newline, if any."""
-        return len(self._starts) - 1 + (1 if self._fsize > self._starts[-1] else 0)
+        return self._dropped + len(self._starts) - 1 + (1 if self._fsize > self._starts[-1] else 0)
+
+    @property
+    def first_line(self) -> int:
+        """The oldest line still indexed (1 unless a long follow dropped older lines)."""
+        return self._dropped + 1
+
+    @property
+    def _rows(self) -> int:
+        return self.line_count - self._dropped
+
+    def _start(self, line: int) -> int:
+        """Byte offset where indexed ``line`` starts."""
+        return self._starts[line - 1 - self._dropped]
+
+    def _line_at(self, offset: int) -> int:
+        """The indexed line holding byte ``offset``."""
+        return max(self.first_line, bisect.bisect_right(self._starts, offset) + self._dropped)
+
+    @property
+    def row_count(self) -> int:
+        """Rows shown: every indexed line, or the matching ones while ``&`` keeps lines."""
+        return len(self._kept) if self.keep_text else self._rows
+
+    def _resize_virtual(self) -> None:
+        """Rows to scroll through. Wrapped, the last line must be able to reach the top (a
+        line may take the whole screen), or the cursor on a late line could not be shown."""
+        extra = max(0, self.scrollable_content_region.height - 1) if self.wrap else 0
+        self.virtual_size = Size(self.size.width, self.row_count + extra)
+
+    def _line_for_row(self, row: int) -> int:
+        """The line (1-based) shown at ``row`` (0-based)."""
+        return self._kept[row] if self.keep_text else self.first_line + row
+
+    def _row_for_line(self, line: int) -> int:
+        """The row of ``line``, or of the first shown line after it."""
+        return bisect.bisect_left(self._kept, line) if self.keep_text else line - self.first_line
 
     @property
     def indexed_fraction(self) -> float:
         return 1.0 if self._done or not self._fsize else min(1.0, self._indexed / self._fsize)
 
     def _line_end(self, line: int) -> int:
-        return self._starts[line] if line < len(self._starts) else self._fsize
+        i = line - self._dropped
+        return self._starts[i] if i < len(self._starts) else self._fsize
 
     def open(self, reader: LogReader, line: int | None = None, offset: int | None = None) -> None:
         """Show ``reader``; go to ``line``/``offset`` if given, else to the first error."""
         self.reader = reader
         self.set_follow(False)
+        self.keep_text = ""
+        self.pan_x = 0
         self._reset()
         self.message = ""
         if line is None and offset is None:
@@ -236,7 +239,7 @@ class LogView(ScrollView, can_focus=True):
             self._fsize = size
             # errors found in an unfinished last line are found again once it is complete
             self.errors = [e for e in self.errors if e.offset < self._indexed]
-            self._cache.pop(len(self._starts), None)
+            self._cache.pop(self._dropped + len(self._starts), None)
             pos = self._indexed  # always a line start
             while pos < self._fsize:
                 data = await reader.read(pos, min(CHUNK, self._fsize - pos))
@@ -248,7 +251,7 @@ class LogView(ScrollView, can_focus=True):
                     self._head = data[:HEAD_BYTES]
                 cut = data.rfind(b"\n") + 1
                 if cut:
-                    args = (reader, data[:cut], pos, len(self._starts))
+                    args = (reader, data[:cut], pos, self._dropped + len(self._starts))
                     if cut > 256 << 10:
                         starts, errors = await asyncio.to_thread(_index_chunk, *args)
                         if not self._current(tag):
@@ -258,6 +261,7 @@ class LogView(ScrollView, can_focus=True):
                     self._starts.extend(starts)
                     self._indexed = pos + cut
                     self.errors.extend(errors)
+                    self._trim_index()
                 elif pos + len(data) < self._fsize:
                     pos += len(data)  # a line longer than a chunk: keep looking for its end
                     continue
@@ -268,7 +272,7 @@ class LogView(ScrollView, can_focus=True):
                 tail = await reader.read(at, min(LINE_CAP, self._fsize - at))
                 if not self._current(tag):
                     return
-                self.errors.extend(_scan(reader, tail, at, len(self._starts)))
+                self.errors.extend(_scan(reader, tail, at, self._dropped + len(self._starts)))
             self._done = True
         except Exception as exc:  # a missing/unreadable log is a message, not a crash
             if not self._current(tag):
@@ -277,8 +281,32 @@ class LogView(ScrollView, can_focus=True):
             self._done = True
         self._after_chunk(final=True)
 
+    def _trim_index(self) -> None:
+        """While following, keep the newest ``max_index_lines`` lines: a log followed for a
+        week would otherwise hold 8 bytes per line it ever had (and their error marks)."""
+        cap = max(1, self.max_index_lines)
+        extra = len(self._starts) - 1 - cap
+        if not self.following or extra <= 0:
+            return
+        # a tenth of headroom: the array's front is copied once per cap // 10 lines, not per chunk
+        k = min(extra + cap // 10, len(self._starts) - 1)
+        del self._starts[:k]
+        self._dropped += k
+        first = self.first_line
+        del self.errors[: bisect.bisect_left(self.errors, first, key=lambda e: e.line)]
+        for line in [ln for ln in self._cache if ln < first]:
+            del self._cache[line]
+        del self._kept[: bisect.bisect_left(self._kept, first)]
+        if self.cursor < first:
+            self.cursor = first
+        # the same lines stay on screen: every row moved up by k
+        self.scroll_to(y=max(0, self.scroll_y - k), animate=False, immediate=True)
+        self.message = f"following: lines before {first} dropped (the newest {cap} are kept)"
+
     def _after_chunk(self, final: bool = False) -> None:
-        self.virtual_size = Size(self.size.width, self.line_count)
+        if self.keep_text:
+            self._scan_kept()
+        self._resize_virtual()
         if not self._landed:
             target = self._target_line(final)
             if target is not None:
@@ -294,7 +322,7 @@ class LogView(ScrollView, can_focus=True):
             return None
         if self._want_offset is not None:
             if self._want_offset < self._indexed or final:
-                return bisect.bisect_right(self._starts, self._want_offset)
+                return self._line_at(self._want_offset)
             return None
         strong = next((e for e in self.errors if e.strong), None)
         if strong is not None:
@@ -365,7 +393,9 @@ class LogView(ScrollView, can_focus=True):
 
     def go_to_line(self, line: int) -> None:
         n = self.line_count
-        line = max(1, min(line, max(n, 1)))
+        line = max(self.first_line, min(line, max(n, 1)))
+        if self.keep_text and self._kept:  # the first kept line at or after it
+            line = self._kept[min(self._row_for_line(line), len(self._kept) - 1)]
         self.cursor = line
         self._scroll_to_cursor()
         # the virtual size may have just grown: scroll again once layout has caught up
@@ -376,39 +406,124 @@ class LogView(ScrollView, can_focus=True):
     def _scroll_to_cursor(self) -> None:
         height = max(1, self.scrollable_content_region.height)
         top = int(self.scroll_y)
-        if self.cursor - 1 < top or self.cursor - 1 >= top + height:
-            self.scroll_to(y=max(0, self.cursor - 1 - height // 3), animate=False, immediate=True)
+        row = self._row_for_line(self.cursor)
+        if self.wrap:
+            # a row is a line that may take several screen rows: the cursor line is on screen
+            # when the wrapped lines from the top down to it fit (unread lines count as one;
+            # checked again when the window's lines arrive)
+            if row < top:
+                self.scroll_to(y=row, animate=False, immediate=True)
+            elif row >= top + height or self._wrapped_height(top, row) > height:
+                top = row - self._rows_fitting(row, height) + 1
+                self.scroll_to(y=max(0, top), animate=False, immediate=True)
+        elif row < top or row >= top + height:
+            self.scroll_to(y=max(0, row - height // 3), animate=False, immediate=True)
+
+    def _wrap_width(self) -> int:
+        return max(10, self.scrollable_content_region.width - self._gutter_width())
+
+    def _wrapped_rows_of(self, row: int, avail: int) -> int:
+        text = self._cache.get(self._line_for_row(row))
+        return max(1, -(-cell_len(text) // avail)) if text else 1
+
+    def _wrapped_height(self, top: int, row: int) -> int:
+        """Screen rows that rows ``top``..``row`` take when wrapped (unread lines count 1)."""
+        avail = self._wrap_width()
+        return sum(self._wrapped_rows_of(r, avail) for r in range(top, row + 1))
+
+    def _rows_fitting(self, row: int, height: int) -> int:
+        """How many rows ending at ``row`` fit in ``height`` screen rows when wrapped."""
+        avail = self._wrap_width()
+        used = n = 0
+        while row - n >= 0:
+            used += self._wrapped_rows_of(row - n, avail)
+            if used > height and n:
+                break
+            n += 1
+        return max(1, n)
+
+    def _take_count(self) -> int | None:
+        count, self._count = self._count, ""
+        return int(count) if count else None
+
+    def _go_row(self, row: int) -> None:
+        rows = self.row_count
+        if rows:
+            self.go_to_line(self._line_for_row(max(0, min(row, rows - 1))))
+
+    def action_digit(self, digit: str) -> None:
+        if len(self._count) < COUNT_DIGITS and (self._count or digit != "0"):
+            self._count += digit
+        self.post_message(self.Changed(self))
 
     def action_move(self, delta: int) -> None:
-        self.go_to_line(self.cursor + delta)
+        self._go_row(self._row_for_line(self.cursor) + delta * (self._take_count() or 1))
 
-    def action_page(self, direction: int) -> None:
-        self.go_to_line(self.cursor + direction * max(1, self.scrollable_content_region.height - 1))
+    def action_page(self, pages: float) -> None:
+        height = max(1, self.scrollable_content_region.height - 1)
+        step = max(1, int(abs(pages) * height)) * (1 if pages > 0 else -1)
+        self._go_row(self._row_for_line(self.cursor) + step * (self._take_count() or 1))
 
     def action_top(self) -> None:
-        self.go_to_line(1)
+        line = self._take_count()
+        if line:
+            self.go_to_line(line)
+        else:
+            self._go_row(0)
 
     def action_bottom(self) -> None:
-        self.go_to_line(self.line_count)
+        line = self._take_count()
+        if line:
+            self.go_to_line(line)
+        else:
+            self._go_row(self.row_count - 1)
 
-    def action_error(self, direction: int) -> None:
-        lines = sorted({e.line for e in self.errors})
+    def action_pan(self, direction: Direction) -> None:
+        self._count = ""
+        if self.wrap:
+            self.notify("wrapped: nothing to scroll sideways (ctrl+w unwraps)", timeout=2)
+            return
+        avail = self._wrap_width()
+        step = max(8, avail // 2)
+        top = int(self.scroll_y)
+        shown = (self._cache.get(self._line_for_row(r)) for r in range(top, top + self.size.height))
+        longest = max((cell_len(t) for t in shown if t), default=0)
+        # no further than the end of the longest line on screen (+1 for the "…" column)
+        new = max(0, min(self.pan_x + direction * step, longest - avail + 1))
+        if new == self.pan_x:
+            self.app.bell()
+            return
+        self.pan_x = new
+        self.refresh()
+        self.post_message(self.Changed(self))
+
+    def action_mark(self, severity: str, direction: Direction) -> None:
+        """Next/previous error (``critical``) or warning line, among the lines shown."""
+        self._count = ""
+        what = "errors" if severity == "critical" else "warnings"
+        lines = sorted({e.line for e in self.errors if e.severity == severity})
+        if self.keep_text:
+            kept = set(self._kept)
+            lines = [ln for ln in lines if ln in kept]
         if not lines:
-            self.notify("no errors found in this log" + ("" if self._done else " yet"), timeout=3)
+            self.notify(f"no {what} found in this log" + ("" if self._done else " yet"), timeout=3)
             return
         if direction > 0:
             i = bisect.bisect_right(lines, self.cursor)
             if i >= len(lines):
                 self.app.bell()
-                self.notify("no more errors below", timeout=2)
+                self.notify(f"no more {what} below", timeout=2)
                 return
         else:
             i = bisect.bisect_left(lines, self.cursor) - 1
             if i < 0:
                 self.app.bell()
-                self.notify("no more errors above", timeout=2)
+                self.notify(f"no more {what} above", timeout=2)
                 return
         self.go_to_line(lines[i])
+
+    def action_error(self, direction: Direction) -> None:
+        self.action_mark("critical", direction)
 
     def action_follow(self) -> None:
         self.set_follow(not self.following)
@@ -416,6 +531,9 @@ class LogView(ScrollView, can_focus=True):
 
     def action_wrap(self) -> None:
         self.wrap = not self.wrap
+        self.pan_x = 0
+        self._resize_virtual()
+        self._scroll_to_cursor()
         self.refresh()
         self.post_message(self.Changed(self))
 
@@ -424,64 +542,6 @@ class LogView(ScrollView, can_focus=True):
         if i < len(self.errors) and self.errors[i].line == line:
             return self.errors[i]
         return None
-
-    # ------------------------------------------------------------------ search
-
-    def search(self, text: str) -> None:
-        self.search_text = text
-        self.refresh()
-        if text:
-            self._search(1, from_current=True)
-
-    def action_search_next(self, direction: int) -> None:
-        if not self.search_text:
-            self.notify("no search: press / first", timeout=2)
-            return
-        self._search(direction)
-
-    @work(exclusive=True, group="logsearch")
-    async def _search(self, direction: int, from_current: bool = False) -> None:
-        tag, needle = self._tag, self.search_text.lower().encode("utf-8", "replace")
-        reader = tag.reader
-        if reader is None or not needle:
-            return
-        n = self.line_count
-        start_line = self.cursor if from_current else self.cursor + direction
-        step = CHUNK
-        if direction > 0:
-            pos = self._starts[start_line - 1] if 1 <= start_line <= n else self._fsize
-            while pos < self._fsize:
-                data = (await reader.read(pos, min(step + len(needle), self._fsize - pos))).lower()
-                if not self._current(tag):
-                    return
-                hit = data.find(needle)
-                if hit >= 0:
-                    self.go_to_line(bisect.bisect_right(self._starts, pos + hit))
-                    return
-                if not data:
-                    break
-                pos += step
-        else:
-            end = self._starts[start_line] if 0 <= start_line < n else 0
-            while end > 0:
-                pos = max(0, end - step)
-                data = (await reader.read(pos, end - pos + len(needle))).lower()[
-                    : end - pos + len(needle) - 1
-                ]
-                if not self._current(tag):
-                    return
-                hit = data.rfind(needle)
-                if hit >= 0:
-                    self.go_to_line(bisect.bisect_right(self._starts, pos + hit))
-                    return
-                end = pos
-        self.app.bell()
-        where = "below" if direction > 0 else "above"
-        self.notify(
-            f"“{clean(self.search_text, 60)}” not found {where}",
-            timeout=3,
-            markup=False,
-        )
 
     # ------------------------------------------------------------------ window cache
 
@@ -504,28 +564,28 @@ class LogView(ScrollView, can_focus=True):
             if reader is None or not self._current(tag):
                 return
             height = max(1, self.scrollable_content_region.height)
-            first = int(self.scroll_y) + 1
+            top = int(self.scroll_y)
             # while indexing, the last line's end is not known yet (it would read to the end of
             # the file): only lines already indexed
-            known = self.line_count if self._done else len(self._starts) - 1
-            last = min(known, first + height * 2)
-            first = max(1, first - height)
-            missing = [ln for ln in range(first, last + 1) if ln not in self._cache]
+            known = self.line_count if self._done else self._dropped + len(self._starts) - 1
+            rows = range(max(0, top - height), min(self.row_count, top + height * 3))
+            wanted = [ln for ln in map(self._line_for_row, rows) if ln <= known]
+            missing = [ln for ln in wanted if ln not in self._cache]
             if not missing:
                 return
-            a, b = missing[0], missing[-1]
             # the line bounds are taken now: the index may grow while the read is awaited
-            bounds = [(self._starts[ln - 1], self._line_end(ln)) for ln in range(a, b + 1)]
-            start, end = bounds[0][0], bounds[-1][1]
-            if end - start <= WINDOW_BYTES:
-                data = await reader.read(start, end - start)
-                heads = [data[s - start : min(e, s + LINE_CAP) - start] for s, e in bounds]
-            else:  # huge lines: read each line's head only
-                heads = [await reader.read(s, LINE_CAP) for s, _ in bounds]
-            if not self._current(tag):
-                return
-            for ln, raw in enumerate(heads, a):
-                self._store(ln, raw)
+            spans = [(ln, self._start(ln), self._line_end(ln)) for ln in missing]
+            for run in _runs(spans):
+                start, end = run[0][1], run[-1][2]
+                if end - start <= WINDOW_BYTES:
+                    data = await reader.read(start, end - start)
+                    heads = [data[s - start : min(e, s + LINE_CAP) - start] for _, s, e in run]
+                else:  # huge lines: read each line's head only
+                    heads = [await reader.read(s, LINE_CAP) for _, s, _ in run]
+                if not self._current(tag):
+                    return
+                for (ln, _, _), raw in zip(run, heads, strict=True):
+                    self._store(ln, raw)
         except Exception as exc:
             if self._current(tag):
                 self.message = f"read error: {clean(str(exc), 200)}"
@@ -533,6 +593,8 @@ class LogView(ScrollView, can_focus=True):
             if self._window_tag is tag:
                 self._window_tag = None
         if self._current(tag):
+            if self.wrap:  # the lines' real lengths are known now
+                self._scroll_to_cursor()
             self.refresh()
 
     def _store(self, line: int, raw: bytes) -> None:
@@ -553,14 +615,17 @@ class LogView(ScrollView, can_focus=True):
             if y < len(rows):
                 return self._render(rows[y][0], rows[y][1], rows[y][2], width, base)
             return Strip.blank(width, base)
-        line = int(self.scroll_y) + y + 1
-        if line > self.line_count:
-            if line == 1 and self._done:
-                return Strip(
-                    [Segment(set_cell_size(" " + (self.message or "(empty log)"), width), base)],
-                    width,
+        row = int(self.scroll_y) + y
+        if row >= self.row_count:
+            if row == 0 and (self._done or self.keep_text):
+                empty = (
+                    f"(no line contains “{self.keep_text}”; & then enter shows all)"
+                    if self.keep_text
+                    else self.message or "(empty log)"
                 )
+                return Strip([Segment(set_cell_size(" " + clean(empty, 200), width), base)], width)
             return Strip.blank(width, base)
+        line = self._line_for_row(row)
         text = self._line_text(line)
         if text is None:
             self._need_window()
@@ -573,15 +638,16 @@ class LogView(ScrollView, can_focus=True):
         gutter = self._gutter_width()
         avail = max(10, width - gutter)
         rows: list[tuple[int, str, bool]] = []
-        line = int(self.scroll_y) + 1
-        while len(rows) < height and line <= self.line_count:
+        row = int(self.scroll_y)
+        while len(rows) < height and row < self.row_count:
+            line = self._line_for_row(row)
             text = self._line_text(line)
             if text is None:
                 self._need_window()
                 text = ""
             for k, piece in enumerate(chop_cells(text, avail) or [""]):
                 rows.append((line, piece, k == 0))
-            line += 1
+            row += 1
         return rows
 
     def _gutter_width(self) -> int:
@@ -589,24 +655,27 @@ class LogView(ScrollView, can_focus=True):
 
     def _render(self, line: int, text: str, first: bool, width: int, base: Style) -> Strip:
         gutter = self._gutter_width()
-        is_err = self.error_at(line) is not None
+        mark_at = self.error_at(line)
         style = base
-        if is_err:
-            style = style + self.get_component_rich_style("logview--error")
+        if mark_at is not None:
+            kind = "error" if mark_at.severity == "critical" else "warning"
+            style = style + self.get_component_rich_style(f"logview--{kind}")
         if line == self.cursor:
             style = style + self.get_component_rich_style("logview--cursor")
-        mark = "▶" if is_err and first else " "
+        mark = "▶" if mark_at is not None and first else " "
         num = f"{line:>{gutter - 2}}{mark} " if first else " " * gutter
-        segs = [Segment(num, base + self.get_component_rich_style("logview--gutter"))]
+        head = Strip([Segment(num, base + self.get_component_rich_style("logview--gutter"))])
         avail = max(0, width - gutter)
-        body = text if self.wrap else text
-        if not self.wrap and cell_len(body) > avail:
-            body = set_cell_size(body, max(0, avail - 1)) + "…"
-        if self.search_text and self.search_text.lower() in body.lower():
-            segs.extend(self._highlight(body, style))
+        if self.search_text and self.search_text.lower() in text.lower():
+            body = Strip(self._highlight(text, style))
         else:
-            segs.append(Segment(body, style))
-        strip = Strip(segs)
+            body = Strip([Segment(text, style)])
+        if not self.wrap:
+            more = body.cell_length > self.pan_x + avail
+            body = body.crop(self.pan_x, self.pan_x + avail - (1 if more else 0))
+            if more:
+                body = Strip([*body, Segment("…", style)])
+        strip = Strip.join([head, body])
         return strip.extend_cell_length(width, style).crop(0, width)
 
     def _highlight(self, body: str, style: Style) -> list[Segment]:
@@ -627,7 +696,7 @@ class LogView(ScrollView, can_focus=True):
         self._need_window()
 
     def on_resize(self) -> None:
-        self.virtual_size = Size(self.size.width, self.line_count)
+        self._resize_virtual()
 
     def on_unmount(self) -> None:
         self.set_follow(False)
@@ -638,8 +707,14 @@ class LogView(ScrollView, can_focus=True):
         if self.reader is not None:
             parts.append(clean(self.reader.name, 80))
         parts.append(f"line {self.cursor}/{self.line_count}")
+        if self._count:
+            parts.append(f"go to {self._count} (g)")
+        if self.keep_text:
+            parts.append(f"&{clean(self.keep_text, 40)}: {len(self._kept)} lines")
         err = self.error_at(self.cursor)
-        parts.append(f"{len(self.errors)} error lines" + (f" · here: {err.label}" if err else ""))
+        crit = sum(1 for e in self.errors if e.severity == "critical")
+        counts = f"{crit} errors, {len(self.errors) - crit} warnings"
+        parts.append(counts + (f" · here: {err.label}" if err else ""))
         if not self._done:
             parts.append(f"indexing {self.indexed_fraction:.0%}")
         if self.following:
@@ -647,7 +722,10 @@ class LogView(ScrollView, can_focus=True):
         if self.wrap:
             parts.append("WRAP")
         if self.search_text:
-            parts.append(f"/{clean(self.search_text, 40)}")
+            mark = "/" if self.search_direction > 0 else "?"
+            parts.append(f"{mark}{clean(self.search_text, 40)}")
+        if self.pan_x:
+            parts.append(f"→{self.pan_x}")
         if self.message:
             parts.append(self.message)
         return "  ".join(parts)

@@ -4,8 +4,10 @@ Data in: :meth:`StatusLine.set_entries` with one :class:`StatusEntry` per source
 repaints only when what it shows changes.
 
 Always exactly one row: a long error is shortened first (every source keeps its name and
-state on screen), then the line ends in an ellipsis. A widget that grew to fit a wrapped
-error kept the extra rows, blank, after the error was gone.
+state on screen); when even that does not fit (a fleet of a dozen clusters at 80 columns) the
+line becomes a summary per group ("12 clusters: 11 ● 1 STALE  │  2 ModelArts: 2 ●") followed
+by the sources that are not well, so none is hidden behind an ellipsis. (A widget that grew
+to fit a wrapped error kept the extra rows, blank, after the error was gone.)
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ class StatusEntry:
     failures: int = 0
     warnings: int = 0
     connecting: bool = False
+    group: str = ""  # what the summary counts it as: "clusters", "ModelArts"
+    version: str = ""  # what the source runs ("22.05.8"), shown while the line has room
 
 
 def _coarse(entry: StatusEntry) -> StatusEntry:
@@ -74,7 +78,42 @@ class StatusLine(Widget):
             out = self._line(cap, full)
             if not width or out.cell_len <= width:
                 return out
+        out = self._summary(width)
         out.truncate(width, overflow="ellipsis")
+        return out
+
+    def _summary(self, width: int) -> Text:
+        """Counts per group, then each source that is not well with its state (and as much
+        of its error as fits)."""
+        out = Text(no_wrap=True, overflow="ellipsis", end="")
+        groups: dict[str, list[StatusEntry]] = {}
+        for e in self._entries:
+            groups.setdefault(e.group or "sources", []).append(e)
+        for i, (group, entries) in enumerate(groups.items()):
+            if i:
+                out.append("  │  ", style="dim")
+            out.append(f"{len(entries)} {group}:", style="bold")
+            well = sum(1 for e in entries if not (e.error or e.stale or e.connecting))
+            if well:
+                out.append(f" {well} ")
+                out.append("●", style="green")
+            for label, style, n in (
+                ("STALE", "bold yellow", sum(1 for e in entries if e.stale and not e.error)),
+                ("failing", "bold red", sum(1 for e in entries if e.error)),
+                ("connecting", "dim", sum(1 for e in entries if e.connecting)),
+            ):
+                if n:
+                    out.append(f" {n} {label}", style=style)
+        sick = [e for e in self._entries if e.error or e.stale]
+        for e in sick:
+            out.append("  │  ", style="dim")
+            out.append("● ", style="red" if e.error else "yellow")
+            out.append(clean(e.name, 30), style="bold")
+            if e.stale and e.age_s is not None:
+                out.append(f" {age(e.age_s)}")
+            if e.error is not None:
+                room = max(12, (width - out.cell_len) // max(1, len(sick)) - 2)
+                out.append(f" {clean(e.error, room)}", style="red")
         return out
 
     def _line(self, error_cap: int, full: bool) -> Text:
@@ -84,6 +123,8 @@ class StatusLine(Widget):
                 out.append("  │  ", style="dim")
             out.append("● ", style="red" if e.error else "yellow" if e.stale else "green")
             out.append(clean(e.name, 40), style="bold")
+            if e.version and full:
+                out.append(f" {clean(e.version, 16)}", style="dim")
             if e.connecting:
                 out.append(" connecting…", style="dim")
                 continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import itemgetter
@@ -256,6 +256,18 @@ class VirtualTable(ScrollView, can_focus=True):
         self._placed = False
         self._layout: list[tuple[int, int]] = []  # (column index, width) shown
         self._layout_for = -1
+        self.hidden: frozenset[str] = frozenset()  # column labels the operator turned off
+
+    def set_hidden(self, labels: Iterable[str]) -> None:
+        """Columns (by label) not to draw; the filter still searches them. At least one
+        column stays: hiding every one would leave rows nobody can tell apart."""
+        hidden = frozenset(labels) & {c.label for c in self.columns}
+        if len(hidden) >= len(self.columns):
+            hidden = hidden - {self.columns[0].label}
+        if hidden != self.hidden:
+            self.hidden = hidden
+            self._layout_for = -1
+            self.refresh()
 
     # ------------------------------------------------------------------ data
 
@@ -602,7 +614,7 @@ class VirtualTable(ScrollView, can_focus=True):
     def _columns_for(self, width: int) -> list[tuple[int, int]]:
         if width == self._layout_for:
             return self._layout
-        shown = list(range(len(self.columns)))
+        shown = [i for i, c in enumerate(self.columns) if c.label not in self.hidden]
 
         def need(cols: list[int]) -> int:
             return sum(

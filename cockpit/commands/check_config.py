@@ -54,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
                 f"key={c.key or '(ssh default)'} "
                 f"known_hosts={c.known_hosts or 'NOT CHECKED'}"
             )
+        elif c.transport == "rest":
+            target = f"rest {c.url} token {'$' + c.token_env if c.token_env else c.token_file}"
         else:
             target = "local"
         lines[c.name] = f"cluster {c.name}: {target}, every {c.interval:g} s, evidence {c.evidence}"

@@ -3,8 +3,10 @@
 The directory holds ``squeue.txt``, ``sacct.txt``, ``scontrol-show-job.txt``,
 ``scontrol-show-node.txt`` (the job's nodes) and the log excerpts under their own names
 (``slurm-4.out``, ``slurmctld.log``, ``slurmd-c3.log``), so ``cockpit diagnose --bundle DIR``
-reads it back. Anything that looks like a credential (AK/SK, tokens, passwords, private
-keys) is replaced by ``<redacted>``.
+reads it back. For a job slurmctld has forgotten (MinJobAge) ``sacct-job-record.txt`` holds
+what sacct still knew (WorkDir, SubmitLine) and ``batch-script.txt`` the script, where the
+site stores it; ``collect-notes.txt`` says where each piece came from. Anything that looks
+like a credential (AK/SK, tokens, passwords, private keys) is replaced by ``<redacted>``.
 """
 
 from __future__ import annotations
@@ -93,13 +95,21 @@ def write_bundle(out: str, job_id: str, snap: Snapshot, arts: Artifacts) -> list
             f"{job.node_list}|{job.reason}\n"
         ).encode()
     for label, text in arts.commands.items():
-        if label.startswith("sacct"):
+        if label.startswith("sacct -B "):  # the batch script slurmdbd kept
+            files["batch-script.txt"] = text.encode()
+        elif label.startswith("sacct -X ") and label.endswith("(job record)"):
+            # what sacct still knew of a job slurmctld forgot (WorkDir, SubmitLine)
+            files["sacct-job-record.txt"] = text.replace(SEP, "|").encode()
+        elif label.startswith("sacct"):
             files["sacct.txt"] = ("|".join(SACCT_FIELDS) + "\n" + text.replace(SEP, "|")).encode()
         elif label.startswith("scontrol show job"):
             files["scontrol-show-job.txt"] = text.encode()
         elif label.startswith("error: "):
             files.setdefault("collect-errors.txt", b"")
             files["collect-errors.txt"] += f"{label[7:]}: {text}\n".encode()
+        elif label.startswith("note: "):
+            files.setdefault("collect-notes.txt", b"")
+            files["collect-notes.txt"] += f"{label[6:]}: {text}\n".encode()
     nodes = [n for n in snap.nodes if job is not None and n.name in job.nodes]
     if nodes:
         files["scontrol-show-node.txt"] = "".join(

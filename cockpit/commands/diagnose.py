@@ -158,6 +158,10 @@ async def _live_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
         snap = await asyncio.wait_for(source.poll(), args.timeout)
         if snap.error is not None:
             raise UserError(f"{source.name}: {snap.error.message}")
+        # a 26.05 SLUID names the same job as its job id: the rest of the cockpit keys by id
+        args.jobid = next(
+            (j.job_id for j in snap.jobs if j.sluid and j.sluid == args.jobid), args.jobid
+        )
         subject = Subject("job", source.name, args.jobid)
         try:
             arts = await asyncio.wait_for(source.artifacts(subject, snap), args.timeout)
@@ -206,6 +210,10 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
     try:
         job_id = await asyncio.wait_for(_resolve_training_job(source, wanted), args.timeout)
         snap, arts = await asyncio.wait_for(source.snapshot_for_job(job_id), args.timeout)
+        # where a stuck start stopped vs a good run of the same pool/image (an extra: bounded)
+        from cockpit.watch.baseline import diff_for_cli
+
+        arts = await diff_for_cli(args, source, snap, arts)
     except TimeoutError as exc:
         raise UserError(f"{source.name}: no answer within {args.timeout:g} s") from exc
     finally:
@@ -259,7 +267,44 @@ def _slurm_source(args: argparse.Namespace):
         raise UserError(
             "no Slurm cluster configured (add [clusters.NAME] to the config or use --demo)"
         )
+    sources[0].use_store(LazyStore(args))
     return sources[0]
+
+
+class LazyStore:
+    """The store's ``evidence()``, opened on first use: only a job slurmctld has forgotten
+    needs it, and opening it (SQLAlchemy, a migration check) costs a diagnose that does not.
+    Any trouble opening it means no stored evidence, said by the live evidence's notes."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self._store: object | None = None
+        self.error = ""
+
+    def _open(self) -> object | None:
+        if self._store is None and not self.error:
+            try:
+                from cockpit.config import load_config
+                from cockpit.store import open_store
+
+                config = load_config(getattr(self.args, "config", None))
+                demo = bool(getattr(self.args, "demo", False)) or not config.has_sources
+                self._store = open_store(config=config, demo=demo)
+            except Exception as exc:  # noqa: BLE001 - no store: the live evidence stands alone
+                self.error = f"store unavailable: {exc}"
+        return self._store
+
+    def evidence(self, source: str, subject: Subject) -> Artifacts | None:
+        store = self._open()
+        if store is None:
+            return None
+        got = store.evidence(source, subject)  # type: ignore[attr-defined]
+        return got if isinstance(got, Artifacts) else None
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()  # type: ignore[attr-defined]
+            self._store = None
 
 
 def with_job(snap: Snapshot, job_id: str, arts: Artifacts) -> Snapshot:

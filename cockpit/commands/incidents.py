@@ -4,6 +4,11 @@
 report, default a Rich table. Evidence from logs is included: artifacts (sacct rows, log
 ranges, events) are fetched for failed jobs, unhealthy nodes and troubled training jobs
 with bounded concurrency before the engine runs.
+
+The incidents go into the store (:mod:`cockpit.store`) and the list printed is the store's
+open incidents of the selected sources: one that left squeue since stays listed until
+acknowledged, with who acknowledged it. A source that could not be read is an incident of its
+own (``source_unreachable``) and the exit status is 1; 2 when no source answered.
 """
 
 from __future__ import annotations
@@ -43,14 +48,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 async def collect(
-    sources: list, now_fn=None, taken: dict[str, datetime] | None = None
+    sources: list,
+    now_fn=None,
+    taken: dict[str, datetime] | None = None,
+    failed: dict | None = None,
 ) -> tuple[list[Finding], list[str]]:
     """Poll each source once, fetch evidence (cockpit.runtime.evidence), diagnose.
 
     Returns (findings, source errors).
 
     ``taken`` (optional) is filled with source name -> the snapshot's ``taken_at``: the "now" of
-    that source's ages (the demo's clock is not the wall clock).
+    that source's ages (the demo's clock is not the wall clock); ``failed`` with source name ->
+    the failed poll's snapshot (its error).
     """
     from cockpit.runtime.evidence import EvidenceCache, refresh_and_diagnose
 
@@ -61,6 +70,8 @@ async def collect(
         snap = await src.poll()
         if snap.error is not None:
             errors.append(f"{src.name}: {snap.error.kind}: {snap.error.message}")
+            if failed is not None:
+                failed[src.name] = snap
             return
         if taken is not None:  # only sources that answered
             taken[src.name] = snap.taken_at
@@ -91,23 +102,68 @@ def run(args: argparse.Namespace) -> int:
     from cockpit.report import incidents_json, incidents_markdown, sort_incidents
 
     sources = _select(args)
+    names = [s.name for s in sources]
+    kinds = {s.name: s.kind for s in sources}
+    store = store_for(args)  # a newer schema fails here, before any poll
     taken: dict[str, datetime] = {}
-    findings, errors = asyncio.run(collect(sources, taken=taken))
+    failed: dict = {}
+    findings, errors = asyncio.run(collect(sources, taken=taken, failed=failed))
     incidents = correlate(findings)
     # ages count from each source's snapshot time, as in the TUI (demo clock != wall clock)
     now = max(taken.values(), default=None) or datetime.now(UTC)
-    acked = ack_store_for(args).acked
+    stored = _remember(store, names, kinds, incidents, failed, taken, now)
+    incidents = [s.incident for s in stored]
+    acks = store.acks()
+    acked = frozenset(acks)
     for e in errors:
         print(f"cockpit: {e}", file=sys.stderr)
+    if not store.available:
+        print(f"cockpit: {store.last_error} (incidents of this poll only)", file=sys.stderr)
+    by_key = {s.key: s for s in stored}
     if args.json:
-        json.dump(incidents_json(incidents, now, acked=acked), sys.stdout, indent=2)
+        doc = incidents_json(incidents, now, acked=acked, acks=acks, stored=by_key)
+        json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     elif args.markdown:
-        sys.stdout.write(incidents_markdown(incidents, now, acked=acked))
+        sys.stdout.write(incidents_markdown(incidents, now, acked=acked, acks=acks, stored=by_key))
     else:
         _table(sort_incidents(incidents), now, acked, taken)
+    store.close()
     # No source answered: an empty list would read as "all clear". Say so with the exit status.
-    return 2 if sources and not taken else 0
+    if sources and not taken:
+        return 2
+    return 1 if failed else 0
+
+
+def _remember(store, names, kinds, incidents, failed, taken, now) -> list:
+    """Sync each source that answered into the store, add an outage incident for each that did
+    not; returns the store's open incidents of these sources."""
+    from cockpit.runtime.lifecycle import outage_incident
+
+    outages = []
+    for name, snap in failed.items():
+        start = store.open_outage(name, snap.taken_at, snap.error.message)
+        outages.append(outage_incident(name, kinds[name], start, snap.error))
+    for name in names:
+        if name in taken:
+            store.close_outage(name, taken[name])
+            store.sync_incidents([name], incidents, taken[name])
+    for o in outages:
+        # the source's other incidents are left as they were: it could not say they ended
+        store.sync_incidents([], [o], now)
+    return [s for s in store.incidents(now) if s.incident.subject.source in names]
+
+
+def store_for(args: argparse.Namespace):  # -> cockpit.store.sql.Store
+    """The store the TUI uses for the same site: the demo's own file when the TUI would show
+    the demo, else ``[store]`` from the config (the SQLite file in the state dir by default)."""
+    from cockpit.commands.tui import banner_for
+    from cockpit.config import load_config
+    from cockpit.store import open_store
+
+    demo = banner_for(args)[0].startswith("DEMO")
+    config = None if getattr(args, "demo", False) else load_config(getattr(args, "config", None))
+    return open_store(config=config, demo=demo)
 
 
 def ack_store_for(args: argparse.Namespace):  # -> cockpit.store.acks.AckStore

@@ -52,11 +52,15 @@ def demo_clock() -> Callable[[], datetime]:
     return lambda: datetime.now(UTC) - offset
 
 
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
 def _demo_watch(app) -> None:
     """The demo's alerts and baselines: in memory, nothing sent (``watcher_for(demo=True)``)."""
     from cockpit.watch.watcher import watcher_for
 
-    app.hub.watcher = watcher_for(None, demo=True)
+    app.hub.watcher = watcher_for(None, demo=True, store=app.store)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,40 +68,69 @@ def run(args: argparse.Namespace) -> int:
     from cockpit.app import CockpitApp
     from cockpit.connect import select_sources
 
-    banner, bell = banner_for(args)
-    clock = demo_clock() if banner.startswith("DEMO") else None
-    sources = select_sources(args, clock=clock)
+    replay_dir = getattr(args, "replay", None)
+    replay = None
+    if replay_dir:
+        from cockpit.record import replay_sources
+
+        sources, replay = replay_sources(Path(replay_dir).expanduser())
+        banner, bell, clock = replay.label(), False, replay
+    else:
+        banner, bell = banner_for(args)
+        clock = demo_clock() if banner.startswith("DEMO") else None
+        sources = select_sources(args, clock=clock)
     if not sources:
         raise UserError("no sources to watch")
-    demo = bool(getattr(args, "demo", False))
+    demo = bool(getattr(args, "demo", False)) or replay is not None
+    record_dir = getattr(args, "record", None)
+    if record_dir and replay is None:
+        from cockpit.record import start_recording
+
+        start_recording(Path(record_dir).expanduser(), sources, clock or _utc_now)
     config = watcher = baselines = None
+    # the incident store: a newer schema (or a bad [store] url) fails here, as one line; a
+    # database that cannot be reached does not (the TUI says "store unavailable")
+    from cockpit.store import open_store
+
+    state = getattr(args, "state_file", None)
+    on_demo = banner.startswith("DEMO")  # demo acks must not reappear on a real site
     if not demo:  # a bad [alerts] table must fail here, as one line, not inside the TUI
         from cockpit.config import load_config
         from cockpit.watch.watcher import baselines_for, watcher_for
 
         config = load_config(getattr(args, "config", None))
-        watcher, baselines = watcher_for(config), baselines_for(config)
-    _quiet_libraries()
-    state = getattr(args, "state_file", None)
-    from cockpit.store.acks import AckStore, demo_state_path
+    if replay is not None:  # the replay's incidents and acks stay with the recording
+        store = open_store(f"sqlite:///{Path(replay_dir).expanduser() / 'replay-store.db'}")
+    else:
+        store = open_store(
+            config=config, demo=on_demo, legacy_acks=Path(state).expanduser() if state else None
+        )
+    if not demo:
+        watcher, baselines = watcher_for(config, store=store), baselines_for(config)
+    from cockpit.audit import default_audit_path
 
-    if not state and banner.startswith("DEMO"):  # demo acks must not reappear on a real site
-        state = str(demo_state_path())
+    _quiet_libraries()
 
     app = CockpitApp(
         sources,
         bell=bell and not getattr(args, "no_bell", False),
-        acks=AckStore(Path(state) if state else None),
+        store=store,
         banner=banner,
         watcher=watcher,
         clock=clock,
         baselines=baselines,
         # the demo's in-memory watcher (cannot fail) is built after the first frame
         late=_demo_watch if demo else None,
+        readonly=bool(getattr(args, "readonly", False)) or replay is not None,
+        replay=replay,
+        audit_path=default_audit_path(demo=on_demo),
         export_dir=Path(config.ui.export_dir).expanduser()
         if config is not None and config.ui.export_dir
         else None,
     )
-    code = app.run()
+    try:
+        code = app.run()
+    finally:
+        store.close()
     # a crash returns None after Textual printed the traceback; its return_code is then 1
     return int(code if code is not None else (app.return_code or 0))

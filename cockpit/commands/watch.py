@@ -14,6 +14,11 @@ line per alert (JSON lines with ``--json``).
 
 ``--demo`` watches the built-in simulated site and keeps everything in memory (no
 history, no state, no notifications).
+
+Beside open TUIs (and other ``watch`` processes) on the same store (:mod:`cockpit.store`),
+each alert is delivered once per channel, whoever sees it first: this process prints (channel
+``stdout``) and pages (``webhook``, ``command``) only what no other process has delivered
+there. The exit status of ``--once`` counts what this process printed.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +45,7 @@ from cockpit.watch.watcher import Watcher
 
 if TYPE_CHECKING:
     from cockpit.source import Source
+    from cockpit.watch.outputs import Outputs
 
 
 def default_state_path() -> Path:
@@ -65,6 +72,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--state",
         metavar="FILE",
         help=f"--once memory of active conditions (default {default_state_path()})",
+    )
+    p.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="N",
+        help="serve Prometheus /metrics on this port (host: [alerts] metrics_listen or 127.0.0.1)",
     )
     p.add_argument(
         "--cluster", action="append", metavar="NAME", help="only this cluster (repeatable)"
@@ -189,7 +202,7 @@ async def watch_once(
     )
     fired: list[Alert] = []
     active = dict(previous)
-    for snap, findings in zip(snaps, found, strict=True):
+    for source, snap, findings in zip(sources, snaps, found, strict=True):
         conds = current_conditions(snap, findings, now, watcher)
         fresh = new_conditions(conds, previous.get(snap.source, ()))
         if snap.ok:
@@ -198,12 +211,58 @@ async def watch_once(
             active[snap.source] = sorted(
                 set(previous.get(snap.source, ())) | {a.key for a in conds}
             )
-        fired += watcher.record(fresh, now)
+        fired += watcher.record(fresh, now, snap)
+        await asyncio.to_thread(_sync_incidents, watcher, snap, findings, now, source.cursor())
     return fired, active
 
 
+class PrintChannel:
+    """``cockpit watch``'s own output as a delivery channel (``stdout``): with a store, a cron
+    ``watch`` prints an alert only if no other ``watch`` printed it."""
+
+    name = "stdout"
+
+    def __init__(self, emit: Callable[[Alert], None]) -> None:
+        self.emit = emit
+        self.count = 0
+
+    def send(self, alerts: Sequence[Alert]) -> None:
+        for a in alerts:
+            self.emit(a)
+        self.count += len(alerts)
+
+
+def _sync_incidents(
+    watcher: Watcher, snap: Snapshot, findings: Sequence[Finding], now, cursor=None
+) -> None:
+    """This poll's incidents to the watcher's incident channels (Alertmanager, /metrics) and to
+    the store (their lifecycle, as the TUI keeps it). A failed poll adds the outage incident
+    and leaves the source's other incidents as they were: it cannot say they ended."""
+    from cockpit.diagnosis.correlate import correlate
+    from cockpit.runtime.lifecycle import outage_incident
+
+    store = watcher.store
+    if snap.error is not None:
+        start = watcher.outage_start(snap.source, now, snap.error.message)
+        outage = outage_incident(snap.source, snap.kind, start, snap.error)
+        watcher.incidents(snap.source, [outage], now, ok=False)  # fires in Alertmanager
+        if store is not None:
+            store.sync_incidents([], [outage], now)
+        return
+    incidents = correlate(list(findings))
+    watcher.incidents(snap.source, incidents, now)
+    if store is not None:
+        store.sync_incidents([snap.source], incidents, now)
+        if cursor is not None:  # how far the source's sacct backfill looked: the next start's
+            store.set_cursor(snap.source, cursor)
+
+
 async def watch_loop(
-    sources: list, watcher: Watcher, clock: Callable[[], datetime], emit: Callable[[Alert], None]
+    sources: list,
+    watcher: Watcher,
+    clock: Callable[[], datetime],
+    emit: Callable[[Alert], None],
+    outputs: Outputs | None = None,
 ) -> None:
     """Poll each source on its interval forever; transitions as in the TUI."""
 
@@ -212,11 +271,16 @@ async def watch_loop(
     async def one(source) -> None:
         cache = EvidenceCache()  # kept across polls: each failure's evidence is fetched once
         while True:
+            started = time.monotonic()
             snap = await _poll(source)
+            if outputs is not None:
+                outputs.polled(snap, time.monotonic() - started)
             now = clock()
             findings = await _findings(source, snap, cache, now)
-            for a in await asyncio.to_thread(watcher.observe, snap, findings, now):
-                emit(a)
+            await asyncio.to_thread(watcher.observe, snap, findings, now)  # channels print
+            await asyncio.to_thread(_sync_incidents, watcher, snap, findings, now, source.cursor())
+            for line in outputs.news() if outputs is not None else ():
+                print(f"cockpit: {line}", file=sys.stderr, flush=True)
             await asyncio.sleep(max(1.0, float(source.interval)))
 
     await asyncio.gather(*(one(s) for s in sources))
@@ -231,35 +295,61 @@ def run(args: argparse.Namespace) -> int:
 
     demo = bool(args.demo)
     clock: Callable[[], datetime] | None = None
+    store = None
     if demo:
         from cockpit.commands.tui import demo_clock
 
         clock = demo_clock()
-        watcher = Watcher(AlertConfig())
+        cfg = AlertConfig()
+        watcher = Watcher(cfg)
     else:
+        from cockpit.store import open_store
+
         config = load_config(args.config)
         if not config.has_sources:
             raise UserError(
                 f"{config.path}: no [clusters.NAME] or [modelarts.NAME] to watch (try --demo)"
             )
+        store = open_store(config=config)  # a newer schema: one line here, exit 2
+        if not store.available:
+            print(f"cockpit: {store.last_error} (alerts may repeat)", file=sys.stderr)
         cfg = AlertConfig.from_table(config.alerts, config.path)
-        watcher = Watcher(cfg, history=AlertHistory(args.history), notifier=Notifier(cfg.notify))
+        watcher = Watcher(
+            cfg, history=AlertHistory(args.history), notifier=Notifier(cfg.notify), store=store
+        )
         if watcher.last_error:
             print(f"cockpit: {watcher.last_error}", file=sys.stderr)
     sources = select_sources(args, clock=clock)
     if not sources:
         raise UserError("no sources to watch")
+    for s in sources if store is not None else ():
+        s.use_store(store)  # evidence kept at first sight, for jobs slurmctld has forgotten
+        s.resume_from(store.cursor(s.name))  # failures that ended while nothing watched
     now_fn = clock or (lambda: datetime.now(UTC))
     emit = _printer(args.json)
+    printer = PrintChannel(emit)
+    watcher.channels.append(printer)
     state_path = Path(args.state) if args.state else default_state_path()
+    if args.once and args.metrics_port is not None:
+        raise UserError("--metrics-port serves while watch runs: not with --once")
+    from cockpit.watch.outputs import attach
+
+    outputs = attach(  # Alertmanager (not for the demo: it never pages anyone) and /metrics
+        watcher,
+        cfg,
+        store=store,
+        metrics_port=args.metrics_port,
+        on_listen=lambda url: print(f"cockpit: metrics on {url}", file=sys.stderr, flush=True),
+        serve=not args.once,
+    )
 
     async def main() -> int:
         try:
             if args.once:
                 previous = {} if demo else load_state(state_path)
                 fired, active = await watch_once(sources, watcher, now_fn, previous)
-                for a in fired:
-                    emit(a)
+                for line in outputs.news():
+                    print(f"cockpit: {line}", file=sys.stderr)
                 if not demo:
                     try:
                         save_state(state_path, active)
@@ -268,10 +358,12 @@ def run(args: argparse.Namespace) -> int:
                             f"cockpit: cannot write {state_path}: {exc.strerror or exc}",
                             file=sys.stderr,
                         )
-                return 1 if fired else 0
-            await watch_loop(sources, watcher, now_fn, emit)
+                # printed here: what no other process on the store had delivered
+                return 1 if printer.count else 0
+            await watch_loop(sources, watcher, now_fn, emit, outputs)
             return 0
         finally:
+            outputs.close()
             for s in sources:
                 try:
                     await s.close()
@@ -284,4 +376,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if watcher.notifier is not None:
         watcher.notifier.join(timeout=watcher.config.notify.timeout_s + 5)
+    watcher.join(timeout=watcher.config.notify.timeout_s + 5)  # the channels' deliveries
+    if store is not None:
+        store.close()
     return code

@@ -136,6 +136,7 @@ class ModelArtsProject:
             if s > t:
                 break
             open_ = e is None or e > t
+            start = self._iso(s)
             stages.append(
                 {
                     "job_id": j.job_id,
@@ -143,9 +144,12 @@ class ModelArtsProject:
                     "en_message": _STAGE_TEXT.get(name, name),
                     "zh_message": "",
                     "stage_order": i + 1,
-                    "start_time": self._iso(s),
+                    "start_time": start,
                     "end_time": "" if open_ else self._iso(e or s),
-                    "sub_stages": [],
+                    "sub_stages": [
+                        {"name": sub, "en_message": sub, "zh_message": "", "create_time": start}
+                        for sub in j.extra.get("sub_stages", {}).get(name, ())
+                    ],
                 }
             )
         return {"total_count": 1, "running_records": [{"record_order": 1, "stages": stages}]}

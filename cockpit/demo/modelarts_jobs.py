@@ -537,19 +537,33 @@ def build_jobs() -> list[MaJob]:
         MaJob(
             14,
             "gpt2-zh-pretrain-v2",
-            -13 * m,
-            ((-13 * m, "Pending", "Creating"),),
-            init_stages(-13 * m, 0),
+            -16 * m,
+            ((-16 * m, "Pending", "Creating"),),
+            init_stages(-16 * m, 0),
             pool=POOL_TEAM,
             flavor="modelarts.vm.gpu.1v100",
             events=(
-                (-13 * m, "Info", "Job", "Training job created."),
-                (-13 * m + 20, "Info", "K8S", _pod(14, "Started", "Started container")),
+                (-16 * m, "Info", "Job", "Training job created."),
+                (-16 * m + 20, "Info", "K8S", _pod(14, "Started", "Started container")),
             ),
             inputs=(
                 ("data_url", "/ml-data/zh-corpus/", "/home/ma-user/modelarts/inputs/data_url_0"),
             ),
-            log=_startup(-13 * m + 22, 0, stuck=True),
+            log=_startup(-16 * m + 22, 0, stuck=True),
+        ),
+        # the console says "start pulling image" for 12 min, but no event shows the pod
+        # scheduled or a pull begun, and nothing says it is queued: never placed on a node
+        MaJob(
+            15,
+            "qwen-7b-sft-a100",
+            -12 * m,
+            ((-12 * m, "Pending", "Creating"),),
+            init_stages(-12 * m, 0),
+            pool=POOL_DEDI,
+            flavor="modelarts.vm.gpu.1a100",
+            events=((-12 * m, "Info", "Job", "Training job created."),),
+            inputs=(("data_url", "/ml-data/sft/", "/obs/ml-data/sft/"),),
+            extra={"sub_stages": {"preparing": ("start pulling image",)}},
         ),
     ]
     return jobs

@@ -56,6 +56,11 @@ SCENARIOS: dict[str, tuple[str, str, str]] = {
         "pool_fragmented",
     ),
     "ma-pool-node-abnormal": ("pool", "pool-7f3a9c21", "pool_node_abnormal"),
+    "ma-pull-never-placed": (
+        "training_job",
+        "5b1c0a4e-7d21-4f3a-9c11-000000000015",
+        "scheduling_constraint_unsatisfied",
+    ),
 }
 
 # Jobs that keep the demo honest: a finding on them would be a false alarm.
@@ -532,8 +537,7 @@ def scenario_jobs() -> list[DemoJob]:
                     submit,
                     qos="short",
                     gpus=1,
-                    start=cancel,
-                    run_s=0,
+                    cancelled_at=cancel,  # while pending: no node, no batch step, no MaxRSS
                     final_state="CANCELLED",
                     cancelled_by=1009,
                     priority=9800 - k,

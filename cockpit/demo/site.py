@@ -57,6 +57,7 @@ class DemoSite:
             self.clock = clock
         self.start = start or DEMO_START
         self._lock = threading.Lock()
+        self._files_lock = threading.Lock()
         self._slurm: SlurmCluster | None = None
         self._modelarts: ModelArtsProject | None = None
 
@@ -116,6 +117,12 @@ class DemoSite:
     def now_s(self) -> int:
         return int((self.clock() - self.start).total_seconds() // 1)
 
+    def log_file(self, path: str, t: int):
+        """The simulated log file at ``path`` at ``t`` (None: no such file). Thread-safe: the
+        transport builds logs in worker threads, and the cluster caches them."""
+        with self._files_lock:
+            return self.slurm.file(path, t)
+
 
 class DemoTransport:
     """:class:`cockpit.transport.Transport` over a :class:`DemoSite` (in memory).
@@ -149,16 +156,20 @@ class DemoTransport:
             out, err, rc = b"", f"bash: {shlex.quote(prog)}: command not found\n".encode(), 127
         return CommandResult(argv, out, err, rc)
 
-    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+    async def _file(self, path: str):
+        """The log at ``path`` now; built in a thread (the slurmctld log of a demo left open
+        for days is megabytes of formatted lines: 100+ ms that would block the event loop)."""
         await self._ready()
-        f = self.site.slurm.file(path, self.site.now_s())
+        return await asyncio.to_thread(self.site.log_file, path, self.site.now_s())
+
+    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+        f = await self._file(path)
         if f is None:
             raise RemoteFileError(f"{path}: No such file or directory", where=path)
         return f.read(offset, length)
 
     async def stat(self, path: str) -> FileStat:
-        await self._ready()
-        f = self.site.slurm.file(path, self.site.now_s())
+        f = await self._file(path)
         if f is None:
             raise RemoteFileError(f"{path}: No such file or directory", where=path)
         return FileStat(size=f.size, mtime=f.mtime)
@@ -216,6 +227,9 @@ def _df(args: list[str], t: int) -> tuple[bytes, bytes, int]:
     )
 
 
+_STOPPABLE = ("Creating", "Pending", "Running", "Initializing")  # what the API lets one stop
+
+
 class DemoModelArtsApi:
     """:class:`cockpit.modelarts.api.ModelArtsApi` over a :class:`DemoSite`.
     ``blocking = False``: its calls answer from memory in microseconds, so the source calls
@@ -225,6 +239,31 @@ class DemoModelArtsApi:
 
     def __init__(self, site: DemoSite) -> None:
         self.site = site
+        self.stopped: dict[str, int] = {}  # training job id -> when an operator stopped it
+
+    def _stopped(self, wire: dict) -> dict:
+        """``wire`` as ModelArts shows a job stopped through the API: Terminated."""
+        job_id = str(wire.get("metadata", {}).get("id", ""))
+        if job_id not in self.stopped:
+            return wire
+        status = {**wire.get("status", {}), "phase": "Terminated", "secondary_phase": "Terminated"}
+        return {**wire, "status": status}
+
+    def stop_training_job(self, job_id: str) -> dict:
+        from cockpit.modelarts.api import ModelArtsApiError
+
+        j = self._job(job_id)
+        phase = self.site.modelarts.job_json(j, self.site.now_s()).get("status", {}).get("phase")
+        if phase not in _STOPPABLE or job_id in self.stopped:
+            raise ModelArtsApiError(
+                "command",
+                400,
+                "ModelArts.2763",
+                f"Training job {job_id} in phase {phase} cannot be stopped.",
+                where=f"POST /training-jobs/{job_id}/actions",
+            )
+        self.stopped[job_id] = self.site.now_s()
+        return {"kind": "job", "metadata": {"id": job_id}, "status": {"phase": "Terminating"}}
 
     def _job(self, job_id: str):
         from cockpit.modelarts.api import ModelArtsApiError
@@ -258,11 +297,11 @@ class DemoModelArtsApi:
             "group_by": "",
             "workspace_id": "0",
             "ai_project": "",
-            "items": [ma.job_json(j, t) for j in page],
+            "items": [self._stopped(ma.job_json(j, t)) for j in page],
         }
 
     def show_training_job(self, job_id: str) -> dict:
-        return self.site.modelarts.job_json(self._job(job_id), self.site.now_s())
+        return self._stopped(self.site.modelarts.job_json(self._job(job_id), self.site.now_s()))
 
     def list_events(self, job_id: str) -> dict:
         return self.site.modelarts.events_json(self._job(job_id), self.site.now_s())
@@ -300,7 +339,7 @@ def demo_sources(seed: int = 7, clock: Callable[[], datetime] | None = None) -> 
     from cockpit.slurm.source import SlurmSource
 
     site = DemoSite(seed, clock)
-    return [
+    sources = [
         SlurmSource(
             DEMO_CLUSTER,
             DemoTransport(site),
@@ -312,3 +351,6 @@ def demo_sources(seed: int = 7, clock: Callable[[], datetime] | None = None) -> 
         ),
         ModelArtsSource(DEMO_PROJECT, DemoModelArtsApi(site), interval=30, clock=site.clock),
     ]
+    for source in sources:  # a simulation: acting on it is how one learns the guarded actions
+        source.allow_actions = True
+    return sources

@@ -9,6 +9,7 @@ for an instant ``t``.
 
 from __future__ import annotations
 
+import dataclasses
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,7 +24,8 @@ from cockpit.demo.slurm_output import SlurmCommands, stable_hash
 class NodeChange:
     """From ``at`` (seconds after the demo start) the node carries ``flag`` with ``reason``.
 
-    ``flag``: DRAIN | DOWN (DOWN is shown as ``DOWN+NOT_RESPONDING``, i.e. ``down*``).
+    ``flag``: DRAIN | DOWN (DOWN is shown as ``DOWN+NOT_RESPONDING``, i.e. ``down*``) |
+    RESUME (back to normal: an operator's ``scontrol update State=RESUME``).
     ``extra`` adds state flags (``INVALID_REG`` for a bad registration).
     """
 
@@ -53,7 +55,8 @@ class DemoNode:
         for c in self.changes:
             if c.at <= t:
                 current = c
-        return current
+        # an operator's resume (scontrol update State=RESUME) ends the drain or down
+        return None if current is not None and current.flag == "RESUME" else current
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,10 +116,14 @@ class DemoJob:
     slurmd: tuple[tuple[str, float, str], ...] = ()  # (node, absolute seconds, text)
     srun_name: str = ""  # program of the srun step (sacct JobName of step .0)
     big_log_lines: int = 0  # >0: a huge fixed-width training log (lines per second x 1000)
+    # cancelled while PENDING at this time (``start`` stays None): no node, no step, no MaxRSS
+    cancelled_at: int | None = None
 
     @property
     def end(self) -> int | None:
-        if self.start is None or self.run_s is None:
+        if self.start is None:
+            return self.cancelled_at
+        if self.run_s is None:
             return None
         run = self.run_s if self.time_limit_s is None else min(self.run_s, self.time_limit_s)
         return self.start + run
@@ -135,7 +142,10 @@ class DemoJob:
         """Slurm job state at ``t``; None before submission."""
         if t < self.submit:
             return None
-        if self.start is None or t < self.start:
+        if self.start is None:
+            pending = self.cancelled_at is None or t < self.cancelled_at
+            return "PENDING" if pending else "CANCELLED"
+        if t < self.start:
             return "PENDING"
         end = self.end
         if end is None or t < end:
@@ -206,6 +216,12 @@ class SlurmCluster(SlurmCommands, SlurmLogs):
         self._submitted_at: tuple[int, list[DemoJob]] = (-1, [])
         self._init_output()
         self._init_logs(ctld_extra, slurmd_extra)
+
+    def set_node_state(self, name: str, state: str, reason: str, t: int) -> None:
+        """An operator's ``scontrol update NodeName=... State=...`` from ``t`` on."""
+        node = self.nodes[name]
+        change = NodeChange(t, state, reason, user="operator")
+        self.nodes[name] = dataclasses.replace(node, changes=(*node.changes, change))
 
     # ------------------------------------------------------------------ time helpers
 

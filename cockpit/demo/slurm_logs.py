@@ -32,6 +32,10 @@ class LogFile:
     read: Callable[[int, int], bytes]
 
 
+CACHE_FILES = 256  # log files kept as served at one t (a poll reads each a few times)
+CACHE_BYTES = 32 << 20
+
+
 def _static_log(data: bytes, mtime: float) -> LogFile:
     return LogFile(len(data), mtime, lambda off, n: data[max(0, off) : max(0, off) + max(0, n)])
 
@@ -59,7 +63,8 @@ class SlurmLogs:
         for j in self.jobs:
             for node, at, text in j.slurmd:
                 self._slurmd_extra.setdefault(node, []).append((at, text))
-        self._cache: dict[tuple[str, int], LogFile] = {}
+        self._cache: dict[tuple[str, int], LogFile] = {}  # oldest first
+        self._cached = 0  # bytes in _cache
         self.files: dict[str, Callable[[int], LogFile | None]] = {
             "/var/log/slurm/slurmctld.log": self._ctld_file,
         }
@@ -81,12 +86,17 @@ class SlurmLogs:
         key = (path, t)
         hit = self._cache.get(key)
         if hit is None:
-            if len(self._cache) > 256:
-                self._cache.clear()
             hit = maker(t)
             if hit is None:
                 return None
+            # by count and bytes: the slurmctld log at a later t is the whole week so far, and
+            # 256 copies of it (one per poll) held 0.5 GiB after a simulated week
+            while self._cache and (
+                len(self._cache) >= CACHE_FILES or self._cached + hit.size > CACHE_BYTES
+            ):
+                self._cached -= self._cache.pop(next(iter(self._cache))).size
             self._cache[key] = hit
+            self._cached += hit.size
         return hit
 
     def _ctld_events(self, extra: list[tuple[float, str]]) -> list[tuple[float, str]]:
@@ -98,6 +108,12 @@ class SlurmLogs:
             ev.append((j.submit + ms, msg))
             ev.extend(j.ctld)
             if j.start is None:
+                if j.cancelled_at is not None:  # cancelled while pending: no allocation
+                    uid = j.cancelled_by if j.cancelled_by is not None else j.uid
+                    e = j.cancelled_at + self._ms(j.job_id, "end") / 1000
+                    ev.append(
+                        (e, f"_slurm_rpc_kill_job: REQUEST_KILL_JOB JobId={j.job_id} uid {uid}")
+                    )
                 continue
             s = j.start + self._ms(j.job_id, "start") / 1000
             if stable_hash(j.job_id, "bf") % 3 == 0:

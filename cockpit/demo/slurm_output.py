@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from cockpit.demo.slurm import DemoJob, DemoNode, DemoPartition
 
 
+_NO_REASON = b"You must specify a reason when DOWNING or DRAINING a node. Request denied\n"
+
+
 @lru_cache(maxsize=1 << 16)  # every squeue prints the same submit/start times again
 def ts(dt: datetime) -> str:
     """``2026-11-29T20:28:09`` (Slurm's ISO time, no zone)."""
@@ -107,6 +110,16 @@ def _parse_format(fmt: str) -> tuple[tuple[tuple[str, bool, int, str], ...], str
 
 # squeue codes whose value moves with t while a job runs: TIME, TIME_LEFT
 _MOVING = frozenset("ML")
+# sacct --helpformat of Slurm 22.05 (no StdOut/StdErr: those came with 24.05)
+SACCT_HELP = (
+    "Account AdminComment AllocCPUS AllocNodes AllocTRES AssocID AveCPU AveCPUFreq AveDiskRead "
+    "AveDiskWrite AvePages AveRSS AveVMSize BlockID Cluster Comment Constraints "
+    "ConsumedEnergy ConsumedEnergyRaw Container CPUTime CPUTimeRAW DBIndex DerivedExitCode "
+    "Elapsed ElapsedRaw Eligible End ExitCode Flags GID Group JobID JobIDRaw JobName Layout "
+    "MaxDiskRead MaxRSS MaxVMSize NCPUS NNodes NodeList NTasks Partition Priority QOS Reason "
+    "ReqCPUS ReqMem ReqNodes ReqTRES Reservation Start State Submit SubmitLine Suspended "
+    "SystemComment Timelimit TotalCPU UID User WCKey WorkDir"
+).split()
 
 
 def _pad(text: str, right: bool, w: int) -> str:
@@ -142,6 +155,8 @@ class SlurmCommands:
     partitions: dict[str, DemoPartition]
     jobs: list[DemoJob]
     _planned: dict[int, int]
+
+    def set_node_state(self, name: str, state: str, reason: str, t: int) -> None: ...
 
     def _init_output(self) -> None:
         self._rows: dict[tuple, str] = {}  # squeue lines that do not change with t (see _row)
@@ -328,7 +343,7 @@ class SlurmCommands:
         if code == "S":
             if st == "PENDING":
                 return ts(self.at(planned)) if planned is not None and planned > t else "N/A"
-            return ts(self.at(j.start or 0))
+            return ts(self.at(j.start if j.start is not None else j.end or 0))
         if code == "e":
             if st == "PENDING":
                 if planned is not None and planned > t and j.time_limit_s is not None:
@@ -359,6 +374,10 @@ class SlurmCommands:
 
     def scontrol(self, args: list[str], t: int) -> tuple[bytes, bytes, int]:
         words = [a for a in args if a not in ("-o", "--oneliner")]
+        if words[:1] == ["update"]:
+            return self._update(words[1:], t)
+        if words[:1] in (["hold"], ["release"], ["requeue"]):
+            return b"", b"demo site: job actions are not simulated (node actions are)\n", 1
         if len(words) < 2 or words[0] != "show":
             return b"", b"invalid entity: " + " ".join(words).encode() + b" for keyword: show\n", 1
         entity, name = words[1], (words[2] if len(words) > 2 else None)
@@ -391,6 +410,28 @@ class SlurmCommands:
                 0,
             )
         return b"", f"invalid entity: {entity} for keyword: show\n".encode(), 1
+
+    def _update(self, words: list[str], t: int) -> tuple[bytes, bytes, int]:
+        """``scontrol update NodeName=X State=DRAIN|DOWN|RESUME [Reason=...]`` as Slurm takes
+        it: a drain or down without a reason is refused, an unknown node is an error."""
+        fields = dict(w.split("=", 1) for w in words if "=" in w)
+        name, state = fields.get("NodeName", ""), fields.get("State", "").upper()
+        if not name:
+            return b"", b"demo site: job actions are not simulated (node actions are)\n", 1
+        node = self.nodes.get(name)
+        if node is None:
+            return b"", f"Invalid node name specified: {name}\n".encode(), 1
+        reason = fields.get("Reason", "")
+        if state in ("DRAIN", "DOWN") and not reason:
+            return (
+                b"",
+                b"You must specify a reason when DOWNING or DRAINING a node. Request denied\n",
+                1,
+            )
+        if state not in ("DRAIN", "DOWN", "RESUME"):
+            return b"", f"Invalid node state specified: {state}\n".encode(), 1
+        self.set_node_state(name, state, reason, t)
+        return b"", b"", 0
 
     def _node_line(self, n: DemoNode, t: int, alloc: tuple[int, int, int]) -> str:
         change = n.change_at(t)
@@ -474,7 +515,11 @@ class SlurmCommands:
         if st == "TIMEOUT":
             code, sig = 0, 15
         running = st == "RUNNING"
-        start = "Unknown" if st == "PENDING" else ts(self.at(j.start or 0))
+        start = (
+            "Unknown"
+            if st == "PENDING"
+            else ts(self.at(j.start if j.start is not None else j.end or 0))
+        )
         if st == "PENDING":
             end = "Unknown"
         elif running:
@@ -528,8 +573,10 @@ class SlurmCommands:
             None,
             None,
         )
-        allocations_only = False
+        allocations_only = script = False
         since = -30 * 86400
+        until = t
+        states: set[str] | None = None
         it = iter(args)
         for a in it:
             key, _, val = a.partition("=")
@@ -543,16 +590,34 @@ class SlurmCommands:
                 user = val or next(it, "")
             elif key == "--name":
                 name = val or next(it, "")
-            elif key in ("-S", "--starttime"):
-                spec = val or next(it, "")
-                m = re.fullmatch(r"now-(\d+)days", spec)
-                since = -int(m.group(1)) * 86400 + t if m else since
+            elif key in ("-S", "--starttime", "-E", "--endtime"):
+                at = self._sacct_time(val or next(it, ""), t)
+                if at is None:
+                    return b"", f"sacct: error: Invalid time specification: {a}\n".encode(), 1
+                if key in ("-S", "--starttime"):
+                    since = at
+                else:
+                    until = at
+            elif key in ("-s", "--state"):
+                states = {s.upper() for s in (val or next(it, "")).split(",")}
             elif key in ("-X", "--allocations"):
                 allocations_only = True
-            elif key in ("-P", "--parsable2", "-n", "--noheader"):
+            elif key in ("-B", "--batch-script"):
+                script = True
+            elif key == "--helpformat":
+                return (" ".join(SACCT_HELP) + "\n").encode(), b"", 0
+            elif key in ("-P", "--parsable2", "-n", "--noheader", "-a", "--allusers"):
                 continue
             else:
                 return b"", f"sacct: unrecognized option '{a}'\n".encode(), 1
+        if script:  # like a site without AccountingStoreFlags=job_script
+            return (
+                "".join(
+                    f"Batch Script for {i}\n{'-' * 80}\nNONE\n\n" for i in sorted(ids or ())
+                ).encode(),
+                b"",
+                0,
+            )
         rows: list[str] = []
         for j in self.jobs:
             st = j.state_at(t)
@@ -564,18 +629,40 @@ class SlurmCommands:
                 continue
             if name is not None and j.name != name:
                 continue
-            if ids is None and (j.end if j.end is not None and j.end <= t else t) < since:
+            if states is not None:
+                # with --state, slurmdbd selects by when the job entered it: an ended one's End
+                if st not in states or j.end is None or not since <= j.end <= until:
+                    continue
+            elif ids is None and (j.end if j.end is not None and j.end <= t else t) < since:
                 continue
             for rec in self._acct_rows(j, st, t, allocations_only):
                 rows.append(sep.join(rec.get(f, "") for f in fields))
         return "".join(r + "\n" for r in rows).encode(), b"", 0
+
+    def _sacct_time(self, spec: str, t: int) -> int | None:
+        """``-S``/``-E`` as seconds from the demo start: ``now``, ``now-Ndays``, or an ISO time
+        (UTC, as the demo prints)."""
+        if spec == "now":
+            return t
+        m = re.fullmatch(r"now-(\d+)days", spec)
+        if m:
+            return t - int(m.group(1)) * 86400
+        try:
+            at = datetime.strptime(spec, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+        except ValueError:
+            return None
+        return int((at - self.start).total_seconds())
 
     def _acct_rows(
         self, j: DemoJob, st: str, t: int, allocations_only: bool
     ) -> list[dict[str, str]]:
         elapsed = hms(self._elapsed(j, st, t))
         done = st not in ("PENDING", "RUNNING")
-        start = "Unknown" if st == "PENDING" else ts(self.at(j.start or 0))
+        start = (
+            "Unknown"
+            if st == "PENDING"
+            else ts(self.at(j.start if j.start is not None else j.end or 0))
+        )
         end = ts(self.at(j.end or 0)) if done else "Unknown"
         code, sig = j.exit_code if done else (0, 0)
         state = st
@@ -598,10 +685,22 @@ class SlurmCommands:
             "Reason": j.pending_reason if st == "PENDING" and j.pending_reason else "None",
             "Start": start,
             "End": end,
+            "JobIDRaw": str(j.job_id),
+            "UID": str(j.uid),
+            "GID": str(j.uid),
+            "Submit": ts(self.at(j.submit)),
+            "WorkDir": j.work_dir,
+            # the demo's jobs were submitted with their script (default output file; -e when
+            # stderr goes apart), as slurmdbd keeps it
+            "SubmitLine": (
+                f"sbatch{' -e slurm-%j.err' if j.split_err else ''} {j.command}"
+                if j.command
+                else ""
+            ),
         }
         rows = [job]
-        if st == "PENDING" or allocations_only:
-            return rows
+        if st == "PENDING" or allocations_only or j.start is None:
+            return rows  # a job cancelled while pending never had a step
         step_state, step_exit = {
             "RUNNING": ("RUNNING", "0:0"),
             "COMPLETED": ("COMPLETED", "0:0"),
@@ -616,6 +715,11 @@ class SlurmCommands:
             if j.max_rss_kib is not None
             else int(j.mem_mib * 1024 * (0.35 + (stable_hash(j.job_id) % 40) / 100))
         )
+        ran = self._elapsed(j, st, t)
+        if j.max_rss_kib is None and ran < 60:
+            # a step that ran seconds (a missing command or library) touched megabytes, not
+            # its whole request: 4-12 MiB of shell and loader, ~50 MiB more per second
+            rss = min(rss, 4096 + stable_hash(j.job_id, "rss") % 8192 + ran * 50 * 1024)
         for step in j.steps:
             row = dict.fromkeys(job, "")
             row.update(

@@ -197,3 +197,15 @@ def log_evidence(log: LogText, hit: logscan.ScanHit, tier: int | None = None) ->
         offset=log.file_offset(hit.line, hit.offset),
         tier=hit.tier if tier is None else tier,
     )
+
+
+def clip(text: str, limit: int = 100) -> str:
+    """``text`` cut to ``limit`` characters at a word boundary with ``…`` (a title must not
+    end mid-word: "must start" read as the whole sentence). Inner spaces are kept: a path's
+    trailing space can be the finding itself."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    if cut < limit // 2:
+        cut = limit - 1
+    return text[:cut].rstrip() + "…"

@@ -1,8 +1,21 @@
 """Incidents: findings folded by cause, so one sick node or one user's limit is one line.
 
-A node's DRAIN/DOWN finding absorbs the job findings it explains; many jobs of one user
-held by one limit become one incident; every other critical or warning finding is an
-incident of its own. Incident keys are stable across polls, so acknowledgements survive.
+A node's DRAIN/DOWN finding absorbs the job findings it explains; jobs that share a cause
+and a scope (one user's held jobs, one user at a QOS limit, the jobs of a cluster starved by
+backfill) are one incident with a count, its members in ``findings``; every other critical or
+warning finding is an incident of its own. At a 100k-job site that is hundreds of incidents,
+not tens of thousands.
+
+Incident keys are the identity of the failure, not its current label, so an acknowledgement
+or a stored incident survives the cause being refined (``non-zero exit`` becoming ``command
+not found`` once the evidence arrives):
+
+* one job: ``job|<source>|<job id>|<end time, else submit time>`` (a requeued or re-used job
+  id is another failure);
+* a node: ``node|<source>|<node>|<time of its DRAIN/DOWN reason>`` (empty when Slurm does not
+  report it: the store keeps the time it was first seen);
+* jobs sharing a cause: ``group|<source>|<cause>|<scope>`` (scope: the user, or empty for the
+  whole cluster).
 """
 
 from __future__ import annotations
@@ -35,9 +48,10 @@ def correlate(findings: list[Finding]) -> list[Incident]:
 
     A node finding (DRAIN/DOWN with its reason) absorbs the critical/warning job findings
     whose ``related`` names that node and whose cause a sick node explains (NODE_FAIL,
-    Killed, OOM, ...): one incident naming the node, the jobs in ``affected``. Other
-    critical/warning findings are one incident each; info findings (will run) are none.
-    Incident keys are stable across polls (acks survive). Sorted by severity, then oldest.
+    Killed, OOM, ...): one incident naming the node, the jobs in ``affected``. Job findings
+    sharing a cause and a scope are one incident (``title`` counts them, ``findings`` lists
+    them); other critical/warning findings are one incident each; info findings (will run)
+    are none. Keys: see the module's docstring. Sorted by severity, then oldest.
     """
     # info findings (will run) are never part of an incident: sorting only the rest (~13k of
     # 60k at a big site) keeps the same relative order, the sort being stable
@@ -76,7 +90,7 @@ def correlate(findings: list[Finding]) -> list[Incident]:
         )
         incidents.append(
             Incident(
-                key=f"node|{source}|{node}|{head.root_cause}",
+                key=f"node|{source}|{node}|{_stamp(head)}",
                 root_cause=head.root_cause,
                 severity=min((head, *members), key=lambda x: SEVERITY_RANK[x.severity]).severity,
                 subject=head.subject,
@@ -93,7 +107,7 @@ def correlate(findings: list[Finding]) -> list[Incident]:
         f = item
         incidents.append(
             Incident(
-                key=f.key,
+                key=single_key(f),
                 root_cause=f.root_cause,
                 severity=f.severity,
                 subject=f.subject,
@@ -111,44 +125,77 @@ def correlate(findings: list[Finding]) -> list[Incident]:
     return sorted(incidents, key=inc_key)
 
 
-# Causes that hit many jobs of one user at once (a QOS/association limit): one incident per
-# (cluster, cause, user), or folded into the cluster's surge incident when there is one.
-_BULK = frozenset({"pending_qos_limit", "cancelled_by_user"})
+def _stamp(f: Finding) -> str:
+    return f.first_seen.isoformat() if f.first_seen is not None else ""
+
+
+def single_key(f: Finding) -> str:
+    """The key of a one-finding incident: a job (or training job) by its id and end/submit
+    time, whatever its current root cause; anything else by its finding's key."""
+    s = f.subject
+    if s.kind in {"job", "training_job"}:
+        return f"{s.kind}|{s.source}|{s.id}|{_stamp(f)}"
+    return f.key
+
+
+def group_key(source: str, cause: str, scope: str) -> str:
+    return f"group|{source}|{cause}|{scope}"
+
+
+# Causes a cluster-wide surge of pending and cancelled jobs explains: folded into the surge.
+_SURGE = frozenset({"pending_qos_limit", "cancelled_by_user"})
+
+
+def _scope(f: Finding) -> str:
+    """Whose jobs these are: the user the rule named (per-user causes: limits, holds), else
+    the whole cluster."""
+    return next((r.id for r in f.related if r.kind == "user"), "")
 
 
 def _fold_bulk(singles: list[Finding]) -> list[Finding | Incident]:
+    """Job findings sharing (source, cause, scope) become one incident; a lone one stays a
+    finding (an incident of its own). A surge absorbs its source's QOS-limited and cancelled
+    jobs."""
     surge = {f.subject.source: f for f in singles if f.root_cause == "priority_qos_surge"}
     groups: dict[tuple[str, str, str], list[Finding]] = {}
     out: list[Finding | Incident] = []
     for f in singles:
-        if f.root_cause in _BULK and f.subject.kind == "job":
-            user = next((r.id for r in f.related if r.kind == "user"), "")
-            head = surge.get(f.subject.source)
-            key = (
-                (f.subject.source, "surge", "") if head else (f.subject.source, f.root_cause, user)
-            )
-            groups.setdefault(key, []).append(f)
+        if f.subject.kind == "job":
+            source = f.subject.source
+            if f.root_cause in _SURGE and source in surge:
+                key = (source, "surge", "")
+            else:
+                key = (source, f.root_cause, _scope(f))
+            g = groups.get(key)
+            if g is None:
+                groups[key] = [f]
+            else:
+                g.append(f)
         elif f.root_cause != "priority_qos_surge":
             out.append(f)
-    for (source, cause, user), members in groups.items():
+    for (source, cause, scope), members in groups.items():
+        if cause != "surge" and len(members) == 1:
+            out.append(members[0])
+            continue
         head = surge.pop(source) if cause == "surge" else members[0]
         rest = [m for m in members if m is not head]
-        affected = tuple(dict.fromkeys(m.subject for m in rest))
+        # the surge's head is about the cluster; a group's head is one of its jobs
+        shown = rest if cause == "surge" else members
+        affected = tuple(dict.fromkeys(m.subject for m in shown))
         firsts = [x.first_seen for x in (head, *rest) if x.first_seen is not None]
         if cause == "surge":
-            title, key = head.title, head.key
+            title, key, subject = head.title, head.key, head.subject
         else:
-            who = f" ({user})" if user else ""
-            title = f"{len(members)} jobs{who}: {head.title}" if len(members) > 1 else head.title
-            key = f"bulk|{source}|{cause}|{user}" if len(members) > 1 else head.key
+            who = f" ({scope})" if scope else ""
+            title = f"{len(members)} jobs{who}: {head.title}"
+            key = group_key(source, cause, scope)
+            subject = Subject("cluster", source, source)
         out.append(
             Incident(
                 key=key,
                 root_cause=head.root_cause,
                 severity=min((head, *rest), key=lambda x: SEVERITY_RANK[x.severity]).severity,
-                subject=head.subject
-                if cause == "surge" or len(members) == 1
-                else Subject("cluster", source, source),
+                subject=subject,
                 title=title,
                 findings=(head, *rest),
                 affected=affected,

@@ -18,7 +18,7 @@ from functools import lru_cache
 from operator import attrgetter
 
 from cockpit.diagnosis import registry
-from cockpit.diagnosis.context import FirstOf, Rule, RuleFn, build_context
+from cockpit.diagnosis.context import FirstOf, Rule, RuleContext, RuleFn, build_context
 from cockpit.model import SEVERITY_RANK, Artifacts, Finding, Snapshot, Subject
 
 
@@ -206,27 +206,14 @@ def diagnose(
         for subject in subjects:
             # only job rules name states, and every job has one
             steps = by_state.get(subject.state, default) if by_state else default
-            for step in steps:
-                for fn in step:
-                    hit = False
-                    try:
-                        produced = fn(subject, ctx)
-                        if produced is None:
-                            continue
-                        for f in produced:
-                            hit = True
-                            s = f.subject
-                            k = (f.root_cause, s.kind, s.source, s.id)
-                            prev = found.get(k)
-                            found[k] = f if prev is None else _merge(prev, f)
-                    except Exception as exc:  # noqa: BLE001
-                        if strict:
-                            raise
-                        # one bad rule must not blind the cockpit: note it, run the others
-                        errors.append(f"{fn.__module__}.{fn.__name__}: {type(exc).__name__}: {exc}")
-                        break  # a FirstOf ends here: a later rule's verdict would be unfounded
-                    if hit:
-                        break
+            fold(found, run_steps(steps, subject, ctx, errors, strict))
+    return finish(found, errors, focus)
+
+
+def finish(
+    found: dict[tuple[str, str, str, str], Finding], errors: list[str], focus: Subject | None
+) -> Diagnosis:
+    """The :class:`Diagnosis` of folded findings: sorted, only ``focus``'s when given."""
     if focus is not None:
         mine = (focus.kind, focus.source, focus.id)
         kept = [
@@ -234,6 +221,48 @@ def diagnose(
         ]
         return _sort_into(kept, Diagnosis(errors=errors))  # type: ignore[return-value]
     return _sort_into(found.values(), Diagnosis(errors=errors))  # type: ignore[return-value]
+
+
+def run_steps(
+    steps: _Steps, subject: object, ctx: RuleContext, errors: list[str], strict: bool = False
+) -> list[Finding]:
+    """The findings ``steps`` produce for one subject, in the order the rules gave them
+    (before merging: :func:`fold` merges them, so a caller may keep and replay them).
+    A rule that raises is noted in ``errors`` and ends its step."""
+    produced: list[Finding] = []
+    for step in steps:
+        for fn in step:
+            hit = False
+            try:
+                out = fn(subject, ctx)
+                if out is None:
+                    continue
+                for f in out:
+                    hit = True
+                    produced.append(f)
+            except Exception as exc:  # noqa: BLE001
+                if strict:
+                    raise
+                # one bad rule must not blind the cockpit: note it, run the others
+                errors.append(f"{fn.__module__}.{fn.__name__}: {type(exc).__name__}: {exc}")
+                break  # a FirstOf ends here: a later rule's verdict would be unfounded
+            if hit:
+                break
+    return produced
+
+
+def fold(found: dict[tuple[str, str, str, str], Finding], produced: Iterable[Finding]) -> None:
+    """Add ``produced`` to ``found`` (keyed like :attr:`Finding.key`), merging equal keys."""
+    for f in produced:
+        s = f.subject
+        k = (f.root_cause, s.kind, s.source, s.id)
+        prev = found.get(k)
+        found[k] = f if prev is None else _merge(prev, f)
+
+
+def plan(kind: str) -> tuple[_Steps, dict[str, _Steps]]:
+    """(steps for any state, steps per state) of the rules of ``kind`` (see :func:`_plan`)."""
+    return _plan(registry.RULES.get(kind, ()))
 
 
 _ID = {"job": "job_id", "training_job": "job_id", "pool": "pool_id"}

@@ -144,6 +144,7 @@ PATTERNS: tuple[Pattern, ...] = (
         "slurm_submit_unsatisfiable",
         r"Memory specification can not be satisfied|Requested node configuration is not available|"
         r"CPU count per node can not be satisfied|Node count specification invalid|"
+        r"Temporary disk specification can not be satisfied|"
         r"More processors requested than permitted|"
         r"Requested partition configuration not available now",
         "submit_rejected_unsatisfiable",

@@ -18,6 +18,9 @@ from cockpit.units import hms
 
 MEM_FACTOR = 1.2
 TIME_FACTOR = 1.3
+# A run that ended (not COMPLETED, not TIMEOUT) sooner than this failed at start: how long
+# it ran says nothing about how long the work needs, so it never sizes --time.
+SHORT_RUN_S = 300
 _LIVE = {"RUNNING", "PENDING", "REQUEUED", "SUSPENDED", "CONFIGURING", "COMPLETING"}
 
 
@@ -119,7 +122,7 @@ def round_time_s(seconds: float) -> int:
 def fmt_mem(mib: int | None) -> str:
     if mib is None:
         return "?"
-    return f"{mib // 1024}G" if mib % 1024 == 0 else f"{mib}M"
+    return f"{mib // 1024}G" if mib and mib % 1024 == 0 else f"{mib}M"
 
 
 def fmt_duration(seconds: int | None) -> str:
@@ -148,13 +151,15 @@ def suggest(records: Sequence[AcctRecord]) -> RightSize:
         jobs.setdefault(r.job_id.split(".", 1)[0], []).append(r)
     peaks, elapsed = [], []
     req_mem = limit = None
-    ooms = timeouts = runs = 0
+    ooms = timeouts = runs = short = 0
     for rows in jobs.values():
         head = next((r for r in rows if r.step == ""), rows[0])
         if head.state in _LIVE:
             continue
         runs += 1
-        rss = [r.max_rss_mib for r in rows if r.max_rss_mib is not None]
+        # MaxRSS 0: the accounting sampler never saw the step (it ended before the first
+        # sample), not a peak of zero
+        rss = [r.max_rss_mib for r in rows if r.max_rss_mib]
         peak = max(rss) if rss else None
         if head.state == "OUT_OF_MEMORY" or any(r.state == "OUT_OF_MEMORY" for r in rows):
             ooms += 1
@@ -167,6 +172,9 @@ def suggest(records: Sequence[AcctRecord]) -> RightSize:
             timeouts += 1
             if head.timelimit_s is not None:
                 el = max(el or 0, head.timelimit_s)
+        if el is not None and head.state not in {"COMPLETED", "TIMEOUT"} and el < SHORT_RUN_S:
+            short += 1  # failed at start: its Elapsed is not how long the work takes
+            el = None
         if el is not None:
             elapsed.append(el)
         req_mem = head.req_mem_mib if head.req_mem_mib is not None else req_mem
@@ -181,6 +189,11 @@ def suggest(records: Sequence[AcctRecord]) -> RightSize:
         notes.append(
             f"{timeouts} run(s) hit the time limit: their real duration is unknown, so this is a "
             f"floor"
+        )
+    if short:
+        notes.append(
+            f"{short} run(s) ended within {SHORT_RUN_S // 60} min without completing: not used "
+            "for --time"
         )
     if runs and not peaks:
         notes.append("no MaxRSS recorded (jobacct_gather disabled?): cannot size --mem")

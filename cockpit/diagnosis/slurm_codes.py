@@ -399,6 +399,10 @@ def base_code(reason: str) -> str:
 
 # squeue shows a job's state description instead of its code when Slurm set one.
 _DESCRIPTIONS: tuple[tuple[str, str], ...] = (
+    # 26.05: the topology plugin's description of a job no block/switch can hold now, where
+    # older series said Resources (squeue prints spaces as '_')
+    ("no_suitable_topology_unit_found", "Resources"),
+    ("no suitable topology unit found", "Resources"),
     ("launch failed requeued held", "JobHeldAdmin"),
     ("launch_failed_requeued_held", "JobHeldAdmin"),
     ("job requeued in held state", "JobHeldAdmin"),

@@ -98,6 +98,11 @@ class ModelArtsApi(Protocol):
         """GET /training-pool-flavors: {cpu_core_num, mem_size (GB)}."""
         ...
 
+    def stop_training_job(self, job_id: str) -> dict:
+        """POST /training-jobs/{id}/actions {"action_type": "terminate"}: only jobs creating,
+        pending or running can be stopped; the job then goes Terminating -> Terminated."""
+        ...
+
 
 def silence_sdk_loggers() -> None:
     """Give the SDK's loggers a NullHandler so nothing reaches stderr."""
@@ -357,6 +362,14 @@ class SdkModelArtsApi:
         return self._call(
             "GET /training-pool-flavors", "show_training_flavor_max_available_resource", req
         )
+
+    def stop_training_job(self, job_id: str) -> dict:
+        from huaweicloudsdkmodelarts.v1 import JobActionType, StopTrainingJobRequest
+
+        req = StopTrainingJobRequest(
+            training_job_id=job_id, body=JobActionType(action_type="terminate")
+        )
+        return self._call(f"POST /training-jobs/{job_id}/actions", "stop_training_job", req)
 
     def close(self) -> None:
         client = self._client

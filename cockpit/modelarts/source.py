@@ -52,6 +52,7 @@ from cockpit.source import Source
 from cockpit.transport import FileStat, RemoteFileError
 
 if TYPE_CHECKING:
+    from cockpit.actions import Action, ActionResult
     from cockpit.config import ModelArtsConfig
 
 PAGE = 50  # list_training_jobs accepts limit 1..50
@@ -554,6 +555,20 @@ class ModelArtsSource(Source):
     async def stat(self, path: str) -> FileStat:
         data = (await self._preview_text(path)).encode("utf-8", "replace")
         return FileStat(size=len(data), mtime=self.clock().timestamp())
+
+    async def run_action(self, action: Action) -> ActionResult:
+        """Stop a training job (the one action ModelArts offers here); the API's refusal (a
+        job already ended, no permission) is the result, not an exception."""
+        from cockpit.actions import ActionResult
+
+        if action.kind.verb != "stop" or action.subject.kind != "training_job":
+            return ActionResult(False, None, f"{action.kind.verb}: not a ModelArts action")
+        try:
+            data = await self._call(self.api.stop_training_job, action.subject.id)
+        except ModelArtsApiError as exc:
+            return ActionResult(False, exc.status, str(exc))
+        phase = data.get("status", {}).get("phase", "") if isinstance(data, dict) else ""
+        return ActionResult(True, 200, f"stop requested: {phase or 'accepted'}")
 
     async def close(self) -> None:
         close = getattr(self.api, "close", None)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import operator
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,10 +25,10 @@ from typing import TYPE_CHECKING, TypeVar
 
 from cockpit import gcpolicy
 from cockpit.model import Artifacts, Finding, Incident, Snapshot, Subject
-from cockpit.runtime.evidence import diagnose_with_evidence
-from cockpit.views import job_rows, node_rows, training_rows
+from cockpit.views import RowMemo, job_rows, node_rows, training_rows
 
 if TYPE_CHECKING:
+    from cockpit.diagnosis.incremental import Reuse
     from cockpit.views import Row
 
 log = logging.getLogger(__name__)
@@ -95,16 +97,73 @@ class Analysis:
 
 
 def diagnose_stage(
-    snap: Snapshot, evidence: dict[Subject, Artifacts], now: datetime, memo: dict | None
+    snap: Snapshot,
+    evidence: dict[Subject, Artifacts],
+    now: datetime,
+    memo: dict | None,
+    reuse: Reuse | None = None,
 ) -> tuple[tuple[Finding, ...], tuple[str, ...]]:
     """Findings of the site with each subject's evidence, and the rule errors as warnings (a
-    rule that raised is skipped by the engine; the operator should still learn of it)."""
-    found = diagnose_with_evidence(snap, evidence, now, memo)
+    rule that raised is skipped by the engine; the operator should still learn of it).
+
+    ``reuse``: what the source's previous poll kept (:mod:`cockpit.diagnosis.incremental`:
+    rules run only for subjects whose row or context changed; same findings as from scratch).
+    ``memo`` is the evidence cache's findings of ended jobs, which the incremental path
+    supersedes (kept for callers that diagnose without it)."""
+    from cockpit.diagnosis.incremental import Reuse, diagnose_site
+
+    found = diagnose_site(snap, evidence, now, reuse if reuse is not None else Reuse())
     errors = list(dict.fromkeys(found.errors))
     if len(errors) > MAX_RULE_ERRORS:  # a rule broken for every job would fail 100k times
         more = len(errors) - MAX_RULE_ERRORS
         errors[MAX_RULE_ERRORS:] = [f"... and {more} more"]
     return tuple(found), tuple(f"rule error: {e}" for e in errors)
+
+
+@dataclass
+class Carry:
+    """What the pipeline keeps for one source from one poll to the next, so a poll pays for
+    what changed: each subject's findings (``diagnosis``), each job's row (``rows``), and the
+    verdicts and incidents of the last findings (reused when the findings are the same
+    objects). Everything kept is checked against the new poll, never trusted: a stale carry
+    costs a full pass, not a wrong answer."""
+
+    diagnosis: Reuse | None = None
+    rows: RowMemo = field(default_factory=RowMemo)
+    findings: tuple[Finding, ...] = ()
+    verdicts: dict | None = None
+    incidents: tuple | None = None  # (basis, incidents, tally)
+
+
+_CARRY: dict[str, Carry] = {}
+_CARRY_LOCK = threading.Lock()
+
+
+def carry_for(snap: Snapshot) -> Carry:
+    """The :class:`Carry` of ``snap``'s source in this process (one poller per source runs
+    the pipeline at a time; a stale one from an earlier hub with the same source name costs
+    a full pass, not a wrong one)."""
+    with _CARRY_LOCK:
+        c = _CARRY.get(snap.source)
+        if c is None:
+            c = _CARRY[snap.source] = Carry()
+        return c
+
+
+def _interned(new: tuple[Incident, ...], old: tuple[Incident, ...]) -> tuple[Incident, ...]:
+    """``new`` with each incident equal to the last poll's of its key replaced by that object
+    (cheap: equal incidents hold the same finding objects), so what reads incidents after the
+    pipeline (the store's sync, the alerts) can skip the unchanged ones by identity."""
+    by_key = {i.key: i for i in old}
+    out = []
+    for i in new:
+        prev = by_key.get(i.key)
+        out.append(prev if prev is not None and prev == i else i)
+    return tuple(out)
+
+
+def _same_items(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
 def incident_stage(basis: Basis) -> tuple[tuple[Incident, ...], IncidentTally]:
@@ -117,13 +176,25 @@ def incident_stage(basis: Basis) -> tuple[tuple[Incident, ...], IncidentTally]:
         return incidents, tally(incidents)
 
 
-def view_stage(snap: Snapshot, v: dict, now: datetime) -> dict[str, list[Row]]:
-    """The rows of each pane, with the verdicts' causes in them."""
+def view_stage(
+    snap: Snapshot, v: dict, now: datetime, memo: RowMemo | None = None
+) -> dict[str, list[Row]]:
+    """The rows of each pane, with the verdicts' causes in them (``memo``: the source's job
+    rows of its last poll, see :class:`~cockpit.views.RowMemo`)."""
     return {
-        "jobs": job_rows(snap, v, now),
+        "jobs": job_rows(snap, v, now, memo),
         "nodes": node_rows(snap, v),
         "training": training_rows(snap, v, now),
     }
+
+
+def queue_first(snap: Snapshot, now: datetime) -> Analysis:
+    """A source's first poll as parsed: its rows without verdicts, published before the first
+    diagnosis (seconds at a 100k-job site) so the queue is on screen at once; the incidents
+    the hub holds stay (``incidents`` None)."""
+    with gcpolicy.bulk():
+        rows = _stage("views", view_stage, snap, {}, now)
+    return Analysis((), {}, rows, None, None)
 
 
 def analyse(
@@ -132,38 +203,61 @@ def analyse(
     evidence: dict[Subject, Artifacts] | None = None,
     memo: dict | None = None,
     basis: Iterable[tuple[Finding, ...] | None] | None = None,
+    carry: Carry | None = None,
 ) -> Analysis:
     """Diagnose, verdicts, incidents and views for one good snapshot. Runs in a thread.
 
     ``memo``: the evidence cache's findings of ended jobs (see ``diagnose_with_evidence``).
     ``basis``: every source's findings in source order with None in this source's slot, filled
-    here with the findings computed (None: incidents are left to the caller). Raises
+    here with the findings computed (None: incidents are left to the caller). ``carry``: what
+    the source's previous poll kept (default: its own, see :func:`carry_for`). Raises
     :class:`StageError` when the rows cannot be built.
     """
+    from cockpit.diagnosis.incremental import Reuse
     from cockpit.diagnosis.verdict import verdicts
 
+    c = carry if carry is not None else carry_for(snap)
+    if c.diagnosis is None:
+        c.diagnosis = Reuse()
     warnings: list[str] = []
     # acyclic objects by the million: no collections while building
     with gcpolicy.bulk():
         try:
-            findings, rule_errors = diagnose_stage(snap, evidence or {}, now, memo)
-            v = verdicts(list(findings))
+            findings, rule_errors = diagnose_stage(snap, evidence or {}, now, memo, c.diagnosis)
+            if c.verdicts is not None and _same_items(findings, c.findings):
+                findings, v = c.findings, c.verdicts  # the same objects: downstream compares `is`
+            else:
+                v = verdicts(list(findings))
+                c.findings, c.verdicts = findings, v
             warnings += rule_errors
         except Exception as exc:  # an engine bug must not blank the panes: rows without causes
             log.exception("diagnosis of %s failed", snap.source)
             findings, v = (), {}
+            c.findings, c.verdicts = (), None
             warnings.append(f"diagnosis failed: {exc}")
-        rows = _stage("views", view_stage, snap, v, now)
+        rows = _stage("views", view_stage, snap, v, now, c.rows)
         incidents: tuple[Incident, ...] | None = ()
         counted = IncidentTally()
         full: Basis | None = None
         if basis is not None:
             full = tuple(findings if fs is None else fs for fs in basis)
             try:
-                incidents, counted = incident_stage(full)
+                kept = c.incidents
+                if (
+                    kept is not None
+                    and len(kept[0]) == len(full)
+                    and all(_same_items(a, b) for a, b in zip(kept[0], full, strict=True))
+                ):
+                    incidents, counted = kept[1], kept[2]
+                else:
+                    incidents, counted = incident_stage(full)
+                    if kept is not None:
+                        incidents = _interned(incidents, kept[1])
+                    c.incidents = (full, incidents, counted)
             except Exception as exc:  # the findings and rows are still good: publish them
                 log.exception("correlating incidents failed")
                 incidents, full = None, None
+                c.incidents = None
                 warnings.append(f"incidents failed: {exc}")
     return Analysis(findings, v, rows, incidents, full, counted, tuple(warnings))
 

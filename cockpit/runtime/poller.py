@@ -10,7 +10,15 @@ just published (an alerting bug must not make good data look stale).
 Per poll: the snapshot is published first with the evidence already held (no I/O), so the
 panes update at once; then the evidence of new failures is fetched in the background
 (bounded per poll, see :class:`~cockpit.runtime.evidence.EvidenceCache`) and the snapshot
-is published again with verdicts that name causes.
+is published again with verdicts that name causes. Alerting runs after that round, so an
+alert names the cause ("bwa-mem2: command not found"), not the first pass's symptom.
+
+With a store (``hub.store``, :mod:`cockpit.store`) each poll ends by syncing the source's
+incidents into it and reading back the open ones (:mod:`cockpit.runtime.lifecycle`), in a
+thread: incidents outlive the poll that saw them. A failed poll is an incident of its own
+(``source_unreachable``, keyed by the source and the outage's start), resolved when the source
+answers again. The evidence fetched for a new failure is saved to the store, and the time of
+each good poll is the source's cursor (what a restarted cockpit backfills from).
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import logging
 from collections.abc import Callable
 
 from cockpit.model import Artifacts, Finding, Snapshot, SourceError, Subject
-from cockpit.runtime import pipeline
+from cockpit.runtime import lifecycle, pipeline
 from cockpit.runtime.pipeline import Analysis, StageError
 from cockpit.runtime.state import HubState, HubUpdated, SourceState
 
@@ -54,18 +62,35 @@ class Poller:
 
     async def run(self) -> None:
         """Poll forever; returns only by cancellation."""
+        await self._resume()
         while True:
+            # cleared before the poll, not after: an r (or a replay step) pressed while a
+            # slow poll runs asks for one more poll, it is not swallowed by that poll's end
+            self.wake.clear()
             try:
                 await self.poll_once()
                 delay = self.next_delay()
             except Exception:  # poll_once shows its own failures: this is the last defence
                 log.exception("poller %s", self.st.name)
                 delay = FALLBACK_DELAY_S
-            self.wake.clear()
             try:
                 await asyncio.wait_for(self.wake.wait(), timeout=delay)
             except TimeoutError:
                 pass
+
+    async def _resume(self) -> None:
+        """Tell the source the last poll the store remembers, so it can look back for what
+        ended meanwhile (``Source.resume_from``: sacct for jobs that failed while no cockpit
+        was open)."""
+        store = self.hub.store
+        if store is None:
+            return
+        try:
+            at = await asyncio.to_thread(store.cursor, self.st.name)
+            self.st.source.use_store(store)  # evidence kept at first sight, for forgotten jobs
+            self.st.source.resume_from(at)
+        except Exception:  # a backfill that cannot start must not stop polling
+            log.exception("resume_from for %s failed", self.st.name)
 
     def next_delay(self) -> float:
         """Seconds until the next poll: the interval, or a backoff after failures."""
@@ -113,12 +138,61 @@ class Poller:
     async def _failed(self, snap: Snapshot) -> None:
         """The source answered with an error: show it, keep the last good data."""
         assert snap.error is not None
-        self.hub.fail(self.st, snap.error)
+        st = self.st
+        self.hub.fail(st, snap.error)
+        self.stage = "store"
+        start = await asyncio.to_thread(self._outage_start, snap)
+        if st.outage is None or st.outage.first_seen != start:
+            st.outage = lifecycle.outage_incident(st.name, st.source.kind, start, snap.error)
         await self._watch(snap, ())  # an outage is an alert too
-        self.hub.post(HubUpdated(self.st.name))
+        await self._remember(snap.taken_at)
+        self.hub.post(HubUpdated(st.name))
+
+    def _outage_start(self, snap: Snapshot):  # -> datetime, in a thread (the store may block)
+        """When this outage began: shared with every cockpit on the store (the watcher asks the
+        store, so the outage alert and the incident agree), else this cockpit's first failure."""
+        st, hub = self.st, self.hub
+        if st.outage is not None and st.outage.first_seen is not None:
+            return st.outage.first_seen
+        msg = snap.error.message if snap.error is not None else ""
+        if hub.watcher is not None and hasattr(hub.watcher, "outage_start"):
+            return hub.watcher.outage_start(st.name, snap.taken_at, msg)
+        if hub.store is not None:
+            return hub.store.open_outage(st.name, snap.taken_at, msg)
+        return snap.taken_at
+
+    async def _remember(self, now) -> None:
+        """The source's incidents (and its outage) into the store, the open ones back; the
+        channels hear of incidents that ended. In a thread: the store may be a network away."""
+        st, hub = self.st, self.hub
+        incidents = (*hub.incidents, *((st.outage,) if st.outage is not None else ()))
+        watcher = hub.watcher
+        if watcher is not None and hasattr(watcher, "incidents"):
+            self.stage = "alerting"
+            await asyncio.to_thread(watcher.incidents, st.name, incidents, now)
+        if hub.store is None:
+            return
+        self.stage = "store"
+        hub.remembered = await asyncio.to_thread(
+            lifecycle.remember, hub.store, st.name, incidents, now, tuple(hub.states)
+        )
+        hub.generation += 1
 
     async def _good(self, polled: Snapshot) -> None:
         st, hub = self.st, self.hub
+        if polled.kind == "slurm":  # PENDING counts of earlier polls: a surge is against them
+            from cockpit.watch.surge import PENDING_HISTORY
+
+            polled = await asyncio.to_thread(PENDING_HISTORY.observe, polled)
+        if st.outage is not None:  # it answers again: the outage incident resolves
+            st.outage = None
+            if hub.store is not None and hub.watcher is None:  # else the watcher closes it
+                await asyncio.to_thread(hub.store.close_outage, st.name, polled.taken_at)
+        if st.snapshot is None:  # queue first: the rows as parsed, the verdicts follow
+            self.stage = "views"
+            rows = await asyncio.to_thread(pipeline.queue_first, polled, hub.clock())
+            hub.publish(st, polled, rows)
+            hub.post(HubUpdated(st.name))
         # First publish with the evidence already known (no I/O), then fetch what is missing
         # (new failures only, bounded per poll) and publish again with verdicts naming causes.
         # cached() and missing() walk the whole queue: off the UI thread, for a big site.
@@ -127,7 +201,6 @@ class Poller:
         snap = await self._apply(polled, cached)
         # drill-down results belong to the previous snapshot (history_cache: see history())
         st.artifact_cache.clear()
-        snap = await self._feed(snap)
         self.stage = "evidence"
         # evidence for new failures in the background, unless the cluster wants it on
         # drill-down only (it costs the controller an sacct per poll)
@@ -145,6 +218,18 @@ class Poller:
                 await self._apply(polled, evidence)
                 fresh = hub.new_critical(st.name, hub.incidents, settled=True)
                 hub.post(HubUpdated(st.name, fresh))
+            if hub.store is not None:  # first capture kept: what scontrol said while it could
+                got = {s: evidence[s] for s in missing if s in evidence}
+                self.stage = "store"
+                await asyncio.to_thread(_save_evidence, hub.store, st.name, got, polled.taken_at)
+        # alerting after the evidence round: the alert names the cause the dashboard shows
+        await self._feed(self._published or snap)
+        # how far the source looked back (its sacct backfill): the next start resumes there
+        cursor = st.source.cursor() if hub.store is not None else None
+        if cursor is not None:
+            await asyncio.to_thread(hub.store.set_cursor, st.name, cursor)
+        await self._remember(polled.taken_at)
+        hub.post(HubUpdated(st.name))
         st.settled = True
 
     async def _apply(self, snap: Snapshot, evidence: dict[Subject, Artifacts]) -> Snapshot:
@@ -152,6 +237,14 @@ class Poller:
         snapshot published (``snap`` with the pipeline's warnings and this poll's notes)."""
         st, hub = self.st, self.hub
         self.stage = "analysis"
+        if hub.baselines is not None and snap.kind == "modelarts":
+            # stuck starts vs good runs: the diff is evidence of their findings and alerts
+            from cockpit.watch.baseline import with_startup_diffs
+
+            store = getattr(hub.baselines, "store", None)
+            evidence = await asyncio.to_thread(
+                with_startup_diffs, evidence, snap, store, hub.clock()
+            )
         basis = hub.basis(st, None)
         a = await asyncio.to_thread(
             self.analyse, snap, hub.clock(), evidence, st.evidence.memo, basis
@@ -249,6 +342,11 @@ class Poller:
             hub.post(HubUpdated(st.name))
         except Exception:  # showing the failure failed too: the log has it, polling goes on
             log.exception("%s: reporting a failed poll", st.name)
+
+
+def _save_evidence(store, source: str, got: dict[Subject, Artifacts], now) -> None:
+    for subject, arts in got.items():
+        store.save_evidence(source, subject, arts, now)
 
 
 def _without_incidents(a: Analysis, exc: Exception) -> Analysis:

@@ -25,8 +25,11 @@ from textual.message import Message
 from cockpit import gcpolicy
 from cockpit.model import Artifacts, Finding, Incident, Snapshot, SourceError, Subject
 from cockpit.runtime.evidence import EvidenceCache, subject_findings
+from cockpit.runtime.lifecycle import Remembered, open_tally
 from cockpit.runtime.pipeline import Analysis, Basis, IncidentTally
 from cockpit.source import Source, Unsupported
+from cockpit.store.types import Ack, StoredIncident
+from cockpit.widgets.status import StatusEntry
 
 if TYPE_CHECKING:
     from cockpit.views import Row
@@ -74,6 +77,7 @@ class SourceState:
     # evidence (sacct, logs) of failed jobs / sick nodes, fetched once per subject state
     evidence: EvidenceCache = field(default_factory=EvidenceCache)
     settled: bool = False  # a good poll and its evidence round have been applied
+    outage: Incident | None = None  # the source cannot be read: an incident of its own
 
     @property
     def name(self) -> str:
@@ -115,6 +119,10 @@ class HubState:
         self.first_round = asyncio.Event()
         self.watcher: Any = None
         self.baselines: Any = None
+        # the incident store (cockpit.store; None: incidents live as long as the poll) and
+        # what it last answered: every open incident, gone ones included, with the acks
+        self.store: Any = None
+        self.remembered: Remembered | None = None
         # source -> critical incident key -> the new_critical call that last saw it
         self._seen_critical: dict[str, dict[str, int]] = {}
         self._critical_calls: dict[str, int] = {}
@@ -214,7 +222,59 @@ class HubState:
         return [f for f in st.findings if f.subject == subject or subject in f.related]
 
     def incident_for(self, key: str) -> Incident | None:
-        return next((i for i in self.incidents if i.key == key), None)
+        found = next((i for i in self.incidents if i.key == key), None)
+        if found is None:
+            stored = self.stored_for(key)
+            found = stored.incident if stored is not None else None
+        return found
+
+    # ------------------------------------------------------------------ beyond one poll
+
+    def outages(self) -> tuple[Incident, ...]:
+        return tuple(st.outage for st in self.states.values() if st.outage is not None)
+
+    @property
+    def open_incidents(self) -> tuple[StoredIncident, ...]:
+        """What the incident view lists: the store's open incidents (gone ones until acked and
+        resolved); without a store, this poll's incidents and the source outages."""
+        if self.remembered is not None:
+            return self.remembered.incidents
+        now = self.clock()
+        return tuple(
+            StoredIncident(i, i.first_seen or now, now) for i in (*self.outages(), *self.incidents)
+        )
+
+    @property
+    def open_tally(self):  # -> IncidentTally
+        if self.remembered is not None:
+            return self.remembered.tally
+        if not any(st.outage for st in self.states.values()):
+            return self.incident_tally
+        return open_tally(self.open_incidents)
+
+    @property
+    def open_list(self) -> tuple[Incident, ...]:
+        """The open incidents themselves, live ones first (the dashboard strip's ▶)."""
+        if self.remembered is None and not any(st.outage for st in self.states.values()):
+            return self.incidents
+        return tuple(s.incident for s in self.open_incidents)
+
+    def stored_for(self, key: str) -> StoredIncident | None:
+        return next((s for s in self.open_incidents if s.key == key), None)
+
+    @property
+    def acks(self) -> dict[str, Ack]:
+        return self.remembered.acks if self.remembered is not None else {}
+
+    def store_status(self) -> tuple[StatusEntry, ...]:
+        """A status-line entry while the store cannot be reached (the cockpit goes on from
+        memory; acks given meanwhile are written when it is back)."""
+        store = self.store
+        if store is None or store.available:
+            return ()
+        pending = getattr(store, "pending", 0)
+        queued = f" ({pending} ack(s) queued)" if pending else ""
+        return (StatusEntry("store", error=f"{store.last_error}{queued}", stale=True),)
 
     def lookup(self, subject: Subject) -> Any:
         """The model object (SlurmJob, SlurmNode, TrainingJob, Pool) for a subject, or None."""
@@ -259,6 +319,10 @@ class HubState:
         snap = st.snapshot
         try:
             arts = st.evidence.lookup(snap, subject)
+            if arts is None and self.store is not None and self.lookup(subject) is None:
+                # gone from the live data (slurmctld forgot the job): what the store captured
+                # when the failure was first seen
+                arts = await asyncio.to_thread(self.store.evidence, subject.source, subject)
             if arts is None:
                 arts = await st.source.artifacts(subject, snap)
                 if not _fetch_failed(arts):

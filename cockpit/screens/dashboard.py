@@ -37,6 +37,7 @@ class DashboardScreen(CockpitScreen):
         Binding("2", "focus_pane('nodes')", "Nodes", show=False),
         Binding("3", "focus_pane('training')", "ModelArts", show=False),
         Binding("z", "zoom", "Zoom", show=False),
+        Binding("c", "columns", "Columns", show=False),
     ]
 
     def __init__(self, banner: str = "") -> None:
@@ -69,6 +70,12 @@ class DashboardScreen(CockpitScreen):
         yield FilterBar()
         yield Footer()
 
+    def set_banner(self, banner: str) -> None:
+        """A new banner (the replay's poll and time) in the title line."""
+        self.banner = banner
+        for title in self.query("#title").results(Static):
+            title.update(self._title())
+
     def _title(self) -> Text:
         t = Text()
         t.append(" Cockpit ", style="bold reverse")
@@ -80,6 +87,7 @@ class DashboardScreen(CockpitScreen):
         return t
 
     def on_mount(self) -> None:
+        self._apply_column_prefs()
         self.refresh_data()
         tables = list(self.query(VirtualTable))
         if tables:
@@ -139,6 +147,46 @@ class DashboardScreen(CockpitScreen):
             table.focus()
             return
         self.notify("no such pane for the configured sources", timeout=2)
+
+    def show_source(self, source: str) -> None:
+        """The fleet's ``enter``: every pane filtered to ``source`` (its CLUSTER/PROJECT
+        column; esc clears the filter as any other)."""
+        tables = [
+            t
+            for t in self.query(VirtualTable)
+            if any(c.label in ("CLUSTER", "PROJECT") for c in t.columns)
+        ]
+        for table in tables:  # a pane of one source has no such column: nothing to filter
+            table.set_filter(source)
+            table.post_message(VirtualTable.Filtered(table))
+        if tables:
+            tables[0].focus()
+        self.notify(f"showing {source} only (esc: all sources)", timeout=3, markup=False)
+
+    def action_columns(self) -> None:
+        """``c``: choose the focused pane's columns; remembered across sessions."""
+        from cockpit.screens.columns import ColumnChooser
+
+        table = self.focused
+        if not isinstance(table, VirtualTable) or not table.id:
+            self.notify("focus a pane first (1, 2, 3 or tab), then c", timeout=2)
+            return
+        title = {p[0]: p[2] for p in PANES}.get(table.id, table.id)
+
+        def chosen(hidden: list[str] | None) -> None:
+            if hidden is None:
+                return
+            table.set_hidden(hidden)
+            problem = self.cockpit.prefs.set_hidden_columns(table.id or "", hidden)
+            if problem:
+                self.notify(problem, severity="warning", timeout=5, markup=False)
+
+        self.app.push_screen(ColumnChooser(table, title), chosen)
+
+    def _apply_column_prefs(self) -> None:
+        for table in self.query(VirtualTable):
+            if table.id:
+                table.set_hidden(self.cockpit.prefs.hidden_columns(table.id))
 
     def action_zoom(self) -> None:
         if self.maximized is not None:

@@ -14,12 +14,18 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
         "Everywhere",
         (
-            ("q", "quit (exit 0)"),
-            ("i", "incident view"),
+            ("q", "back one view; on the dashboard: quit (exit 0)"),
+            ("Q", "quit from anywhere"),
+            ("i", "incident view (replaces the view you were in: esc is home)"),
             ("A", "alert log (m / M: mute subject / rule)"),
+            (
+                "F",
+                "fleet: every cluster and project, its load, failures and health; "
+                "enter narrows the dashboard to it",
+            ),
             ("r", "poll every source now"),
             ("ctrl+p", "command palette: jump to a job id, node, training job, source"),
-            ("?", "this help"),
+            ("?, f1", "this help (in a log, ? searches backwards: f1 is help there)"),
             ("esc", "clear a kept filter, else back to the previous screen (cursor kept)"),
             ("ctrl+z", "suspend to the shell (fg resumes)"),
         ),
@@ -33,7 +39,8 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("/", "filter by any column text (enter keeps it, esc clears)"),
             ("s / S", "sort by the next column / reverse"),
             ("tab, 1 2 3", "next pane, focus queue / nodes / ModelArts"),
-            ("z", "zoom the focused pane (again to restore)"),
+            ("z", "zoom the focused pane (z or esc to restore)"),
+            ("c", "choose the focused pane's columns (kept for the next session)"),
         ),
     ),
     (
@@ -41,23 +48,41 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         (
             ("enter", "on an evidence line: open the log at that line; on a log: open it"),
             ("l", "open the logs"),
+            (
+                "a",
+                "act: drain / resume / down a node; cancel, hold, release, requeue a job or "
+                "change its time limit; stop a training job. Shows the exact command, runs it on "
+                "enter, writes the audit journal. Needs allow_actions = true; off with --readonly",
+            ),
         ),
     ),
     (
         "Log viewer",
         (
             ("e / E", "next / previous error"),
-            ("g / G", "top / bottom"),
+            ("w / W", "next / previous warning"),
+            ("g / G, 120g", "top / bottom, line 120 (type the number, then g)"),
+            ("space / b, ctrl+d / ctrl+u", "page down / up, half a page"),
+            ("← / →", "scroll long lines sideways"),
             ("f", "follow new lines (tail -f; truncation is detected)"),
-            ("/ , n / N", "search, next / previous match"),
-            ("w", "wrap long lines"),
+            ("/ , ? , n / N", "search forward, backward, next / previous match"),
+            ("&", "show only lines containing a text (& then enter: all lines again)"),
+            ("ctrl+w", "wrap long lines"),
             ("tab / shift+tab", "next / previous log"),
+        ),
+    ),
+    (
+        "Replay (cockpit --replay DIR)",
+        (
+            ("] / [", "next / previous recorded poll"),
+            ("} / {", "ten polls forward / back"),
         ),
     ),
     (
         "Incidents",
         (
-            ("enter", "drill into the subject"),
+            ("enter", 'drill into the subject; on "412 jobs (ana): ...": its members'),
+            ("m", "the incident's members (the jobs behind its count); enter opens one"),
             ("a", "acknowledge / un-acknowledge (kept in the state file)"),
             ("x", "export the incident list as Markdown to the current directory"),
         ),

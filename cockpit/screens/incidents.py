@@ -1,31 +1,92 @@
-"""``i``: open incidents ranked by severity then age, grouped by cause; ack and export."""
+"""``i``: open incidents ranked by severity then age, grouped by cause; ack and export.
+
+With a store (:mod:`cockpit.store`) the list is the store's open incidents: one stays until
+acknowledged and resolved (or past the retention), whatever squeue says; a gone one is marked
+("gone from squeue 6 m ago") and still opens to its stored evidence. ``a`` asks for an optional
+note and records who acknowledged and when; on a shared PostgreSQL every cockpit shows it.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from datetime import datetime
 from pathlib import Path
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Static
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Input, Label, Static
 
+from cockpit.runtime.lifecycle import ago
+from cockpit.store.types import StoredIncident
 from cockpit.text import clean
 from cockpit.views import incident_rows, incident_summary
 from cockpit.widgets.table import VirtualTable
 
 from .base import CockpitScreen, FilterBar
+from .members import MembersScreen
 from .panes import IncidentTable
+
+GONE_WORDS = {"job": "gone from squeue", "node": "node back", "cluster": "answers again"}
+
+
+class NoteInput(ModalScreen[str | None]):
+    """A one-line note for an acknowledgement (enter: ack; esc: cancel)."""
+
+    DEFAULT_CSS = """
+    NoteInput { align: center middle; }
+    NoteInput > Vertical { width: 72; height: auto; border: round $accent; padding: 0 1;
+                           background: $surface; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str) -> None:
+        super().__init__()
+        self._title = title
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(f"Acknowledge: {clean(self._title, 60)}", style="bold"))
+            yield Input(placeholder="note (optional), enter to acknowledge", id="ack-note")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+def lifecycle_line(si: StoredIncident | None, ack, now: datetime) -> Text:
+    """``acked by ana 3 m ago: draining cn013`` and ``gone from squeue 6 m ago``."""
+    out = Text()
+    if ack is not None:
+        who = clean(ack.who, 40) or "someone"
+        out.append(f"\nacked by {who} {ago((now - ack.at).total_seconds())} ago", style="green")
+        if ack.note:
+            out.append(f": {clean(ack.note, 300)}", style="green")
+    if si is not None and si.resolved_at is not None:
+        word = GONE_WORDS.get(si.incident.subject.kind, "resolved") if si.gone else "resolved"
+        out.append(f"\n{word} {ago((now - si.resolved_at).total_seconds())} ago", style="yellow")
+        if not si.gone or ack is None:
+            out.append(" · stays until acknowledged", style="dim")
+    return out
 
 
 class IncidentScreen(CockpitScreen):
     BINDINGS = [
         Binding("a", "ack", "Ack"),
+        Binding("m", "members", "Members"),
         Binding("x", "export", "Export .md"),
     ]
 
     def __init__(self) -> None:
         super().__init__(id="incidents")
-        self._applied: tuple[int, frozenset[str]] | None = None
+        self._applied: tuple | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="incidents-title", classes="pane-title")
@@ -40,47 +101,93 @@ class IncidentScreen(CockpitScreen):
 
     def refresh_data(self) -> None:
         acked = self.cockpit.acks.acked
-        state = (self.hub.generation, acked)
+        stored = self.hub.open_incidents
+        state = (self.hub.generation, acked, id(stored))
         table = self.query_one(IncidentTable)
         if state != self._applied:
             self._applied = state
-            table.set_rows(incident_rows(self.hub.incidents, acked))
-        n_open = sum(1 for i in self.hub.incidents if i.key not in acked)
+            table.set_rows(_rows(stored, acked))
+        n_open = sum(1 for s in stored if s.key not in acked)
+        n_gone = sum(1 for s in stored if s.gone)
         t = Text(" Incidents ", style="bold reverse")
-        t.append(f"  {n_open} open, {len(self.hub.incidents) - n_open} acknowledged", style="bold")
-        t.append("   enter: drill down  a: ack  x: export Markdown  esc: back", style="dim")
+        t.append(f"  {n_open} open, {len(stored) - n_open} acknowledged", style="bold")
+        if n_gone:
+            t.append(f", {n_gone} gone from the live data", style="yellow")
+        store = self.hub.store
+        if store is not None and not store.available:
+            t.append("  store unavailable: working from memory", style="bold red")
+        t.append("   enter: drill down  m: members  a: ack  x: export  esc: back", style="dim")
         self.query_one("#incidents-title", Static).update(t)
         self._show_detail(table.cursor_key)
 
     def _show_detail(self, key: str | None) -> None:
         detail = self.query_one("#incident-detail", Static)
-        inc = self.hub.incident_for(key) if key else None
+        si = self.hub.stored_for(key) if key else None
+        inc = si.incident if si is not None else (self.hub.incident_for(key) if key else None)
         if inc is None:
-            detail.update(Text(" No open incidents." if not self.hub.incidents else ""))
+            detail.update(Text(" No open incidents." if not self.hub.open_incidents else ""))
             return
-        detail.update(incident_summary(inc, self.cockpit.acks.is_acked(inc.key), self.hub.clock()))
+        now = self.hub.clock()
+        acks = self.cockpit.acks
+        text = incident_summary(inc, acks.is_acked(inc.key), now)
+        text.append_text(lifecycle_line(si, acks.ack_of(inc.key), now))
+        detail.update(text)
 
     def on_virtual_table_cursor_moved(self, event: VirtualTable.CursorMoved) -> None:
         self._show_detail(event.key)
 
     def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
         inc = self.hub.incident_for(event.key)
-        if inc is not None:
+        if inc is not None and inc.subject.kind == "cluster" and len(inc.findings) > 1:
+            self._members(inc)  # "412 jobs (ana): ...": the jobs behind the count
+        elif inc is not None:
             self.cockpit.open_subject(inc.subject)
+
+    def action_members(self) -> None:
+        key = self.query_one(IncidentTable).cursor_key
+        inc = self.hub.incident_for(key) if key else None
+        if inc is not None:
+            self._members(inc)
+
+    def _members(self, inc) -> None:
+        self.app.push_screen(MembersScreen(inc))
 
     def action_ack(self) -> None:
         key = self.query_one(IncidentTable).cursor_key
         if key is None:
             return
-        now_acked = self.cockpit.acks.toggle(key)
+        acks = self.cockpit.acks
+        if acks.is_acked(key) or acks.store is None:  # unack, or the JSON acks (no notes)
+            self._toggle(key, "")
+            return
+        inc = self.hub.incident_for(key)
+        title = inc.title if inc is not None else key
+
+        def done(note: str | None) -> None:
+            if note is not None:
+                self._toggle(key, note)
+
+        self.app.push_screen(NoteInput(title), done)
+
+    def _toggle(self, key: str, note: str) -> None:
+        now_acked = self.cockpit.acks.toggle(key, note, self.hub.clock())
         self.notify("acknowledged" if now_acked else "acknowledgement removed", timeout=2)
+        self._applied = None
         self.refresh_data()
 
     def action_export(self) -> None:
         from cockpit.report import incidents_markdown
 
         now = self.hub.clock()
-        text = incidents_markdown(list(self.hub.incidents), now, acked=self.cockpit.acks.acked)
+        stored = self.hub.open_incidents
+        acks = self.cockpit.acks
+        text = incidents_markdown(
+            [s.incident for s in stored],
+            now,
+            acked=acks.acked,
+            acks={k: a for k in acks.acked if (a := acks.ack_of(k)) is not None},
+            stored={s.key: s for s in stored},
+        )
         path = (
             self.cockpit.export_dir or Path.cwd()
         ) / f"cockpit-incidents-{now.strftime('%Y%m%d-%H%M%S')}.md"
@@ -96,6 +203,22 @@ class IncidentScreen(CockpitScreen):
         self.notify(
             f"incidents exported to\n{short_path(path)}", title="Markdown", timeout=8, markup=False
         )
+
+
+def _rows(stored: tuple[StoredIncident, ...], acked: frozenset[str]) -> list:
+    """The incident table's rows; a gone incident's title says so (it stays until acked)."""
+    rows = incident_rows([s.incident for s in stored], acked)
+    gone = {s.key for s in stored if s.gone}
+    if not gone:
+        return rows
+    out = []
+    for r in rows:
+        if r.key in gone:
+            cells = list(r.cells)
+            cells[3] = f"(gone) {cells[3]}"
+            r = dataclasses.replace(r, cells=tuple(cells))
+        out.append(r)
+    return out
 
 
 def short_path(path: Path) -> str:

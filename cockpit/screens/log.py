@@ -71,10 +71,26 @@ class BytesLogReader(_Scanned):
 
 
 class SearchBar(Input):
+    """The log's one input line: ``/`` search forward, ``?`` backward, ``&`` keep matching
+    lines (``mode``)."""
+
     DEFAULT_CSS = (
         "SearchBar { dock: bottom; display: none; height: 3; } SearchBar.-shown { display: block; }"
     )
     BINDINGS = [Binding("escape", "cancel", show=False)]
+    PROMPTS = {
+        "/": "search forward (enter: find; n/N next/previous; esc: close)",
+        "?": "search backward (enter: find; n/N next/previous; esc: close)",
+        "&": "show only lines containing… (enter: filter; empty: show all; esc: close)",
+    }
+    mode = "/"
+
+    def open(self, mode: str, value: str = "") -> None:
+        self.mode = mode
+        self.placeholder = self.PROMPTS[mode]
+        self.value = value
+        self.add_class("-shown")
+        self.focus()
 
     def action_cancel(self) -> None:
         self.remove_class("-shown")
@@ -88,6 +104,8 @@ class LogScreen(CockpitScreen):
     BINDINGS = [
         Binding("tab", "tab(1)", "Next log", show=False),
         Binding("shift+tab", "tab(-1)", "Prev log", show=False),
+        Binding("question_mark", "search_back", "Search ↑", show=False),
+        Binding("ampersand", "keep", "Keep matching", show=False),
     ]
 
     def __init__(
@@ -111,9 +129,7 @@ class LogScreen(CockpitScreen):
         )
         yield LogView(id="logview")
         yield Static(id="log-status")
-        yield SearchBar(
-            placeholder="search (enter: find; n/N next/previous; esc: close)", id="search"
-        )
+        yield SearchBar(placeholder=SearchBar.PROMPTS["/"], id="search")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -149,9 +165,13 @@ class LogScreen(CockpitScreen):
             self.query_one(Tabs).active = f"log-{(self.active + step) % len(self.logs)}"
 
     def action_filter(self) -> None:  # '/' searches in a log
-        bar = self.query_one(SearchBar)
-        bar.add_class("-shown")
-        bar.focus()
+        self.query_one(SearchBar).open("/")
+
+    def action_search_back(self) -> None:
+        self.query_one(SearchBar).open("?")
+
+    def action_keep(self) -> None:
+        self.query_one(SearchBar).open("&", self.query_one(LogView).keep_text)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -159,7 +179,10 @@ class LogScreen(CockpitScreen):
         bar.remove_class("-shown")
         view = self.query_one(LogView)
         view.focus()
-        view.search(event.value)
+        if bar.mode == "&":
+            view.keep(event.value)
+        else:
+            view.search(event.value, -1 if bar.mode == "?" else 1)
 
     def on_log_view_changed(self, event: LogView.Changed) -> None:
         self.query_one("#log-status", Static).update(

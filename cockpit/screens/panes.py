@@ -80,7 +80,7 @@ class SourceStatus(StatusLine):
     a source turns STALE (two intervals without good data) without polling."""
 
     def __init__(self, hub: Hub, *, id: str | None = None) -> None:
-        super().__init__(source_status(hub), id=id)
+        super().__init__(source_status(hub) + hub.store_status(), id=id)
         self.hub = hub
 
     def on_mount(self) -> None:
@@ -89,7 +89,8 @@ class SourceStatus(StatusLine):
         self.set_interval(1.0, self.sync)
 
     def sync(self) -> None:
-        self.set_entries(source_status(self.hub))
+        # "store unavailable" beside the sources: the cockpit works from memory meanwhile
+        self.set_entries(source_status(self.hub) + self.hub.store_status())
 
 
 class IncidentStrip(Widget):
@@ -108,7 +109,7 @@ class IncidentStrip(Widget):
         acked = self.acked()
         # the hub's tally (built off the UI thread) minus the acknowledged: O(acks), not
         # O(incidents)
-        tallied = self.hub.incident_tally
+        tallied = self.hub.open_tally  # the store's open incidents (gone ones too)
         counts = {"critical": 0, "warning": 0, "info": 0} | tallied.counts
         n_acked = 0
         for key in acked:
@@ -123,7 +124,7 @@ class IncidentStrip(Widget):
             out.append("  ")
         if n_acked:
             out.append(f"{n_acked} acked  ", style="dim")
-        top = next((i for i in self.hub.incidents if i.key not in acked), None)
+        top = next((i for i in self.hub.open_list if i.key not in acked), None)
         if top is not None:
             out.append(f"▶ {clean(top.title, 200)}", style=SEVERITY_STYLE.get(top.severity, ""))
         out.truncate(max(self.size.width - 2, 10), overflow="ellipsis")
@@ -187,6 +188,16 @@ class FindingList(OptionList):
             head.append(f"  [{clean(f.root_cause, 60)}]", style="cyan")
             opts.append(Option(_hanging(mark, head), id=f"f:{fi}"))
             identity[f"f:{fi}"] = ("f", f.root_cause, f.subject)
+            # what to do right under the cause: at 80x24 it must not fall below the fold
+            if f.remedy:
+                opts.append(
+                    Option(
+                        _hanging(
+                            Text("   → ", style="green"), Text(clean(f.remedy, 600), style="green")
+                        ),
+                        disabled=True,
+                    )
+                )
             if f.explanation:
                 opts.append(
                     Option(
@@ -202,15 +213,6 @@ class FindingList(OptionList):
                 line.append(clean(ev.text, 400))
                 opts.append(Option(_hanging(tier, line), id=f"ev:{fi}:{ei}"))
                 identity[f"ev:{fi}:{ei}"] = ("ev", f.root_cause, f.subject, ev.where, ev.text)
-            if f.remedy:
-                opts.append(
-                    Option(
-                        _hanging(
-                            Text("   → ", style="green"), Text(clean(f.remedy, 600), style="green")
-                        ),
-                        disabled=True,
-                    )
-                )
         if logs:
             opts.append(Option(Text("Logs", style="bold underline"), disabled=True))
             for i, name in enumerate(logs):

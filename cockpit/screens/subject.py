@@ -67,7 +67,7 @@ def _styled(value: str, style: str) -> Text:
 class SubjectScreen(CockpitScreen):
     """Common part: title, fields, findings with evidence, the logs list."""
 
-    BINDINGS = [Binding("l", "logs", "Logs")]
+    BINDINGS = [Binding("l", "logs", "Logs"), Binding("a", "act", "Act")]
 
     def __init__(self, subject: Subject) -> None:
         super().__init__()
@@ -228,6 +228,33 @@ class SubjectScreen(CockpitScreen):
 
     def action_logs(self) -> None:
         self.open_log(0)
+
+    def action_act(self) -> None:
+        """``a``: the guarded actions on this subject, if its source allows them."""
+        from cockpit.screens.actions import ActionMenu, ConfirmAction
+
+        st = self.hub.states.get(self.subject.source)
+        if st is None:
+            return
+        source = st.source
+        if self.cockpit.readonly:
+            self.notify("read-only (--readonly): actions are off", timeout=4)
+            return
+        if not source.allow_actions:
+            self.notify(
+                f"actions are off for {source.name}: set allow_actions = true in its config",
+                timeout=5,
+                markup=False,
+            )
+            return
+
+        def chosen(kind) -> None:
+            if kind is not None:
+                self.app.push_screen(
+                    ConfirmAction(kind, self.subject, source, self.cockpit.audit_path)
+                )
+
+        self.app.push_screen(ActionMenu(self.subject), chosen)
 
     # ------------------------------------------------------------------ per kind
 

@@ -100,3 +100,71 @@ def scontrol_job_argv(job_id: str) -> tuple[str, ...]:
 
 def df_argv(paths: list[str] | tuple[str, ...], inodes: bool = False) -> tuple[str, ...]:
     return ("df", "-Pi" if inodes else "-P", "--", *paths)
+
+
+# ---------------------------------------------------------------- after the queue forgets
+# slurmctld drops an ended job MinJobAge seconds after its end (300 s by default); from then on
+# only slurmdbd knows it. These are the sacct calls that stand in for squeue and scontrol.
+
+# One row per job (-X) that ended in a failure state inside a time window (the backfill of a
+# poll: jobs that ended and aged out between two polls, or while no cockpit ran). With --state,
+# sacct selects by the time the job entered the state: its End for these.
+BACKFILL_FIELDS: tuple[str, ...] = (
+    "JobID",
+    "JobIDRaw",
+    "JobName",
+    "Partition",
+    "User",
+    "UID",
+    "GID",
+    "State",
+    "ExitCode",
+    "ReqMem",
+    "Elapsed",
+    "Timelimit",
+    "NodeList",
+    "Reason",
+    "Submit",
+    "Start",
+    "End",
+    "WorkDir",
+)
+
+
+def sacct_backfill_argv(since: str, states: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Every user's jobs (``-a``; allocations only, ``-X``) that entered one of ``states``
+    between ``since`` (``YYYY-MM-DDTHH:MM:SS``, the cluster's local time) and now."""
+    return (
+        "sacct",
+        "-a",
+        "-X",
+        "-P",
+        f"--delimiter={SEP}",
+        "-n",
+        "-S",
+        since,
+        "-E",
+        "now",
+        f"--state={','.join(states)}",
+        "-o",
+        ",".join(BACKFILL_FIELDS),
+    )
+
+
+# What sacct still knows of one job's files: where it ran and how it was submitted. SubmitLine
+# comes last: a --wrap may hold newlines, which sacct prints as they are (continuation lines).
+# StdOut/StdErr (Slurm 24.05+) are asked only when ``sacct --helpformat`` lists them.
+DETAIL_FIELDS: tuple[str, ...] = ("JobID", "JobIDRaw", "JobName", "User", "UID", "GID", "NodeList")
+DETAIL_OPTIONAL: tuple[str, ...] = ("WorkDir", "StdOut", "StdErr", "SubmitLine")
+
+SACCT_HELPFORMAT_ARGV: tuple[str, ...] = ("sacct", "--helpformat")
+
+
+def sacct_detail_argv(job_id: str, fields: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    return ("sacct", "-X", "-P", f"--delimiter={SEP}", "-n", "-j", job_id, "-o", ",".join(fields))
+
+
+def sacct_script_argv(job_id: str) -> tuple[str, ...]:
+    """The batch script as slurmdbd stored it (``AccountingStoreFlags=job_script``; else
+    sacct prints ``NONE``)."""
+    return ("sacct", "-B", "-j", job_id)

@@ -21,6 +21,7 @@ from cockpit.safety import JOB_ID_RE, NODE_RE, validate_job_id, validate_node_na
 from cockpit.slurm import hostlist
 from cockpit.slurm.commands import sacct_argv, scontrol_job_argv
 from cockpit.slurm.errors import err_text
+from cockpit.slurm.forgotten import acct_detail, forgotten, merge_stored, stored_evidence
 from cockpit.slurm.parse import parse_sacct, parse_scontrol_job, split_sacct
 from cockpit.slurm.paths import check_job_path, job_owner
 
@@ -272,7 +273,9 @@ async def job_artifacts(
                 src._detail[job_id] = jobs[0]
         except ParseError as exc:
             commands[f"error: {label_j}"] = str(exc)
-    else:
+    elif not (forgotten(job_res) and await acct_detail(src, job_id, commands)):
+        # past MinJobAge the controller forgot the job: acct_detail found its owner and
+        # files in sacct instead, an answer (a note), not a failure to retry
         commands[f"error: {label_j}"] = err_text(job_res)
     job = src._detail.get(job_id) or src._find_job(snapshot, job_id)
     nodes: list[str] = list(job.nodes) if job else []
@@ -307,7 +310,10 @@ async def job_artifacts(
         )
     logs = await _gather_logs(tasks, commands)
     history = await _history_for(src, job, acct, commands) if with_history else ()
-    return Artifacts(acct=tuple(acct), logs=tuple(logs), commands=commands, history=history)
+    arts = Artifacts(acct=tuple(acct), logs=tuple(logs), commands=commands, history=history)
+    if forgotten(job_res):  # what the store captured while the controller still knew the job
+        arts = merge_stored(arts, await stored_evidence(src, job_id))
+    return arts
 
 
 async def _history_for(

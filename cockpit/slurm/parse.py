@@ -415,6 +415,10 @@ def parse_scontrol_nodes(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmNode], 
             reason_user=ruser,
             reason_time=rtime,
             boot_time=parse_time(r.get("BootTime"), tz),
+            sockets=_int(r.get("Sockets")),
+            cores_per_socket=_int(r.get("CoresPerSocket")),
+            threads_per_core=_int(r.get("ThreadsPerCore")),
+            tmp_disk_mib=_int(r.get("TmpDisk")),  # slurm.conf TmpDisk is in MB already
         )
 
     return _tolerant(
@@ -502,6 +506,8 @@ def parse_scontrol_job(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmJob], lis
             exit_code=parse_exit_code(r.get("ExitCode")),
             command=_text(r.get("Command", "")),
             comment=_text(r.get("Comment", "")),
+            cpus_per_task=_int(r.get("CPUs/Task")),
+            min_tmp_disk_mib=parse_mem_mib(r.get("MinTmpDiskNode")),
         )
         if not re.fullmatch(r"[A-Z_]+", job.state):
             raise ValueError(f"bad JobState {job.state!r}")

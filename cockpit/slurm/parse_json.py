@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import fields, replace
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from cockpit.errors import ParseError
-from cockpit.model import AcctRecord, ExitCode, SlurmJob, SlurmNode
+from cockpit.model import AcctRecord, ExitCode, Partition, SlurmJob, SlurmNode
 from cockpit.slurm import hostlist
 from cockpit.slurm.parse import _text, _with_paths, resolve_output_path, split_node_state
 
@@ -39,6 +40,15 @@ def _num(v: Any) -> Any:
     return v
 
 
+def _job_id(v: Any) -> str:
+    """A job id as squeue prints it; anything else skips the entry (ValueError) instead of
+    putting a job named by garbage into the queue."""
+    n = _num(v)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"job_id {v!r} is not a job number")
+    return str(n)
+
+
 def _state_str(v: Any) -> str:
     """22.05 gives ``"RUNNING"``, 23.02+ gives ``["RUNNING"]``."""
     if isinstance(v, list):
@@ -56,6 +66,15 @@ def _load_json(text: str, key: str, where: str) -> list[Any]:
     return doc[key]
 
 
+def _check_text_fields(record: Any) -> None:
+    """A text field of the model holding a number, list or ``false`` (hostile or corrupt
+    JSON) would break every pane that formats it: ValueError skips the entry instead."""
+    for f in fields(record):
+        v = getattr(record, f.name)
+        if f.type == "str" and not isinstance(v, str):
+            raise ValueError(f"{f.name} is {type(v).__name__} {v!r:.40}, not text")
+
+
 def _json_tolerant(
     items: list[Any], where: str, build: Callable[[dict[str, Any]], Any]
 ) -> tuple[list[Any], list[str]]:
@@ -66,6 +85,8 @@ def _json_tolerant(
             if not isinstance(item, dict):
                 raise ValueError("not an object")
             res = build(item)
+            for record in res if isinstance(res, list) else (res,):
+                _check_text_fields(record)
             if isinstance(res, list):
                 out.extend(res)
             else:
@@ -94,7 +115,7 @@ def parse_squeue_json(
     """
 
     def build(j: dict[str, Any]) -> SlurmJob:
-        job_id = str(_num(j["job_id"]))
+        job_id = _job_id(j["job_id"])
         task = _num(j.get("array_task_id"))
         if _num(j.get("array_job_id")) and task is not None:
             job_id = f"{_num(j['array_job_id'])}_{task}"
@@ -110,15 +131,10 @@ def parse_squeue_json(
         per_cpu = _num(j.get("memory_per_cpu"))
         per_node = _num(j.get("memory_per_node"))
         limit = _num(j.get("time_limit"))
-        raw_exit = _num(j.get("exit_code"))
-        if isinstance(raw_exit, dict):  # 23.02+: {"status": [...], "return_code": {...}}
-            rc, sig = (
-                _num(raw_exit.get("return_code")),
-                _num((raw_exit.get("signal") or {}).get("id")),
-            )
-            exit_code = ExitCode(int(rc or 0), int(sig or 0))
-        else:
-            exit_code = ExitCode.from_wait_status(int(raw_exit)) if raw_exit is not None else None
+        # as squeue's %r: the description when Slurm set one (RaisedSignal:9(Killed)), else
+        # the bare code
+        reason = j.get("state_description") or j.get("state_reason") or "None"
+        exit_code = _squeue_exit(j.get("exit_code"), reason)
         node_list = j.get("nodes") or ""
         job = SlurmJob(
             job_id=job_id,
@@ -126,7 +142,7 @@ def parse_squeue_json(
             user=j.get("user_name", ""),
             partition=j.get("partition", ""),
             state=state,
-            reason=j.get("state_reason") or "None",
+            reason=reason,
             cpus=_num(j.get("cpus")),
             node_count=_num(j.get("node_count")),
             nodes=hostlist.expand(node_list),
@@ -147,7 +163,13 @@ def parse_squeue_json(
             command=j.get("command", ""),
             comment=j.get("comment", ""),
         )
-        out, err = j.get("standard_output") or "", j.get("standard_error") or ""
+        # 25.05+ print the paths as typed (%x-%j.out) and expanded in std*_expanded; 24.05+
+        # no longer expand in the plain fields: expand them here when there is no _expanded
+        out = j.get("stdout_expanded") or j.get("standard_output") or ""
+        err = j.get("stderr_expanded") or j.get("standard_error") or ""
+        sluid = j.get("sluid") or (j.get("step_id") or {}).get("sluid") or ""
+        if sluid:
+            job = replace(job, sluid=str(sluid))
         return _with_paths(
             job,
             resolve_output_path(out, job) if out else "",
@@ -155,6 +177,67 @@ def parse_squeue_json(
         )
 
     return _json_tolerant(_load_json(text, "jobs", "squeue --json"), "squeue --json", build)
+
+
+def _squeue_exit(raw: Any, reason: str) -> ExitCode | None:
+    """A job's ``exit_code``: 22.05 a raw wait status (32512 -> 127:0), 23.02+ an object
+    ``{"status": [...], "return_code": {...}, "signal": {"id": ...}}``.
+
+    A job Slurm refused to start (BadConstraints) carries the plain code 1, not a wait
+    status: read as one it would be "killed by signal 1" (SIGHUP), and 23.02+'s own
+    data_parser says ``SIGNALED`` with signal 1 for it. It never ran: exit code 1."""
+    never_ran = reason.startswith("BadConstraints")
+    if isinstance(raw, dict):
+        rc = _num(raw.get("return_code"))
+        sig = _num((raw.get("signal") or {}).get("id"))
+        if never_ran and not rc and sig == 1:
+            return ExitCode(1, 0)
+        return ExitCode(int(rc or 0), int(sig or 0))
+    raw = _num(raw)
+    if raw is None:
+        return None
+    if never_ran and int(raw) == 1:
+        return ExitCode(1, 0)
+    return ExitCode.from_wait_status(int(raw))
+
+
+def parse_partitions_json(text: str) -> tuple[list[Partition], list[str]]:
+    """slurmrestd ``/partitions`` (or ``scontrol show partition --json``) -> (partitions,
+    warnings). Limits unset or infinite -> None (UNLIMITED); MaxTime is in minutes."""
+
+    def build(p: dict[str, Any]) -> Partition:
+        nodes = p.get("nodes") or {}
+        node_list = str(nodes.get("configured") or "") if isinstance(nodes, dict) else ""
+        maxs = p.get("maximums") or {}
+        state = (p.get("partition") or {}).get("state") or ["UP"]
+        flags = [str(f).upper() for f in p.get("flags") or ()]
+        default = "DEFAULT" in flags or bool((p.get("partition") or {}).get("default"))
+        max_time = _num(maxs.get("time"))
+        per_node = _num(maxs.get("partition_memory_per_node"))
+        per_cpu = _num(maxs.get("partition_memory_per_cpu"))
+        return Partition(
+            name=p["name"],
+            state=_state_str(state),
+            nodes=hostlist.expand(node_list),
+            node_list=node_list,
+            default=default,
+            max_cpus_per_node=_num(maxs.get("cpus_per_node")),
+            max_mem_per_node_mib=per_node or None,
+            max_mem_per_cpu_mib=per_cpu or None,
+            max_time_s=int(max_time) * 60 if max_time is not None else None,
+            max_nodes=_num(maxs.get("nodes")),
+            total_cpus=_num((p.get("cpus") or {}).get("total")),
+            total_nodes=_num(nodes.get("total")) if isinstance(nodes, dict) else None,
+            qos=str((p.get("qos") or {}).get("assigned") or ""),
+        )
+
+    return _json_tolerant(_load_json(text, "partitions", "partitions JSON"), "partitions", build)
+
+
+def _node_name(v: Any) -> str:
+    if not isinstance(v, str) or not v:
+        raise ValueError(f"node name {v!r}")
+    return v
 
 
 def parse_sinfo_json(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmNode], list[str]]:
@@ -174,7 +257,7 @@ def parse_sinfo_json(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmNode], list
         )
         load = _num(n.get("cpu_load"))
         return SlurmNode(
-            name=n["name"],
+            name=_node_name(n["name"]),
             state=base,
             flags=flags,
             partitions=tuple(n.get("partitions") or ()),
@@ -183,7 +266,7 @@ def parse_sinfo_json(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmNode], list
             cpu_load=load / 100 if isinstance(load, int | float) else None,
             real_memory_mib=_num(n.get("real_memory")),
             alloc_memory_mib=_num(n.get("alloc_memory")),
-            free_memory_mib=_num(n.get("free_memory")),
+            free_memory_mib=_num(n.get("free_memory", n.get("free_mem"))),
             gres=n.get("gres") or "",
             reason=n.get("reason") or "",
             reason_user=n.get("reason_set_by_user") or "",
@@ -222,7 +305,7 @@ def parse_sacct_json(text: str, tz: tzinfo = UTC) -> tuple[list[AcctRecord], lis
     """
 
     def build(j: dict[str, Any]) -> list[AcctRecord]:
-        job_id = str(_num(j["job_id"]))
+        job_id = _job_id(j["job_id"])
         arr = j.get("array") or {}
         if _num(arr.get("job_id")) and _num(arr.get("task_id")) is not None:
             job_id = f"{_num(arr['job_id'])}_{_num(arr['task_id'])}"

@@ -13,8 +13,8 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, tzinfo
-from typing import Any
+from datetime import UTC, datetime, timedelta, tzinfo
+from typing import TYPE_CHECKING, Any
 
 from cockpit.errors import ParseError
 from cockpit.model import (
@@ -34,12 +34,14 @@ from cockpit.safety import (
     validate_path,
     validate_user,
 )
+from cockpit.slurm.backfill import BACKFILL_STATES, OFF_RETRY, Backfill, parse_backfill, sacct_time
 from cockpit.slurm.commands import (
     NODES_ARGV,
     PARTITIONS_ARGV,
     SEP,
     SQUEUE_ARGV,
     sacct_argv,
+    sacct_backfill_argv,
     sacct_history_argv,
     scontrol_job_argv,
 )
@@ -56,7 +58,15 @@ from cockpit.slurm.squeue import SqueueCarry, parse_squeue
 from cockpit.source import Source
 from cockpit.transport import FileStat, TransportError
 
+if TYPE_CHECKING:
+    from cockpit.actions import Action, ActionResult
+
 OWNERS_MAX = 4096  # job owners and job-chosen paths remembered (oldest out)
+BACKFILL_GRACE = 5.0  # s the poll waits for the backfill sacct after the queue answered
+DRILL_DOWN_NOTE = (
+    "jobs that ended between polls are not seen in drill-down mode "
+    '(evidence = "drill-down": no background sacct)'
+)
 
 
 class SlurmSource(Source):
@@ -84,6 +94,8 @@ class SlurmSource(Source):
         storage_paths: tuple[str, ...] | list[str] = (),
         command_timeout: float = 20.0,
         background_evidence: bool = True,
+        backfill_hours: float = 12.0,
+        backfill_cap: int = 500,
     ) -> None:
         self.name = name
         # False: evidence (sacct, scontrol show job, logs) only for what the operator opens
@@ -108,6 +120,16 @@ class SlurmSource(Source):
         self._owners: dict[str, JobOwner] = {}
         self._job_path_jobs: dict[str, str] = {}  # path -> the job that chose it
         self._stat_cache: dict[str, FileStat] = {}  # lstat of path components, one poll
+        # failed jobs sacct names that squeue no longer lists (cockpit.slurm.backfill); in
+        # drill-down mode none: that mode runs no background sacct
+        self._backfill = Backfill(hours=backfill_hours, cap=backfill_cap)
+        self._bf_task: asyncio.Future[Any] | None = None
+        # job id -> (stdout, stderr) found from sacct after slurmctld forgot the job
+        self._acct_paths: dict[str, tuple[str, str]] = {}
+        self._sacct_fields: frozenset[str] | None = None  # sacct --helpformat, asked once
+        # where evidence captured at first sight is kept (cockpit.store's Store: anything with
+        # evidence(source, subject) -> Artifacts | None); None: no store
+        self.evidence_store: Any = None
 
     # ------------------------------------------------------------------ commands
 
@@ -133,6 +155,7 @@ class SlurmSource(Source):
         self._cache.clear()
         self._detail.clear()
         self._stat_cache.clear()
+        backfill = self._backfill_start(taken)
         results = await asyncio.gather(
             self._run(SQUEUE_ARGV),
             self._run(NODES_ARGV),
@@ -175,6 +198,7 @@ class SlurmSource(Source):
         if len(jobs) >= _TRIM_JOBS:
             await asyncio.to_thread(_trim_heap)
         warnings += w1 + w2 + w3
+        jobs = await self._backfill_finish(backfill, taken, jobs, warnings)
         storage: tuple = ()
         if isinstance(storage_res, BaseException):  # df trouble must not hide the queue
             warnings.append(f"df {' '.join(self.storage_paths)}: {err_text(storage_res)}")
@@ -192,6 +216,105 @@ class SlurmSource(Source):
             slurm_version=version,
             storage=storage,
         )
+
+    # ------------------------------------------------------------------ backfill
+
+    def resume_from(self, at: datetime | None) -> None:
+        """Ask the first backfill from ``at`` (the store's cursor), not ``backfill_hours`` back."""
+        if at is not None and self._backfill.cursor is None:
+            self._backfill.resumed = at
+
+    def cursor(self) -> datetime | None:
+        """Up to when the backfill has asked sacct (for the store: the next start's
+        ``resume_from``); None before the first good query or in drill-down mode."""
+        return self._backfill.cursor
+
+    def use_store(self, store: Any) -> None:
+        self.evidence_store = store
+
+    def _overlap(self) -> timedelta:
+        # one poll interval, at least a minute: slurmdbd records an end a little late
+        return timedelta(seconds=max(self.interval, 60.0))
+
+    def _backfill_start(self, now: datetime) -> asyncio.Future[Any] | None:
+        """Start this poll's backfill sacct (or keep waiting for the last one, if slurmdbd is
+        slow); None in drill-down mode or while accounting is known to be disabled."""
+        bf = self._backfill
+        if not self.background_evidence:
+            return None
+        if bf.off_until is not None and now < bf.off_until:
+            return None
+        if self._bf_task is None:
+            argv = sacct_backfill_argv(
+                sacct_time(bf.since(now, self._overlap()), self.tz), BACKFILL_STATES
+            )
+
+            async def query() -> tuple[datetime, str]:
+                return now, await self._run(argv)
+
+            self._bf_task = asyncio.ensure_future(query())
+            # read by the next poll; retrieved here too so an abandoned one logs nothing
+            self._bf_task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        return self._bf_task
+
+    async def _backfill_finish(
+        self,
+        task: asyncio.Future[Any] | None,
+        now: datetime,
+        jobs: list[SlurmJob],
+        warnings: list[str],
+    ) -> list[SlurmJob]:
+        """``jobs`` plus the failed jobs the backfill found that squeue does not list;
+        trouble becomes one warning line, never the poll's error."""
+        bf = self._backfill
+        if not self.background_evidence:
+            warnings.append(DRILL_DOWN_NOTE)
+            return jobs
+        if task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(task), BACKFILL_GRACE)
+            except TimeoutError:
+                warnings.append("sacct backfill: slurmdbd is slow; its answer comes next poll")
+            except Exception:  # noqa: BLE001 - read below from the task
+                pass
+            if task.done():
+                self._bf_task = None
+                await self._backfill_take(task, warnings)
+        elif bf.off_reason:
+            warnings.append(bf.off_reason)
+        if not bf.jobs:
+            return jobs
+        # a walk of the whole queue: off the event loop (the UI thread) for a big site
+        big = len(jobs) > 10_000
+        extra = await asyncio.to_thread(bf.visible, jobs, now) if big else bf.visible(jobs, now)
+        return [*jobs, *extra] if extra else jobs
+
+    async def _backfill_take(self, task: asyncio.Future[Any], warnings: list[str]) -> None:
+        bf = self._backfill
+        exc = task.exception() if not task.cancelled() else None
+        if task.cancelled() or exc is not None:
+            text = err_text(exc) if exc is not None else "cancelled"
+            if isinstance(exc, CommandFailed) and "accounting storage is disabled" in exc.message:
+                # a site without slurmdbd: say it in one line, ask again much later
+                bf.off_until = self._clock() + OFF_RETRY
+                bf.off_reason = (
+                    "sacct: Slurm accounting storage is disabled: "
+                    "jobs that ended between polls are not seen"
+                )
+                warnings.append(bf.off_reason)
+            else:
+                warnings.append(f"sacct backfill failed (asked again next poll): {text}")
+            return
+        asked_at, out = task.result()
+        try:
+            found, w = await asyncio.to_thread(parse_backfill, out, self.tz)
+        except Exception as exc2:  # noqa: BLE001 - a parser bug must not cost the poll
+            warnings.append(f"sacct backfill: {type(exc2).__name__}: {exc2}")
+            return
+        warnings += w
+        for job, owner in found:
+            self.note_owner(job.job_id, owner)
+        warnings += bf.record(found, asked_at)
 
     def _parse(self, squeue_out: str, nodes_out: str, parts_out: str) -> tuple:
         from cockpit import gcpolicy
@@ -268,6 +391,8 @@ class SlurmSource(Source):
 
     def _job_paths(self, job: SlurmJob | None, job_id: str) -> tuple[str, str]:
         detail = self._detail.get(job_id)
+        if detail is None and job_id in self._acct_paths:
+            return self._acct_paths[job_id]  # found from sacct: slurmctld forgot the job
         src = detail or job
         if src is None:
             return "", ""
@@ -378,7 +503,23 @@ class SlurmSource(Source):
     async def stat(self, path: str) -> Any:
         return await self.transport.stat(await self._checked(path))
 
+    async def run_action(self, action: Action) -> ActionResult:
+        """Run a confirmed action's argv (``scontrol update``, ``scancel``...) once, no retry:
+        a second drain or cancel must be the operator's choice. Transport trouble is the
+        result, not an exception: the dialog shows it and the audit records it."""
+        from cockpit.actions import ActionResult
+
+        self.command_counts[command_label(action.argv)] += 1
+        try:
+            res = await self.transport.run(action.argv, timeout=self.command_timeout)
+        except TransportError as exc:
+            return ActionResult(False, None, f"{exc.kind}: {exc.message}")
+        out = (res.stdout + res.stderr).decode("utf-8", errors="replace").strip()
+        return ActionResult(res.exit_status == 0, res.exit_status, out[-2000:])
+
     async def close(self) -> None:
+        if self._bf_task is not None:
+            self._bf_task.cancel()
         await self.transport.close()
 
 

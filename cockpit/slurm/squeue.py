@@ -42,7 +42,7 @@ _STATE_RE = re.compile(r"[A-Z_]+")
 _PRIO_RE = re.compile(r"\d+(\.\d+)?")
 
 
-_make_job = positional_constructor(SlurmJob)  # all 27 fields, ~2x faster than SlurmJob(...)
+_make_job = positional_constructor(SlurmJob)  # all 30 fields, ~2x faster than SlurmJob(...)
 
 # Column cleaners of the squeue rows, one call per distinct raw string (per-parse memos).
 # Columns that repeat across thousands of jobs (user, partition, state, reason, node list,
@@ -52,7 +52,8 @@ _MISS: Any = object()
 
 
 def _sq_state(s: str) -> str:
-    s = s.strip().upper()
+    # a flag Slurm may append (25.11 EXPEDITING: RUNNING+EXPEDITING): the base state counts
+    s = s.strip().upper().split("+", 1)[0]
     if not s or not _STATE_RE.fullmatch(s):
         raise ValueError(f"bad state {s!r}")
     return _intern(s)
@@ -182,6 +183,9 @@ def _job_from_fields(f: list[str], ix: dict[str, int], memo: dict[str, _Memo]) -
         None,
         col("command"),
         col("comment"),
+        "",
+        None,  # cpus_per_task, min_tmp_disk_mib: scontrol show job only
+        None,
     )
 
 
@@ -244,6 +248,9 @@ def _jobs_from_chunk(
             repeat(None),
             col("command"),
             col("comment"),
+            nothing,  # sluid: not in the delimited format
+            repeat(None),  # cpus_per_task, min_tmp_disk_mib: scontrol show job only
+            repeat(None),
         )
     )
     return None if _rejected(memo) else jobs

@@ -1,0 +1,127 @@
+"""The store: incidents, acknowledgements, evidence, alert deliveries and source outages.
+
+A SQLite file in the state dir by default (``cockpit.db``; the demo site ``cockpit-demo.db``,
+so demo acks never reach a real site); PostgreSQL when ``[store] url = "postgresql://..."``
+is set, so an on-call team shares incidents, acks and alert deliveries::
+
+    [store]
+    url = "postgresql://cockpit@db.example/cockpit"   # or "sqlite:///path/to/cockpit.db"
+    retention_days = 7
+
+The contract (implemented by :class:`cockpit.store.sql.Store`)::
+
+    sync_incidents(sources, incidents, now)   upsert by key; absent ones of `sources` -> gone
+    incidents(now) -> [StoredIncident]        open: not (acked and resolved), within retention
+    ack(key, who, note, now) / unack(key, who, now) / acks() -> {key: Ack}
+    save_evidence(source, subject, artifacts, now) / evidence(source, subject)
+    claim(alert_key, channel, now) -> bool    True for exactly one caller across processes
+    cursor(source) / set_cursor(source, at)   the last good poll the store remembers
+    open_outage(source, now, error) -> start / close_outage(source, now)
+    available, last_error                     "store unavailable: ..."; calls never raise then
+
+This module stays import-light: SQLAlchemy and psycopg load inside :func:`open_store`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from cockpit.store.types import Ack, StoredIncident, operator
+
+if TYPE_CHECKING:
+    from cockpit.store.sql import Store
+
+__all__ = ["Ack", "StoredIncident", "default_store_path", "open_store", "operator", "shown_url"]
+
+
+def default_store_path(demo: bool = False) -> Path:
+    import platformdirs
+
+    name = "cockpit-demo.db" if demo else "cockpit.db"
+    return Path(platformdirs.user_state_dir("cockpit")) / name
+
+
+def shown_url(url: str) -> str:
+    """``url`` without its password, for messages and the status line."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not a URL at all: the error that follows names it
+        return url
+
+
+def open_store(
+    url: str | None = None,
+    *,
+    demo: bool = False,
+    config: object | None = None,
+    retention_days: float | None = None,
+    legacy_acks: Path | None = None,
+) -> Store:
+    """Open (create, migrate) the store. ``url`` None: ``[store] url`` from ``config`` (a loaded
+    :class:`cockpit.config.Config`), else the SQLite file in the state dir.
+
+    Raises :class:`~cockpit.errors.UserError` for a URL that is not one, or a database made by
+    a newer cockpit. A database that cannot be reached is not an error: the store starts
+    unavailable and works from memory until it can be reached.
+    ``legacy_acks``: the JSON state file whose acks a new database takes over (default: the
+    state dir's ``state.json``, ``state-demo.json`` for the demo).
+    """
+    import sqlalchemy as sa
+
+    from cockpit.errors import UserError
+    from cockpit.store.acks import AckStore, default_state_path, demo_state_path
+    from cockpit.store.sql import Store
+
+    cfg = getattr(config, "store", None)
+    if url is None and cfg is not None and not demo:
+        url = cfg.url or None
+    if retention_days is None:
+        retention_days = cfg.retention_days if cfg is not None else 7.0
+    if url is None:
+        path = default_store_path(demo)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        url = f"sqlite:///{path}"
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError as exc:
+        raise UserError(f"[store] url {url!r} is not a database URL: {exc}") from None
+    backend = parsed.get_backend_name()
+    if backend == "postgresql":
+        parsed = parsed.set(drivername="postgresql+psycopg")
+        engine = sa.create_engine(
+            parsed, pool_pre_ping=True, pool_size=2, connect_args={"connect_timeout": 5}
+        )
+    elif backend == "sqlite":
+        engine = _sqlite_engine(parsed)
+    else:
+        raise UserError(f"[store] url {shown_url(url)}: only sqlite:/// and postgresql:// work")
+    store = Store(engine, shown_url(url), retention_days)
+    legacy = legacy_acks or (demo_state_path() if demo else default_state_path())
+    store.open(lambda: AckStore(legacy).acked if legacy.exists() else ())
+    return store
+
+
+def _sqlite_engine(url):
+    import sqlalchemy as sa
+
+    if url.database and url.database != ":memory:":
+        Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    # a TUI and a cron `cockpit watch` share the file: wait for each other's writes, and let
+    # readers go on while one writes (WAL)
+    kw = {}
+    if not url.database or url.database == ":memory:":
+        kw["poolclass"] = sa.pool.StaticPool  # one in-memory database, whichever thread asks
+    engine = sa.create_engine(url, connect_args={"timeout": 30, "check_same_thread": False}, **kw)
+
+    @sa.event.listens_for(engine, "connect")
+    def _pragmas(dbapi_conn, _record) -> None:
+        cur = dbapi_conn.cursor()
+        if url.database and url.database != ":memory:":
+            cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.close()
+
+    return engine

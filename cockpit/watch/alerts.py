@@ -24,11 +24,22 @@ Config (TOML, read raw by the config loader and handed to :meth:`AlertConfig.fro
     notify_command = "logger -t cockpit"
     bell = true
     timeout_s = 10
+
+    [alerts.alertmanager]       # Prometheus Alertmanager (cockpit/watch/alertmanager.py)
+    url = "http://127.0.0.1:9093"
+    resend_every = 8            # re-post firing incidents every N polls (keeps them alive)
+    timeout_s = 5
+    min_severity = "warning"
+    generator_url = "https://wiki.example/cockpit"   # optional link in each alert
+    labels = { site = "bj1" }   # static labels added to every alert
+
+    # [alerts] metrics_listen = "127.0.0.1:9464" serves /metrics (cockpit watch)
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -304,6 +315,91 @@ class NotifyConfig:
         )
 
 
+_LABEL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# set from the incident; a static label may not shadow them (routes and silences key on them)
+AM_LABELS: tuple[str, ...] = ("alertname", "cluster", "subject", "root_cause", "severity")
+
+
+@dataclass(frozen=True, slots=True)
+class AlertmanagerConfig:
+    """``[alerts.alertmanager]``: where incidents are posted (Alertmanager's v2 API).
+
+    ``url`` is Alertmanager's base URL; ``resend_every`` re-posts the firing incidents every
+    N polls of a source, which is how Alertmanager keeps them firing (it resolves an alert
+    not re-posted within its ``resolve_timeout``, 5 min by default): pick N x interval below it.
+    """
+
+    url: str
+    resend_every: int = 8
+    timeout_s: float = 5.0
+    min_severity: Severity = "warning"
+    generator_url: str = ""
+    labels: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def from_table(cls, table: Mapping[str, Any], path: str = "") -> AlertmanagerConfig:
+        """Parse ``[alerts.alertmanager]``. Raises ConfigError naming file and key."""
+        t, where = dict(table), "alerts.alertmanager"
+        known = {"url", "resend_every", "timeout_s", "min_severity", "generator_url", "labels"}
+        _reject_unknown(t, known, path, where)
+        if "url" not in t:
+            raise ConfigError("url is required (e.g. http://127.0.0.1:9093)", path, key=where)
+        url = _get(t, "url", str, "", path, where).rstrip("/")
+        url = url.removesuffix("/api/v2/alerts")
+        gen = _get(t, "generator_url", str, "", path, where)
+        for key, value in (("url", url), ("generator_url", gen)):
+            if (value or key == "url") and not value.startswith(("http://", "https://")):
+                raise ConfigError(
+                    f"must be an http:// or https:// URL, got {value!r}", path, key=f"{where}.{key}"
+                )
+        every = _get(t, "resend_every", int, 8, path, where)
+        if every < 1:
+            raise ConfigError("must be >= 1 poll", path, key=f"{where}.resend_every")
+        timeout = float(_get(t, "timeout_s", (int, float), 5.0, path, where))
+        if timeout <= 0:
+            raise ConfigError("must be > 0 seconds", path, key=f"{where}.timeout_s")
+        sev = _get(t, "min_severity", str, "warning", path, where)
+        if sev not in SEVERITY_RANK:
+            raise ConfigError(
+                f"unknown severity {sev!r} (critical, warning, info)",
+                path,
+                key=f"{where}.min_severity",
+            )
+        labels = _get(t, "labels", dict, {}, path, where)
+        for k, v in labels.items():
+            if not _LABEL_NAME.fullmatch(k) or k.startswith("__"):
+                raise ConfigError(f"bad label name {k!r}", path, key=f"{where}.labels")
+            if k in AM_LABELS:
+                raise ConfigError(
+                    f"label {k!r} is set from the incident ({', '.join(AM_LABELS)})",
+                    path,
+                    key=f"{where}.labels",
+                )
+            if not isinstance(v, str):
+                raise ConfigError(
+                    f"label values are strings, got {k} = {v!r}", path, key=f"{where}.labels"
+                )
+        return cls(
+            url=url,
+            resend_every=every,
+            timeout_s=timeout,
+            min_severity=sev,
+            generator_url=gen,
+            labels=tuple(sorted(labels.items())),
+        )
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``"HOST:PORT"`` (``[::1]:9464`` for IPv6; port 0 = any free one) -> (host, port).
+
+    Raises ValueError with a message fit for a ConfigError or a usage error."""
+    host, sep, port = text.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"expected HOST:PORT (e.g. 127.0.0.1:9464), got {text!r}")
+    return host, int(port)
+
+
 @dataclass(frozen=True, slots=True)
 class AlertConfig:
     """Thresholds, mutes and notification settings; defaults from the troubleshooting guides."""
@@ -318,6 +414,8 @@ class AlertConfig:
     mutes: tuple[Mute, ...] = ()
     notify: NotifyConfig = field(default_factory=NotifyConfig)
     baselines_path: str = ""  # "" = platformdirs state dir / init-baselines.json
+    alertmanager: AlertmanagerConfig | None = None  # [alerts.alertmanager]; None = off
+    metrics_listen: str = ""  # "HOST:PORT" for /metrics (cockpit watch); "" = off
 
     @classmethod
     def from_table(
@@ -335,6 +433,9 @@ class AlertConfig:
         nested = t.pop("notify", None)
         if nested is not None and not isinstance(nested, Mapping):
             raise ConfigError("must be a table", path, key="alerts.notify")
+        am_table = t.pop("alertmanager", None)
+        if am_table is not None and not isinstance(am_table, Mapping):
+            raise ConfigError("must be a table", path, key="alerts.alertmanager")
         known = {
             "initializing_min",
             "storage_pct",
@@ -343,6 +444,7 @@ class AlertConfig:
             "failures_count",
             "mute",
             "baselines",
+            "metrics_listen",
         }
         _reject_unknown(t, known, path, "alerts")
         init_min = _get(t, "initializing_min", (int, float), 0, path, "alerts")
@@ -371,7 +473,14 @@ class AlertConfig:
             except ValueError as exc:
                 raise ConfigError(str(exc), path, key="alerts.mute") from None
         baselines = _get(t, "baselines", str, "", path, "alerts")
+        listen = _get(t, "metrics_listen", str, "", path, "alerts")
+        if listen:
+            try:
+                parse_listen(listen)
+            except ValueError as exc:
+                raise ConfigError(str(exc), path, key="alerts.metrics_listen") from None
         nt = notify_table if notify_table is not None else nested
+        am = None if am_table is None else AlertmanagerConfig.from_table(am_table, path)
         return cls(
             initializing_s=int(init_min * 60) if explicit else None,
             storage_pct=float(storage),
@@ -381,6 +490,8 @@ class AlertConfig:
             mutes=tuple(mutes),
             notify=NotifyConfig.from_table(nt or {}, path),
             baselines_path=os.path.expanduser(baselines) if baselines else "",
+            alertmanager=am,
+            metrics_listen=listen,
         )
 
 
@@ -421,12 +532,19 @@ class AlertRules:
     Holds the time each alert key last fired; :meth:`seed` restores it from the
     history so a restart does not re-send what fired an hour ago. Runtime mutes
     (from a key in the alert pane) are added with :meth:`mute`.
+
+    The map is bounded (a week of churning job ids would otherwise only grow): past
+    ``max_keys`` the keys whose window has passed go first (they no longer hold anything
+    back), then the longest-quiet ones, so an alert storm can at worst repeat early.
     """
 
-    def __init__(self, config: AlertConfig | None = None) -> None:
+    MAX_KEYS = 10_000
+
+    def __init__(self, config: AlertConfig | None = None, max_keys: int = MAX_KEYS) -> None:
         self.config = config or AlertConfig()
         self._mutes: list[Mute] = list(self.config.mutes)
         self._last: dict[str, datetime] = {}
+        self.max_keys = max(1, max_keys)
 
     @property
     def mutes(self) -> tuple[Mute, ...]:
@@ -454,7 +572,7 @@ class AlertRules:
         for a in history:
             prev = self._last.get(a.key)
             if prev is None or a.time > prev:
-                self._last[a.key] = a.time
+                self._remember(a.key, a.time)
 
     def filter(self, alerts: Sequence[Alert], now: datetime | None = None) -> list[Alert]:
         """Alerts that pass mutes and the rate limit, in input order; records them as fired.
@@ -470,6 +588,23 @@ class AlertRules:
             last = self._last.get(a.key)
             if last is not None and t - last < window:
                 continue
-            self._last[a.key] = t
+            self._remember(a.key, t)
             out.append(a)
         return out
+
+    def _remember(self, key: str, t: datetime) -> None:
+        self._last.pop(key, None)  # re-inserted: the dict stays in firing order
+        self._last[key] = t
+        if len(self._last) > self.max_keys:
+            self._prune(t)
+
+    def _prune(self, now: datetime) -> None:
+        window = timedelta(seconds=self.config.repeat_s)
+        expired = [k for k, last in self._last.items() if now - last >= window]
+        for k in expired:
+            del self._last[k]
+        if len(self._last) > self.max_keys:
+            # a tenth of headroom, so a storm does not rescan the map on every alert
+            keep = self.max_keys - self.max_keys // 10
+            newest = sorted(self._last.items(), key=lambda kv: kv[1])[-keep:]
+            self._last = dict(newest)

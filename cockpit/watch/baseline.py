@@ -9,6 +9,7 @@ next, and how long each step took then and now (when lines carry timestamps).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import os
@@ -21,7 +22,8 @@ from pathlib import Path
 
 import platformdirs
 
-from cockpit.model import TrainingJob
+from cockpit.diagnosis.startup_log import TIMESTAMP, line_time, strip_time
+from cockpit.model import Artifacts, StartupDiff, Subject, TrainingJob
 from cockpit.text import strip_ansi
 
 KEEP_LINES = 50
@@ -90,12 +92,7 @@ class BaselineDiff:
         )
 
 
-# Timestamps seen in container / ModelArts startup logs: ISO 8601 with T or space,
-# optional fraction (',' from Python logging, '.' elsewhere) and zone.
-_TS = re.compile(
-    r"(?P<d>\d{4}-\d{2}-\d{2})[T ](?P<t>\d{2}:\d{2}:\d{2})"
-    r"(?:[.,](?P<f>\d{1,9}))?(?P<z>Z|[+-]\d{2}:?\d{2})?"
-)
+_TS = TIMESTAMP  # the engine's (cockpit.diagnosis.startup_log): one notion of a line's time
 # Variable parts that differ between two good runs: timestamps, numbers, hex ids, paths under /tmp.
 _VARIABLE = (
     (_TS, "<ts>"),
@@ -107,28 +104,6 @@ _VARIABLE = (
     (re.compile(r"\d+(?:\.\d+)?"), "<n>"),
     (re.compile(r"\s+"), " "),
 )
-
-
-def line_time(line: str) -> datetime | None:
-    """The first timestamp in ``line`` (naive ones taken as UTC), else None."""
-    m = _TS.search(line)
-    if not m:
-        return None
-    frac = (m["f"] or "0")[:6].ljust(6, "0")
-    zone = m["z"] or "+00:00"
-    zone = "+00:00" if zone == "Z" else (zone if ":" in zone else zone[:3] + ":" + zone[3:])
-    try:
-        return datetime.fromisoformat(f"{m['d']}T{m['t']}.{frac}{zone}")
-    except ValueError:
-        return None
-
-
-def strip_time(line: str) -> str:
-    """``line`` without its leading timestamp (for display next to then/now durations)."""
-    m = _TS.search(line)
-    if m is None or line[: m.start()].strip():
-        return line
-    return line[m.end() :].lstrip()
 
 
 def normalise(line: str) -> str:
@@ -192,6 +167,48 @@ def diff_against_baseline(
         stalled_s=stalled,
         then_next_s=then_next,
     )
+
+
+def startup_diff(
+    job: TrainingJob, store: BaselineStore | None, now: datetime
+) -> StartupDiff | None:
+    """The engine's view of a stuck job against its closest good run (None: not Initializing,
+    no startup log, or no good run of that pool/image kept yet). Pure given ``store``'s items."""
+    if store is None or job.console_phase != "Initializing" or not job.log_preview.strip():
+        return None
+    b = store.closest_baseline(job)
+    if b is None:
+        return None
+    d = diff_against_baseline(strip_ansi(job.log_preview).splitlines(), b, now)
+    return StartupDiff(
+        job_id=job.job_id,
+        baseline_job_id=b.job_id,
+        passed=d.passed,
+        total=d.total,
+        summary=d.summary,
+        last_passed=strip_time(d.last_passed) if d.last_passed else None,
+        next_expected=tuple(strip_time(x) for x in d.next_expected),
+        then_next_s=d.then_next_s,
+        stalled_s=d.stalled_s,
+    )
+
+
+def with_startup_diffs(
+    evidence: dict, snapshot: object, store: BaselineStore | None, now: datetime
+) -> dict:
+    """``evidence`` (Subject -> Artifacts) with each Initializing training job's
+    :class:`StartupDiff` added, so its findings, incidents and alerts carry the diff."""
+    if store is None or not store.baselines or getattr(snapshot, "kind", "") != "modelarts":
+        return evidence
+    out = dict(evidence)
+    for job in snapshot.training_jobs:  # type: ignore[attr-defined]
+        d = startup_diff(job, store, now)
+        if d is None:
+            continue
+        subject = Subject("training_job", snapshot.source, job.job_id, name=job.name)  # type: ignore[attr-defined]
+        arts = out.get(subject) or Artifacts()
+        out[subject] = dataclasses.replace(arts, startup_diffs=(d,))
+    return out
 
 
 def default_baseline_path() -> Path:
@@ -349,3 +366,58 @@ class BaselineRecorder:
             if b is not None:
                 out.append(b)
         return out
+
+
+async def with_learned_diff(
+    source: object, snap: object, arts: Artifacts, store: BaselineStore, now: datetime
+) -> Artifacts:
+    """``arts`` of a one-job snapshot (``cockpit diagnose --training-job``) with its
+    :class:`StartupDiff`. When ``store`` holds no good run of the job's pool or image yet, the
+    project's Running jobs of that pool or image are learned first (one listing, at most
+    ``BaselineRecorder.per_poll`` startup logs read). Never raises: the diff is an extra."""
+    jobs = getattr(snap, "training_jobs", ())
+    if len(jobs) != 1 or jobs[0].console_phase != "Initializing":
+        return arts
+    job = jobs[0]
+    try:
+        if store.closest_baseline(job) is None:
+            listing = await source.poll()  # type: ignore[attr-defined]
+            pool = job.pool_name or job.pool_id
+            alike = tuple(
+                t
+                for t in listing.training_jobs
+                if t.job_id != job.job_id
+                and (
+                    (job.image and t.image == job.image)
+                    or (pool and pool in (t.pool_name, t.pool_id))
+                )
+            )
+            await BaselineRecorder(store).observe(
+                source, dataclasses.replace(listing, training_jobs=alike), now
+            )
+        d = startup_diff(job, store, now)
+    except Exception:  # noqa: BLE001 - no baseline only means no diff
+        return arts
+    return arts if d is None else dataclasses.replace(arts, startup_diffs=(d,))
+
+
+async def diff_for_cli(args: object, source: object, snap: object, arts: Artifacts) -> Artifacts:
+    """:func:`with_learned_diff` with the store the config names (the demo's in memory),
+    bounded by ``args.timeout``; the diagnosis goes on without a diff on any failure."""
+    import asyncio
+
+    try:
+        store = BaselineStore(persist=False)  # the demo's: in memory
+        if not getattr(args, "demo", False):
+            from cockpit.config import load_config
+            from cockpit.watch.alerts import AlertConfig
+
+            config = load_config(getattr(args, "config", None))
+            if config.has_sources:  # no config: the demo site
+                cfg = AlertConfig.from_table(getattr(config, "alerts", None) or {}, config.path)
+                store = BaselineStore(cfg.baselines_path or None)
+        now = getattr(snap, "taken_at", None) or datetime.now(UTC)
+        timeout = float(getattr(args, "timeout", 30) or 30)
+        return await asyncio.wait_for(with_learned_diff(source, snap, arts, store, now), timeout)
+    except Exception:  # noqa: BLE001 - a config or timeout problem costs the diff, not the answer
+        return arts

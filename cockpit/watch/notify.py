@@ -18,7 +18,7 @@ import os
 import shlex
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -198,6 +198,8 @@ class Notifier:
         self.log_path = Path(log_path) if log_path is not None else default_notify_log()
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
+        # told of every delivery (cockpit watch's /metrics counts them); must not raise
+        self.on_result: Callable[[NotifyResult], None] | None = None
 
     @property
     def enabled(self) -> bool:
@@ -216,6 +218,9 @@ class Notifier:
                 results.append(post_webhook(c.webhook, a, c.webhook_template, c.timeout_s))
             if c.notify_command:
                 results.append(run_command(c.notify_command, a, c.timeout_s))
+        if self.on_result is not None:
+            for r in results:
+                self.on_result(r)
         self._log([r for r in results if not r.ok])
         return results
 

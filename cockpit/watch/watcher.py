@@ -1,32 +1,90 @@
 """The small stateful glue the TUI hub and ``cockpit watch`` share.
 
-Per source it keeps the previous snapshot (and the last good one), runs
-:func:`detect`, filters through :class:`AlertRules`, appends to the history and
-hands the result to the notifier in a background thread. It never raises for a
-history or notification problem: those land in ``last_error``.
+Per source it keeps the previous snapshot (and the last good one), runs :func:`detect`,
+filters through :class:`AlertRules`, appends to the history and hands the result to the
+outgoing channels. It never raises for a history or delivery problem: those land in
+``last_error``.
 
 Alerts leave here redacted (:func:`redacted`): whatever shows or sends them next (the
-alert pane, ``cockpit watch`` output, history, notifiers) never holds a credential that a
+alert pane, ``cockpit watch`` output, history, channels) never holds a credential that a
 quoted log line carried.
+
+**Channels (the seam for outgoing deliveries).** ``Watcher.channels`` is a list of objects
+with ``name: str`` and ``send(alerts: Sequence[Alert]) -> None``, optionally
+``resolve(incidents: Sequence[Incident]) -> None`` and ``join(timeout) -> None``. Every
+process (each TUI, each ``cockpit watch``) detects the same alerts; with a ``store``, each
+alert is *claimed* per channel before it is sent (``store.claim(delivery_key, channel.name,
+now)``), so it goes out once per channel whoever sees it first. ``send`` gets only the alerts
+this process won; it should not block long (the notifier channels send on a daemon thread).
+``resolve`` gets the incidents that ended (a source answers again, a node resumed, a failed
+job left the queue), each claimed as ``"resolve|" + incident key`` per channel; it is called
+by :meth:`Watcher.incidents` (``cockpit watch`` and the TUI hand it each poll's incidents).
+The alert pane of each TUI is not a channel: every TUI shows every alert.
+A channel may have ``sync(source, incidents, now, ok)`` instead of ``send``: it gets every
+poll's incidents (``ok``: that poll answered) and keeps its own claims (Alertmanager,
+/metrics: :mod:`cockpit.watch.outputs`).
+To add a channel (e.g. Alertmanager): ``watcher.channels.append(MyChannel())`` after
+:func:`watcher_for`, or pass ``channels=`` to :class:`Watcher`.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import Any, Protocol
 
-from cockpit.model import Finding, Snapshot
+from cockpit.model import Finding, Incident, Snapshot
 from cockpit.safety import redact
 from cockpit.slurm.storage import FsUsage
 from cockpit.watch.alerts import Alert, AlertConfig, AlertRules
 from cockpit.watch.history import AlertHistory
+from cockpit.watch.identity import delivery_key
 from cockpit.watch.notify import Notifier
 from cockpit.watch.transitions import detect, storage_alerts
 
+log = logging.getLogger(__name__)
+
 KEEP = 500  # alerts kept in memory for the alert pane
+MAX_OPEN = 100_000  # incident keys remembered per source to notice their end
+
+
+class Channel(Protocol):
+    name: str
+
+    def send(self, alerts: Sequence[Alert]) -> None: ...
+
+
+class NotifierChannel:
+    """The direct webhook or the notify command (:class:`Notifier`), as one channel."""
+
+    def __init__(self, name: str, notifier: Notifier) -> None:
+        self.name = name
+        self.notifier = notifier
+
+    def send(self, alerts: Sequence[Alert]) -> None:
+        self.notifier.dispatch(alerts)
+
+    def join(self, timeout: float | None = None) -> None:
+        self.notifier.join(timeout)
+
+
+def notifier_channels(notifier: Notifier | None) -> list[NotifierChannel]:
+    """One channel per configured way out of ``notifier``: ``webhook``, ``command``."""
+    if notifier is None:
+        return []
+    c = notifier.config
+    out = []
+    if c.webhook:
+        out.append(
+            NotifierChannel("webhook", Notifier(replace(c, notify_command=""), notifier.log_path))
+        )
+    if c.notify_command:
+        out.append(NotifierChannel("command", Notifier(replace(c, webhook=""), notifier.log_path)))
+    return out
 
 
 def redacted(alert: Alert) -> Alert:
@@ -47,9 +105,12 @@ def redacted(alert: Alert) -> Alert:
 class Watcher:
     """``observe(snapshot, findings, now)`` after every poll; read ``alerts`` for the pane.
 
-    ``history`` / ``notifier`` may be None (tests, ``--no-history``). On creation the
-    last ``KEEP`` alerts are loaded from the history and seed the rate limit, so a
-    restart neither forgets nor re-sends.
+    ``history`` / ``notifier`` may be None (tests, ``--no-history``). ``store``
+    (:mod:`cockpit.store`) makes deliveries exactly-once across processes; ``channels`` the
+    outgoing ways (default: the notifier's webhook and command). On creation the last ``KEEP``
+    alerts are loaded from the history for the pane; without a store they also seed the rate
+    limit, so a restart does not re-send (with one, the store's claims do that, and another
+    process's history no longer silences this one: a cron ``watch`` beside a TUI still pages).
     """
 
     def __init__(
@@ -57,16 +118,26 @@ class Watcher:
         config: AlertConfig | None = None,
         history: AlertHistory | None = None,
         notifier: Notifier | None = None,
+        *,
+        store: Any = None,
+        channels: Sequence[Channel] | None = None,
     ) -> None:
         self.config = config or AlertConfig()
         self.rules = AlertRules(self.config)
         self.history = history
         self.notifier = notifier
+        self.store = store
+        self.channels: list[Channel] = (
+            list(channels) if channels is not None else list(notifier_channels(notifier))
+        )
         self.last_error = ""
+        self.delivered: list[Alert] = []  # of the last observe/record: sent on >= 1 channel
         self._lock = threading.Lock()
-        self._prev: dict[str, Snapshot] = {}
+        self._prev: dict[str, Snapshot] = {}  # one per source: bounded by the config
         self._good: dict[str, Snapshot] = {}
         self._storage: dict[str, list[FsUsage]] = {}
+        self._outage: dict[str, datetime] = {}  # source -> start of its outage
+        self._open: dict[str, dict[str, Incident]] = {}  # source -> open incident key -> it
         self._alerts: deque[Alert] = deque(maxlen=KEEP)
         if history is not None:
             try:
@@ -74,7 +145,8 @@ class Watcher:
             except OSError as exc:
                 past, self.last_error = [], f"alert history: {exc}"
             self._alerts.extend(past)
-            self.rules.seed(past)
+            if store is None:
+                self.rules.seed(past)
 
     @property
     def alerts(self) -> list[Alert]:
@@ -127,31 +199,126 @@ class Watcher:
                 self._good[src] = snapshot
             fired = [redacted(a) for a in self.rules.filter(raw, now)]
             self._alerts.extend(fired)
-        if fired:
-            self._deliver(fired)
+        self.delivered = self._deliver(fired, snapshot, now) if fired else []
         return fired
 
-    def record(self, alerts: Sequence[Alert], now: datetime) -> list[Alert]:
+    def record(
+        self, alerts: Sequence[Alert], now: datetime, snapshot: Snapshot | None = None
+    ) -> list[Alert]:
         """Filter alerts found elsewhere (``cockpit watch --once`` conditions) through mutes and the
-        rate limit, then keep, record and send them like :meth:`observe`; returns what fired."""
+        rate limit, then keep, record and send them like :meth:`observe`; returns what fired.
+        ``snapshot``: the poll they were found in (names each failure for the claims)."""
         with self._lock:
             fired = [redacted(a) for a in self.rules.filter(list(alerts), now)]
             self._alerts.extend(fired)
-        if fired:
-            self._deliver(fired)
+        self.delivered = self._deliver(fired, snapshot, now) if fired else []
         return fired
 
-    def _deliver(self, fired: list[Alert]) -> None:
+    def outage_start(self, source: str, now: datetime, error: str = "") -> datetime:
+        """When ``source``'s current outage began: the store's (shared by every process),
+        else the first failed poll this process saw."""
+        with self._lock:
+            known = self._outage.get(source)
+        if known is not None:
+            return known
+        start = self.store.open_outage(source, now, error) if self.store is not None else now
+        with self._lock:
+            self._outage[source] = start
+        return start
+
+    def _outage_for(self, snapshot: Snapshot | None, now: datetime) -> datetime | None:
+        if snapshot is None:
+            return None
+        src = snapshot.source
+        if snapshot.error is not None:
+            return self.outage_start(src, now, snapshot.error.message)
+        with self._lock:
+            start = self._outage.pop(src, None)
+        if start is not None and self.store is not None:
+            self.store.close_outage(src, now)
+        return start
+
+    def _deliver(self, fired: list[Alert], snapshot: Snapshot | None, now: datetime) -> list[Alert]:
+        """History, then each channel the alerts this process claims on it; returns the alerts
+        sent on at least one channel (all of them without a store)."""
         if self.history is not None:
             try:
                 self.history.append(fired)
             except OSError as exc:
                 self.last_error = f"alert history: {exc}"
-        if self.notifier is not None:
-            self.notifier.dispatch(fired)
+        senders = [ch for ch in self.channels if hasattr(ch, "send")]  # not sync-only ones
+        if self.store is None:
+            for ch in senders:
+                ch.send(fired)
+            return list(fired)
+        outage = self._outage_for(snapshot, now)
+        window = float(self.config.repeat_s)
+        keys = [delivery_key(a, snapshot, outage, window) for a in fired]
+        sent: dict[int, Alert] = {}
+        for ch in senders:
+            mine = [
+                (i, a)
+                for i, (a, k) in enumerate(zip(fired, keys, strict=True))
+                if self.store.claim(k, ch.name, now)
+            ]
+            if mine:
+                sent.update(mine)
+                self._send(ch, [a for _, a in mine])
+        return [sent[i] for i in sorted(sent)]
+
+    def _send(self, ch: Channel, alerts: list[Alert]) -> None:
+        try:
+            ch.send(alerts)
+        except Exception as exc:  # a channel bug must not stop the others or the poll
+            log.exception("channel %s failed", ch.name)
+            self.last_error = f"{ch.name}: {exc}"
+
+    def incidents(
+        self, source: str, incidents: Sequence[Incident], now: datetime, ok: bool = True
+    ) -> list[Incident]:
+        """The source's incidents of this poll: those open at the previous call and absent now
+        have ended; each channel with ``resolve`` gets them (claimed per channel). Returns them.
+        ``ok`` False: the poll failed (``incidents`` holds its outage); the others stay open,
+        a failed poll cannot say they ended."""
+        live = {i.key: i for i in incidents if i.subject.source == source}
+        with self._lock:
+            before = self._open.get(source, {})
+            if not ok:
+                live = {**before, **live}
+            ended = [i for k, i in before.items() if k not in live]
+            self._open[source] = live if len(live) <= MAX_OPEN else {}
+        for ch in self.channels:
+            sync = getattr(ch, "sync", None)
+            if sync is not None:  # every poll's incidents (Alertmanager, /metrics); never raises
+                sync(source, list(live.values()), now, ok)
+        if not ended:
+            return []
+        for ch in self.channels:
+            resolve = getattr(ch, "resolve", None)
+            if resolve is None:
+                continue
+            mine = [
+                i
+                for i in ended
+                if self.store is None or self.store.claim(f"resolve|{i.key}", ch.name, now)
+            ]
+            if mine:
+                try:
+                    resolve(mine)
+                except Exception as exc:
+                    log.exception("channel %s failed to resolve", ch.name)
+                    self.last_error = f"{ch.name}: {exc}"
+        return ended
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for deliveries in flight (``cockpit watch --once`` before it exits)."""
+        for ch in self.channels:
+            join = getattr(ch, "join", None)
+            if join is not None:
+                join(timeout)
 
 
-def watcher_for(config: object | None, *, demo: bool = False) -> Watcher:
+def watcher_for(config: object | None, *, demo: bool = False, store: Any = None) -> Watcher:
     """The TUI's / ``cockpit watch``'s watcher from a loaded :class:`cockpit.config.Config`.
 
     Reads ``config.alerts`` (the raw ``[alerts]`` table, ``[alerts.notify]`` nested);
@@ -161,8 +328,13 @@ def watcher_for(config: object | None, *, demo: bool = False) -> Watcher:
     table = getattr(config, "alerts", None) or {}
     cfg = AlertConfig.from_table(table, getattr(config, "path", ""))
     if demo:
-        return Watcher(cfg)
-    return Watcher(cfg, history=AlertHistory(), notifier=Notifier(cfg.notify))
+        return Watcher(cfg, store=store)
+    w = Watcher(cfg, history=AlertHistory(), notifier=Notifier(cfg.notify), store=store)
+    from cockpit.watch.outputs import alertmanager_channel  # urllib only when configured
+
+    if (am := alertmanager_channel(cfg, store)) is not None:  # [alerts.alertmanager]
+        w.channels.append(am)
+    return w
 
 
 def baselines_for(config: object | None, *, demo: bool = False):

@@ -45,8 +45,20 @@ def injections(m: Path) -> list[str]:
     [
         (
             safety.validate_job_id,
-            ["4", "123_7", "99+1"],
-            ["", "4 ", "4\n", "4;x", "-1", "12_[1-3]", "1e3", "４"],
+            ["4", "123_7", "99+1", "s83SM8SACRPA00"],  # the last: a Slurm 26.05 SLUID
+            [
+                "",
+                "4 ",
+                "4\n",
+                "4;x",
+                "-1",
+                "12_[1-3]",
+                "1e3",
+                "４",
+                "s83SM8SA;x",
+                "s1",
+                "-s83SM8SACRPA0",
+            ],
         ),
         (
             safety.validate_node_name,
@@ -239,9 +251,12 @@ async def test_a_full_demo_poll_and_drilldown_sends_only_read_only_commands():
     from cockpit.modelarts.api import ModelArtsApi
 
     methods = {n for n in vars(ModelArtsApi) if not n.startswith("_")}
-    assert not {
+    # the one call that changes anything is the guarded stop action (Source.run_action, off
+    # unless allow_actions), and no poll or drill-down above made it
+    assert {
         n for n in methods if any(w in n for w in ("stop", "delete", "create", "update", "cancel"))
-    }
+    } == {"stop_training_job"}
+    assert "stop_training_job" not in api.calls
     assert DRAINED_NODE in {n.name for n in snap.nodes} and OOM_JOB in {j.job_id for j in snap.jobs}
 
 

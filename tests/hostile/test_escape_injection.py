@@ -53,13 +53,10 @@ def test_sequences_cut_at_the_end_of_a_line_are_dropped(cut):
     assert clean(cut) == "tail"
 
 
-def test_strip_ansi_handles_a_10_mb_line_of_escapes_quickly():
-    import time
-
+def test_strip_ansi_on_a_10_mb_line_of_escapes_keeps_only_the_text():
+    # its speed is measured in bench/bench_hostile_text.py (no timing in tests)
     line = ("\x1b[31m" + "x" * 50 + "\x1b]8;;u\x07") * 160_000
-    t0 = time.perf_counter()
-    out = strip_ansi(line)
-    assert "\x1b" not in out and time.perf_counter() - t0 < 5
+    assert strip_ansi(line) == "x" * 50 * 160_000
 
 
 async def _ready(app, pilot):

@@ -84,13 +84,12 @@ def test_redact_removes_every_credential_shape_and_keeps_evidence():
     assert redact_secrets(f"x {SK} y", [SK, ""]) == "x <redacted> y"
 
 
-def test_redact_is_fast_on_a_10_mb_line():
-    import time
-
-    line = "a_" * 5_000_000
-    t0 = time.perf_counter()
-    redact(line)
-    assert time.perf_counter() - t0 < 5
+def test_redact_keeps_a_10_mb_line_and_still_finds_the_secret_at_its_end():
+    # its speed (no backtracking blow-up on 10 MB) is measured in bench/bench_hostile_text.py
+    line = "a_" * 5_000_000 + " password=hunter2"
+    out = redact(line)
+    assert "hunter2" not in out
+    assert out.startswith("a_" * 5_000_000) and "password=" in out
 
 
 def test_collect_bundle_files_are_redacted(tmp_path):

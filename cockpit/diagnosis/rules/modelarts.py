@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from datetime import datetime
 
-from cockpit.diagnosis.context import RuleContext
+from cockpit.diagnosis.context import RuleContext, clip
 from cockpit.diagnosis.logscan import first_error
 from cockpit.diagnosis.rules.modelarts_causes import (
     DEPENDENCY_EXPLANATION,
@@ -32,6 +32,12 @@ from cockpit.diagnosis.rules.modelarts_causes import (
     job_logs,
     obs_bucket,
     refine,
+)
+from cockpit.diagnosis.rules.modelarts_startup import (
+    baseline_evidence,
+    placement_finding,
+    pull_unplaced,
+    storage_evidence,
 )
 from cockpit.model import (
     Evidence,
@@ -108,7 +114,8 @@ def stuck_where(job: TrainingJob) -> str:
         return "scheduling"
     if last is None and (job.secondary_phase == "Queuing" or _QUEUE_EVENT.search(texts)):
         return "scheduling"
-    subs = " ".join(last.sub_stages).lower() if last else ""
+    # the sub-stages and the stage's own words ("start pulling image")
+    subs = " ".join((*last.sub_stages, last.message)).lower() if last else ""
     warn = " ".join(e.message for e in job.events if e.level.lower() in {"warning", "error"})
     if _MOUNT_WORDS.search(warn) or "mount" in subs or "volume" in subs:
         if not _IMAGE_WORDS.search(warn) or re.search(r"FailedMount|挂载失败", warn):
@@ -173,6 +180,9 @@ def job_errors(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
             if h.evidence.text not in seen:
                 seen.add(h.evidence.text)
                 evidence.append(h.evidence)
+        if label.startswith("storage_") or label == "input_path_not_found":
+            # the startup log's storage lines, numbered: the mount step before the error
+            evidence += storage_evidence(job, limit=max(0, 5 - len(evidence)), skip=seen)
         yield Finding(
             root_cause=label,
             severity=first.severity,
@@ -210,8 +220,9 @@ def job_failed_unexplained(job: TrainingJob, ctx: RuleContext) -> Iterator[Findi
                 Evidence(where, first, line=base + h.line - 1, path=path, offset=h.offset, tier=2)
             )
             break
+    evidence += storage_evidence(job, limit=2, skip={e.text for e in evidence})
     fact = exits[0] if exits else f"phase {job.phase}"
-    title = f"{job.console_phase}: {fact}" + (f"; first error: {first[:80]}" if first else "")
+    title = f"{job.console_phase}: {fact}" + (f"; first error: {clip(first, 80)}" if first else "")
     yield Finding(
         root_cause="application_error",
         severity="critical",
@@ -415,6 +426,15 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
         return  # job_errors names the cause
     if path_problems(job):
         return  # job_paths names the cause
+    stage = pull_unplaced(job)
+    if stage:
+        pool = _pool_of(job, ctx)
+        room = None
+        if pool is not None and pool.nodes and any(_per_node_need(job)):
+            fit, _, text = _fits(job, pool)
+            room = (fit, text)
+        yield placement_finding(job, ctx, age, stage, room)
+        return
     where = stuck_where(job)
     pool = _pool_of(job, ctx)
     stall = dependency_stall(job)
@@ -435,6 +455,7 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
                     path=training_log_path(job.job_id, job.log_task or "worker-0"),
                     tier=2,
                 ),
+                *baseline_evidence(job, ctx),
             ),
             confidence=0.85,
             first_seen=job.create_time,
@@ -457,6 +478,8 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
                 tier=0,
             )
         )
+    # where it stopped vs a good run: the first thing an alert's three lines should show
+    evidence += baseline_evidence(job, ctx)
     for ev in job.events[-1:]:
         evidence.append(Evidence("events", f"last event: {ev.message}", tier=0))
     normal = (
@@ -476,6 +499,7 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
         since = job.log_changed_at.isoformat()  # type: ignore[union-attr]
         evidence.append(Evidence("startup log", f"no new output since {since}", tier=2))
         remedy = "Intervene: the pool is healthy but the job is silent. " + remedy
+    evidence += storage_evidence(job, limit=3)
     yield Finding(
         root_cause="init_timeout",
         severity="critical" if age >= 3 * init_threshold_s(job) else "warning",
@@ -526,7 +550,8 @@ def path_problems(job: TrainingJob) -> list[str]:
             out.append(
                 f"{label}: EVS volume at {m.local!r}; EVS disks are normally mounted under /cache/"
             )
-    return out
+    # a path given both as an input and as a hyperparameter is one mistake, said once
+    return list(dict.fromkeys(out))
 
 
 def job_paths(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
@@ -542,7 +567,7 @@ def job_paths(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
         root_cause="storage_path_invalid",
         severity="warning",
         subject=_subject(job, ctx),
-        title=f"{_prefix(job, ctx.now)}: data path malformed ({first[:80]})",
+        title=f"{_prefix(job, ctx.now)}: data path malformed ({clip(first, 80)})",
         explanation="A data or mount path in the job spec will not resolve as written.",
         remedy="Fix the paths in the job (no trailing space, lower-case bucket, OBS under /obs/, "
         "EVS under /cache/); verify with the boot command "

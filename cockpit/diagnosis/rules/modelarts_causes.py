@@ -198,7 +198,7 @@ def cause_phrase(label: str, job: TrainingJob, hit: CauseHit) -> str:
         return f"image pull failed ({m.group(0)})" if m else "image pull failed"
     if label == "container_entrypoint_failed":
         return (
-            "boot command failed (exit 127)"
+            "exit 127: boot command not found"
             if any(s.exit_code == 127 for s in job.task_statuses) or "127" in t
             else "container failed at start"
         )

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cockpit.diagnosis import logscan
-from cockpit.diagnosis.context import SCAN_CACHE, RuleContext, log_evidence
+from cockpit.diagnosis.context import SCAN_CACHE, RuleContext, clip, log_evidence
 from cockpit.model import Evidence, Finding, LogText, Severity, Snapshot, Subject
 
 # Log kinds the ModelArts rules read for a training job (events, startup and app logs).
@@ -136,7 +136,7 @@ def file_finding(
         root_cause=e.label,
         severity=e.severity,
         subject=subject,
-        title=title if len(title) <= 160 else title[:159] + "…",
+        title=clip(title, 160),
         explanation=e.explanation + f" First red error in {where}: {hit.text.strip()[:300]}",
         remedy=e.remedy,
         evidence=tuple(evidence[:6]),

@@ -224,10 +224,6 @@ def log_where(lt: LogText, line: int, sep: str = ":") -> str:
     return lt.name if n is None else f"{lt.name}{sep}{n}"
 
 
-def clip(s: str, n: int = 100) -> str:
-    return s if len(s) <= n else s[: n - 1] + "…"
-
-
 # --------------------------------------------------------------------------- sacct rows
 
 

@@ -140,6 +140,14 @@ def _lead(job: SlurmJob, f: _Ended) -> str:
     return exit_fact(f.ec) + (" within seconds" if _fast(job, f.row) else "")
 
 
+def _headline(job: SlurmJob, f: _Ended, cause: str) -> str:
+    """The cause first, the exit after it: at 80 columns two jobs that died of different
+    causes must not both read "exit 127 within s…". A COMPLETED job keeps ``exit 0, but``
+    first: that it succeeded is what makes the line surprising."""
+    lead = _lead(job, f)
+    return f"{lead}: {cause}" if lead == "exit 0, but" else f"{cause} ({lead})"
+
+
 def _completed_sev(job: SlurmJob, sev: Severity) -> Severity:
     """A COMPLETED job whose output names a problem: worth a look, not a failure."""
     return "warning" if job.state == "COMPLETED" else sev
@@ -371,7 +379,7 @@ def log_cause(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
     elif remedy == "node" and cause in NODE_CHECKS:
         node = job.nodes[0] if job.nodes else "<node>"
         remedy = NODE_CHECKS[cause][1].format(n=node, u="see the node's reason")
-    title = f"{_lead(job, f)}: {env_phrase(cause, h.text) or text}"
+    title = _headline(job, f, env_phrase(cause, h.text) or text)
     done = job.state == "COMPLETED"
     return (
         job_finding(
@@ -411,7 +419,7 @@ def command_not_found_exit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ..
             ctx,
             "command_not_found",
             "critical",
-            f"{_lead(job, f)}: command not found on the compute node",
+            _headline(job, f, "command not found on the compute node"),
             "Exit status 127 is the shell's 'command not found': the program or one it calls is "
             "not on PATH on the compute node. " + f.exit_text,
             env_remedy(job),
@@ -440,9 +448,11 @@ def ended_by_reason(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | No
     if r is None or r.label not in _REASON_LABELS or not _failed(job, _facts(job, ctx)):
         return None
     f = _facts(job, ctx)
-    if r.label == "job_launch_failed" and f.ec is not None and f.ec.signal:
+    if r.label == "job_launch_failed" and f.ec is not None and 0 < f.ec.signal <= 31:
         # Slurm 22.05 says JobLaunchFailure for a batch script killed by a signal (SIGSEGV,
-        # an OverMemoryKill): the program ran, and the signal is what ended it
+        # an OverMemoryKill): the program ran, and the signal is what ended it. A number past
+        # the standard signals (0:53 on the lab for a script that could not start) is Slurm's
+        # own launch error code, not a signal: the launch failure is the cause
         return None
     node = job.nodes[0] if job.nodes else "<node>"
     return (

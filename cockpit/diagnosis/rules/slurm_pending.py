@@ -23,9 +23,15 @@ from cockpit.diagnosis.rules.slurm_common import (
     memo,
     state_evidence,
 )
+from cockpit.diagnosis.rules.slurm_shape import (
+    hyperthread_note,
+    shape_problems,
+    task_request,
+    tmp_remedy,
+)
 from cockpit.diagnosis.slurm_codes import OUTCOME_PHRASE, Reason, base_code, limit_of, reason_info
 from cockpit.diagnosis.slurm_states import HELD_STATES, JOB_STATES, PAUSED_STATES, job_state
-from cockpit.model import Evidence, Finding, Partition, Severity, SlurmJob
+from cockpit.model import Evidence, Finding, Partition, Severity, SlurmJob, SlurmNode
 
 STATES = frozenset({"PENDING"}) | HELD_STATES
 PAUSED = PAUSED_STATES
@@ -75,10 +81,30 @@ def _largest(ctx: RuleContext) -> dict[str, tuple[int | None, int | None]]:
     return agg
 
 
+def partition_nodes(part: Partition | None, name: str, ctx: RuleContext) -> list[SlurmNode]:
+    """The nodes of a partition: its node list, else (a bundle without ``scontrol show
+    partition``) the nodes whose ``Partitions=`` name it. Cached per snapshot."""
+    by_part = memo(ctx, "partition_nodes")
+    got = by_part.get(name)
+    if got is None:
+        nodes = ctx.nodes
+        if part is not None and part.nodes:
+            got = [nodes[n] for n in part.nodes if n in nodes]
+        else:
+            got = [n for n in ctx.snapshot.nodes if name in n.partitions]
+        by_part[name] = got
+    return got
+
+
 def impossible_request(job: SlurmJob, part: Partition | None, ctx: RuleContext) -> list[str]:
     """Why the request can never fit the partition, each with both numbers (empty = it can)."""
+    cpt, tmp = task_request(job, ctx.artifacts.commands)
     if part is None:
-        return []
+        # no partition record (a bundle): the nodes that say they are in it still decide
+        # a task's CPUs and --tmp
+        if not (cpt or tmp) or not job.partition:
+            return []
+        return shape_problems(cpt, tmp, partition_nodes(None, job.partition, ctx))
     # ~50k pending jobs at a big site ask for a few hundred distinct shapes: one answer per shape
     shapes = memo(ctx, "impossible")
     key = (
@@ -88,14 +114,18 @@ def impossible_request(job: SlurmJob, part: Partition | None, ctx: RuleContext) 
         job.min_memory_mib,
         job.mem_per_cpu,
         job.time_limit_s,
+        cpt,
+        tmp,
     )
     got = shapes.get(key)
     if got is None:
-        got = shapes[key] = tuple(_impossible(job, part, ctx))
+        got = shapes[key] = tuple(_impossible(job, part, ctx, cpt, tmp))
     return list(got)
 
 
-def _impossible(job: SlurmJob, part: Partition, ctx: RuleContext) -> list[str]:
+def _impossible(
+    job: SlurmJob, part: Partition, ctx: RuleContext, cpt: int | None, tmp: int | None
+) -> list[str]:
     out: list[str] = []
     nodes = max(job.node_count or 1, 1)
     cpus_per_node = math.ceil(job.cpus / nodes) if job.cpus else None
@@ -124,6 +154,14 @@ def _impossible(job: SlurmJob, part: Partition, ctx: RuleContext) -> list[str]:
         out.append(
             f"--time {fmt_duration(job.time_limit_s)} > MaxTime {fmt_duration(part.max_time_s)}"
         )
+    # per task and per node (--tmp): after the job-wide numbers; a task too wide for a node
+    # is the same fact as too many CPUs per node when the job already says that
+    cpu_said = any("CPUs" in w for w in out)
+    out += [
+        w
+        for w in shape_problems(cpt, tmp, partition_nodes(part, part.name, ctx))
+        if not (cpu_said and w.startswith("--cpus-per-task"))
+    ]
     if part.max_nodes and nodes > part.max_nodes:
         out.append(f"{nodes} nodes > MaxNodes {part.max_nodes}")
     elif part.total_nodes and nodes > part.total_nodes:
@@ -168,6 +206,13 @@ def will_run(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
         got = texts[key] = (cause, f"{text}{start}", f"Reason={code}: {text}.")
     cause, title, explanation = got
     remedy = "Nothing to fix; `squeue --start -j " + job.job_id + "` shows the estimate."
+    if job.cpus_per_task and job.cpus_per_task > 1:  # scontrol rows only: squeue has no CPUs/Task
+        ht = hyperthread_note(
+            job.cpus_per_task,
+            partition_nodes(ctx.partitions.get(job.partition), job.partition, ctx),
+        )
+        if ht:
+            explanation += " " + ht
     evidence = [state_evidence(job, ctx)]
     return (job_finding(job, ctx, cause, "info", title, explanation, remedy, evidence, 0.6),)
 
@@ -199,6 +244,27 @@ def never_fits(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
             }.get(base, base)
         ]
     ev = [state_evidence(job, ctx)]
+    cpt, tmp = task_request(job, ctx.artifacts.commands)
+    pnodes = partition_nodes(part, job.partition, ctx) if (cpt or tmp) else []
+    if pnodes and any(w.startswith(("--cpus-per-task", "--tmp")) for w in why):
+        ev.append(
+            Evidence(
+                "scontrol show job",
+                f"JobId={job.job_id} CPUs/Task={cpt or 1}"
+                + (f" MinTmpDiskNode={fmt_mib(tmp)}" if tmp else ""),
+                tier=0,
+            )
+        )
+        big = max(pnodes, key=lambda n: (n.cpus_total or 0, n.tmp_disk_mib or 0))
+        ev.append(
+            Evidence(
+                "scontrol show node",
+                f"NodeName={big.name} CPUTot={big.cpus_total} Sockets={big.sockets} "
+                f"CoresPerSocket={big.cores_per_socket} ThreadsPerCore={big.threads_per_core} "
+                f"TmpDisk={big.tmp_disk_mib}",
+                tier=0,
+            )
+        )
     if part is not None:
         max_mem = fmt_mib(part.max_mem_per_node_mib) if part.max_mem_per_node_mib else "UNLIMITED"
         ev.append(
@@ -219,8 +285,10 @@ def never_fits(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
             f"never runs: {why[0]}",
             f"Job {job.job_id} can never start in partition {job.partition}: "
             + "; ".join(why)
-            + f" (Reason={reason or 'None'}). Slurm keeps it pending instead of rejecting it.",
-            "Lower the request to fit (e.g. --cpus-per-task / --mem / --time within the limits "
+            + f" (Reason={reason or 'None'}). Slurm keeps it pending instead of rejecting it."
+            + (f" {ht}" if (ht := hyperthread_note(cpt, pnodes)) else ""),
+            (f"{extra[0].upper()}{extra[1:]}; or lower" if (extra := tmp_remedy(why)) else "Lower")
+            + " the request to fit (e.g. --cpus-per-task / --mem / --time within the limits "
             "shown) or submit to a partition that allows it: "
             f"scontrol update JobId={job.job_id} Partition=<p>, or scancel {job.job_id} and "
             f"resubmit.",

@@ -5,23 +5,29 @@ from __future__ import annotations
 
 import bisect
 import re
+import statistics
+from collections import Counter
 from collections.abc import Iterator
 
-from cockpit.diagnosis.context import RuleContext, log_evidence
+from cockpit.diagnosis.context import RuleContext, clip, log_evidence
 from cockpit.diagnosis.rules.slurm_common import (
     GPU_OOM_REMEDY,
     LOG_CAUSE_TEXT,
     NODE_CHECKS,
-    clip,
     log_where,
     state_evidence,
     tier_for,
 )
+from cockpit.diagnosis.rules.slurm_shape import submit_fact
 from cockpit.model import Evidence, Finding, Snapshot, Subject
 
 STARVE_S = 3600  # a large job pending this long while smaller, later jobs start = starvation
-SURGE_PENDING = 50
-SURGE_CANCELLED = 20
+SURGE_PENDING = 50  # the fixed floor, with no history: this many pending ...
+SURGE_CANCELLED = 20  # ... and this many cancelled in the last hour
+SURGE_WINDOW_S = 3600  # the rolling baseline: PENDING counts of the polls this far back
+SURGE_MIN_SAMPLES = 3  # fewer polls than this: no baseline yet (the floor applies)
+SURGE_FACTOR = 2.0  # a spike is at least this times the recent median ...
+SURGE_SPIKE_MIN = 20  # ... and this many jobs above it
 
 
 def controller_unreachable(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
@@ -37,7 +43,7 @@ def controller_unreachable(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding
             root_cause="controller_unreachable",
             severity="critical",
             subject=Subject("cluster", snap.source, snap.source),
-            title=f"controller unreachable: {msg[:80]}",
+            title=f"controller unreachable: {clip(msg, 80)}",
             explanation="slurmctld did not answer (down, overloaded, or the network/munge between "
             "us and it). The tables show the last good data.",
             remedy="scontrol ping; systemctl status slurmctld munge on the controller; sdiag for "
@@ -98,32 +104,92 @@ def backfill_starvation(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
         )
 
 
+def pending_baseline(history: tuple, now_ts: float) -> tuple[float, int, float] | None:
+    """(median PENDING count, samples, minutes covered) of the polls within
+    :data:`SURGE_WINDOW_S` before now; None with fewer than :data:`SURGE_MIN_SAMPLES`."""
+    recent = [(t.timestamp(), c) for t, c in history if now_ts - t.timestamp() <= SURGE_WINDOW_S]
+    if len(recent) < SURGE_MIN_SAMPLES:
+        return None
+    span_min = (now_ts - min(t for t, _ in recent)) / 60
+    return statistics.median(c for _, c in recent), len(recent), span_min
+
+
+def surge_of(pending: int, baseline: float | None) -> bool:
+    """A spike: at least :data:`SURGE_FACTOR` times the recent median and
+    :data:`SURGE_SPIKE_MIN` jobs above it (a queue going from 3 to 9 is not a surge)."""
+    if baseline is None:
+        return False
+    return pending >= SURGE_FACTOR * baseline and pending - baseline >= SURGE_SPIKE_MIN
+
+
 def priority_surge(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
-    """Many pending jobs together with many cancellations in the last hour."""
+    """PENDING jobs spiking against the site's recent polls (a rolling median passed in as
+    ``Snapshot.pending_history``), or, with no history (the first polls, a bundle), the fixed
+    floor: many pending together with many cancellations in the last hour."""
     pending = sum(1 for j in snap.jobs if j.state == "PENDING")
-    if pending < SURGE_PENDING:
+    if pending < SURGE_SPIKE_MIN:
         return
-    recent = ctx.now.timestamp() - 3600
+    now_ts = ctx.now.timestamp()
+    base = pending_baseline(snap.pending_history, now_ts)
+    recent = now_ts - 3600
     cancelled = sum(
         1
         for j in snap.jobs
         if j.state == "CANCELLED" and j.end_time and j.end_time.timestamp() >= recent
     )
-    if cancelled < SURGE_CANCELLED:
+    spike = surge_of(pending, base[0] if base else None)
+    floor = pending >= SURGE_PENDING and cancelled >= SURGE_CANCELLED
+    if base is not None and not spike and pending < SURGE_FACTOR * base[0]:
+        # the site's normal queue is this long: the fixed floor would be a false alarm
+        floor = False
+    if not (spike or floor):
         return
+    evidence = [Evidence("squeue", f"PENDING={pending} CANCELLED(last hour)={cancelled}", tier=0)]
+    if base is not None:
+        median, n, span = base
+        evidence.append(
+            Evidence(
+                "poll history",
+                f"median PENDING {median:g} over the last {span:.0f} min ({n} polls); "
+                f"now {pending} ({pending / max(median, 1):.1f}x)",
+                tier=0,
+            )
+        )
+    # who and which QOS the pending jobs belong to: a surge usually has one source
+    by = Counter((j.user, j.qos or "-") for j in snap.jobs if j.state == "PENDING").most_common(3)
+    evidence.append(
+        Evidence(
+            "squeue",
+            "most pending: " + ", ".join(f"{u} qos={q}: {c}" for (u, q), c in by),
+            tier=0,
+        )
+    )
+    if spike and base is not None:
+        ratio = pending / max(base[0], 1)
+        title = f"surge: {pending} jobs pending, {ratio:.1f}x the recent median {base[0]:g}"
+        explanation = (
+            f"PENDING jumped to {pending} against a median of {base[0]:g} over the last "
+            f"{base[2]:.0f} min: a burst of submissions (a workflow or array fanning out), users "
+            "resubmitting, or a QOS/priority change holding work back."
+        )
+    else:
+        title = f"surge: {pending} jobs pending, {cancelled} cancelled in the last hour"
+        explanation = (
+            "Many pending jobs together with many recent cancellations: users resubmitting "
+            "or a QOS/priority change pushing work around."
+        )
+    top = by[0][0] if by else ("<user>", "<qos>")
     yield Finding(
         root_cause="priority_qos_surge",
         severity="warning",
         subject=Subject("cluster", snap.source, snap.source),
-        title=f"surge: {pending} jobs pending, {cancelled} cancelled in the last hour",
-        explanation="Many pending jobs together with many recent cancellations: users resubmitting "
-        "or a QOS/priority change pushing work around.",
+        title=title,
+        explanation=explanation,
         remedy="squeue -t PD -o '%u %q %r' | sort | uniq -c | sort -rn | head; sprio -l | head; "
-        "check recent sacctmgr QOS changes.",
-        evidence=(
-            Evidence("squeue", f"PENDING={pending} CANCELLED(last hour)={cancelled}", tier=0),
-        ),
-        confidence=0.5,
+        f"sacctmgr show qos {top[1] if top[1] != '-' else ''} (recent changes); ask {top[0]} "
+        "whether the burst is intended.",
+        evidence=tuple(evidence),
+        confidence=0.6 if spike else 0.5,
         first_seen=snap.taken_at,
     )
 
@@ -164,6 +230,8 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
                 what, check = NODE_CHECKS[h.label]
                 text, remedy = what, check.format(n=sid or "<node>", u="see reason")
             remedy = remedy or _REMEDY_BY_LABEL.get(h.label, "See the evidence line.")
+            if h.label.startswith("submit_rejected") and (fact := submit_fact(h.text)):
+                text = fact  # the message and the request it refused, not the label
             yield Finding(
                 root_cause=h.label,
                 severity=h.severity if h.strong else "warning",

@@ -1,0 +1,682 @@
+"""Soak: the cockpit left open for a simulated week, headless, with faults.
+
+Sources: the demo site (its Slurm cluster and ModelArts project, the real ``SlurmSource`` and
+``ModelArtsSource``) and the peer benchmarks' fake Slurm at 10k jobs (``bench/peer/fakebin``
+on ``PATH``, a ``LocalTransport``: real subprocesses, the real parsers). One ``CockpitApp`` in
+Textual's headless mode (``run_test``) holds them, with the demo's in-memory watcher.
+
+The clock is accelerated: the app, the sources, the demo site and the fake's ``now`` read one
+:class:`SimClock` that runs ``speed`` times the wall clock (a week in ``--wall`` seconds). The
+pollers wait their interval in real seconds (``--interval``): each poll covers
+``interval * speed`` simulated seconds.
+
+Faults, on a schedule in simulated time (every day): the fake cluster refuses connections,
+then times out; the demo cluster refuses, then times out; the ModelArts API answers 503; the
+slurmctld log an operator follows in the log view is rotated (renamed, recreated) while ~200
+lines a second are appended to it; on day 3 the fake controller restarts (squeue and scontrol
+say ``Unable to contact slurm controller`` for two simulated hours). Jobs churn all the time:
+each fake job gets a new id every 12 simulated hours (staggered), so the cockpit sees
+~140k distinct jobs. The UI cycles dashboard -> incidents -> alerts -> a followed log ->
+a job's drill-down.
+
+Measured: RSS after warm-up (end of simulated day 1) and at the end (bound: +15 %), thread
+count (bound: constant after warm-up), the longest event-loop stall (a probe task sleeping
+5 ms; bound: 50 ms), polls missed per source (a poll starting more than half an interval
+after the poller's own schedule is late; whole intervals skipped count as missed; bound: 0),
+and that no poller stopped.
+
+    python bench/soak.py                 # 7 days in 600 s
+    python bench/soak.py --wall 120 --days 1 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import gc
+import json
+import logging
+import os
+import re
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+FAKEBIN = ROOT / "bench" / "peer" / "fakebin"
+DAY = 86400
+FAKE = "fake10k"
+
+
+# --------------------------------------------------------------------------- clock
+
+
+class SimClock:
+    """``start + speed * (monotonic - t0)``: every part of the cockpit reads this one."""
+
+    def __init__(self, start: datetime, speed: float) -> None:
+        self.start, self.speed = start, speed
+        self.t0 = time.monotonic()
+
+    def __call__(self) -> datetime:
+        return self.start + timedelta(seconds=self.elapsed())
+
+    def elapsed(self) -> float:
+        """Simulated seconds since the start."""
+        return (time.monotonic() - self.t0) * self.speed
+
+
+# --------------------------------------------------------------------------- faults
+
+
+@dataclass(frozen=True)
+class Fault:
+    start_s: float  # simulated seconds since the start
+    end_s: float
+    kind: str  # refuse | timeout | restart | api503
+    target: str  # source name
+
+
+def schedule(days: int) -> list[Fault]:
+    """Each day: fake refuses (03:00, 2 h), fake times out (09:00, 2 h), demo refuses (13:00,
+    1 h), demo times out (15:00, 1 h), ModelArts 503 (18:00, 2 h); day 3: controller restart."""
+    out: list[Fault] = []
+    for d in range(days):
+        base = d * DAY
+        out += [
+            Fault(base + 3 * 3600, base + 5 * 3600, "refuse", FAKE),
+            Fault(base + 9 * 3600, base + 11 * 3600, "timeout", FAKE),
+            Fault(base + 13 * 3600, base + 14 * 3600, "refuse", "demo-hpc"),
+            Fault(base + 15 * 3600, base + 16 * 3600, "timeout", "demo-hpc"),
+            Fault(base + 18 * 3600, base + 20 * 3600, "api503", "demo-modelarts"),
+        ]
+    if days > 3:
+        out.append(Fault(3 * DAY + 12 * 3600, 3 * DAY + 14 * 3600, "restart", FAKE))
+    return out
+
+
+class Faults:
+    def __init__(self, plan: list[Fault], clock: SimClock) -> None:
+        self.plan, self.clock = plan, clock
+        self.hits: dict[str, int] = {}
+
+    def active(self, target: str) -> str | None:
+        t = self.clock.elapsed()
+        for f in self.plan:
+            if f.target == target and f.start_s <= t < f.end_s:
+                self.hits[f.kind] = self.hits.get(f.kind, 0) + 1
+                return f.kind
+        return None
+
+
+CHURN_LIFE_S = 12 * 3600
+_JOB_ID = re.compile(rb"^(\d+)", re.M)
+
+
+def churn(stdout: bytes, t: float) -> bytes:
+    """Each job id gets a new one every CHURN_LIFE_S simulated seconds, staggered by id."""
+
+    def new_id(m: re.Match[bytes]) -> bytes:
+        base = int(m.group(1))
+        phase = (base * 2654435761) % CHURN_LIFE_S
+        gen = int((t + phase) // CHURN_LIFE_S)
+        return str(base + 20_000 * gen).encode()
+
+    return _JOB_ID.sub(new_id, stdout)
+
+
+class FaultyTransport:
+    """A Transport that fails on the schedule and churns squeue's job ids (``churn_ids``)."""
+
+    def __init__(
+        self, inner: Any, faults: Faults, target: str, clock: SimClock, churn_ids: bool = False
+    ) -> None:
+        self.inner, self.faults, self.target, self.clock = inner, faults, target, clock
+        self.name = getattr(inner, "name", target)
+        self.churn_ids = churn_ids
+
+    async def _fault(self, what: str, timeout: float) -> str | None:
+        from cockpit.transport import CommandTimeout, ConnectError
+
+        kind = self.faults.active(self.target)
+        if kind == "refuse":
+            raise ConnectError(f"ssh {self.target}: connection refused", f"ssh {self.target}")
+        if kind == "timeout":
+            await asyncio.sleep(min(timeout, 0.3))
+            raise CommandTimeout(f"{what} did not answer within {timeout:g} s", what)
+        return kind
+
+    async def run(self, argv, timeout: float = 30.0):
+        from cockpit.transport import CommandResult
+
+        kind = await self._fault(" ".join(argv[:3]), timeout)
+        if kind == "restart" and argv[0] in ("squeue", "scontrol", "sacct", "sinfo"):
+            err = b"slurm_load_jobs error: Unable to contact slurm controller (connect failure)\n"
+            return CommandResult(tuple(argv), b"", err, 1)
+        if self.churn_ids:
+            os.environ["FAKE_SLURM_NOW"] = str(int(self.clock().timestamp()))
+        res = await self.inner.run(argv, timeout)
+        if self.churn_ids and argv[0] == "squeue":
+            out = await asyncio.to_thread(churn, res.stdout, self.clock.elapsed())
+            res = dataclasses.replace(res, stdout=out)
+        return res
+
+    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+        await self._fault(f"read {path}", 10)
+        return await self.inner.read_range(path, offset, length)
+
+    async def stat(self, path: str):
+        await self._fault(f"stat {path}", 10)
+        return await self.inner.stat(path)
+
+    async def lstat(self, path: str):
+        await self._fault(f"lstat {path}", 10)
+        return await self.inner.lstat(path)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+class FaultyApi:
+    """A ModelArts API that answers 503 on the schedule."""
+
+    def __init__(self, inner: Any, faults: Faults, target: str) -> None:
+        self._inner, self._faults, self._target = inner, faults, target
+        self.blocking = getattr(inner, "blocking", True)
+
+    def __getattr__(self, name: str) -> Any:
+        fn = getattr(self._inner, name)
+        if not callable(fn):
+            return fn
+
+        def call(*args: Any, **kw: Any) -> Any:
+            from cockpit.modelarts.api import ModelArtsApiError
+
+            if self._faults.active(self._target) == "api503":
+                raise ModelArtsApiError(
+                    "server", 503, "ModelArts.0503", "Service Unavailable", where=name
+                )
+            return fn(*args, **kw)
+
+        return call
+
+
+# --------------------------------------------------------------------------- the followed log
+
+
+class LogWriter:
+    """Appends slurmctld-like lines to ``path`` (~``rate`` a second) and rotates it daily."""
+
+    def __init__(self, path: Path, clock: SimClock, rate: int = 200) -> None:
+        self.path, self.clock, self.rate = path, clock, rate
+        self.lines = 0
+        self.rotations = 0
+        self._day = 0
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="soak-log-writer")
+        path.write_text("")
+
+    async def run(self) -> None:
+        n = 0
+        while True:
+            await asyncio.sleep(0.1)
+            day = int(self.clock.elapsed() // DAY)
+            if day != self._day:  # logrotate: rename, recreate (the viewer must notice)
+                self._day = day
+                await asyncio.get_running_loop().run_in_executor(self._pool, self._rotate)
+                self.rotations += 1
+            stamp = self.clock().strftime("%Y-%m-%dT%H:%M:%S")
+            batch = []
+            for _ in range(self.rate // 10):
+                n += 1
+                if n % 97 == 0:
+                    batch.append(f"[{stamp}] error: Nodes c{n % 512:03d} not responding\n")
+                else:
+                    batch.append(f"[{stamp}] _job_complete: JobId={4200000 + n % 9000} done\n")
+            # on its own thread: the harness must neither stall the loop nor queue behind (or
+            # ahead of) the cockpit's work in asyncio's default pool
+            await asyncio.get_running_loop().run_in_executor(self._pool, self._append, batch)
+            self.lines += len(batch)
+
+    def _rotate(self) -> None:
+        os.replace(self.path, self.path.with_suffix(".log.1"))
+        self.path.write_text("")
+
+    def _append(self, batch: list[str]) -> None:
+        with self.path.open("a") as f:
+            f.writelines(batch)
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+_TRIM: list[Any] = []
+
+
+def malloc_trim() -> None:
+    """glibc's malloc_trim(0): give free heap pages back, to tell held memory from retained."""
+    if not _TRIM:
+        import ctypes
+
+        _TRIM.append(ctypes.CDLL("libc.so.6").malloc_trim)
+    _TRIM[0](0)
+
+
+def rss_mib() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def os_threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def kept_threads() -> int:
+    """Threads that live on: asyncio's per-subprocess ``waitpid-N`` watchers (Python 3.11's
+    ThreadedChildWatcher, one while each squeue runs) come and go with the commands."""
+    return sum(1 for t in threading.enumerate() if not t.name.startswith("waitpid-"))
+
+
+class SlowCallbacks(logging.Handler):
+    """asyncio debug mode's "Executing <Handle ...> took 0.123 seconds", tallied by callback."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.seen: dict[str, list[float]] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        m = re.match(r"Executing (.*) took ([0-9.]+) seconds", record.getMessage(), re.S)
+        if m:
+            what = re.sub(r" at 0x[0-9a-f]+| created at .*", "", m.group(1))[:160]
+            self.seen.setdefault(what, []).append(float(m.group(2)))
+
+
+@dataclass
+class PollLog:
+    interval: float
+    starts: list[float] = field(default_factory=list)
+    due: list[float] = field(default_factory=list)  # when the next poll is due (after each)
+    durations: list[float] = field(default_factory=list)
+
+    def late(self) -> list[float]:
+        return [s - d for s, d in zip(self.starts[1:], self.due, strict=False)]
+
+    def missed(self) -> int:
+        """Whole intervals skipped: a poll that starts later than half an interval after due."""
+        slack = self.interval / 2
+        return sum(int((x - slack) // self.interval) + 1 for x in self.late() if x > slack)
+
+
+def instrument(poller: Any, log: PollLog) -> None:
+    inner = poller.poll_once
+
+    async def poll_once() -> None:
+        start = time.monotonic()
+        log.starts.append(start)
+        try:
+            await inner()
+        finally:
+            end = time.monotonic()
+            log.durations.append(end - start)
+            log.due.append(end + poller.next_delay())
+
+    poller.poll_once = poll_once
+
+
+class StallSampler(threading.Thread):
+    """With ``--debug-stalls``: when the probe has not run for 50 ms, sample the loop thread's
+    stack (every 10 ms while it lasts) and tally the innermost cockpit/textual frames."""
+
+    def __init__(self, probe: LoopProbe, loop_thread: int) -> None:
+        super().__init__(name="stall-sampler", daemon=True)
+        self.probe, self.loop_thread = probe, loop_thread
+        self.seen: dict[str, int] = {}
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        import traceback
+
+        while not self.stop.wait(0.01):
+            if time.perf_counter() - self.probe.beat < 0.05:
+                continue
+            frame = sys._current_frames().get(self.loop_thread)
+            if frame is None:
+                continue
+            stack = traceback.extract_stack(frame)
+            ours = [f for f in stack if "/cockpit/" in f.filename or "/widgets/" in f.filename]
+            top = ours[-3:] if ours else stack[-3:]
+            key = " < ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(top))
+            self.seen[key] = self.seen.get(key, 0) + 1
+
+
+class LoopProbe:
+    """A task sleeping ``tick`` s; the overshoot is how long the loop could not run it."""
+
+    def __init__(self, clock: SimClock, tick: float = 0.005) -> None:
+        self.tick, self.clock = tick, clock
+        self.lags: list[float] = []
+        # CPU the loop thread itself burnt in that gap: what is left after other processes
+        # (and our own threads holding the GIL) took the core from it
+        self.cpu_lags: list[float] = []
+        self.worst: list[tuple[float, float, str]] = []  # (lag s, sim hour, screen)
+        self.screen = ""
+        self.beat = time.perf_counter()
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            t, c = loop.time(), time.thread_time()
+            await asyncio.sleep(self.tick)
+            self.beat = time.perf_counter()
+            lag = loop.time() - t - self.tick
+            self.lags.append(lag)
+            self.cpu_lags.append(time.thread_time() - c)
+            if lag > 0.02:
+                self.worst.append((lag, self.clock.elapsed() / 3600, self.screen))
+                self.worst = sorted(self.worst, reverse=True)[:10]
+
+    def reset(self) -> None:
+        self.lags, self.cpu_lags, self.worst = [], [], []
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def build(tmp: Path, clock: SimClock, faults: Faults, interval: float, jobs: int):
+    from cockpit.demo.site import demo_sources
+    from cockpit.slurm.source import SlurmSource
+    from cockpit.transport import LocalTransport
+
+    os.environ["PATH"] = f"{FAKEBIN}{os.pathsep}{os.environ.get('PATH', '')}"
+    os.environ["FAKE_SLURM_JOBS"] = str(jobs)
+    os.environ["FAKE_SLURM_LOG"] = str(tmp / "calls.log")
+    demo_slurm, demo_ma = demo_sources(clock=clock)
+    demo_slurm.transport = FaultyTransport(demo_slurm.transport, faults, demo_slurm.name, clock)
+    demo_ma.api = FaultyApi(demo_ma.api, faults, demo_ma.name)
+    demo_slurm.interval = interval
+    demo_ma.interval = interval * 2
+    ctld = tmp / "slurmctld.log"
+    fake = SlurmSource(
+        FAKE,
+        FaultyTransport(LocalTransport(FAKE), faults, FAKE, clock, churn_ids=True),
+        interval=max(interval * 5, 5.0),  # a 10k-job poll costs ~1 s of CPU: not every second
+        clock=clock,
+        slurmctld_log=str(ctld),
+        slurmd_log=str(tmp / "slurmd-%n.log"),
+    )
+    return [demo_slurm, demo_ma, fake], ctld
+
+
+VIEWS = ("dashboard", "incidents", "alerts", "log", "drill")
+
+
+async def ui_cycle(
+    app: Any,
+    pilot: Any,
+    probe: LoopProbe,
+    ctld: Path,
+    fake: Any,
+    every: float,
+    views: tuple[str, ...] = VIEWS,
+):
+    """Dashboard -> incidents -> alerts -> the followed slurmctld log -> a job drill-down."""
+    from cockpit.screens.log import LogScreen, SourceLogReader
+
+    step = 0
+    while True:
+        await asyncio.sleep(every)
+        step += 1
+        kind = VIEWS.index(views[step % len(views)])
+        while len(app.screen_stack) > 1:
+            app.pop_screen()
+        if kind == 0:
+            probe.screen = "dashboard"
+            await pilot.press("j", "j", "pagedown")
+        elif kind == 1:
+            probe.screen = "incidents"
+            await pilot.press("i")
+        elif kind == 2:
+            probe.screen = "alerts"
+            await pilot.press("A")
+        elif kind == 3:
+            probe.screen = "log (follow)"
+            reader = SourceLogReader(fake, str(ctld), name="slurmctld.log")
+            app.push_screen(LogScreen("slurmctld", [("slurmctld.log", reader)]))
+            await pilot.pause(0.2)
+            await pilot.press("f")
+        else:
+            probe.screen = "job drill-down"
+            snap = app.hub.snapshot("demo-hpc")
+            failed = [j for j in (snap.jobs if snap else ()) if j.state != "RUNNING"]
+            if failed:
+                from cockpit.model import Subject
+
+                app.open_subject(Subject("job", "demo-hpc", failed[step % len(failed)].job_id))
+
+
+async def soak(args: argparse.Namespace) -> dict[str, Any]:
+    from cockpit.app import CockpitApp
+    from cockpit.demo.site import DEMO_START
+    from cockpit.store.acks import AckStore
+    from cockpit.watch.watcher import watcher_for
+
+    sim_s = args.days * DAY
+    load0 = os.getloadavg()
+    tmp = Path(tempfile.mkdtemp(prefix="cockpit-soak-"))
+    clock = SimClock(DEMO_START, sim_s / args.wall)
+    faults = Faults(schedule(args.days), clock)
+    sources, ctld = build(tmp, clock, faults, args.interval, args.jobs)
+    fake = sources[2]
+    if args.only == "demo":  # to tell which part holds memory (the log view follows the fake's)
+        sources = sources[:2]
+    elif args.only == "fake":
+        sources = sources[2:]
+    writer = LogWriter(ctld, clock)
+
+    def late(app: Any) -> None:
+        app.hub.watcher = watcher_for(None, demo=True)
+
+    app = CockpitApp(sources, clock=clock, bell=False, acks=AckStore(tmp / "acks.json"), late=late)
+    probe = LoopProbe(clock)
+    slow = SlowCallbacks()
+    sampler: StallSampler | None = None
+    if args.debug_stalls:  # what the loop thread was doing while the probe could not run
+        sampler = StallSampler(probe, threading.get_ident())
+        sampler.start()
+    if args.debug_callbacks:  # which callback blocked the loop (debug mode slows everything)
+        loop = asyncio.get_running_loop()
+        loop.set_debug(True)
+        loop.slow_callback_duration = 0.05
+        logging.getLogger("asyncio").addHandler(slow)
+    logs: dict[str, PollLog] = {}
+    samples: list[dict[str, Any]] = []
+    warm: dict[str, Any] = {}
+    tasks: list[asyncio.Task] = []
+    async with app.run_test(headless=True, size=(160, 48)) as pilot:
+        await pilot.pause(0.1)
+        for name, poller in app.hub.pollers.items():
+            logs[name] = PollLog(float(poller.st.source.interval))
+            instrument(poller, logs[name])
+        tasks = [
+            asyncio.create_task(probe.run()),
+            asyncio.create_task(writer.run()),
+        ]
+        if args.ui_every > 0:  # 0: the dashboard only
+            views = tuple(args.views.split(","))
+            cycle = ui_cycle(app, pilot, probe, ctld, fake, args.ui_every, views)
+            tasks.append(asyncio.create_task(cycle))
+        next_sample = 0.0
+        warm_at = min(DAY, sim_s / 4)
+        while clock.elapsed() < sim_s:
+            await asyncio.sleep(0.25)
+            if clock.elapsed() >= next_sample:
+                next_sample += sim_s / 56  # 8 samples a simulated day
+                if args.trim:
+                    malloc_trim()
+                s = {
+                    "sim_h": round(clock.elapsed() / 3600, 1),
+                    "rss_mib": round(rss_mib(), 1),
+                    "threads": kept_threads(),
+                    "os_threads": os_threads(),
+                    "tasks": len(asyncio.all_tasks()),
+                    "polls": {n: len(pl.starts) for n, pl in logs.items()},
+                    # live Python memory blocks (cheap): a leak of objects shows here first
+                    "py_blocks_k": sys.getallocatedblocks() // 1000,
+                    "evidence_kib": {
+                        n: st.evidence.held_bytes // 1024 for n, st in app.hub.states.items()
+                    },
+                }
+                samples.append(s)
+                if args.verbose:
+                    print(json.dumps(s), flush=True)
+            if not warm and clock.elapsed() >= warm_at:
+                gc.collect()
+                if args.trim:
+                    malloc_trim()
+                warm = {"sim_h": round(clock.elapsed() / 3600, 1), "rss_mib": rss_mib()}
+                warm_threads = kept_threads()
+                if args.trace:  # what is allocated from now on and still alive at the end
+                    import tracemalloc
+
+                    tracemalloc.start(12)
+                probe.reset()  # the first poll builds the demo site: start-up, not steady state
+        stopped = app.hub.stopped()
+        for t in tasks:
+            t.cancel()
+        gc.collect()
+        if args.trim:
+            malloc_trim()
+        end_rss = rss_mib()
+        grown = _grown() if args.trace else []
+        after = [s for s in samples if s["sim_h"] >= warm["sim_h"]]
+        threads = sorted({s["threads"] for s in after} | {warm_threads, kept_threads()})
+        lags = probe.lags or [0.0]
+        result = {
+            "days": args.days,
+            "wall_s": args.wall,
+            "speed": round(clock.speed),
+            "interval_s": {n: pl.interval for n, pl in logs.items()},
+            "sim_s_per_poll": {n: round(pl.interval * clock.speed) for n, pl in logs.items()},
+            "jobs": args.jobs,
+            "rss_warm_mib": round(warm["rss_mib"], 1),
+            "rss_end_mib": round(end_rss, 1),
+            "rss_growth_pct": round(100 * (end_rss / warm["rss_mib"] - 1), 1),
+            "rss_max_mib": max(s["rss_mib"] for s in after),
+            "threads": threads,
+            "stall_max_ms": round(max(lags) * 1000, 1),
+            "stall_p99_ms": round(statistics.quantiles(lags, n=100)[98] * 1000, 1)
+            if len(lags) > 100
+            else None,
+            "stalls_over_50ms": sum(1 for x in lags if x > 0.05),
+            "stall_cpu_max_ms": round(max(probe.cpu_lags or [0.0]) * 1000, 1),
+            "stalls_cpu_over_50ms": sum(1 for x in probe.cpu_lags if x > 0.05),
+            "loadavg": [load0, os.getloadavg()],
+            "worst_stalls": [
+                {"ms": round(lag * 1000, 1), "sim_h": round(h, 1), "screen": sc}
+                for lag, h, sc in probe.worst
+            ],
+            "polls": {n: len(pl.starts) for n, pl in logs.items()},
+            "poll_s_median": {
+                n: round(statistics.median(pl.durations), 3) for n, pl in logs.items()
+            },
+            "late_max_s": {n: round(max(pl.late(), default=0.0), 2) for n, pl in logs.items()},
+            "missed": {n: pl.missed() for n, pl in logs.items()},
+            "stopped": stopped,
+            "os_threads_range": [
+                min(s["os_threads"] for s in after),
+                max(s["os_threads"] for s in after),
+            ],
+            "slow_callbacks": sorted(
+                (
+                    {"ms_max": round(max(v) * 1000), "n": len(v), "what": k}
+                    for k, v in slow.seen.items()
+                ),
+                key=lambda d: -d["ms_max"],
+            )[:15],
+            "faults": faults.hits,
+            "log_lines_written": writer.lines,
+            "log_rotations": writer.rotations,
+            "stall_stacks": sorted(
+                ((n, k) for k, n in (sampler.seen if sampler else {}).items()), reverse=True
+            )[:25],
+            "grown_since_warm_up": grown,
+            "samples": samples,
+        }
+        if sampler is not None:
+            sampler.stop.set()
+        while len(app.screen_stack) > 1:
+            app.pop_screen()
+        app.workers.cancel_group(app, "poll")
+        await app.hub.close()
+    result["pass"] = {
+        "rss": result["rss_growth_pct"] <= 15,
+        "threads": len(result["threads"]) == 1,
+        "stall": result["stall_max_ms"] <= 50,
+        "missed": sum(result["missed"].values()) == 0 and not stopped,
+    }
+    return result
+
+
+def _grown(top: int = 12) -> list[dict[str, Any]]:
+    """The biggest live allocations made since warm-up, by call stack (ours first)."""
+    import tracemalloc
+
+    snap = tracemalloc.take_snapshot()
+    traced, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    out: list[dict[str, Any]] = [{"traced_mib": round(traced / 2**20, 1)}]
+    for stat in snap.statistics("filename")[:8]:
+        out.append(
+            {
+                "mib": round(stat.size / 2**20, 1),
+                "count": stat.count,
+                "file": str(stat.traceback[0].filename)[-60:],
+            }
+        )
+    for stat in snap.statistics("traceback")[:top]:
+        frames = [
+            f"{Path(f.filename).name}:{f.lineno}"
+            for f in stat.traceback
+            if "/cockpit/" in f.filename or "/widgets/" in f.filename or "textual" in f.filename
+        ]
+        out.append({"mib": round(stat.size / 2**20, 1), "count": stat.count, "at": frames[:6]})
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--days", type=int, default=7, help="simulated days (default 7)")
+    ap.add_argument("--wall", type=float, default=600, help="real seconds for them (600)")
+    ap.add_argument("--interval", type=float, default=1.0, help="demo Slurm poll interval, s")
+    ap.add_argument("--jobs", type=int, default=10_000, help="jobs in the fake cluster")
+    ap.add_argument("--ui-every", type=float, default=6.0, help="s between UI view changes")
+    ap.add_argument("--json", type=Path, help="write the result here")
+    ap.add_argument("--debug-stalls", action="store_true", help="sample the loop when stalled")
+    ap.add_argument("--debug-callbacks", action="store_true", help="asyncio debug: slow callbacks")
+    ap.add_argument("--views", default=",".join(VIEWS), help="UI views cycled through")
+    ap.add_argument("--only", choices=("all", "demo", "fake"), default="all", help="sources")
+    ap.add_argument("--trim", action="store_true", help="malloc_trim(0) before each RSS read")
+    ap.add_argument("--trace", action="store_true", help="tracemalloc from warm-up to the end")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print samples as they come")
+    args = ap.parse_args()
+    result = asyncio.run(soak(args))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1))
+    brief = {k: v for k, v in result.items() if k != "samples"}
+    print(json.dumps(brief, indent=1))
+    return 0 if all(result["pass"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

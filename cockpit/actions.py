@@ -1,0 +1,127 @@
+"""Guarded actions: what an operator may do to a cluster from the cockpit, as exact argv.
+
+Read-only by default (k9s ``--readonly``): a cluster's actions are off unless its config says
+``allow_actions = true``, and ``cockpit --readonly`` turns them off whatever the config says.
+Each action is built here as the exact argv to run (never a shell string), after every value
+in it went through :mod:`cockpit.safety`'s validators; the confirm dialog shows that argv, the
+source runs it (:meth:`cockpit.source.Source.run_action`), and :mod:`cockpit.audit` records who
+ran what and the outcome. Pure: no I/O here.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from cockpit.model import Subject
+from cockpit.safety import UnsafeValue, validate_job_id, validate_node_name
+
+REASON_MAX = 200  # characters of a drain reason Slurm keeps readable in sinfo -R
+# A time limit as scontrol takes it: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS,
+# or UNLIMITED; a leading + or - changes the current limit by that much.
+_TIME_RE = re.compile(r"^[+-]?(?:\d{1,6}(?::\d{1,2}){0,2}|\d{1,4}-\d{1,2}(?::\d{1,2}){0,2})\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class ActionKind:
+    """One action of the catalogue. ``needs``: what the operator must type ("reason", "time",
+    or "" for nothing); ``danger``: shown red in the confirm dialog."""
+
+    verb: str
+    subject_kind: str
+    label: str
+    needs: str = ""
+    danger: bool = False
+
+
+CATALOGUE: tuple[ActionKind, ...] = (
+    ActionKind("drain", "node", "Drain node (running jobs finish, no new ones)", "reason"),
+    ActionKind("resume", "node", "Resume node (undrain / back from DOWN)"),
+    ActionKind("down", "node", "Set node DOWN (its running jobs are killed)", "reason", True),
+    ActionKind("cancel", "job", "Cancel job (scancel)", danger=True),
+    ActionKind("hold", "job", "Hold pending job"),
+    ActionKind("release", "job", "Release held job"),
+    ActionKind("requeue", "job", "Requeue job"),
+    ActionKind("timelimit", "job", "Change time limit", "time"),
+    ActionKind("stop", "training_job", "Stop training job", danger=True),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """An action ready to confirm: ``argv`` is exactly what runs (``command`` shows it)."""
+
+    kind: ActionKind
+    subject: Subject
+    argv: tuple[str, ...]
+    value: str = ""  # the reason or time limit typed
+
+    @property
+    def command(self) -> str:
+        """The argv as one would type it (quoted), for the confirm dialog and the audit."""
+        return shlex.join(self.argv) if self.argv else f"{self.kind.verb} {self.subject.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class ActionResult:
+    """What running an action gave: ``ok`` is exit status 0 (or the API said yes)."""
+
+    ok: bool
+    exit_status: int | None
+    output: str  # stdout and stderr, trimmed
+
+
+def actions_for(subject: Subject) -> tuple[ActionKind, ...]:
+    return tuple(k for k in CATALOGUE if k.subject_kind == subject.kind)
+
+
+def validate_reason(reason: str) -> str:
+    """A drain/down reason: one printable line, not empty, at most ``REASON_MAX``."""
+    text = reason.strip()
+    if not text:
+        raise UnsafeValue("a reason is required: it shows in sinfo -R for the next shift")
+    if len(text) > REASON_MAX:
+        raise UnsafeValue(f"reason longer than {REASON_MAX} characters")
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise UnsafeValue("reason must be one line of printable text")
+    return text
+
+
+def validate_time_limit(value: str) -> str:
+    text = value.strip()
+    if text.upper() == "UNLIMITED":
+        return "UNLIMITED"
+    if not _TIME_RE.fullmatch(text):
+        raise UnsafeValue(
+            f"not a Slurm time limit: {value!r} (minutes, HH:MM:SS, D-HH:MM:SS, +30 or -10)"
+        )
+    return text
+
+
+def build(kind: ActionKind, subject: Subject, value: str = "") -> Action:
+    """The action's argv with every value validated; raises UnsafeValue with one clear line."""
+    if kind.subject_kind != subject.kind:
+        raise UnsafeValue(f"{kind.verb} is not an action on a {subject.kind}")
+    verb = kind.verb
+    if subject.kind == "node":
+        node = validate_node_name(subject.id)
+        if verb == "resume":
+            return Action(kind, subject, ("scontrol", "update", f"NodeName={node}", "State=RESUME"))
+        reason = validate_reason(value)
+        state = "DRAIN" if verb == "drain" else "DOWN"
+        argv = ("scontrol", "update", f"NodeName={node}", f"State={state}", f"Reason={reason}")
+        return Action(kind, subject, argv, reason)
+    if subject.kind == "job":
+        job = validate_job_id(subject.id)
+        if verb == "cancel":
+            return Action(kind, subject, ("scancel", job))
+        if verb == "timelimit":
+            limit = validate_time_limit(value)
+            argv = ("scontrol", "update", f"JobId={job}", f"TimeLimit={limit}")
+            return Action(kind, subject, argv, limit)
+        return Action(kind, subject, ("scontrol", verb, job))
+    if subject.kind == "training_job":
+        # the ModelArts API call, not a command line: the dialog shows what it asks for
+        return Action(kind, subject, ())
+    raise UnsafeValue(f"no actions on a {subject.kind}")

@@ -1,0 +1,110 @@
+"""The audit journal: who ran which action on which cluster, when, and what came of it.
+
+One JSON object per line in ``platformdirs.user_state_dir("cockpit")/audit.jsonl`` (the
+demo site writes ``audit-demo.jsonl``), appended with a single ``write`` of a line opened in
+append mode, so two cockpits on one host never interleave halves of entries. Every text is
+redacted: a drain reason may quote a log line holding a password. A journal that cannot be
+written is reported to the caller (the dialog says so); the action has already run.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+
+import platformdirs
+
+from cockpit.safety import redact
+
+OUTPUT_MAX = 2000  # characters of an action's output kept in the journal
+
+
+def operator() -> str:
+    """Who acts: ``$COCKPIT_OPERATOR`` (a shared account's on-call name) or the login name."""
+    name = os.environ.get("COCKPIT_OPERATOR", "").strip()
+    if name:
+        return name[:64]
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return f"uid {os.getuid()}"
+
+
+def default_audit_path(demo: bool = False) -> Path:
+    name = "audit-demo.jsonl" if demo else "audit.jsonl"
+    return Path(platformdirs.user_state_dir("cockpit")) / name
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    at: str  # ISO 8601 with the zone
+    who: str
+    source: str
+    subject: str  # "node cn013", "job 48102"
+    action: str  # the verb: drain, cancel, stop...
+    command: str  # exactly what ran (quoted argv), or the API call
+    ok: bool
+    exit_status: int | None
+    output: str
+
+
+def entry(
+    *,
+    at: datetime,
+    source: str,
+    subject_kind: str,
+    subject_id: str,
+    action: str,
+    command: str,
+    ok: bool,
+    exit_status: int | None,
+    output: str,
+    who: str | None = None,
+) -> AuditEntry:
+    return AuditEntry(
+        at=at.isoformat(timespec="seconds"),
+        who=who or operator(),
+        source=source,
+        subject=f"{subject_kind} {subject_id}",
+        action=action,
+        command=redact(command),
+        ok=ok,
+        exit_status=exit_status,
+        output=redact(output[-OUTPUT_MAX:]),
+    )
+
+
+def record(item: AuditEntry, path: Path | None = None) -> str:
+    """Append ``item``; returns "" or the reason it could not be written."""
+    path = path or default_audit_path()
+    line = json.dumps(asdict(item), ensure_ascii=False) + "\n"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return f"audit journal {path}: {exc.strerror or exc}"
+    return ""
+
+
+def read(path: Path | None = None, limit: int = 200) -> list[AuditEntry]:
+    """The newest ``limit`` entries (a damaged line is skipped, not fatal)."""
+    path = path or default_audit_path()
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()[-limit:]
+    except OSError:
+        return []
+    out = []
+    for ln in lines:
+        try:
+            out.append(AuditEntry(**json.loads(ln)))
+        except (ValueError, TypeError):
+            continue
+    return out

@@ -1,0 +1,393 @@
+"""Diagnosis that pays for what changed: a subject's findings are kept from one poll to the next.
+
+A poller diagnoses a 100k-job queue every few seconds, and most of it is the same as last
+time: squeue prints a pending job's row unchanged for days, and the parser hands back the
+very same :class:`~cockpit.model.SlurmJob` object for an unchanged row (``SqueueCarry``).
+:class:`Reuse` keeps, per subject, what its rules produced and the context they produced it
+in; :func:`diagnose_site` gives exactly what
+``runtime.evidence.diagnose_with_evidence(snap, evidence, now)`` gives from scratch
+(``tests/test_incremental.py`` checks it over random sequences of polls), running rules only
+for subjects whose row or context changed.
+
+What a kept finding depends on, and so what invalidates it:
+
+* a job: its row (the same object), the partitions, the nodes' names, states, flags,
+  sizes and reasons (not their load or allocation, which change every poll and no job rule
+  reads), the storage usage and the source's name; job rules never read the clock;
+* a node: the node (equal fields), the same context, and the OUT_OF_MEMORY jobs per node;
+* a subject with evidence: the above, the same :class:`~cockpit.model.Artifacts` object, and
+  whether the subjects its logs name are in the snapshot;
+* site rules that read the snapshot and the clock (starvation, surge, storage): run once per
+  poll, shared by every subject's diagnosis with evidence (they do not read artifacts);
+* training jobs and pools: not kept (their rules read the clock).
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from cockpit.diagnosis.context import RuleContext, build_context
+from cockpit.diagnosis.engine import (
+    Diagnosis,
+    _sort_into,
+    _subjects_by_kind,
+    diagnose,
+    fold,
+    plan,
+    run_steps,
+)
+from cockpit.diagnosis.rules import slurm_site, storage
+from cockpit.model import Artifacts, Finding, Snapshot, Subject
+
+# Site rules that read only the snapshot and the clock, never artifacts: their findings for a
+# snapshot are the same with or without a subject's evidence.
+SNAPSHOT_SITE_RULES = frozenset(
+    {
+        slurm_site.controller_unreachable,
+        slurm_site.backfill_starvation,
+        slurm_site.priority_surge,
+        storage.site_storage,
+    }
+)
+KEPT_KINDS = frozenset({"job", "node"})
+
+_Key = tuple[str, str, str, str]
+# (site rule, findings it produced, rule errors) in registry order
+_SiteOut = list[tuple[object, list[Finding], list[str]]]
+
+
+@dataclass
+class Reuse:
+    """What one source's diagnosis keeps for the next poll (only the latest poll's subjects)."""
+
+    token: tuple | None = None  # the context of the kept job findings
+    node_token: tuple | None = None  # ... and of the kept node findings
+    kept: dict[tuple[str, str], tuple[object, list[Finding], list[str]]] = field(
+        default_factory=dict
+    )
+    focused: dict[Subject, tuple] = field(default_factory=dict)
+    site: tuple | None = None  # (snapshot, now, _SiteOut) of the latest poll
+    index: tuple | None = None  # (snapshot, kind -> id or name -> [(position, object)])
+    about: tuple | None = None  # (site outputs, their findings by rule and subject)
+    last: tuple | None = None  # (jobs, nodes, site outputs, Diagnosis) of the last snapshot
+    last_site: tuple | None = None  # (snapshot Diagnosis, evidence, Diagnosis with it)
+    hits: int = 0  # subjects whose findings were kept (for benchmarks and tests)
+    runs: int = 0  # subjects whose rules ran
+
+
+def context_token(snap: Snapshot) -> tuple:
+    """What job rules read besides the job itself (see the module's docstring)."""
+    nodes = tuple(
+        (
+            n.name,
+            n.state,
+            n.flags,
+            n.partitions,
+            n.cpus_total,
+            n.real_memory_mib,
+            n.gres,
+            n.reason,
+            n.reason_user,
+            n.reason_time,
+            n.boot_time,
+        )
+        for n in snap.nodes
+    )
+    return (snap.source, snap.kind, tuple(snap.partitions), nodes, snap.storage)
+
+
+def _oom_token(snap: Snapshot) -> tuple:
+    return tuple((j.job_id, j.nodes) for j in snap.jobs if j.state == "OUT_OF_MEMORY")
+
+
+def _same(kind: str, old: object, new: object) -> bool:
+    # a job row the parser carried over is the same object; nodes are parsed anew every poll
+    return old is new or (kind != "job" and old == new)
+
+
+def _site_outputs(
+    snap: Snapshot, now: datetime, reuse: Reuse, ctx: RuleContext | None = None
+) -> _SiteOut:
+    """Every site rule's findings over ``snap`` without artifacts, once per (snapshot, now)."""
+    if reuse.site is not None and reuse.site[0] is snap and reuse.site[1] == now:
+        return reuse.site[2]
+    if ctx is None or ctx.artifacts != Artifacts():
+        ctx = build_context(snap, Artifacts(), now)
+    strict = bool(os.environ.get("COCKPIT_STRICT_RULES"))
+    default, _ = plan("site")
+    before = {id(step): produced for step, produced, _ in reuse.site[2]} if reuse.site else {}
+    out: _SiteOut = []
+    for step in default:
+        errs: list[str] = []
+        produced = _interned(run_steps((step,), snap, ctx, errs, strict), before.get(id(step)))
+        out.append((step, produced, errs))
+    reuse.site = (snap, now, out)
+    return out
+
+
+def _interned(new: list[Finding], old: list[Finding] | None) -> list[Finding]:
+    """``new`` with each finding equal to last poll's replaced by that object: site rules run
+    every poll (they read the clock), and what did not change must stay the same object for
+    the stages after diagnosis to see that nothing changed (they compare with ``is``)."""
+    if not old:
+        return new
+    by_key = {(f.root_cause, f.subject): f for f in old}
+    out = []
+    for f in new:
+        prev = by_key.get((f.root_cause, f.subject))
+        out.append(prev if prev is not None and prev == f else f)
+    return out
+
+
+def diagnose_snapshot(snap: Snapshot, now: datetime, reuse: Reuse) -> Diagnosis:
+    """``diagnose(snap, None, now)``, running rules only for subjects that changed."""
+    ctx = build_context(snap, Artifacts(), now)
+    strict = bool(os.environ.get("COCKPIT_STRICT_RULES"))
+    token = context_token(snap)
+    node_token = (token, _oom_token(snap))
+    same_jobs, same_nodes = token == reuse.token, node_token == reuse.node_token
+    # the kept objects when equal: a focused diagnosis then compares its token by identity
+    token = reuse.token if same_jobs else token
+    node_token = reuse.node_token if same_nodes else node_token
+    last = reuse.last
+    if (
+        last is not None
+        and same_jobs
+        and same_nodes
+        and not (snap.training_jobs or snap.pools)
+        and _same_items(snap.jobs, last[0])
+        and snap.nodes == last[1]
+    ):
+        # every row the same object, every node equal, the same context: only the site rules
+        # (they read the clock) can change the answer; if theirs is the same, so is the whole
+        site = _site_outputs(snap, now, reuse, ctx)
+        if len(site) == len(last[2]) and all(
+            _same_items(p, q) and e == f for (_, p, e), (_, q, f) in zip(site, last[2], strict=True)
+        ):
+            reuse.hits += len(snap.jobs) + len(snap.nodes)
+            reuse.last = (snap.jobs, snap.nodes, site, last[3])
+            reuse.token, reuse.node_token = token, node_token
+            return last[3]
+    old, kept = reuse.kept, {}
+    found: dict[_Key, Finding] = {}
+    errors: list[str] = []
+    site = []
+    for kind, subjects in _subjects_by_kind(snap):
+        default, by_state = plan(kind)
+        if kind == "site":
+            site = _site_outputs(snap, now, reuse, ctx)
+            for _step, produced, errs in site:
+                errors += errs
+                fold(found, produced)
+            continue
+        valid = (same_jobs if kind == "job" else same_nodes) and kind in KEPT_KINDS
+        for subject in subjects:
+            if kind in KEPT_KINDS:
+                ident = (kind, subject.job_id if kind == "job" else subject.name)
+                e = old.get(ident) if valid else None
+                if e is not None and _same(kind, e[0], subject):
+                    produced, errs = e[1], e[2]
+                    reuse.hits += 1
+                else:
+                    steps = by_state.get(subject.state, default) if by_state else default
+                    errs = []
+                    produced = run_steps(steps, subject, ctx, errs, strict)
+                    reuse.runs += 1
+                kept[ident] = (subject, produced, errs)
+            else:
+                steps = by_state.get(subject.state, default) if by_state else default
+                errs = []
+                produced = run_steps(steps, subject, ctx, errs, strict)
+            errors += errs
+            fold(found, produced)
+    reuse.kept, reuse.token, reuse.node_token = kept, token, node_token
+    result: Diagnosis = _sort_into(found.values(), Diagnosis(errors=errors))  # type: ignore[assignment]
+    reuse.last = (snap.jobs, snap.nodes, site, result)
+    return result
+
+
+def _same_items(a: tuple | list, b: tuple | list) -> bool:
+    return len(a) == len(b) and all(map(operator.is_, a, b))
+
+
+_ATTR = {"job": "job_id", "training_job": "job_id", "pool": "pool_id"}
+
+
+def _index(snap: Snapshot, reuse: Reuse) -> dict[str, Any]:
+    """What a focused diagnosis looks up, once per snapshot: "<kind> ids" -> id -> the subject
+    of that kind (what the log rules also look a log's subject up in), "<kind> names" -> the
+    names of those whose name is not their id (``engine._focused`` matches either), "<kind>
+    unique": no id appears twice."""
+    if reuse.index is not None and reuse.index[0] is snap:
+        return reuse.index[1]
+    out: dict[str, Any] = {}
+    for kind, subjects in _subjects_by_kind(snap):
+        if kind == "site":
+            continue
+        attr = _ATTR.get(kind, "name")
+        ids = out[f"{kind} ids"] = {getattr(o, attr): o for o in subjects}
+        out[f"{kind} unique"] = len(ids) == len(subjects)  # type: ignore[arg-type]
+        if attr == "name":
+            out[f"{kind} names"] = set()
+        else:
+            out[f"{kind} names"] = {
+                n for o in subjects if (n := getattr(o, "name", None)) != getattr(o, attr)
+            }
+    reuse.index = (snap, out)
+    return out
+
+
+def _objects(snap: Snapshot, index: dict[str, Any], subject: Subject) -> tuple:
+    """The subjects ``engine._focused`` runs the rules of for ``subject``: those of its kind
+    whose id or name is ``subject.id``, in snapshot order (a scan only when ids repeat or a
+    name matches too)."""
+    kind, ident = subject.kind, subject.id
+    ids = index[f"{kind} ids"]
+    if ident not in index[f"{kind} names"] and index[f"{kind} unique"]:
+        return (ids[ident],) if ident in ids else ()
+    attr = _ATTR.get(kind, "name")
+    objs = dict(_subjects_by_kind(snap))[kind]
+    return tuple(o for o in objs if getattr(o, attr) == ident or getattr(o, "name", None) == ident)
+
+
+def diagnose_focused(
+    snap: Snapshot, arts: Artifacts, subject: Subject, now: datetime, reuse: Reuse
+) -> Diagnosis:
+    """``diagnose(snap, arts, now, focus=subject)``, keeping the subject's findings while its
+    row, its artifacts and their context stay the same."""
+    if subject.kind not in KEPT_KINDS:
+        return diagnose(snap, arts, now=now, focus=subject)
+    index = _index(snap, reuse)
+    objs = _objects(snap, index, subject)
+    jobs, tjobs, nodes = index["job ids"], index["training_job ids"], index["node ids"]
+    sids = tuple(
+        (sid, sid in jobs, sid in nodes, sid in tjobs)
+        for sid in dict.fromkeys(lt.subject_id for lt in arts.logs)
+    )
+    token = (reuse.node_token, sids)
+    e = reuse.focused.get(subject)
+    if (
+        e is not None
+        and e[1] is arts
+        and e[2] == token
+        and len(e[0]) == len(objs)
+        and all(_same(subject.kind, a, b) for a, b in zip(e[0], objs, strict=True))
+    ):
+        replay = e[3]
+        reuse.hits += 1
+    else:
+        ctx = build_context(snap, arts, now)
+        # what the log rules would build from the whole queue for each subject: the
+        # snapshot's ids, built once per poll here (the rules' own cache keys)
+        ctx.cache["job_ids"] = jobs
+        ctx.cache["platform_claims"] = (jobs, tjobs)
+        replay = _focused_replay(snap, ctx, objs, subject)
+        reuse.focused[subject] = (objs, arts, token, replay)
+        reuse.runs += 1
+    shared = _site_outputs(snap, now, reuse)
+    mine = (subject.kind, subject.source, subject.id)
+    about = _site_about(shared, reuse)
+    found: dict[_Key, Finding] = {}
+    errors: list[str] = []
+    for item in replay:
+        if isinstance(item, int):
+            produced, errs = about.get((item, mine), ()), about[item]
+        else:
+            produced, errs = item
+        errors += errs
+        fold(found, produced)
+    return _sort_into(found.values(), Diagnosis(errors=errors))  # type: ignore[return-value]
+
+
+def _site_about(shared: _SiteOut, reuse: Reuse) -> dict:
+    """The poll's site findings by (site rule id, subject), and each rule's errors by its id:
+    a focused diagnosis keeps only its subject's findings, and findings merge only with
+    findings about the same subject, so it folds only those."""
+    if reuse.about is not None and reuse.about[0] is shared:
+        return reuse.about[1]
+    about: dict = {}
+    for step, produced, errs in shared:
+        about[id(step)] = errs
+        for f in produced:
+            s = f.subject
+            about.setdefault((id(step), (s.kind, s.source, s.id)), []).append(f)
+    reuse.about = (shared, about)
+    return about
+
+
+def _focused_replay(
+    snap: Snapshot, ctx: RuleContext, objs: tuple, subject: Subject
+) -> list[tuple[list[Finding], list[str]] | int]:
+    """What a focused diagnosis folds, in order: (findings, errors) of the subject's rules and
+    of the site rules that read artifacts, and the id of each snapshot-only site rule (whose
+    findings come from the poll's shared run)."""
+    strict = bool(os.environ.get("COCKPIT_STRICT_RULES"))
+    mine = (subject.kind, subject.source, subject.id)
+
+    def about(produced: list[Finding]) -> list[Finding]:
+        # only the subject's findings are kept, and only they can merge with each other
+        return [f for f in produced if (f.subject.kind, f.subject.source, f.subject.id) == mine]
+
+    out: list[tuple[list[Finding], list[str]] | int] = []
+    default, by_state = plan(subject.kind)
+    for o in objs:
+        steps = by_state.get(o.state, default) if by_state else default
+        errs: list[str] = []
+        out.append((about(run_steps(steps, o, ctx, errs, strict)), errs))
+    site_default, _ = plan("site")
+    for step in site_default:
+        if all(fn in SNAPSHOT_SITE_RULES for fn in step):
+            out.append(id(step))
+        else:
+            errs = []
+            out.append((about(run_steps((step,), snap, ctx, errs, strict)), errs))
+    return out
+
+
+def diagnose_site(
+    snap: Snapshot, evidence: dict[Subject, Artifacts], now: datetime, reuse: Reuse
+) -> Diagnosis:
+    """``runtime.evidence.diagnose_with_evidence(snap, evidence, now)`` (no memo), paying for
+    what changed since the poll ``reuse`` last saw: the site's findings, where a subject with
+    evidence has the findings of its diagnosis with its artifacts instead of its snapshot-only
+    ones."""
+    site = diagnose_snapshot(snap, now, reuse)
+    live = {s: a for s, a in evidence.items() if a.acct or a.logs or a.commands}
+    last = reuse.last_site
+    if (
+        last is not None
+        and last[0] is site
+        and len(last[1]) == len(live)
+        and all(s == t and a is b for (s, a), (t, b) in zip(last[1], live.items(), strict=True))
+    ):
+        # the same site answer (same rows, context and site findings) and the same evidence
+        # objects: every focused diagnosis would replay what it kept
+        return last[2]
+    errors = list(site.errors)
+    found: dict[_Key, Finding] = {}
+    by_subject: dict[tuple[str, str], list[_Key]] = {}
+    for f in site:
+        s = f.subject
+        k = (f.root_cause, s.kind, s.source, s.id)
+        found[k] = f
+        by_subject.setdefault((s.kind, s.id), []).append(k)
+    for subject, arts in live.items():
+        mine = diagnose_focused(snap, arts, subject, now, reuse)
+        errors += mine.errors
+        if not mine:
+            continue
+        for k in by_subject.pop((subject.kind, subject.id), ()):
+            found.pop(k, None)
+        for f in mine:
+            s = f.subject
+            k = (f.root_cause, s.kind, s.source, s.id)
+            found[k] = f
+            by_subject.setdefault((s.kind, s.id), []).append(k)
+    reuse.focused = {s: e for s, e in reuse.focused.items() if s in live}
+    result: Diagnosis = _sort_into(found.values(), Diagnosis(errors=errors))  # type: ignore[assignment]
+    reuse.last_site = (site, tuple(live.items()), result)
+    return result

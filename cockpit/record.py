@@ -1,0 +1,381 @@
+"""Record what a cluster answered and play it back: ``cockpit --record DIR`` / ``--replay DIR``.
+
+Recording wraps a Slurm source's transport: every command's argv, exit status and output, and
+every log range read, go to ``DIR/<source>.jsonl.gz`` (gzip members appended per poll, so a
+recording cut by a crash keeps every poll before it) with the time they were answered; texts
+are redacted first (a recording goes into bug reports and post-incident reviews).
+``DIR/meta.json`` names the sources.
+
+Replay puts a :class:`ReplayTransport` under a normal :class:`~cockpit.slurm.source.SlurmSource`,
+so the recorded outputs go through the same parsers, engine, incidents and views as live ones.
+A :class:`ReplayClock` is the app's clock: it stands at the end of one recorded poll, and each
+command is answered with the latest recording of that command before the clock. The operator
+steps and jumps between polls (``]``/``[``, ``}``/``{``); ``r`` re-reads at the new time.
+ModelArts sources are not recorded here (their SDK calls are not a transport).
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import gzip
+import json
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from cockpit.errors import UserError
+from cockpit.safety import redact
+from cockpit.transport import (
+    AuthError,
+    CommandNotFound,
+    CommandResult,
+    CommandTimeout,
+    ConnectError,
+    FileStat,
+    HostKeyError,
+    RemoteFileError,
+    TransportError,
+)
+
+FORMAT = 1
+META = "meta.json"
+POLL_COMMAND = "squeue"  # the first command of every Slurm poll: where a poll begins
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def _file(directory: Path, source: str) -> Path:
+    return directory / f"{_SAFE_NAME.sub('_', source)}.jsonl.gz"
+
+
+def _pack(data: bytes) -> dict[str, str]:
+    try:
+        return {"text": redact(data.decode("utf-8"))}
+    except UnicodeDecodeError:
+        return {"b64": base64.b64encode(redact(data)).decode("ascii")}
+
+
+def _unpack(d: dict[str, str]) -> bytes:
+    if "b64" in d:
+        return base64.b64decode(d["b64"])
+    return d.get("text", "").encode("utf-8")
+
+
+# ------------------------------------------------------------------ recording
+
+
+class Recorder:
+    """Appends entries for one source; thread-safe, never raises into the poller (a full disk
+    stops the recording with ``error`` set, the cockpit goes on)."""
+
+    def __init__(self, directory: Path, source: str, clock: Callable[[], datetime]) -> None:
+        self.path = _file(directory, source)
+        self.clock = clock
+        self.error = ""
+        self._lock = threading.Lock()
+        self._pending: list[str] = []
+
+    def add(self, entry: dict[str, Any]) -> None:
+        entry["t"] = self.clock().isoformat()
+        line = json.dumps(entry, ensure_ascii=False)
+        with self._lock:
+            self._pending.append(line)
+            # one gzip member per poll's worth of lines: a crash loses at most the last few
+            if entry.get("argv", [""])[0] == POLL_COMMAND or len(self._pending) >= 64:
+                self._flush_locked()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        if not self._pending or self.error:
+            self._pending.clear()
+            return
+        data = ("\n".join(self._pending) + "\n").encode("utf-8")
+        self._pending.clear()
+        try:
+            with self.path.open("ab") as fh:
+                fh.write(gzip.compress(data, compresslevel=6))
+        except OSError as exc:
+            self.error = f"recording to {self.path} stopped: {exc.strerror or exc}"
+
+
+class RecordingTransport:
+    """A transport that answers as ``inner`` does and records what it answered."""
+
+    def __init__(self, inner: Any, recorder: Recorder) -> None:
+        self.inner = inner
+        self.recorder = recorder
+        self.name = getattr(inner, "name", "recorded")
+
+    async def run(self, argv: list[str] | tuple[str, ...], timeout: float = 30.0) -> CommandResult:
+        try:
+            res = await self.inner.run(argv, timeout=timeout)
+        except TransportError as exc:  # an outage is part of what happened: replay it too
+            self.recorder.add(
+                {"op": "run", "argv": list(argv), "error": exc.kind, "message": redact(exc.message)}
+            )
+            raise
+        self.recorder.add(
+            {
+                "op": "run",
+                "argv": list(argv),
+                "rc": res.exit_status,
+                "out": _pack(res.stdout),
+                "err": _pack(res.stderr),
+            }
+        )
+        return res
+
+    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+        data = await self.inner.read_range(path, offset, length)
+        self.recorder.add(
+            {"op": "read", "path": path, "offset": offset, "length": length, "data": _pack(data)}
+        )
+        return data
+
+    async def stat(self, path: str) -> FileStat:
+        st = await self.inner.stat(path)
+        self.recorder.add({"op": "stat", "path": path, **_stat_json(st)})
+        return st
+
+    async def lstat(self, path: str) -> FileStat:
+        lstat = getattr(self.inner, "lstat", None)  # optional in the Transport protocol
+        st = await (lstat(path) if lstat is not None else self.inner.stat(path))
+        self.recorder.add({"op": "lstat", "path": path, **_stat_json(st)})
+        return st
+
+    async def close(self) -> None:
+        self.recorder.flush()
+        await self.inner.close()
+
+
+def _stat_json(st: FileStat) -> dict[str, Any]:
+    return {"size": st.size, "mtime": st.mtime, "uid": st.uid, "gid": st.gid, "mode": st.mode}
+
+
+def _stat_from(e: dict[str, Any]) -> FileStat:
+    return FileStat(int(e["size"]), float(e["mtime"]), e.get("uid"), e.get("gid"), e.get("mode"))
+
+
+def start_recording(
+    directory: Path, sources: list[Any], clock: Callable[[], datetime]
+) -> list[str]:
+    """Wrap each Slurm source's transport; returns the names of sources not recorded."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--record {directory}: {exc.strerror or exc}") from None
+    recorded, skipped = [], []
+    for src in sources:
+        if getattr(src, "kind", "") == "slurm" and hasattr(src, "transport"):
+            src.transport = RecordingTransport(src.transport, Recorder(directory, src.name, clock))
+            recorded.append(
+                {
+                    "name": src.name,
+                    "kind": "slurm",
+                    "tz": str(src.tz),
+                    "slurmctld_log": src.slurmctld_log,
+                    "slurmd_log": src.slurmd_log,
+                }
+            )
+        else:
+            skipped.append(src.name)
+    meta = {"format": FORMAT, "started": clock().isoformat(), "sources": recorded}
+    (directory / META).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+    return skipped
+
+
+# ------------------------------------------------------------------ replay
+
+_ERRORS: dict[str, type[TransportError]] = {
+    "unreachable": ConnectError,
+    "auth": AuthError,
+    "host_key": HostKeyError,
+    "timeout": CommandTimeout,
+    "command": CommandNotFound,
+}
+
+
+@dataclass
+class Recording:
+    """One source's entries, in time order, with the start time of each poll."""
+
+    source: str
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    times: list[datetime] = field(default_factory=list)
+    polls: list[datetime] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, path: Path, source: str) -> Recording:
+        rec = cls(source)
+        try:
+            raw = gzip.decompress(path.read_bytes())
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:
+            # a recording cut by a crash: its last member is incomplete; keep what decoded
+            raw = _decompress_members(path)
+            if not raw:
+                raise UserError(f"--replay: cannot read {path}: {exc}") from None
+        for line in raw.decode("utf-8", errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+                t = datetime.fromisoformat(entry["t"])
+            except (ValueError, KeyError, TypeError):
+                continue  # a damaged line is skipped, the rest still plays
+            rec.entries.append(entry)
+            rec.times.append(t)
+            if entry.get("op") == "run" and entry.get("argv", [""])[0] == POLL_COMMAND:
+                rec.polls.append(t)
+        return rec
+
+
+def _decompress_members(path: Path) -> bytes:
+    out = bytearray()
+    d = None
+    data = path.read_bytes()
+    while data:
+        d = gzip.zlib.decompressobj(16 + gzip.zlib.MAX_WBITS)
+        try:
+            out += d.decompress(data)
+        except gzip.zlib.error:
+            break
+        data = d.unused_data
+        if not d.eof:
+            break
+    return bytes(out)
+
+
+class ReplayClock:
+    """The time the replay stands at: the end of one recorded poll. Callable (a clock)."""
+
+    def __init__(self, polls: list[datetime]) -> None:
+        self.polls = sorted(set(polls))
+        if not self.polls:
+            raise UserError("--replay: the recording holds no poll")
+        self.index = 0
+
+    def __call__(self) -> datetime:
+        return self.window_end(self.index)
+
+    def window_end(self, i: int) -> datetime:
+        """Just before poll ``i + 1`` began (or a minute after the last poll)."""
+        if i + 1 < len(self.polls):
+            return self.polls[i + 1] - timedelta(microseconds=1)
+        return self.polls[i] + timedelta(minutes=1)
+
+    def step(self, n: int) -> bool:
+        """Move ``n`` polls (clamped); False when already at that end."""
+        new = max(0, min(len(self.polls) - 1, self.index + n))
+        moved, self.index = new != self.index, new
+        return moved
+
+    def label(self) -> str:
+        at = self.polls[self.index].astimezone()
+        return f"REPLAY poll {self.index + 1}/{len(self.polls)} at {at:%Y-%m-%d %H:%M:%S}"
+
+
+class ReplayTransport:
+    """Answers each command with the latest recording of it before the replay clock."""
+
+    def __init__(self, rec: Recording, clock: ReplayClock) -> None:
+        self.rec, self.clock = rec, clock
+        self.name = f"replay {rec.source}"
+
+    def _latest(self, match: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+        end = bisect.bisect_right(self.rec.times, self.clock())
+        for i in range(end - 1, -1, -1):
+            if match(self.rec.entries[i]):
+                return self.rec.entries[i]
+        return None
+
+    async def run(self, argv: list[str] | tuple[str, ...], timeout: float = 30.0) -> CommandResult:
+        want = list(argv)
+        e = self._latest(lambda x: x.get("op") == "run" and x.get("argv") == want)
+        if e is None:  # a command whose argv carries a time (sacct -S ...): same shape
+            e = self._latest(
+                lambda x: (
+                    x.get("op") == "run"
+                    and x.get("argv", [""])[:2] == want[:2]
+                    and len(x.get("argv", [])) == len(want)
+                )
+            )
+        if e is None:
+            msg = f"replay: {argv[0] if argv else '?'} was not recorded before this poll\n"
+            return CommandResult(tuple(argv), b"", msg.encode(), 1)
+        if "error" in e:
+            raise _ERRORS.get(e["error"], ConnectError)(e.get("message", ""), where=self.name)
+        return CommandResult(tuple(argv), _unpack(e["out"]), _unpack(e["err"]), int(e["rc"]))
+
+    async def read_range(self, path: str, offset: int, length: int) -> bytes:
+        # any recorded read of this file that covers the range (the viewer reads in chunks)
+        def covers(x: dict[str, Any]) -> bool:
+            if x.get("op") != "read" or x.get("path") != path:
+                return False
+            data_len = len(_unpack(x["data"]))
+            return x["offset"] <= offset < x["offset"] + max(data_len, 1)
+
+        e = self._latest(covers)
+        if e is None:
+            raise RemoteFileError(f"{path}: not in the recording at this time", where=path)
+        data = _unpack(e["data"])
+        start = offset - e["offset"]
+        return data[start : start + length]
+
+    async def stat(self, path: str) -> FileStat:
+        return self._stat("stat", path)
+
+    async def lstat(self, path: str) -> FileStat:
+        return self._stat("lstat", path)
+
+    def _stat(self, op: str, path: str) -> FileStat:
+        e = self._latest(lambda x: x.get("op") == op and x.get("path") == path)
+        if e is None:
+            raise RemoteFileError(f"{path}: not in the recording at this time", where=path)
+        return _stat_from(e)
+
+    async def close(self) -> None:
+        return None
+
+
+def replay_sources(directory: Path) -> tuple[list[Any], ReplayClock]:
+    """The recorded Slurm sources over replay transports, and the clock they share."""
+    from zoneinfo import ZoneInfo
+
+    from cockpit.slurm.source import SlurmSource
+
+    try:
+        meta = json.loads((directory / META).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"--replay {directory}: no {META} (not a cockpit recording)") from None
+    except (OSError, ValueError) as exc:
+        raise UserError(f"--replay {directory}: unreadable {META}: {exc}") from None
+    if meta.get("format") != FORMAT:
+        raise UserError(f"--replay: recording format {meta.get('format')!r}, expected {FORMAT}")
+    recs = []
+    for s in meta.get("sources", []):
+        path = _file(directory, s["name"])
+        if path.exists():
+            recs.append((s, Recording.load(path, s["name"])))
+    clock = ReplayClock([t for _, r in recs for t in r.polls])
+    sources = []
+    for s, rec in recs:
+        try:
+            tz: Any = ZoneInfo(s.get("tz") or "UTC")
+        except (ValueError, KeyError):
+            tz = UTC
+        src = SlurmSource(
+            s["name"],
+            ReplayTransport(rec, clock),
+            interval=3600.0,  # polls happen when the operator steps, not on a timer
+            clock=clock,
+            tz=tz,
+            slurmctld_log=s.get("slurmctld_log") or "/var/log/slurm/slurmctld.log",
+            slurmd_log=s.get("slurmd_log") or "/var/log/slurm/slurmd.log",
+        )
+        sources.append(src)
+    return sources, clock

@@ -1,0 +1,114 @@
+"""Incidents beyond one poll: source outages as incidents, and the store's open incidents.
+
+The poller calls :func:`remember` in a thread after each poll: the source's incidents go into
+the store (:mod:`cockpit.store`), which marks the ones gone from the live data, and the store's
+open incidents (every source's, every cockpit's on a shared PostgreSQL) come back with the
+acks, for the incident view and the dashboard strip. Pure helpers besides the store calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from cockpit.model import SEVERITY_RANK, Finding, Incident, SourceError, Subject
+from cockpit.runtime.pipeline import IncidentTally
+from cockpit.store.types import Ack, StoredIncident, outage_key
+
+
+def outage_incident(source: str, kind: str, start: datetime, error: SourceError) -> Incident:
+    """A source that cannot be read (controller down, API unreachable) is an incident, keyed by
+    the source and the outage's start (every cockpit on one store agrees on the start)."""
+    subject = Subject("cluster" if kind == "slurm" else "project", source, source)
+    where = f" ({error.where})" if error.where else ""
+    title = f"{source} unreachable: {error.kind}: {error.message}{where}"
+    finding = Finding(
+        root_cause="source_unreachable",
+        severity="critical",
+        subject=subject,
+        title=title,
+        explanation=(
+            f"The cockpit cannot read {source} since {start.isoformat(timespec='seconds')}: "
+            "what it shows is the last good data."
+        ),
+        remedy=(
+            "Check the controller (systemctl status slurmctld; scontrol ping) or the API "
+            "endpoint and credentials; the incident resolves when the source answers again."
+        ),
+        first_seen=start,
+    )
+    return Incident(
+        key=outage_key(source, start),
+        root_cause="source_unreachable",
+        severity="critical",
+        subject=subject,
+        title=title,
+        findings=(finding,),
+        first_seen=start,
+    )
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What the store answered after a poll: open incidents, acks, and their tally."""
+
+    incidents: tuple[StoredIncident, ...] = ()
+    acks: dict[str, Ack] = field(default_factory=dict)
+    tally: IncidentTally = field(default_factory=IncidentTally)
+
+
+def remember(
+    store: Any,
+    source: str,
+    incidents: Sequence[Incident],
+    now: datetime,
+    shown: Collection[str] | None = None,
+) -> Remembered:
+    """Sync ``source``'s incidents into the store and read back the open ones of the sources
+    in ``shown`` (this cockpit's; None: all), in a thread."""
+    mine = [i for i in incidents if i.subject.source == source]
+    store.sync_incidents([source], mine, now)
+    return read_back(store, now, shown)
+
+
+def read_back(store: Any, now: datetime, shown: Collection[str] | None = None) -> Remembered:
+    # a team's store may hold other sites' clusters: this cockpit lists its own
+    stored = [
+        s for s in store.incidents(now) if shown is None or s.incident.subject.source in shown
+    ]
+    acks = store.acks()
+    return Remembered(tuple(order(stored)), acks, open_tally(stored))
+
+
+def order(stored: Sequence[StoredIncident]) -> list[StoredIncident]:
+    """Live first, then gone; within each as the incident view ranks (severity, then age)."""
+    return sorted(
+        stored,
+        key=lambda s: (
+            s.gone,
+            SEVERITY_RANK.get(s.incident.severity, 3),
+            s.first_seen.timestamp(),
+            s.key,
+        ),
+    )
+
+
+def open_tally(stored: Sequence[StoredIncident]) -> IncidentTally:
+    counts: dict[str, int] = {}
+    for s in stored:
+        counts[s.incident.severity] = counts.get(s.incident.severity, 0) + 1
+    return IncidentTally({s.key: s.incident.severity for s in stored}, counts)
+
+
+def ago(seconds: float) -> str:
+    """``45 s``, ``6 m``, ``3 h``, ``2 d``: how long ago, as the status line says it."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} m"
+    if s < 86400:
+        return f"{s // 3600} h"
+    return f"{s // 86400} d"

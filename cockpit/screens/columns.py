@@ -1,0 +1,53 @@
+"""``c`` on a table: choose its columns (space toggles, enter keeps, esc cancels); the choice
+is remembered per pane across sessions (:mod:`cockpit.prefs`)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import SelectionList, Static
+
+from cockpit.widgets.table import VirtualTable
+
+
+class ColumnChooser(ModalScreen["list[str] | None"]):
+    """Returns the labels to hide, or None (cancelled)."""
+
+    BINDINGS = [
+        Binding("escape", "dismiss_none", "Cancel"),
+        Binding("enter", "keep", "Keep", priority=True),  # before SelectionList's own enter
+    ]
+    DEFAULT_CSS = """
+    ColumnChooser { align: center middle; }
+    ColumnChooser > Vertical { width: 48; max-width: 100%; height: auto; border: round $accent;
+                               background: $surface; padding: 0 1; }
+    ColumnChooser SelectionList { height: auto; max-height: 16; }
+    """
+
+    def __init__(self, table: VirtualTable, title: str) -> None:
+        super().__init__()
+        self.table, self.title_text = table, title
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(f"Columns of {self.title_text}", style="bold"))
+            yield SelectionList[str](
+                *[
+                    (c.label, c.label, c.label not in self.table.hidden)
+                    for c in self.table.columns
+                ]
+            )
+            yield Static(Text("space: show/hide   enter: keep   esc: cancel", style="dim"))
+
+    def on_mount(self) -> None:
+        self.query_one(SelectionList).focus()
+
+    def action_keep(self) -> None:
+        shown = set(self.query_one(SelectionList).selected)
+        self.dismiss([c.label for c in self.table.columns if c.label not in shown])
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,115 @@
+"""``F``: the fleet, one row per cluster or ModelArts project; ``enter`` shows that source's
+jobs, nodes and training jobs on the dashboard (its panes filtered to it)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.widgets import Footer, Static
+
+from cockpit.fleet import FleetRow, fleet_row
+from cockpit.screens.panes import CockpitTable
+from cockpit.text import clean
+from cockpit.widgets.table import Column, Row
+
+from .base import CockpitScreen, FilterBar
+
+FLEET_COLUMNS = (
+    Column("SOURCE", 16, 0),
+    Column("KIND", 9, 5),
+    Column("RUN", 6, 2, justify="right"),
+    Column("PEND", 6, 2, justify="right"),
+    Column("FAIL 1h", 7, 1, justify="right"),
+    Column("NODES ✗", 7, 1, justify="right"),
+    Column("INCIDENTS", 9, 0, justify="right"),
+    Column("HEALTH", 20, 3, flex=True),
+)
+
+
+def _n(value: int | None) -> str:
+    return "–" if value is None else str(value)
+
+
+def fleet_table_rows(rows: list[FleetRow]) -> list[Row]:
+    out = []
+    for r in rows:
+        health_style = (
+            "green" if r.health == "ok" else "red" if r.health.startswith("fail") else "yellow"
+        )
+        cells = (
+            r.source,
+            "Slurm" if r.kind == "slurm" else "ModelArts",
+            _n(r.running),
+            _n(r.pending),
+            _n(r.failed_1h),
+            _n(r.nodes_sick),
+            f"{r.incidents} ({r.critical} crit)" if r.critical else str(r.incidents),
+            r.health,
+        )
+        styles = (
+            "bold",
+            "",
+            "",
+            "",
+            "red" if r.failed_1h else "",
+            "yellow" if r.nodes_sick else "",
+            "bold red" if r.critical else "",
+            health_style,
+        )
+        out.append(Row(r.source, tuple(clean(c, 200) for c in cells), styles))
+    return out
+
+
+class FleetTable(CockpitTable):
+    def __init__(self, **kw) -> None:
+        super().__init__(FLEET_COLUMNS, empty_text="no sources", **kw)
+
+
+class FleetScreen(CockpitScreen):
+    """Every source's health and load; refreshed after each poll."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="fleet-title")
+        yield FleetTable(id="fleet")
+        yield FilterBar()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_data()
+        self.query_one(FleetTable).focus()
+
+    def rows(self) -> list[FleetRow]:
+        hub = self.hub
+        now = hub.clock()
+        out = []
+        for st in hub.states.values():
+            if st.error is not None:
+                health = f"failing: {st.error.kind}: {st.error.message}"
+            elif st.snapshot is None:
+                health = "connecting"
+            elif st.stale(now):
+                health = "STALE"
+            else:
+                health = "ok"
+            out.append(fleet_row(st.name, st.source.kind, st.snapshot, health, hub.incidents, now))
+        return out
+
+    def refresh_data(self) -> None:
+        if not self.query(FleetTable):
+            return
+        rows = self.rows()
+        table = self.query_one(FleetTable)
+        table.set_rows(fleet_table_rows(rows))
+        sick = sum(1 for r in rows if r.health != "ok")
+        title = Text(" Fleet ", style="bold reverse")
+        title.append(f"  {len(rows)} sources, {sick} not ok", style="bold" if sick else "")
+        title.append("   enter: show its jobs and nodes on the dashboard", style="dim")
+        self.query_one("#fleet-title", Static).update(title)
+
+    def on_virtual_table_selected(self, event: FleetTable.Selected) -> None:
+        source = event.key
+        self.app.pop_screen()
+        dashboard = self.app.screen
+        show = getattr(dashboard, "show_source", None)
+        if show is not None:
+            show(source)

@@ -1,0 +1,65 @@
+"""``m`` (or ``enter``) on an incident that folds many findings: its members, one row each.
+
+An aggregated incident says "412 jobs (ana): held by its user" or "DRAIN: cn013 (9 jobs
+affected)"; this view lists the jobs behind the count, most severe first, then oldest, and
+``enter`` on one opens its drill-down. The list follows the hub: after a poll it shows the
+incident's current members (an incident that resolved keeps its last members on screen).
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.widgets import Footer, Static
+
+from cockpit.model import Incident, Subject
+from cockpit.views import MEMBER_COLUMNS, SEP, member_rows
+from cockpit.widgets.table import VirtualTable
+
+from .base import CockpitScreen, FilterBar
+from .panes import CockpitTable
+
+
+class MemberTable(CockpitTable):
+    def __init__(self, **kw) -> None:
+        super().__init__(MEMBER_COLUMNS, empty_text="no members", **kw)
+
+
+class MembersScreen(CockpitScreen):
+    """The members of one incident (by key: the hub's current incident of that key)."""
+
+    def __init__(self, incident: Incident) -> None:
+        super().__init__(id="members")
+        self.incident = incident
+        self._applied: object = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="members-title", classes="pane-title")
+        yield MemberTable(id="member-table")
+        yield FilterBar()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_data()
+        self.query_one(MemberTable).focus()
+
+    def refresh_data(self) -> None:
+        current = self.hub.incident_for(self.incident.key)
+        if current is not None:
+            self.incident = current
+        inc = self.incident
+        if inc is not self._applied:
+            self._applied = inc
+            self.query_one(MemberTable).set_rows(member_rows(inc))
+        t = Text(" Members ", style="bold reverse")
+        t.append(f"  {inc.title}", style="bold")
+        t.append(f"  {len(inc.findings)} finding(s)", style="")
+        if current is None:
+            t.append("  (no longer open in the live data)", style="yellow")
+        t.append("   enter: drill down  /: filter  esc: back", style="dim")
+        self.query_one("#members-title", Static).update(t)
+
+    def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
+        parts = (event.key or "").split(SEP, 2)
+        if len(parts) == 3:
+            self.cockpit.open_subject(Subject(*parts))

@@ -1,0 +1,191 @@
+"""Drill-downs of where jobs run, so every incident opens to a detail view: a ModelArts
+resource pool (its nodes, abnormal first, free resources per node against the flavor) and a
+whole cluster or project (its load, health and the incidents about it: a surge, a full
+filesystem, the controller unreachable).
+
+No I/O of their own: the pool's nodes came with the poll, a cluster's findings are the ones
+its rules produced (and its outage, kept by the hub).
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.widgets import Static
+
+from cockpit.fleet import fleet_row
+from cockpit.model import Artifacts, Finding, Pool
+from cockpit.text import clean
+from cockpit.widgets.table import Column, Row
+
+from .panes import CockpitTable
+from .subject import SCREENS_BY_KIND as _SUBJECTS
+from .subject import SubjectScreen, _kv
+
+POOL_NODE_COLUMNS = (
+    Column("NODE", 22, 0),
+    Column("STATUS", 10, 0),
+    Column("FREE CPU", 10, 1, justify="right"),
+    Column("FREE MEM", 10, 2, justify="right"),
+    Column("FREE GPU/NPU", 12, 1, justify="right"),
+    Column("FLAVOR", 20, 3, flex=True),
+)
+
+
+def _of(free: float | int | None, total: float | int | None, unit: str = "") -> str:
+    if free is None and total is None:
+        return "–"
+    f = "?" if free is None else f"{free:g}"
+    t = "?" if total is None else f"{total:g}"
+    return f"{f}/{t}{unit}"
+
+
+def pool_node_rows(pool: Pool) -> list[Row]:
+    """Abnormal nodes first, then by name: the ones to look at on top."""
+    out = []
+    for n in sorted(pool.nodes, key=lambda n: (n.phase == "Available", n.name)):
+        gpus = _of(n.free_gpus, n.gpus) if n.gpus else _of(n.free_npus, n.npus)
+        mem = _of(
+            None if n.free_memory_mib is None else round(n.free_memory_mib / 1024),
+            None if n.memory_mib is None else round(n.memory_mib / 1024),
+            "G",
+        )
+        cells = (n.name, n.phase, _of(n.free_cpus, n.cpus), mem, gpus, n.flavor or pool.flavor)
+        styles = ("bold", "" if n.phase == "Available" else "bold red", "", "", "", "dim")
+        out.append(Row(n.name, tuple(clean(c, 200) for c in cells), styles))
+    return out
+
+
+class PoolNodeTable(CockpitTable):
+    def __init__(self, **kw) -> None:
+        super().__init__(POOL_NODE_COLUMNS, empty_text="no nodes reported for this pool", **kw)
+
+
+class _NoFetch(SubjectScreen):
+    """A place has no artifacts of its own to fetch: its findings are already in the hub."""
+
+    def _load_artifacts(self) -> None:  # type: ignore[override]
+        self.artifacts = Artifacts()
+
+    def action_logs(self) -> None:
+        self.notify("no logs for this; open a job or node of it", timeout=3)
+
+
+class PoolScreen(_NoFetch):
+    """A ModelArts resource pool: phase, type, flavor, counts, and its nodes."""
+
+    def compose_extra(self) -> ComposeResult:
+        yield Static(id="pool-nodes-title", classes="pane-title")
+        yield PoolNodeTable(id="pool-nodes")
+
+    def title_text(self, obj: object) -> Text:
+        t = super().title_text(obj)
+        if isinstance(obj, Pool):
+            t.append(f"  {clean(obj.name, 60)}  {obj.phase or '?'}", style="bold")
+        return t
+
+    def fields(self, obj: object) -> Table | Text:
+        if not isinstance(obj, Pool):
+            return Text("")
+        p = obj
+        abnormal = sum(1 for n in p.nodes if n.phase != "Available") if p.nodes else p.abnormal
+        rows: list[tuple[str, Text | str]] = [
+            ("pool", f"{p.name} ({p.pool_id})"),
+            ("kind", "public" if p.public else f"dedicated {p.pool_type}".strip()),
+            ("phase", Text(p.phase or "-", style="" if p.phase == "Running" else "yellow")),
+            ("flavor", p.flavor or "-"),
+            (
+                "nodes",
+                Text(
+                    f"{len(p.nodes) or '?'} reported, {abnormal or 0} not Available",
+                    style="bold red" if abnormal else "",
+                ),
+            ),
+        ]
+        for flavor, (cpu, mem) in p.max_available.items():
+            rows.append((f"fits {flavor}", f"at most {cpu or '?'} CPU cores, {mem or '?'} GB"))
+        if p.message:
+            rows.append(("message", Text(clean(p.message, 500), style="yellow")))
+        return _kv(rows)
+
+    def refresh_data(self) -> None:
+        super().refresh_data()
+        obj = self.hub.lookup(self.subject)
+        if not isinstance(obj, Pool) or not self.query("#pool-nodes"):
+            return
+        table = self.query_one(PoolNodeTable)
+        table.set_rows(pool_node_rows(obj))
+        bad = sum(1 for n in obj.nodes if n.phase != "Available")
+        self.query_one("#pool-nodes-title", Static).update(
+            Text(f" Nodes: {len(obj.nodes)}, {bad} not Available", style="bold")
+        )
+
+
+class SourceScreen(_NoFetch):
+    """A cluster or ModelArts project as a whole: its load and health (the fleet's row) and
+    the incidents about it rather than one job (surge, storage, controller unreachable)."""
+
+    def title_text(self, obj: object) -> Text:
+        s = self.subject
+        if s.kind == "file":
+            what = f"filesystem {clean(s.id, 60)} on {clean(s.source, 40)}"
+        else:
+            what = f"{s.kind} {clean(s.id, 60)}"
+        return Text(f" {what} ", style="bold reverse")
+
+    def _findings(self) -> list[Finding]:
+        hub = self.hub
+        mine = [i for i in (*hub.outages(), *hub.incidents) if i.subject == self.subject]
+        seen: dict[int, Finding] = {}
+        for f in [f for i in mine for f in i.findings] + hub.findings_for(self.subject):
+            seen.setdefault(id(f), f)
+        return list(seen.values())
+
+    def fields(self, obj: object) -> Table | Text:
+        st = self.hub.states.get(self.subject.source)
+        if st is None:
+            return Text("not a configured source", style="yellow")
+        now = self.hub.clock()
+        health = (
+            f"failing: {st.error.kind}: {st.error.message}"
+            if st.error is not None
+            else "STALE"
+            if st.stale(now)
+            else "ok"
+        )
+        r = fleet_row(st.name, st.source.kind, st.snapshot, health, self.hub.incidents, now)
+
+        def n(v: int | None) -> str:
+            return "–" if v is None else str(v)
+
+        return _kv(
+            [
+                (
+                    "health",
+                    Text(clean(r.health, 300), style="green" if r.health == "ok" else "red"),
+                ),
+                ("running / pending", f"{n(r.running)} / {n(r.pending)}"),
+                ("failed in the last hour", n(r.failed_1h)),
+                ("nodes down or drained", n(r.nodes_sick)),
+                ("open incidents", f"{r.incidents} ({r.critical} critical)"),
+            ]
+        )
+
+    def refresh_data(self) -> None:
+        if not self.query("#fields"):
+            return
+        self.query_one("#subject-title", Static).update(self.title_text(None))
+        self.query_one("#fields", Static).update(self.fields(None))
+        self.findings = self._findings()
+        self._show_findings()
+
+
+SCREENS_BY_KIND = {
+    **_SUBJECTS,
+    "pool": PoolScreen,
+    "cluster": SourceScreen,
+    "project": SourceScreen,
+    "file": SourceScreen,  # a filesystem of the cluster (storage alerts): the cluster's view
+}
+__all__ = ["SCREENS_BY_KIND", "PoolScreen", "SourceScreen", "pool_node_rows"]

@@ -1,0 +1,208 @@
+"""Incidents and artifacts to JSON and back, for the store's text columns.
+
+Findings go through the alert history's codec (:func:`cockpit.watch.alerts.finding_to_json`)
+so one format serves both. Artifacts are redacted on the way in: what the store keeps may be
+read by every operator of the team.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import datetime
+from typing import Any
+
+from cockpit.model import AcctRecord, Artifacts, ExitCode, Incident, LogText, Subject
+from cockpit.safety import redact
+from cockpit.watch.alerts import finding_from_json, finding_to_json
+
+MAX_LOG_BYTES = 256 * 1024  # per log kept as evidence: the first red error and its context
+
+
+def _subject(s: Subject) -> dict[str, str]:
+    return {"kind": s.kind, "source": s.source, "id": s.id, "name": s.name}
+
+
+def _subject_from(d: dict[str, Any]) -> Subject:
+    return Subject(d["kind"], str(d["source"]), str(d["id"]), str(d.get("name", "")))
+
+
+def _time(t: datetime | None) -> str | None:
+    return t.isoformat() if t is not None else None
+
+
+def _time_from(s: str | None) -> datetime | None:
+    return datetime.fromisoformat(s) if s else None
+
+
+def incident_to_json(inc: Incident) -> str:
+    """Redacted like every way out (the team's database is one); the key stays as it is."""
+    out = redact(
+        {
+            "key": inc.key,
+            "root_cause": inc.root_cause,
+            "severity": inc.severity,
+            "subject": _subject(inc.subject),
+            "title": inc.title,
+            "findings": [],
+            "affected": [],
+            "first_seen": _time(inc.first_seen),
+        }
+    )
+    out["affected"] = [_subject_json(s) for s in inc.affected]
+    # redact() works item by item: each finding's redacted form is the same inside the
+    # incident or alone, and is kept per finding object (an incident of 1000 jobs whose few
+    # changed findings are the only ones scanned again at the next sync)
+    # an incident of 1000 jobs keeps its first STORED_FINDINGS (the head first) and their
+    # count: the live incident lists them all; the store is the record, not a second queue
+    out["findings"] = [_finding_json(f) for f in inc.findings[:STORED_FINDINGS]]
+    if len(inc.findings) > STORED_FINDINGS:
+        out["findings_total"] = len(inc.findings)
+    return json.dumps(out | {"key": inc.key}, ensure_ascii=False)
+
+
+STORED_FINDINGS = 20
+
+
+_FINDING_JSON: dict[int, tuple[object, Any]] = {}  # id(finding) -> (finding, redacted JSON)
+_FINDING_JSON_MAX = 30_000  # then cleared: stale findings are not kept alive for long
+
+
+_SUBJECT_JSON: dict[tuple[str, str, str, str], Any] = {}
+
+
+def _subject_json(s: Subject) -> Any:
+    """``redact(_subject(s))``, once per subject (an incident of 10k jobs lists them all)."""
+    k = (s.kind, s.source, s.id, s.name)
+    got = _SUBJECT_JSON.get(k)
+    if got is None:
+        if len(_SUBJECT_JSON) >= 100_000:
+            _SUBJECT_JSON.clear()
+        got = _SUBJECT_JSON[k] = redact(_subject(s))
+    return got
+
+
+def _finding_json(f: Any) -> Any:
+    got = _FINDING_JSON.get(id(f))
+    if got is not None and got[0] is f:
+        return got[1]
+    if len(_FINDING_JSON) >= _FINDING_JSON_MAX:
+        _FINDING_JSON.clear()
+    value = redact(finding_to_json(f))
+    _FINDING_JSON[id(f)] = (f, value)
+    return value
+
+
+def incident_from_json(text: str) -> Incident:
+    """Raises ValueError/KeyError/TypeError on a row that is not an incident."""
+    d = json.loads(text)
+    return Incident(
+        key=str(d["key"]),
+        root_cause=str(d["root_cause"]),
+        severity=d["severity"],
+        subject=_subject_from(d["subject"]),
+        title=str(d["title"]),
+        findings=tuple(finding_from_json(f) for f in d.get("findings", ())),
+        affected=tuple(_subject_from(s) for s in d.get("affected", ())),
+        first_seen=_time_from(d.get("first_seen")),
+    )
+
+
+def _acct(r: AcctRecord) -> dict[str, Any]:
+    ec = r.exit_code
+    return {
+        "job_id": r.job_id,
+        "step": r.step,
+        "job_name": r.job_name,
+        "partition": r.partition,
+        "state": r.state,
+        "exit_code": None if ec is None else [ec.code, ec.signal],
+        "req_mem_mib": r.req_mem_mib,
+        "max_rss_mib": r.max_rss_mib,
+        "elapsed_s": r.elapsed_s,
+        "timelimit_s": r.timelimit_s,
+        "node_list": r.node_list,
+        "reason": r.reason,
+        "cancelled_by": r.cancelled_by,
+        "placeholder": r.placeholder,
+        "user": r.user,
+        "start_time": _time(r.start_time),
+        "end_time": _time(r.end_time),
+    }
+
+
+def _acct_from(d: dict[str, Any]) -> AcctRecord:
+    ec = d.get("exit_code")
+    return AcctRecord(
+        job_id=d["job_id"],
+        step=d["step"],
+        job_name=d["job_name"],
+        partition=d["partition"],
+        state=d["state"],
+        exit_code=None if ec is None else ExitCode(int(ec[0]), int(ec[1])),
+        req_mem_mib=d.get("req_mem_mib"),
+        max_rss_mib=d.get("max_rss_mib"),
+        elapsed_s=d.get("elapsed_s"),
+        timelimit_s=d.get("timelimit_s"),
+        node_list=d.get("node_list", ""),
+        reason=d.get("reason", ""),
+        cancelled_by=d.get("cancelled_by", ""),
+        placeholder=bool(d.get("placeholder", False)),
+        user=d.get("user", ""),
+        start_time=_time_from(d.get("start_time")),
+        end_time=_time_from(d.get("end_time")),
+    )
+
+
+def _log(g: LogText) -> dict[str, Any]:
+    data = redact(bytes(g.data[:MAX_LOG_BYTES]))
+    return {
+        "name": g.name,
+        "kind": g.kind,
+        "data": base64.b64encode(data).decode("ascii"),
+        "path": g.path,
+        "subject_id": g.subject_id,
+        "base_offset": g.base_offset,
+        "base_line": g.base_line,
+        "line_offsets": list(g.line_offsets),
+        "line_numbers": list(g.line_numbers),
+    }
+
+
+def _log_from(d: dict[str, Any]) -> LogText:
+    return LogText(
+        name=d["name"],
+        kind=d["kind"],
+        data=base64.b64decode(d["data"]),
+        path=d.get("path", ""),
+        subject_id=d.get("subject_id", ""),
+        base_offset=int(d.get("base_offset", 0)),
+        base_line=d.get("base_line"),
+        line_offsets=tuple(d.get("line_offsets", ())),
+        line_numbers=tuple(d.get("line_numbers", ())),
+    )
+
+
+def artifacts_to_json(a: Artifacts) -> str:
+    """Redacted: sacct rows (names, reasons), command outputs and log bytes."""
+    return json.dumps(
+        redact(
+            {
+                "acct": [_acct(r) for r in a.acct],
+                "commands": dict(a.commands),
+                "history": [_acct(r) for r in a.history],
+            }
+        )
+        | {"logs": [_log(g) for g in a.logs]},
+        ensure_ascii=False,
+    )
+
+
+def artifacts_from_json(text: str) -> Artifacts:
+    d = json.loads(text)
+    return Artifacts(
+        acct=tuple(_acct_from(r) for r in d.get("acct", ())),
+        logs=tuple(_log_from(g) for g in d.get("logs", ())),
+        commands={str(k): str(v) for k, v in d.get("commands", {}).items()},
+        history=tuple(_acct_from(r) for r in d.get("history", ())),
+    )

@@ -1,0 +1,546 @@
+"""The store over SQLAlchemy Core: SQLite by default, PostgreSQL (psycopg 3) for a team.
+
+Every public call is safe to make when the database is gone: the error is caught, the store
+says ``available = False`` with ``last_error`` ("store unavailable: ..."), and the cockpit goes
+on from memory: this process's incidents (a mirror kept on every sync), the acks it knows (an
+ack given meanwhile is queued and written, in order, by the first call that reaches the
+database again), evidence and cursors. While down, ``claim`` answers from this process's own
+claims (a page sent twice beats a page never sent) and writes them when the store is back.
+
+Calls block on the database: the TUI makes them in threads (``asyncio.to_thread``), never on
+the UI loop. A down database is retried at most every ``RETRY_S`` seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+
+import cockpit.store.codec as codec
+import cockpit.store.schema as schema
+from cockpit.model import Artifacts, Incident, Subject
+from cockpit.safety import redact
+from cockpit.store.types import Ack, StoredIncident, operator
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+RETRY_S = 2.0  # a down database is tried again at most this often (each poll does)
+PRUNE_EVERY_S = 3600.0
+CHUNK = 500  # keys per IN (...) list: under every backend's bound-parameter limit
+MEM_EVIDENCE = 2000  # subjects whose evidence is kept in memory while the store is down
+MEM_CLAIMS = 50_000
+
+
+def _ts(t: datetime) -> float:
+    return t.timestamp()
+
+
+def _dt(x: float | None) -> datetime | None:
+    return None if x is None else datetime.fromtimestamp(x, UTC)
+
+
+def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
+    for i in range(0, len(items), CHUNK):
+        yield items[i : i + CHUNK]
+
+
+def _subject_key(s: Subject) -> str:
+    return f"{s.kind}|{s.id}"
+
+
+class _Down(Exception):
+    """The database could not be reached (already recorded in ``last_error``)."""
+
+
+class Store:
+    """See :mod:`cockpit.store` for the contract; ``where`` is the URL as shown to people
+    (no password)."""
+
+    def __init__(self, engine: sa.Engine, where: str, retention_days: float = 7.0) -> None:
+        self.engine = engine
+        self.where = where
+        self.retention = timedelta(days=retention_days)
+        self.available = True
+        self.last_error = ""
+        self.by = operator()
+        self._lock = threading.RLock()
+        self._ready = False  # connected once and migrated
+        self._tried = 0.0  # monotonic time of the last failed attempt
+        self._pruned = 0.0
+        self._mirror: dict[str, StoredIncident] = {}
+        self._written: dict[str, str] = {}  # key -> body this process last wrote
+        self._encoded: dict[str, tuple[Incident, str]] = {}  # key -> (incident, its body)
+        self._decoded: dict[str, tuple[str, Incident]] = {}
+        self._acks: dict[str, Ack] = {}
+        self._pending: list[tuple[str, str, str, str, float]] = []  # ack ops while down
+        self._pending_claims: list[tuple[str, str, float]] = []
+        self._claimed: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._evidence: OrderedDict[tuple[str, str], Artifacts] = OrderedDict()
+        self._cursors: dict[str, datetime] = {}
+        self._outages: dict[str, datetime] = {}  # source -> start of its open outage
+
+    # ------------------------------------------------------------------ plumbing
+
+    def open(self, legacy_acks: Callable[[], Iterable[str]] | None = None) -> None:
+        """Connect and migrate now (raises :class:`schema.SchemaTooNew`); a database that
+        cannot be reached leaves the store unavailable, retried by later calls."""
+        try:
+            self._connect(legacy_acks)
+        except _Down:
+            pass
+
+    def _connect(self, legacy_acks: Callable[[], Iterable[str]] | None = None) -> None:
+        try:
+            with self.engine.begin() as conn:
+                was = schema.migrate(conn, self.where)
+                if was == 0 and legacy_acks is not None:
+                    self._import_acks(conn, legacy_acks)
+        except schema.SchemaTooNew:
+            raise
+        except sa.exc.SQLAlchemyError as exc:
+            self._down(exc)
+            raise _Down from exc
+        self._ready = True
+
+    def _import_acks(self, conn: sa.Connection, keys: Callable[[], Iterable[str]]) -> None:
+        """The acks of the JSON state file the cockpit used before the store (state.json): the
+        operators keep them."""
+        now = time.time()
+        rows = [
+            {"key": k, "action": "ack", "who": self.by, "at": now, "note": "from state.json"}
+            for k in sorted(set(keys()))
+        ]
+        if rows:
+            conn.execute(sa.insert(schema.acks), rows)
+
+    def _down(self, exc: BaseException) -> None:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        with self._lock:
+            self.available = False
+            self.last_error = f"store unavailable: {redact(first)[:200]}"
+            self._tried = time.monotonic()
+        log.warning("%s (%s)", self.last_error, self.where)
+
+    def _db(self, fn: Callable[[sa.Connection], T]) -> T:
+        """Run ``fn`` in a transaction; raises :class:`_Down` when the database is away (the
+        queued acks and claims go first, in the same transaction, once it is back)."""
+        if not self.available and time.monotonic() - self._tried < RETRY_S:
+            raise _Down
+        if not self._ready:
+            try:
+                self._connect()
+            except schema.SchemaTooNew as exc:  # swapped under us: stay away from it
+                self._down(exc)
+                raise _Down from exc
+        try:
+            with self.engine.begin() as conn:
+                if self._pending or self._pending_claims:
+                    self._flush(conn)
+                result = fn(conn)
+        except sa.exc.SQLAlchemyError as exc:
+            self._down(exc)
+            raise _Down from exc
+        if not self.available:
+            with self._lock:
+                self.available, self.last_error = True, ""
+            log.warning("store available again (%s)", self.where)
+        return result
+
+    def _flush(self, conn: sa.Connection) -> None:
+        with self._lock:
+            ops, claims = list(self._pending), list(self._pending_claims)
+        for action, key, who, note, at in ops:
+            conn.execute(
+                sa.insert(schema.acks).values(key=key, action=action, who=who, at=at, note=note)
+            )
+        for key, channel, at in claims:
+            conn.execute(self._insert_claim(conn, key, channel, at))
+        with self._lock:  # only what was written: an ack queued meanwhile stays queued
+            del self._pending[: len(ops)]
+            del self._pending_claims[: len(claims)]
+
+    def _insert(self, conn: sa.Connection, table: sa.Table) -> Any:
+        return (postgresql if conn.dialect.name == "postgresql" else sqlite).insert(table)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # ------------------------------------------------------------------ incidents
+
+    def sync_incidents(
+        self, sources: Sequence[str], incidents: Sequence[Incident], now: datetime
+    ) -> None:
+        live = {i.key: i for i in incidents if i.subject.source in sources or not sources}
+        self._sync_mirror(sources, live, now)
+        try:
+            self._db(lambda conn: self._sync_db(conn, sources, live, now))
+        except _Down:
+            return
+
+    def _sync_mirror(self, sources: Sequence[str], live: dict[str, Incident], now: datetime):
+        cutoff = now - self.retention
+        with self._lock:
+            m = self._mirror
+            for key, inc in live.items():
+                prev = m.get(key)
+                first = prev.first_seen if prev else (inc.first_seen or now)
+                m[key] = StoredIncident(inc, first, now, False, None, self._acks.get(key))
+            for key, si in list(m.items()):
+                if si.last_seen < cutoff:
+                    del m[key]
+                elif key not in live and si.incident.subject.source in sources and not si.gone:
+                    m[key] = StoredIncident(si.incident, si.first_seen, si.last_seen, True, now)
+
+    def _sync_db(
+        self, conn: sa.Connection, sources: Sequence[str], live: dict[str, Incident], now: datetime
+    ) -> None:
+        t = schema.incidents
+        at = _ts(now)
+        touched = sorted(set(sources) | {i.subject.source for i in live.values()})
+        known = {
+            r.key: r
+            for r in conn.execute(
+                sa.select(t.c.key, t.c.source, t.c.gone).where(t.c.source.in_(touched))
+            )
+        }
+        new, changed, seen = [], [], []
+        for key, inc in live.items():
+            # the pipeline hands back the same Incident while nothing in it changed: encoding
+            # (and redacting) every member of a 1000-job incident each poll is not needed
+            enc = self._encoded.get(key)
+            body = enc[1] if enc is not None and enc[0] is inc else codec.incident_to_json(inc)
+            self._encoded[key] = (inc, body)
+            row = known.get(key)
+            fields = {
+                "source": inc.subject.source,
+                "kind": inc.subject.kind,
+                "root_cause": inc.root_cause,
+                "severity": inc.severity,
+                "title": inc.title,
+                "body": body,
+                "last_seen": at,
+                "gone": False,
+                "resolved_at": None,
+            }
+            if row is None:
+                first = _ts(inc.first_seen or now)
+                new.append({"key": key, "first_seen": first, **fields})
+            elif row.gone or self._written.get(key) != body:
+                changed.append({"k": key, **fields})
+            else:
+                seen.append(key)
+            self._written[key] = body
+        if new:
+            # another cockpit may insert the same key meanwhile: its row wins, ours updates
+            ins = self._insert(conn, t)
+            conn.execute(ins.on_conflict_do_nothing(index_elements=["key"]), new)
+        if changed:
+            conn.execute(
+                sa.update(t)
+                .where(t.c.key == sa.bindparam("k"))
+                .values({c: sa.bindparam(c) for c in changed[0] if c != "k"}),
+                changed,
+            )
+        for part in _chunks(seen):
+            conn.execute(sa.update(t).where(t.c.key.in_(part)).values(last_seen=at))
+        gone = [k for k, r in known.items() if r.source in sources and k not in live and not r.gone]
+        for part in _chunks(gone):
+            conn.execute(
+                sa.update(t)
+                .where(t.c.key.in_(part))
+                .values(gone=True, resolved_at=sa.func.coalesce(t.c.resolved_at, at))
+            )
+        for k in gone:
+            self._written.pop(k, None)
+            self._encoded.pop(k, None)
+        if time.monotonic() - self._pruned > PRUNE_EVERY_S:
+            self._prune(conn, now)
+
+    def _prune(self, conn: sa.Connection, now: datetime) -> None:
+        """Forget what is past the retention: incidents not seen since, and what hangs off them
+        (their acks, deliveries, evidence), closed outages."""
+        cutoff = _ts(now - self.retention)
+        t = schema.incidents
+        old = [r.key for r in conn.execute(sa.select(t.c.key).where(t.c.last_seen < cutoff))]
+        for part in _chunks(old):
+            conn.execute(sa.delete(schema.acks).where(schema.acks.c.key.in_(part)))
+            conn.execute(sa.delete(t).where(t.c.key.in_(part)))
+        conn.execute(sa.delete(schema.deliveries).where(schema.deliveries.c.claimed_at < cutoff))
+        conn.execute(sa.delete(schema.evidence).where(schema.evidence.c.at < cutoff))
+        conn.execute(sa.delete(schema.outages).where(schema.outages.c.ended < cutoff))
+        self._pruned = time.monotonic()
+
+    def incidents(self, now: datetime) -> list[StoredIncident]:
+        """Open incidents: not (acknowledged and resolved), seen within the retention."""
+        try:
+            rows, acks = self._db(lambda conn: (self._rows(conn, now), self._latest_acks(conn)))
+        except _Down:
+            with self._lock:
+                acks = dict(self._acks)
+                cutoff = now - self.retention
+                found = [
+                    StoredIncident(
+                        si.incident,
+                        si.first_seen,
+                        si.last_seen,
+                        si.gone,
+                        si.resolved_at,
+                        acks.get(si.key),
+                    )
+                    for si in self._mirror.values()
+                    if si.last_seen >= cutoff
+                ]
+            return [si for si in found if not (si.ack and si.resolved_at)]
+        with self._lock:
+            self._acks = acks | {
+                op[1]: Ack(op[2], _dt(op[4]), op[3]) for op in self._pending if op[0] == "ack"
+            }
+            for op in self._pending:
+                if op[0] == "unack":
+                    self._acks.pop(op[1], None)
+            acks = dict(self._acks)
+        out = []
+        if len(self._decoded) > 2 * len(rows) + 1000:  # forget what left the store
+            live = {r.key for r in rows}
+            self._decoded = {k: v for k, v in self._decoded.items() if k in live}
+        for r in rows:
+            inc = self._decode(r.key, r.body)
+            if inc is None:
+                continue
+            ack = acks.get(r.key)
+            if ack is not None and r.resolved_at is not None:
+                continue
+            out.append(
+                StoredIncident(
+                    inc,
+                    _dt(r.first_seen),
+                    _dt(r.last_seen),
+                    bool(r.gone),
+                    _dt(r.resolved_at),
+                    ack,
+                )
+            )
+        return out
+
+    def _rows(self, conn: sa.Connection, now: datetime) -> list[Any]:
+        t = schema.incidents
+        cutoff = _ts(now - self.retention)
+        return list(conn.execute(sa.select(t).where(t.c.last_seen >= cutoff)))
+
+    def _decode(self, key: str, body: str) -> Incident | None:
+        hit = self._decoded.get(key)
+        if hit is not None and hit[0] == body:
+            return hit[1]
+        try:
+            inc = codec.incident_from_json(body)
+        except (ValueError, KeyError, TypeError):
+            log.warning("store: unreadable incident %s skipped", key)
+            return None
+        self._decoded[key] = (body, inc)
+        return inc
+
+    # ------------------------------------------------------------------ acknowledgements
+
+    def _latest_acks(self, conn: sa.Connection) -> dict[str, Ack]:
+        a = schema.acks
+        latest = sa.select(sa.func.max(a.c.id)).group_by(a.c.key).scalar_subquery()
+        rows = conn.execute(sa.select(a).where(a.c.id.in_(latest), a.c.action == "ack"))
+        return {r.key: Ack(r.who, _dt(r.at), r.note) for r in rows}
+
+    def ack(self, key: str, who: str, note: str, now: datetime) -> None:
+        self._ack_op("ack", key, who, redact(note.strip())[:500], now)
+
+    def unack(self, key: str, who: str, now: datetime) -> None:
+        self._ack_op("unack", key, who, "", now)
+
+    def _ack_op(self, action: str, key: str, who: str, note: str, now: datetime) -> None:
+        with self._lock:
+            if action == "ack":
+                self._acks[key] = Ack(who, now, note)
+            else:
+                self._acks.pop(key, None)
+            # queued first: a failed write leaves it queued, a good one flushes it
+            self._pending.append((action, key, who, note, _ts(now)))
+        try:
+            self._db(lambda conn: None)
+        except _Down:
+            pass
+
+    def acks(self) -> dict[str, Ack]:
+        try:
+            found = self._db(self._latest_acks)
+        except _Down:
+            with self._lock:
+                return dict(self._acks)
+        with self._lock:
+            self._acks = found
+            return dict(found)
+
+    def known_acks(self) -> dict[str, Ack]:
+        """The acks as last read or given here: no database round trip (the UI thread)."""
+        with self._lock:
+            return dict(self._acks)
+
+    @property
+    def pending(self) -> int:
+        """Acks given while the store was down, not written yet."""
+        return len(self._pending)
+
+    # ------------------------------------------------------------------ evidence
+
+    def save_evidence(
+        self, source: str, subject: Subject, artifacts: Artifacts, now: datetime
+    ) -> None:
+        """The first capture is kept (what ``scontrol show job`` said while it still answered)."""
+        mem = (source, _subject_key(subject))
+        with self._lock:
+            if mem not in self._evidence:
+                self._evidence[mem] = artifacts
+                while len(self._evidence) > MEM_EVIDENCE:
+                    self._evidence.popitem(last=False)
+        body = codec.artifacts_to_json(artifacts)
+
+        def write(conn: sa.Connection) -> None:
+            ins = self._insert(conn, schema.evidence).values(
+                source=source, subject=mem[1], at=_ts(now), body=body
+            )
+            conn.execute(ins.on_conflict_do_nothing(index_elements=["source", "subject"]))
+
+        try:
+            self._db(write)
+        except _Down:
+            pass
+
+    def evidence(self, source: str, subject: Subject) -> Artifacts | None:
+        e = schema.evidence
+        mem = (source, _subject_key(subject))
+        try:
+            body = self._db(
+                lambda conn: conn.execute(
+                    sa.select(e.c.body).where(e.c.source == source, e.c.subject == mem[1])
+                ).scalar()
+            )
+        except _Down:
+            with self._lock:
+                return self._evidence.get(mem)
+        if body is None:
+            return None
+        try:
+            return codec.artifacts_from_json(body)
+        except (ValueError, KeyError, TypeError):
+            log.warning("store: unreadable evidence for %s %s", source, mem[1])
+            return None
+
+    # ------------------------------------------------------------------ deliveries
+
+    def _insert_claim(self, conn: sa.Connection, key: str, channel: str, at: float) -> Any:
+        ins = self._insert(conn, schema.deliveries).values(
+            alert_key=key, channel=channel, claimed_at=at, by=self.by
+        )
+        # RETURNING names the row only when this INSERT made it (rowcount is not portable)
+        return ins.on_conflict_do_nothing(index_elements=["alert_key", "channel"]).returning(
+            schema.deliveries.c.alert_key
+        )
+
+    def claim(self, alert_key: str, channel: str, now: datetime) -> bool:
+        """True for exactly one caller per (alert, channel) across every process on this store."""
+        mem = (alert_key, channel)
+        try:
+            won = self._db(
+                lambda conn: (
+                    conn.execute(self._insert_claim(conn, alert_key, channel, _ts(now))).first()
+                    is not None
+                )
+            )
+        except _Down:
+            with self._lock:
+                if mem in self._claimed:
+                    return False
+                self._pending_claims.append((alert_key, channel, _ts(now)))
+                if len(self._pending_claims) > MEM_CLAIMS:  # a long outage: the oldest go
+                    del self._pending_claims[: len(self._pending_claims) - MEM_CLAIMS]
+                won = True
+        with self._lock:
+            self._claimed[mem] = None
+            while len(self._claimed) > MEM_CLAIMS:
+                self._claimed.popitem(last=False)
+        return won
+
+    # ------------------------------------------------------------------ cursors and outages
+
+    def cursor(self, source: str) -> datetime | None:
+        c = schema.cursors
+        try:
+            at = self._db(
+                lambda conn: conn.execute(sa.select(c.c.at).where(c.c.source == source)).scalar()
+            )
+        except _Down:
+            return self._cursors.get(source)
+        return _dt(at)
+
+    def set_cursor(self, source: str, at: datetime) -> None:
+        self._cursors[source] = at
+
+        def write(conn: sa.Connection) -> None:
+            ins = self._insert(conn, schema.cursors).values(source=source, at=_ts(at))
+            conn.execute(ins.on_conflict_do_update(index_elements=["source"], set_={"at": _ts(at)}))
+
+        try:
+            self._db(write)
+        except _Down:
+            pass
+
+    def open_outage(self, source: str, now: datetime, error: str) -> datetime:
+        """The start of ``source``'s open outage: one another cockpit opened, else now. Every
+        cockpit thus keys the same outage incident (``source|NAME|START``) alike."""
+        o = schema.outages
+
+        def find_or_open(conn: sa.Connection) -> float:
+            started = conn.execute(
+                sa.select(sa.func.min(o.c.started)).where(o.c.source == source, o.c.ended.is_(None))
+            ).scalar()
+            if started is not None:
+                return started
+            ins = self._insert(conn, o).values(
+                source=source, started=_ts(now), error=redact(error)[:1000]
+            )
+            conn.execute(ins.on_conflict_do_nothing(index_elements=["source", "started"]))
+            return _ts(now)
+
+        with self._lock:
+            known = self._outages.get(source)
+        if known is not None:
+            return known
+        try:
+            start = _dt(self._db(find_or_open)) or now
+        except _Down:
+            start = now
+        with self._lock:
+            self._outages[source] = start
+        return start
+
+    def close_outage(self, source: str, now: datetime) -> None:
+        """The source answers again: its outage ends now."""
+        o = schema.outages
+        with self._lock:
+            self._outages.pop(source, None)
+        try:
+            self._db(
+                lambda conn: conn.execute(
+                    sa.update(o)
+                    .where(o.c.source == source, o.c.ended.is_(None))
+                    .values(ended=_ts(now))
+                )
+            )
+        except _Down:
+            pass

@@ -1,0 +1,197 @@
+"""--record keeps what a cluster answered; --replay plays it through the same pipeline: the
+replayed snapshot of each poll is the live one, steps move between polls, a recording cut
+by a crash still plays, and secrets never reach the recording."""
+
+from __future__ import annotations
+
+import gzip
+from datetime import timedelta
+
+import pytest
+
+from cockpit.demo.site import DEMO_START, demo_sources
+from cockpit.errors import UserError
+from cockpit.record import ReplayClock, replay_sources, start_recording
+from cockpit.transport import CommandResult
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = DEMO_START + timedelta(minutes=15)
+
+    def __call__(self):
+        return self.now
+
+
+def _summary(snap):
+    return (
+        sorted((j.job_id, j.state, j.reason) for j in snap.jobs),
+        sorted((n.name, n.state, n.flags, n.reason) for n in snap.nodes),
+    )
+
+
+async def _record(tmp_path, polls: int = 3):
+    clock = Clock()
+    src = demo_sources(7, clock=clock)[0]
+    skipped = start_recording(tmp_path, [src], clock)
+    assert skipped == []
+    live = []
+    for _ in range(polls):
+        snap = await src.poll()
+        assert snap.error is None
+        live.append(_summary(snap))
+        clock.now += timedelta(minutes=5)  # jobs start, end and fail between polls
+    await src.close()
+    return live
+
+
+async def test_each_replayed_poll_is_the_recorded_one(tmp_path):
+    live = await _record(tmp_path)
+    assert live[0] != live[-1]  # the site changed between polls: the replay must follow
+    sources, clock = replay_sources(tmp_path)
+    assert [s.name for s in sources] == ["demo-hpc"] and len(clock.polls) == 3
+    src = sources[0]
+    for i in range(3):
+        snap = await src.poll()
+        assert snap.error is None, snap.error
+        assert _summary(snap) == live[i], f"poll {i + 1}"
+        assert clock.label().startswith(f"REPLAY poll {i + 1}/3")
+        clock.step(1)
+    assert not clock.step(1)  # at the end: stays on the last poll
+    clock.step(-10)
+    assert clock.index == 0 and _summary(await src.poll()) == live[0]
+
+
+async def test_a_recording_cut_by_a_crash_still_plays_its_complete_polls(tmp_path):
+    live = await _record(tmp_path)
+    path = tmp_path / "demo-hpc.jsonl.gz"
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 200])  # the last gzip member is cut short
+    sources, clock = replay_sources(tmp_path)
+    assert 1 <= len(clock.polls) <= 3
+    assert _summary(await sources[0].poll()) == live[0]
+
+
+def test_not_a_recording_is_a_clear_error(tmp_path):
+    with pytest.raises(UserError, match="not a cockpit recording"):
+        replay_sources(tmp_path)
+    (tmp_path / "meta.json").write_text('{"format": 1, "sources": []}')
+    with pytest.raises(UserError, match="no poll"):
+        replay_sources(tmp_path)
+
+
+class Leaky:
+    name = "leaky"
+
+    async def run(self, argv, timeout=30.0):
+        out = b"JOBID\x1fNAME\n1\x1fexport password=hunter2\n"
+        return CommandResult(tuple(argv), out, b"", 0)
+
+    async def close(self):
+        return None
+
+
+async def test_secrets_in_outputs_never_reach_the_recording(tmp_path):
+    from cockpit.slurm.source import SlurmSource
+
+    clock = Clock()
+    src = SlurmSource("leaky", Leaky(), clock=clock)
+    start_recording(tmp_path, [src], clock)
+    await src.poll()
+    await src.close()
+    raw = gzip.decompress((tmp_path / "leaky.jsonl.gz").read_bytes())
+    assert b"squeue" in raw and b"hunter2" not in raw
+
+
+def test_replay_clock_stands_at_the_end_of_a_poll():
+    t0 = DEMO_START
+    clock = ReplayClock([t0, t0 + timedelta(seconds=15), t0 + timedelta(seconds=30)])
+    # every command of poll 1 (recorded a few seconds after its squeue) is before the clock
+    assert t0 + timedelta(seconds=14) < clock() < t0 + timedelta(seconds=15)
+    clock.step(2)
+    assert clock() == t0 + timedelta(seconds=90)
+
+
+async def test_replay_keys_step_the_tui_through_the_recorded_polls(tmp_path):
+    from textual.widgets import Static
+
+    from cockpit.app import CockpitApp
+    from cockpit.screens.panes import QueueTable
+    from cockpit.store.acks import AckStore
+
+    from .test_ui_flows import until
+
+    live = await _record(tmp_path / "rec")
+    sources, clock = replay_sources(tmp_path / "rec")
+    app = CockpitApp(
+        sources,
+        clock=clock,
+        replay=clock,
+        banner=clock.label(),
+        readonly=True,
+        acks=AckStore(tmp_path / "state.json"),
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        st = app.hub.states["demo-hpc"]
+
+        def queue():
+            return app.screen.query_one(QueueTable)
+
+        await until(pilot, lambda: st.snapshot is not None, "first replayed poll", 500)
+        assert st.error is None and _summary(st.snapshot) == live[0]
+        await pilot.press("right_square_bracket")
+        assert clock.index == 1, clock.index
+        await until(pilot, lambda: _summary(st.snapshot) == live[1], "the second poll", 500)
+        await until(pilot, lambda: queue().row_count == len(live[1][0]), "its rows", 500)
+        title = str(app.screen.query_one("#title", Static).render())
+        assert "REPLAY poll 2/3" in title
+        ids = {r.key.split("\x1f")[1] for r in queue().rows}
+        assert ids == {j for j, _, _ in live[1][0]}
+        await pilot.press("left_curly_bracket")
+        await until(pilot, lambda: _summary(st.snapshot) == live[0], "back to poll 1", 500)
+
+
+class Flaky:
+    """Answers like the demo, except that the second poll finds the controller unreachable."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.polls = inner, "flaky", 0
+
+    async def run(self, argv, timeout=30.0):
+        from cockpit.transport import ConnectError
+
+        if argv[0] == "squeue":
+            self.polls += 1
+        if self.polls == 2:
+            raise ConnectError("ssh: connect to host hpc port 22: Connection refused")
+        return await self.inner.run(argv, timeout)
+
+    async def read_range(self, path, offset, length):
+        return await self.inner.read_range(path, offset, length)
+
+    async def stat(self, path):
+        return await self.inner.stat(path)
+
+    async def close(self):
+        return None
+
+
+async def test_an_outage_is_recorded_and_replayed_as_an_outage(tmp_path):
+    clock = Clock()
+    src = demo_sources(7, clock=clock)[0]
+    src.transport = Flaky(src.transport)
+    start_recording(tmp_path, [src], clock)
+    kinds = []
+    for _ in range(3):
+        snap = await src.poll()
+        kinds.append(snap.error.kind if snap.error else None)
+        clock.now += timedelta(minutes=1)
+    await src.close()
+    assert kinds == [None, "unreachable", None]
+    sources, replay = replay_sources(tmp_path)
+    replayed = []
+    for _ in range(3):
+        snap = await sources[0].poll()
+        replayed.append(snap.error.kind if snap.error else None)
+        replay.step(1)
+    assert replayed == kinds

@@ -1,0 +1,25 @@
+"""At 80x24 the drill-down shows what to do without scrolling, and titles lead with the fact
+that tells two jobs apart."""
+
+from __future__ import annotations
+
+from cockpit.model import Subject
+from cockpit.screens.panes import FindingList
+from cockpit.screens.subject import JobScreen
+
+from .test_hostile_text import painted
+from .test_ui_flows import make_app, ready, until
+
+
+async def test_the_remedy_is_on_screen_at_80x24(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        app.open_subject(Subject("job", "demo-hpc", "48104"))  # fastqc: command not found
+        await until(pilot, lambda: isinstance(app.screen, JobScreen), "job screen")
+        screen = app.screen
+        await until(pilot, lambda: bool(screen.logs), "evidence")
+        await pilot.pause()
+        shown = "\n".join(painted(screen.query_one(FindingList)))
+        assert "fastqc: command not found" in shown
+        assert "→ Preflight on the compute node" in shown, shown

@@ -1,0 +1,79 @@
+"""Many sources: the fleet screen (F) shows each cluster's health and load, enter narrows the
+dashboard to one cluster, the CLUSTER column stays at 80 columns, and the status line
+summarises a fleet that does not fit instead of hiding the rest."""
+
+from __future__ import annotations
+
+from cockpit.app import CockpitApp
+from cockpit.demo.site import (
+    SLURMCTLD_LOG,
+    SLURMD_LOG,
+    DemoSite,
+    DemoTransport,
+)
+from cockpit.screens.dashboard import DashboardScreen
+from cockpit.screens.fleet import FleetScreen, FleetTable
+from cockpit.screens.panes import NodeTable, QueueTable, SourceStatus
+from cockpit.slurm.source import SlurmSource
+from cockpit.store.acks import AckStore
+from cockpit.transport import ConnectError
+
+from .test_ui_flows import frozen, until
+
+CLUSTERS = 12
+
+
+class DownTransport(DemoTransport):
+    async def run(self, argv, timeout: float = 30.0):
+        raise ConnectError("ssh: connect to host hpc-05 port 22: Connection refused")
+
+
+def fleet(tmp_path) -> CockpitApp:
+    sources = []
+    for i in range(CLUSTERS):
+        site = DemoSite(7, frozen)
+        transport = (DownTransport if i == 5 else DemoTransport)(site, f"hpc-{i:02d}")
+        sources.append(
+            SlurmSource(
+                f"hpc-{i:02d}",
+                transport,
+                interval=15,
+                clock=site.clock,
+                slurmctld_log=SLURMCTLD_LOG,
+                slurmd_log=SLURMD_LOG,
+            )
+        )
+    return CockpitApp(sources, clock=frozen, acks=AckStore(tmp_path / "state.json"))
+
+
+async def test_fleet_screen_and_enter_narrows_the_dashboard(tmp_path):
+    app = fleet(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(
+            pilot, lambda: all(st.polls for st in app.hub.states.values()), "every poll", 1500
+        )
+        queue = app.screen.query_one(QueueTable)
+        await until(pilot, lambda: queue.row_count > 0, "queue rows")
+        # at 80 columns the CLUSTER column is still drawn: the same job id on two clusters
+        header = "".join(seg.text for seg in queue.render_line(0))
+        assert "CLUSTER" in header
+        status = "".join(seg.text for seg in app.screen.query_one(SourceStatus).render_line(0))
+        assert "12 clusters:" in status and "hpc-05" in status and "failing" in status
+        await pilot.press("F")
+        assert isinstance(app.screen, FleetScreen)
+        table = app.screen.query_one(FleetTable)
+        assert table.row_count == CLUSTERS
+        by_source = {r.key: r.cells for r in table.rows}
+        assert by_source["hpc-05"][-1].startswith("failing: unreachable")
+        assert by_source["hpc-03"][-1] == "ok" and int(by_source["hpc-03"][3]) > 0  # pending
+        assert table.move_to_key("hpc-03")
+        await pilot.press("enter")
+        assert isinstance(app.screen, DashboardScreen)
+        queue = app.screen.query_one(QueueTable)
+        await until(pilot, lambda: not queue.filter_pending, "filter")
+        assert queue.row_count > 0
+        assert {r.cells[-1] for r in queue.rows} == {"hpc-03"}
+        nodes = app.screen.query_one(NodeTable)
+        assert nodes.row_count > 0 and {r.cells[-1] for r in nodes.rows} == {"hpc-03"}
+        await pilot.press("escape")  # the kept filter goes first: every cluster again
+        assert queue.row_count > len({r.key for r in queue.rows if r.cells[-1] == "hpc-03"})
