@@ -503,122 +503,137 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
     samples: list[dict[str, Any]] = []
     warm: dict[str, Any] = {}
     tasks: list[asyncio.Task] = []
-    async with app.run_test(headless=True, size=(160, 48)) as pilot:
-        await pilot.pause(0.1)
-        for name, poller in app.hub.pollers.items():
-            logs[name] = PollLog(float(poller.st.source.interval))
-            instrument(poller, logs[name])
-        tasks = [
-            asyncio.create_task(probe.run()),
-            asyncio.create_task(writer.run()),
-        ]
-        if args.ui_every > 0:  # 0: the dashboard only
-            views = tuple(args.views.split(","))
-            cycle = ui_cycle(app, pilot, probe, ctld, fake, args.ui_every, views)
-            tasks.append(asyncio.create_task(cycle))
-        next_sample = 0.0
-        warm_at = min(DAY, sim_s / 4)
-        while clock.elapsed() < sim_s:
-            await asyncio.sleep(0.25)
-            if clock.elapsed() >= next_sample:
-                next_sample += sim_s / 56  # 8 samples a simulated day
-                if args.trim:
-                    malloc_trim()
-                s = {
-                    "sim_h": round(clock.elapsed() / 3600, 1),
-                    "rss_mib": round(rss_mib(), 1),
-                    "threads": kept_threads(),
-                    "os_threads": os_threads(),
-                    "tasks": len(asyncio.all_tasks()),
-                    "polls": {n: len(pl.starts) for n, pl in logs.items()},
-                    # live Python memory blocks (cheap): a leak of objects shows here first
-                    "py_blocks_k": sys.getallocatedblocks() // 1000,
-                    "evidence_kib": {
-                        n: st.evidence.held_bytes // 1024 for n, st in app.hub.states.items()
-                    },
-                }
-                samples.append(s)
-                if args.verbose:
-                    print(json.dumps(s), flush=True)
-            if not warm and clock.elapsed() >= warm_at:
-                gc.collect()
-                if args.trim:
-                    malloc_trim()
-                warm = {"sim_h": round(clock.elapsed() / 3600, 1), "rss_mib": rss_mib()}
-                warm_threads = kept_threads()
-                if args.trace:  # what is allocated from now on and still alive at the end
-                    import tracemalloc
+    result: dict[str, Any] = {}
+    try:
+        async with app.run_test(headless=True, size=(160, 48)) as pilot:
+            await pilot.pause(0.1)
+            for name, poller in app.hub.pollers.items():
+                logs[name] = PollLog(float(poller.st.source.interval))
+                instrument(poller, logs[name])
+            tasks = [
+                asyncio.create_task(probe.run()),
+                asyncio.create_task(writer.run()),
+            ]
+            if args.ui_every > 0:  # 0: the dashboard only
+                views = tuple(args.views.split(","))
+                cycle = ui_cycle(app, pilot, probe, ctld, fake, args.ui_every, views)
+                tasks.append(asyncio.create_task(cycle))
+            next_sample = 0.0
+            warm_at = min(DAY, sim_s / 4)
+            while clock.elapsed() < sim_s:
+                await asyncio.sleep(0.25)
+                if clock.elapsed() >= next_sample:
+                    next_sample += sim_s / 56  # 8 samples a simulated day
+                    if args.trim:
+                        malloc_trim()
+                    s = {
+                        "sim_h": round(clock.elapsed() / 3600, 1),
+                        "rss_mib": round(rss_mib(), 1),
+                        "threads": kept_threads(),
+                        "os_threads": os_threads(),
+                        "tasks": len(asyncio.all_tasks()),
+                        "polls": {n: len(pl.starts) for n, pl in logs.items()},
+                        # live Python memory blocks (cheap): a leak of objects shows here first
+                        "py_blocks_k": sys.getallocatedblocks() // 1000,
+                        "evidence_kib": {
+                            n: st.evidence.held_bytes // 1024 for n, st in app.hub.states.items()
+                        },
+                    }
+                    samples.append(s)
+                    if args.verbose:
+                        print(json.dumps(s), flush=True)
+                if not warm and clock.elapsed() >= warm_at:
+                    gc.collect()
+                    if args.trim:
+                        malloc_trim()
+                    warm = {"sim_h": round(clock.elapsed() / 3600, 1), "rss_mib": rss_mib()}
+                    warm_threads = kept_threads()
+                    types0 = _type_counts() if args.types else None
+                    if args.trace:  # what is allocated from now on and still alive at the end
+                        import tracemalloc
 
-                    tracemalloc.start(12)
-                probe.reset()  # the first poll builds the demo site: start-up, not steady state
-        stopped = app.hub.stopped()
-        for t in tasks:
-            t.cancel()
-        gc.collect()
-        if args.trim:
-            malloc_trim()
-        end_rss = rss_mib()
-        grown = _grown() if args.trace else []
-        after = [s for s in samples if s["sim_h"] >= warm["sim_h"]]
-        threads = sorted({s["threads"] for s in after} | {warm_threads, kept_threads()})
-        lags = probe.lags or [0.0]
-        result = {
-            "days": args.days,
-            "wall_s": args.wall,
-            "speed": round(clock.speed),
-            "interval_s": {n: pl.interval for n, pl in logs.items()},
-            "sim_s_per_poll": {n: round(pl.interval * clock.speed) for n, pl in logs.items()},
-            "jobs": args.jobs,
-            "rss_warm_mib": round(warm["rss_mib"], 1),
-            "rss_end_mib": round(end_rss, 1),
-            "rss_growth_pct": round(100 * (end_rss / warm["rss_mib"] - 1), 1),
-            "rss_max_mib": max(s["rss_mib"] for s in after),
-            "threads": threads,
-            "stall_max_ms": round(max(lags) * 1000, 1),
-            "stall_p99_ms": round(statistics.quantiles(lags, n=100)[98] * 1000, 1)
-            if len(lags) > 100
-            else None,
-            "stalls_over_50ms": sum(1 for x in lags if x > 0.05),
-            "stall_cpu_max_ms": round(max(probe.cpu_lags or [0.0]) * 1000, 1),
-            "stalls_cpu_over_50ms": sum(1 for x in probe.cpu_lags if x > 0.05),
-            "loadavg": [load0, os.getloadavg()],
-            "worst_stalls": [
-                {"ms": round(lag * 1000, 1), "sim_h": round(h, 1), "screen": sc}
-                for lag, h, sc in probe.worst
-            ],
-            "polls": {n: len(pl.starts) for n, pl in logs.items()},
-            "poll_s_median": {
-                n: round(statistics.median(pl.durations), 3) for n, pl in logs.items()
-            },
-            "late_max_s": {n: round(max(pl.late(), default=0.0), 2) for n, pl in logs.items()},
-            "missed": {n: pl.missed() for n, pl in logs.items()},
-            "stopped": stopped,
-            "os_threads_range": [
-                min(s["os_threads"] for s in after),
-                max(s["os_threads"] for s in after),
-            ],
-            "slow_callbacks": sorted(
-                (
-                    {"ms_max": round(max(v) * 1000), "n": len(v), "what": k}
-                    for k, v in slow.seen.items()
-                ),
-                key=lambda d: -d["ms_max"],
-            )[:15],
-            "faults": faults.hits,
-            "log_lines_written": writer.lines,
-            "log_rotations": writer.rotations,
-            "stall_stacks": sorted(
-                ((n, k) for k, n in (sampler.seen if sampler else {}).items()), reverse=True
-            )[:25],
-            "grown_since_warm_up": grown,
-            "samples": samples,
-        }
-        if sampler is not None:
-            sampler.stop.set()
-        while len(app.screen_stack) > 1:
-            app.pop_screen()
-        app.workers.cancel_group(app, "poll")
-        await app.hub.close()
+                        tracemalloc.start(12)
+                    probe.reset()  # the first poll builds the demo site: start-up, not steady state
+            stopped = app.hub.stopped()
+            for t in tasks:
+                t.cancel()
+            gc.collect()
+            if args.trim:
+                malloc_trim()
+            end_rss = rss_mib()
+            grown = _grown() if args.trace else []
+            if args.types and types0 is not None:
+                now_types = _type_counts()
+                diff = {k: now_types[k] - types0.get(k, 0) for k in now_types}
+                grown += [
+                    {"type": k, "more": v}
+                    for k, v in sorted(diff.items(), key=lambda kv: -kv[1])[:8]
+                ]
+                grown += _biggest()
+            after = [s for s in samples if s["sim_h"] >= warm["sim_h"]]
+            threads = sorted({s["threads"] for s in after} | {warm_threads, kept_threads()})
+            lags = probe.lags or [0.0]
+            result = {
+                "days": args.days,
+                "wall_s": args.wall,
+                "speed": round(clock.speed),
+                "interval_s": {n: pl.interval for n, pl in logs.items()},
+                "sim_s_per_poll": {n: round(pl.interval * clock.speed) for n, pl in logs.items()},
+                "jobs": args.jobs,
+                "rss_warm_mib": round(warm["rss_mib"], 1),
+                "rss_end_mib": round(end_rss, 1),
+                "rss_growth_pct": round(100 * (end_rss / warm["rss_mib"] - 1), 1),
+                "rss_max_mib": max(s["rss_mib"] for s in after),
+                "threads": threads,
+                "stall_max_ms": round(max(lags) * 1000, 1),
+                "stall_p99_ms": round(statistics.quantiles(lags, n=100)[98] * 1000, 1)
+                if len(lags) > 100
+                else None,
+                "stalls_over_50ms": sum(1 for x in lags if x > 0.05),
+                "stall_cpu_max_ms": round(max(probe.cpu_lags or [0.0]) * 1000, 1),
+                "stalls_cpu_over_50ms": sum(1 for x in probe.cpu_lags if x > 0.05),
+                "loadavg": [load0, os.getloadavg()],
+                "worst_stalls": [
+                    {"ms": round(lag * 1000, 1), "sim_h": round(h, 1), "screen": sc}
+                    for lag, h, sc in probe.worst
+                ],
+                "polls": {n: len(pl.starts) for n, pl in logs.items()},
+                "poll_s_median": {
+                    n: round(statistics.median(pl.durations), 3) for n, pl in logs.items()
+                },
+                "late_max_s": {n: round(max(pl.late(), default=0.0), 2) for n, pl in logs.items()},
+                "missed": {n: pl.missed() for n, pl in logs.items()},
+                "stopped": stopped,
+                "os_threads_range": [
+                    min(s["os_threads"] for s in after),
+                    max(s["os_threads"] for s in after),
+                ],
+                "slow_callbacks": sorted(
+                    (
+                        {"ms_max": round(max(v) * 1000), "n": len(v), "what": k}
+                        for k, v in slow.seen.items()
+                    ),
+                    key=lambda d: -d["ms_max"],
+                )[:15],
+                "faults": faults.hits,
+                "log_lines_written": writer.lines,
+                "log_rotations": writer.rotations,
+                "stall_stacks": sorted(
+                    ((n, k) for k, n in (sampler.seen if sampler else {}).items()), reverse=True
+                )[:25],
+                "grown_since_warm_up": grown,
+                "samples": samples,
+            }
+            if sampler is not None:
+                sampler.stop.set()
+            while len(app.screen_stack) > 1:
+                app.pop_screen()
+            app.workers.cancel_group(app, "poll")
+            await app.hub.close()
+    except Exception as exc:  # Textual's shutdown racing the last screen pop: keep the numbers
+        if not result:
+            raise
+        result["exit_error"] = f"{type(exc).__name__}: {exc}"
     result["pass"] = {
         "rss": result["rss_growth_pct"] <= 15,
         "threads": len(result["threads"]) == 1,
@@ -626,6 +641,38 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
         "missed": sum(result["missed"].values()) == 0 and not stopped,
     }
     return result
+
+
+def _biggest(top: int = 12) -> list[dict[str, Any]]:
+    """The largest dicts, sets and lists alive, with what holds them (one level up)."""
+    sized = sorted(
+        ((len(o), id(o), o) for o in gc.get_objects() if type(o) in (dict, set, list)),
+        key=lambda x: -x[0],
+    )[:top]
+    out = []
+    for n, _, o in sized:
+        owners = []
+        for r in gc.get_referrers(o)[:4]:
+            if isinstance(r, dict):
+                keys = [k for k, v in r.items() if v is o][:1]
+                owners.append(f"dict[{keys[0]!r:.40}]" if keys else "dict")
+            else:
+                owners.append(type(r).__qualname__)
+        sample = next(iter(o), None) if not isinstance(o, dict) else next(iter(o.items()), None)
+        out.append(
+            {"len": n, "type": type(o).__name__, "held_by": owners, "e.g.": repr(sample)[:100]}
+        )
+    return out
+
+
+def _type_counts() -> dict[str, int]:
+    """GC-tracked objects by type (module.qualname): which kind of object piles up."""
+    counts: dict[str, int] = {}
+    for o in gc.get_objects():
+        t = type(o)
+        k = f"{t.__module__}.{t.__qualname__}"
+        counts[k] = counts.get(k, 0) + 1
+    return counts
 
 
 def _grown(top: int = 12) -> list[dict[str, Any]]:
@@ -636,6 +683,15 @@ def _grown(top: int = 12) -> list[dict[str, Any]]:
     traced, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     out: list[dict[str, Any]] = [{"traced_mib": round(traced / 2**20, 1)}]
+    for stat in snap.statistics("lineno")[:10]:
+        f = stat.traceback[0]
+        out.append(
+            {
+                "mib": round(stat.size / 2**20, 1),
+                "count": stat.count,
+                "line": f"{f.filename[-50:]}:{f.lineno}",
+            }
+        )
     for stat in snap.statistics("filename")[:8]:
         out.append(
             {
@@ -666,6 +722,7 @@ def main() -> int:
     ap.add_argument("--debug-callbacks", action="store_true", help="asyncio debug: slow callbacks")
     ap.add_argument("--views", default=",".join(VIEWS), help="UI views cycled through")
     ap.add_argument("--only", choices=("all", "demo", "fake"), default="all", help="sources")
+    ap.add_argument("--types", action="store_true", help="object counts by type: warm-up vs end")
     ap.add_argument("--trim", action="store_true", help="malloc_trim(0) before each RSS read")
     ap.add_argument("--trace", action="store_true", help="tracemalloc from warm-up to the end")
     ap.add_argument("-v", "--verbose", action="store_true", help="print samples as they come")

@@ -39,11 +39,12 @@ CATALOGUE: tuple[ActionKind, ...] = (
     ActionKind("drain", "node", "Drain node (running jobs finish, no new ones)", "reason"),
     ActionKind("resume", "node", "Resume node (undrain / back from DOWN)"),
     ActionKind("down", "node", "Set node DOWN (its running jobs are killed)", "reason", True),
-    ActionKind("cancel", "job", "Cancel job (scancel)", danger=True),
+    # the dangerous one last: a double-tapped enter must not cancel a job
     ActionKind("hold", "job", "Hold pending job"),
     ActionKind("release", "job", "Release held job"),
     ActionKind("requeue", "job", "Requeue job"),
     ActionKind("timelimit", "job", "Change time limit", "time"),
+    ActionKind("cancel", "job", "Cancel job (scancel)", danger=True),
     ActionKind("stop", "training_job", "Stop training job", danger=True),
 )
 
@@ -72,8 +73,19 @@ class ActionResult:
     output: str  # stdout and stderr, trimmed
 
 
-def actions_for(subject: Subject) -> tuple[ActionKind, ...]:
-    return tuple(k for k in CATALOGUE if k.subject_kind == subject.kind)
+def actions_for(subject: Subject, obj: object = None) -> tuple[ActionKind, ...]:
+    """The subject's actions, the likely one first: resume for a node already drained or
+    down, release for a held job (``obj``: the node or job as last polled, if known)."""
+    kinds = [k for k in CATALOGUE if k.subject_kind == subject.kind]
+    first = ""
+    state = str(getattr(obj, "state", "") or "").upper()
+    if subject.kind == "node":
+        flags = {str(f).upper() for f in getattr(obj, "flags", ()) or ()}
+        if state.startswith(("DOWN", "DRAIN")) or flags & {"DRAIN", "DOWN", "DRAINED"}:
+            first = "resume"
+    elif subject.kind == "job" and str(getattr(obj, "reason", "")).startswith("JobHeld"):
+        first = "release"
+    return tuple(sorted(kinds, key=lambda k: k.verb != first))
 
 
 def validate_reason(reason: str) -> str:
@@ -83,7 +95,9 @@ def validate_reason(reason: str) -> str:
         raise UnsafeValue("a reason is required: it shows in sinfo -R for the next shift")
     if len(text) > REASON_MAX:
         raise UnsafeValue(f"reason longer than {REASON_MAX} characters")
-    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+    if not text.isprintable():
+        # control, bidi, zero-width and line-separator characters: the dialog would show one
+        # reason and sinfo -R another (clean() hides them on screen)
         raise UnsafeValue("reason must be one line of printable text")
     return text
 

@@ -51,6 +51,11 @@ def _css_path() -> Path:
     return STYLES
 
 
+def _recorder(source: Source) -> object | None:
+    """The --record recorder under a source's transport, if any."""
+    return getattr(getattr(source, "transport", None), "recorder", None)
+
+
 class CockpitApp(App[int]):
     """``sources``: the live sources; ``clock`` is frozen in tests; ``banner`` heads the dashboard;
     ``export_dir``: where the incident view's ``x`` writes (default: the current directory);
@@ -69,6 +74,7 @@ class CockpitApp(App[int]):
         Binding("i", "incidents", "Incidents"),
         Binding("A", "alerts", "Alerts", show=False),  # listed in help (?); footer kept short
         Binding("F", "fleet", "Fleet", show=False),
+        Binding("P", "pools", "Pools", show=False),
         Binding("right_square_bracket", "replay_step(1)", "Next poll", show=False),
         Binding("left_square_bracket", "replay_step(-1)", "Prev poll", show=False),
         Binding("right_curly_bracket", "replay_step(10)", "+10 polls", show=False),
@@ -177,6 +183,22 @@ class CockpitApp(App[int]):
         store = self._baselines if self._baselines is not None else BaselineStore(persist=False)
         self.hub.baselines = BaselineRecorder(store)
         self.hub.start(self)
+        recorders = [
+            r for st in self.hub.states.values() if (r := _recorder(st.source)) is not None
+        ]
+        if recorders:  # --record: a full disk must not end a recording unnoticed
+            self._record_errors: dict[int, str] = {}
+            self.set_interval(5.0, lambda: self._check_recorders(recorders))
+
+    def _check_recorders(self, recorders: list) -> None:
+        for r in recorders:
+            if r.error and self._record_errors.get(id(r)) != r.error:
+                self.notify(
+                    f"{r.error} (retried each poll)", severity="error", timeout=10, markup=False
+                )
+            elif not r.error and self._record_errors.get(id(r)):
+                self.notify(f"recording to {r.path} again", timeout=5, markup=False)
+            self._record_errors[id(r)] = r.error
 
     def on_hub_updated(self, message: HubUpdated) -> None:
         if self.hub.remembered is not None:
@@ -256,6 +278,14 @@ class CockpitApp(App[int]):
             if set_banner is not None:
                 set_banner(self.banner)
         self.hub.refresh_now()
+
+    def action_pools(self) -> None:
+        from cockpit.screens.places import PoolsScreen
+
+        if not any(isinstance(s, PoolsScreen) for s in self.screen_stack):
+            while len(self.screen_stack) > 1:
+                self.pop_screen()
+        self._raise_or_push(PoolsScreen, PoolsScreen)
 
     def action_fleet(self) -> None:
         from cockpit.screens.fleet import FleetScreen

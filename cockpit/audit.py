@@ -47,7 +47,7 @@ class AuditEntry:
     subject: str  # "node cn013", "job 48102"
     action: str  # the verb: drain, cancel, stop...
     command: str  # exactly what ran (quoted argv), or the API call
-    ok: bool
+    ok: bool | None  # None: "issued", written before the command goes out; its result follows
     exit_status: int | None
     output: str
 
@@ -60,7 +60,7 @@ def entry(
     subject_id: str,
     action: str,
     command: str,
-    ok: bool,
+    ok: bool | None,
     exit_status: int | None,
     output: str,
     who: str | None = None,
@@ -74,7 +74,8 @@ def entry(
         command=redact(command),
         ok=ok,
         exit_status=exit_status,
-        output=redact(output[-OUTPUT_MAX:]),
+        # redacted whole, then cut: a cut first could split a secret so redact misses it
+        output=redact(output)[-OUTPUT_MAX:],
     )
 
 

@@ -34,7 +34,7 @@ class Prefs:
             }
         except FileNotFoundError:
             pass
-        except (OSError, ValueError, AttributeError):
+        except (OSError, ValueError, AttributeError, RecursionError):
             log.warning("ignoring unreadable UI preferences %s", self.path)
 
     def hidden_columns(self, pane: str) -> list[str]:

@@ -16,6 +16,7 @@ ModelArts sources are not recorded here (their SDK calls are not a transport).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import bisect
 import gzip
@@ -76,11 +77,27 @@ class Recorder:
         self.path = _file(directory, source)
         self.clock = clock
         self.error = ""
+        self.lost = 0  # polls whose lines could not be written
         self._lock = threading.Lock()
         self._pending: list[str] = []
 
+    def add_result(self, argv: list[str], res: CommandResult) -> None:
+        self.add(
+            {
+                "op": "run",
+                "argv": argv,
+                "rc": res.exit_status,
+                "out": _pack(res.stdout),
+                "err": _pack(res.stderr),
+            }
+        )
+
     def add(self, entry: dict[str, Any]) -> None:
         entry["t"] = self.clock().isoformat()
+        if "raw" in entry:
+            entry["data"] = _pack(entry.pop("raw"))
+        if "message" in entry:
+            entry["message"] = redact(str(entry["message"]))
         line = json.dumps(entry, ensure_ascii=False)
         with self._lock:
             self._pending.append(line)
@@ -93,16 +110,19 @@ class Recorder:
             self._flush_locked()
 
     def _flush_locked(self) -> None:
-        if not self._pending or self.error:
-            self._pending.clear()
+        if not self._pending:
             return
         data = ("\n".join(self._pending) + "\n").encode("utf-8")
         self._pending.clear()
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("ab") as fh:
                 fh.write(gzip.compress(data, compresslevel=6))
+            self.error = ""  # written again (disk freed, directory back)
         except OSError as exc:
-            self.error = f"recording to {self.path} stopped: {exc.strerror or exc}"
+            # this poll's lines are lost; the next poll tries again, and the app says so
+            self.lost += 1
+            self.error = f"recording to {self.path} failed: {exc.strerror or exc}"
 
 
 class RecordingTransport:
@@ -117,26 +137,17 @@ class RecordingTransport:
         try:
             res = await self.inner.run(argv, timeout=timeout)
         except TransportError as exc:  # an outage is part of what happened: replay it too
-            self.recorder.add(
-                {"op": "run", "argv": list(argv), "error": exc.kind, "message": redact(exc.message)}
-            )
+            entry = {"op": "run", "argv": list(argv), "error": exc.kind, "message": exc.message}
+            await asyncio.to_thread(self.recorder.add, entry)
             raise
-        self.recorder.add(
-            {
-                "op": "run",
-                "argv": list(argv),
-                "rc": res.exit_status,
-                "out": _pack(res.stdout),
-                "err": _pack(res.stderr),
-            }
-        )
+        # redacting a 10k-job squeue takes a second: never on the event loop
+        await asyncio.to_thread(self.recorder.add_result, list(argv), res)
         return res
 
     async def read_range(self, path: str, offset: int, length: int) -> bytes:
         data = await self.inner.read_range(path, offset, length)
-        self.recorder.add(
-            {"op": "read", "path": path, "offset": offset, "length": length, "data": _pack(data)}
-        )
+        entry = {"op": "read", "path": path, "offset": offset, "length": length, "raw": data}
+        await asyncio.to_thread(self.recorder.add, entry)
         return data
 
     async def stat(self, path: str) -> FileStat:
@@ -187,11 +198,32 @@ def start_recording(
         else:
             skipped.append(src.name)
     meta = {"format": FORMAT, "started": clock().isoformat(), "sources": recorded}
-    (directory / META).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+    try:
+        (directory / META).write_text(json.dumps(meta, indent=1), encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"--record {directory}: {exc.strerror or exc}") from None
     return skipped
 
 
 # ------------------------------------------------------------------ replay
+
+_TIME_OPTIONS = frozenset({"-S", "-E", "--starttime", "--endtime"})
+
+
+def _timeless(argv: object) -> list[str]:
+    """``argv`` with the values of its time options blanked (``-S 2026-12-01T09:00:00``)."""
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        return []
+    out = list(argv)
+    for i, a in enumerate(out[:-1]):
+        if a in _TIME_OPTIONS:
+            out[i + 1] = "*"
+    for i, a in enumerate(out):
+        key, eq, _ = a.partition("=")
+        if eq and key in _TIME_OPTIONS:
+            out[i] = f"{key}=*"
+    return out
+
 
 _ERRORS: dict[str, type[TransportError]] = {
     "unreachable": ConnectError,
@@ -215,6 +247,8 @@ class Recording:
     def load(cls, path: Path, source: str) -> Recording:
         rec = cls(source)
         try:
+            if not path.is_file():
+                raise UserError(f"--replay: {path} is not a recording file")
             raw = gzip.decompress(path.read_bytes())
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             # a recording cut by a crash: its last member is incomplete; keep what decoded
@@ -225,11 +259,14 @@ class Recording:
             try:
                 entry = json.loads(line)
                 t = datetime.fromisoformat(entry["t"])
-            except (ValueError, KeyError, TypeError):
-                continue  # a damaged line is skipped, the rest still plays
+                argv = entry.get("argv", [""]) if entry.get("op") == "run" else [""]
+                if t.tzinfo is None or not isinstance(argv, list) or not argv:
+                    continue  # a damaged line is skipped, the rest still plays
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
             rec.entries.append(entry)
             rec.times.append(t)
-            if entry.get("op") == "run" and entry.get("argv", [""])[0] == POLL_COMMAND:
+            if entry.get("op") == "run" and argv[0] == POLL_COMMAND:
                 rec.polls.append(t)
         return rec
 
@@ -251,7 +288,9 @@ def _decompress_members(path: Path) -> bytes:
 
 
 class ReplayClock:
-    """The time the replay stands at: the end of one recorded poll. Callable (a clock)."""
+    """The time the replay stands at: one recorded poll's start (what the status line and the
+    title show). Callable (a clock). Commands are answered from everything recorded before
+    :meth:`window_end`, so the poll's later commands (sacct a second after squeue) count."""
 
     def __init__(self, polls: list[datetime]) -> None:
         self.polls = sorted(set(polls))
@@ -260,6 +299,9 @@ class ReplayClock:
         self.index = 0
 
     def __call__(self) -> datetime:
+        return self.polls[self.index]
+
+    def end(self) -> datetime:
         return self.window_end(self.index)
 
     def window_end(self, i: int) -> datetime:
@@ -287,7 +329,7 @@ class ReplayTransport:
         self.name = f"replay {rec.source}"
 
     def _latest(self, match: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
-        end = bisect.bisect_right(self.rec.times, self.clock())
+        end = bisect.bisect_right(self.rec.times, self.clock.end())
         for i in range(end - 1, -1, -1):
             if match(self.rec.entries[i]):
                 return self.rec.entries[i]
@@ -296,14 +338,11 @@ class ReplayTransport:
     async def run(self, argv: list[str] | tuple[str, ...], timeout: float = 30.0) -> CommandResult:
         want = list(argv)
         e = self._latest(lambda x: x.get("op") == "run" and x.get("argv") == want)
-        if e is None:  # a command whose argv carries a time (sacct -S ...): same shape
-            e = self._latest(
-                lambda x: (
-                    x.get("op") == "run"
-                    and x.get("argv", [""])[:2] == want[:2]
-                    and len(x.get("argv", [])) == len(want)
-                )
-            )
+        if e is None and _timeless(want) != want:
+            # a command whose argv carries a time (the backfill's sacct -S/-E) was recorded with
+            # that poll's times: the same command with other times. Never another job's id.
+            shape = _timeless(want)
+            e = self._latest(lambda x: x.get("op") == "run" and _timeless(x.get("argv")) == shape)
         if e is None:
             msg = f"replay: {argv[0] if argv else '?'} was not recorded before this poll\n"
             return CommandResult(tuple(argv), b"", msg.encode(), 1)
@@ -354,10 +393,17 @@ def replay_sources(directory: Path) -> tuple[list[Any], ReplayClock]:
         raise UserError(f"--replay {directory}: no {META} (not a cockpit recording)") from None
     except (OSError, ValueError) as exc:
         raise UserError(f"--replay {directory}: unreadable {META}: {exc}") from None
+    if not isinstance(meta, dict):
+        raise UserError(f"--replay {directory}: {META} is not a cockpit recording's")
     if meta.get("format") != FORMAT:
         raise UserError(f"--replay: recording format {meta.get('format')!r}, expected {FORMAT}")
     recs = []
-    for s in meta.get("sources", []):
+    listed = meta.get("sources", [])
+    if not isinstance(listed, list) or not all(
+        isinstance(s, dict) and isinstance(s.get("name"), str) for s in listed
+    ):
+        raise UserError(f"--replay {directory}: {META} lists no sources it can read")
+    for s in listed:
         path = _file(directory, s["name"])
         if path.exists():
             recs.append((s, Recording.load(path, s["name"])))

@@ -37,9 +37,7 @@ class UnsafeValue(UserError, ValueError):
 # 123, array task 123_4, het component 123+1 (no ranges).
 # Slurm 26.05 also takes a SLUID wherever a job id goes: "s" and base32 letters and digits
 # (s83SM8SACRPA00).
-JOB_ID_RE = re.compile(
-    r"^(?:\d{1,10}(?:_\d{1,10})?(?:\+\d{1,4})?|s[0-9A-Za-z]{10,20})\Z", re.ASCII
-)
+JOB_ID_RE = re.compile(r"^(?:\d{1,10}(?:_\d{1,10})?(?:\+\d{1,4})?|s[0-9A-Za-z]{10,20})\Z", re.ASCII)
 # NodeName: letters, digits and . _ - (hostnames and Slurm's NodeName= values).
 NODE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 # PartitionName: Slurm accepts the same character set; a leading '-' would be an option.

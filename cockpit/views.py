@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from cockpit.model import SEVERITY_RANK, Finding, FsUsage, Incident, Snapshot
+from cockpit.model import SEVERITY_RANK, ExitCode, Finding, FsUsage, Incident, Snapshot
 from cockpit.text import clean
 from cockpit.units import squeue_time
 from cockpit.widgets.fmt import age
 from cockpit.widgets.status import StatusEntry
 from cockpit.widgets.table import Column, Row, RowList, prepare_rows
-# the table's own search text: a kept row's is the one prepare_rows would have built
-from cockpit.widgets.table import _search_text as search_text
+from cockpit.widgets.table import _search_text as search_text  # prepare_rows' own
 
 if TYPE_CHECKING:
     from cockpit.runtime.hub import Hub
@@ -190,6 +189,11 @@ JOB_COLUMNS = (
     Column("REASON", 16, 4),
     # the verdict is what matters: at 80 columns TIME and USER go before it shrinks below 30
     Column("VERDICT", 30, 0, flex=True, min_width=30),
+    # shown on wide terminals, dropped first when narrow; `c` chooses (turm's most asked-for)
+    Column("EXIT", 7, 6),
+    Column("NODELIST", 14, 7),
+    Column("ACCOUNT", 10, 8),
+    Column("QOS", 8, 8),
     Column("CLUSTER", 10, 6),
 )
 
@@ -200,6 +204,7 @@ NODE_COLUMNS = (
     Column("MEM", 11, 3, justify="right"),
     Column("PARTITIONS", 12, 4),
     Column("REASON [who when]", 30, 0, flex=True),
+    Column("GPUS", 14, 5),  # the node's GRES, e.g. gpu:a100:8
     Column("CLUSTER", 10, 6),
 )
 
@@ -240,7 +245,7 @@ class RowMemo:
     __slots__ = ("jobs",)
 
     def __init__(self) -> None:
-        # job id -> (job, verdict, TIME seconds shown, row, search text, bucket)
+        # job id -> (job, verdict, TIME seconds shown, row, search text, bucket, EXIT shown)
         self.jobs: dict[str, tuple] = {}
 
 
@@ -248,7 +253,11 @@ WAIT_MINUTES_FROM_S = 3600  # a pending job's wait past an hour is shown to the 
 
 
 def job_rows(
-    snapshot: Snapshot, verdicts: Verdicts, now: datetime, memo: RowMemo | None = None
+    snapshot: Snapshot,
+    verdicts: Verdicts,
+    now: datetime,
+    memo: RowMemo | None = None,
+    exits: Mapping[str, ExitCode] | None = None,
 ) -> RowList:
     """One row per squeue job: jobs with a critical/warning verdict first, then active jobs
     (pending before running), then finished ones; squeue order inside each group.
@@ -264,6 +273,7 @@ def job_rows(
     styles_for: dict[tuple[str, str], tuple[str, ...]] = {}
     waited: dict[datetime, int] = {}
     sizes: dict[tuple[int | None, int | None], str] = {}
+    exit_texts: dict[object, str] = {}  # ExitCode -> "code:signal", shared by jobs that have it
     old = memo.jobs if memo is not None else {}
     kept: dict[str, tuple] = {}
     for j in snapshot.jobs:
@@ -290,7 +300,9 @@ def job_rows(
         else:
             t_s = j.elapsed_s
         e = old.get(j.job_id)
-        if e is not None and e[0] is j and e[1] is f and e[2] == t_s:
+        # squeue prints no exit code: an ended job's comes from its sacct row (the evidence)
+        ec = None if j.is_active else (j.exit_code or (exits.get(j.job_id) if exits else None))
+        if e is not None and e[0] is j and e[1] is f and e[2] == t_s and e[6] == ec:
             row, hay, bucket = e[3], e[4], e[5]
         else:
             if f is None:
@@ -321,17 +333,39 @@ def job_rows(
                     "",
                     "yellow" if pending else "",
                     vstyle,
+                    "",
+                    "",
+                    "dim",
+                    "dim",
                     "dim",
                 )
             reason = j.reason if j.reason not in ("None", "") else ""
-            cells = (j.job_id, j.name, j.user, j.partition, state, dur, size, reason, title, src)
-            sort = (_job_num(j.job_id), None, None, None, None, t_s, j.cpus, None, rank, None)
+            exit_text = exit_texts.get(ec) if ec is not None else ""
+            if exit_text is None:
+                exit_text = exit_texts[ec] = f"{ec.code}:{ec.signal}"
+            cells = (
+                j.job_id,
+                j.name,
+                j.user,
+                j.partition,
+                state,
+                dur,
+                size,
+                reason,
+                title,
+                exit_text,
+                j.node_list,
+                j.account,
+                j.qos,
+                src,
+            )
+            sort = (_job_num(j.job_id), None, None, None, None, t_s, j.cpus, None, rank)
             group = 0 if rank < 2 else 1 if active else 2
             bucket = (group * 4 + rank) * 4 + order  # == sorting by (group, rank, order), stable
             row = Row(row_key(src, j.job_id), cells, styles, sort, alias)
             hay = search_text(row)
         if memo is not None:
-            kept[j.job_id] = (j, f, t_s, row, hay, bucket)
+            kept[j.job_id] = (j, f, t_s, row, hay, bucket, ec)
         pair = buckets.get(bucket)
         if pair is None:
             pair = buckets[bucket] = ([], [])
@@ -368,6 +402,28 @@ def _job_num(job_id: str) -> float:
         return float("inf")
 
 
+def gpu_text(gres: str) -> str:
+    """A node's GRES as the column shows it: ``gpu:a100:8(S:0-1)`` -> ``gpu:a100:8``; several
+    joined by commas; ``(null)`` and empty -> ""."""
+    if not gres or gres == "(null)":
+        return ""
+    parts = []
+    depth, cur = 0, []
+    for ch in gres:  # commas inside (S:0-1,3) are not separators
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+            continue
+        if depth == 0 and ch != ")":
+            cur.append(ch)
+    parts.append("".join(cur))
+    return ",".join(p for p in parts if p)
+
+
 def node_rows(snapshot: Snapshot, verdicts: Verdicts) -> RowList:
     """Unhealthy nodes first (DOWN, then DRAIN), then by name."""
     src = snapshot.source
@@ -385,9 +441,10 @@ def node_rows(snapshot: Snapshot, verdicts: Verdicts) -> RowList:
         alloc = nd.cpus_alloc if nd.cpus_alloc is not None else "-"
         cpu = f"{alloc}/{nd.cpus_total if nd.cpus_total is not None else '-'}"
         mem = f"{mib(nd.alloc_memory_mib)}/{mib(nd.real_memory_mib)}"
-        cells = (nd.name, nd.state_label, cpu, mem, ",".join(nd.partitions), reason, src)
+        gres = gpu_text(nd.gres)
+        cells = (nd.name, nd.state_label, cpu, mem, ",".join(nd.partitions), reason, gres, src)
         sstyle = node_state_style(nd.state, nd.flags)
-        styles = ("bold", sstyle, "", "", "", vstyle or ("yellow" if reason else ""), "dim")
+        styles = ("bold", sstyle, "", "", "", vstyle or ("yellow" if reason else ""), "", "dim")
         health = 0 if nd.is_down else 1 if nd.is_unhealthy else 2
         out.append(((health, rank, nd.name), Row(row_key(src, nd.name), cells, styles)))
     out.sort(key=lambda t: t[0])

@@ -74,7 +74,7 @@ async def shoot(out: Path, size: tuple[int, int], suffix: str = "") -> list[Path
             await settle(app, pilot)
             save("fleet")
             await pilot.press("escape")
-            app.open_subject(Subject("node", "demo-hpc", "cn013"))
+            app.open_subject(Subject("node", "demo-hpc", "bm01"))  # a node in service
             await settle(app, pilot)
             await pilot.press("a", "enter", *"fan FAN2 failed")
             await settle(app, pilot)

@@ -68,6 +68,9 @@ def test_job_actions(verb, value, argv):
     [
         ("drain", NODE, "", "reason is required"),
         ("drain", NODE, "fan\nState=RESUME", "one line"),
+        ("drain", NODE, "fan\u202egnp", "printable"),  # bidi: shows one reason, sends another
+        ("drain", NODE, "a\x85b\x9b31m", "printable"),  # C1 controls, an 8-bit CSI
+        ("drain", NODE, "fan\u200bok", "printable"),
         ("down", NODE, "x" * 201, "longer than 200"),
         ("drain", Subject("node", "lab", "cn01;reboot"), "r", "node name"),
         ("drain", Subject("node", "lab", "-h"), "r", "node name"),
@@ -137,3 +140,15 @@ def test_an_unwritable_journal_is_reported_not_raised(tmp_path):
         output="",
     )
     assert "audit journal" in audit.record(item, blocker / "audit.jsonl")
+
+
+def test_the_likely_action_comes_first():
+    from types import SimpleNamespace
+
+    drained = SimpleNamespace(state="IDLE", flags=("DRAIN",))
+    assert actions_for(NODE, drained)[0].verb == "resume"
+    assert actions_for(NODE, SimpleNamespace(state="IDLE", flags=()))[0].verb == "drain"
+    held = SimpleNamespace(state="PENDING", reason="JobHeldUser")
+    assert actions_for(JOB, held)[0].verb == "release"
+    # cancel, the dangerous one, is never first: a double-tapped enter must not scancel
+    assert actions_for(JOB)[0].verb == "hold" and actions_for(JOB)[-1].verb == "cancel"

@@ -290,3 +290,14 @@ def test_a_slow_slurmdbd_does_not_hold_the_poll_its_answer_comes_with_the_next(m
         await src.close()
 
     asyncio.run(main())
+
+
+def test_output_that_is_not_saccts_cannot_grow_one_value_without_bound():
+    """A fake or broken sacct printing 200k separator-less lines after a row: each glued
+    value stops at MAX_VALUE_BYTES (gluing them all was quadratic: a third of a poll's CPU)."""
+    from cockpit.slurm.backfill import MAX_VALUE_BYTES, SEP, split_rows
+
+    text = SEP.join(["1"] * 5) + "\n" + "\n".join(["x" * 50] * 200_000)
+    good, warnings = split_rows(text, 5)
+    assert len(good) == 1 and len(good[0][-1]) < 2 * MAX_VALUE_BYTES
+    assert warnings and all("expected 5" in w for w in warnings)

@@ -103,13 +103,14 @@ async def test_secrets_in_outputs_never_reach_the_recording(tmp_path):
     assert b"squeue" in raw and b"hunter2" not in raw
 
 
-def test_replay_clock_stands_at_the_end_of_a_poll():
+def test_replay_clock_reads_the_poll_time_and_answers_its_window():
     t0 = DEMO_START
     clock = ReplayClock([t0, t0 + timedelta(seconds=15), t0 + timedelta(seconds=30)])
-    # every command of poll 1 (recorded a few seconds after its squeue) is before the clock
-    assert t0 + timedelta(seconds=14) < clock() < t0 + timedelta(seconds=15)
+    # the clock reads the poll's own time (the status line's "as of" matches the title); every
+    # command of the poll (recorded a few seconds after its squeue) is before its window's end
+    assert clock() == t0 and t0 + timedelta(seconds=14) < clock.end() < t0 + timedelta(seconds=15)
     clock.step(2)
-    assert clock() == t0 + timedelta(seconds=90)
+    assert clock() == t0 + timedelta(seconds=30) and clock.end() == t0 + timedelta(seconds=90)
 
 
 async def test_replay_keys_step_the_tui_through_the_recorded_polls(tmp_path):
@@ -195,3 +196,48 @@ async def test_an_outage_is_recorded_and_replayed_as_an_outage(tmp_path):
         replayed.append(snap.error.kind if snap.error else None)
         replay.step(1)
     assert replayed == kinds
+
+
+async def test_replay_never_answers_with_another_jobs_output(tmp_path):
+    """Only a command's time options may differ from what was recorded (the backfill's
+    sacct -S): scontrol show job for an unrecorded job is "not recorded", not some other job."""
+    await _record(tmp_path, polls=2)
+    sources, _ = replay_sources(tmp_path)
+    transport = sources[0].transport
+    res = await transport.run(["scontrol", "show", "job", "-o", "999999"])
+    assert res.exit_status == 1 and b"not recorded" in res.stderr
+    res = await transport.run(["sacct", "-P", "-n", "-j", "999999", "-o", "JobID"])
+    assert res.exit_status == 1
+
+
+def test_a_recording_that_could_not_be_written_is_retried(tmp_path):
+    from cockpit.record import Recorder
+
+    target = tmp_path / "rec"
+    r = Recorder(target, "lab", Clock())
+    r.add({"op": "run", "argv": ["squeue"], "rc": 0, "out": {"text": "1"}, "err": {"text": ""}})
+    assert r.path.exists() and not r.error
+    import shutil
+
+    shutil.rmtree(target)
+    (tmp_path / "rec").write_text("a file where the directory was")
+    r.add({"op": "run", "argv": ["squeue"], "rc": 0, "out": {"text": "2"}, "err": {"text": ""}})
+    assert r.error and r.lost == 1
+    (tmp_path / "rec").unlink()
+    r.add({"op": "run", "argv": ["squeue"], "rc": 0, "out": {"text": "3"}, "err": {"text": ""}})
+    assert not r.error and r.path.exists()  # written again once the directory is back
+
+
+def test_malformed_recordings_are_one_line_errors(tmp_path):
+    for meta in (
+        "[]",
+        '{"format": 1, "sources": [{"nm": "x"}]}',
+        '{"format": 1, "sources": ["lab"]}',
+    ):
+        (tmp_path / "meta.json").write_text(meta)
+        with pytest.raises(UserError):
+            replay_sources(tmp_path)
+    (tmp_path / "meta.json").write_text('{"format": 1, "sources": [{"name": "lab"}]}')
+    (tmp_path / "lab.jsonl.gz").mkdir()
+    with pytest.raises(UserError, match="not a recording file"):
+        replay_sources(tmp_path)

@@ -223,10 +223,9 @@ def test_reports_are_redacted():
 
 @pytest.mark.parametrize("flag", ["json", "markdown"])
 def test_incidents_command_output_is_redacted(flag, monkeypatch, capsys):
-    from cockpit.commands import incidents as cmd
-
     from types import SimpleNamespace
 
+    from cockpit.commands import incidents as cmd
     from cockpit.store import open_store
 
     async def collect(sources, now_fn=None, taken=None, failed=None):

@@ -299,7 +299,6 @@ def test_sigsegv_headline_leads_with_the_signal():
     assert f.root_cause == "job_launch_failed"
 
 
-
 def test_launch_failure_with_slurms_own_code_is_a_launch_failure_not_a_signal():
     """The 22.05 lab: a batch script that could not start ends FAILED, Reason=JobLaunchFailure,
     ExitCode 0:53 in squeue and sacct. 53 is past the standard signals: not 'signal 53'."""

@@ -23,3 +23,19 @@ async def test_the_remedy_is_on_screen_at_80x24(tmp_path):
         shown = "\n".join(painted(screen.query_one(FindingList)))
         assert "fastqc: command not found" in shown
         assert "→ Preflight on the compute node" in shown, shown
+
+
+async def test_a_wrapped_remedy_keeps_its_last_line_when_the_list_scrolls(tmp_path):
+    """The findings list is taller than 80x24 allows: its scrollbar appeared after the options
+    were measured, narrowed them, and the remedy's last wrapped line ("resubmit.") was lost."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        app.open_subject(Subject("job", "demo-hpc", "48101"))  # never runs: 64 CPUs > 48
+        await until(pilot, lambda: isinstance(app.screen, JobScreen), "job screen")
+        screen = app.screen
+        await until(pilot, lambda: bool(screen.logs), "evidence")
+        await pilot.pause()
+        shown = "\n".join(painted(screen.query_one(FindingList)))
+        assert "never runs: 64 CPUs > MaxCPUsPerNode 48" in shown  # the cause on top
+        assert "resubmit." in shown, shown

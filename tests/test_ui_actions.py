@@ -49,7 +49,8 @@ async def test_drain_from_the_drill_down_shows_the_command_runs_it_and_audits(tm
         await until(pilot, lambda: dialog.result is not None, "the action's result")
         assert dialog.result.ok
         assert "done" in str(dialog.query_one("#result", Static).render())
-        entry = json.loads(journal.read_text().splitlines()[0])
+        issued, entry = (json.loads(ln) for ln in journal.read_text().splitlines())
+        assert issued["action"] == "drain" and issued["ok"] is None  # written before it ran
         assert entry["action"] == "drain" and entry["subject"] == "node bm01" and entry["ok"]
         await pilot.press("enter")
         assert isinstance(app.screen, NodeScreen)
@@ -109,7 +110,7 @@ async def test_a_refused_action_shows_slurms_answer(tmp_path):
         await pilot.press("a")
         menu = app.screen
         assert isinstance(menu, ActionMenu)
-        await pilot.press("down", "enter")  # hold
+        await pilot.press("enter")  # hold: a job's first action (cancel comes last)
         dialog = app.screen
         assert isinstance(dialog, ConfirmAction) and not dialog.query(Input)
         assert f"scontrol hold {job.job_id}" in str(dialog.query_one("#command", Static).render())
@@ -117,4 +118,4 @@ async def test_a_refused_action_shows_slurms_answer(tmp_path):
         await until(pilot, lambda: dialog.result is not None, "the action's result")
         assert not dialog.result.ok and dialog.result.exit_status == 1
         assert "failed (exit 1)" in str(dialog.query_one("#result", Static).render())
-        assert json.loads(journal.read_text())["ok"] is False
+        assert json.loads(journal.read_text().splitlines()[-1])["ok"] is False

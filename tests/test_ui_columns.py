@@ -6,7 +6,7 @@ from cockpit.prefs import Prefs
 from cockpit.screens.columns import ColumnChooser
 from cockpit.screens.panes import QueueTable
 
-from .test_ui_flows import make_app, ready
+from .test_ui_flows import make_app, ready, until
 
 
 def header(table) -> str:
@@ -51,3 +51,51 @@ async def test_esc_keeps_the_columns_and_a_broken_prefs_file_is_ignored(tmp_path
         await pilot.press("c", "space", "escape")
         await pilot.pause()
         assert header(queue) == before
+
+
+async def test_wide_queue_shows_exit_code_node_list_account_and_qos(tmp_path):
+    app = make_app(tmp_path, prefs=Prefs(tmp_path / "ui.json"))
+    async with app.run_test(size=(200, 30)) as pilot:
+        await ready(app, pilot)
+        queue = app.screen.query_one(QueueTable)
+        head = header(queue)
+        for label in ("EXIT", "NODELIST", "ACCOUNT", "QOS"):
+            assert label in head
+        labels = [c.label for c in queue.columns]
+        await until(
+            pilot,
+            lambda: next(r for r in queue.rows if r.key.endswith("\x1f48104")).cells[
+                labels.index("EXIT")
+            ],
+            "the failed job's exit code from its sacct row",
+            500,
+        )
+        row = next(r for r in queue.rows if r.key.endswith("\x1f48104"))  # fastqc: exit 127
+        cell = dict(zip(labels, row.cells, strict=False))
+        assert cell["EXIT"] == "127:0" and cell["NODELIST"] == "cn015"
+        assert cell["ACCOUNT"] == "bio" and cell["QOS"] == "normal"
+        running = next(r for r in queue.rows if r.cells[labels.index("STATE")] == "RUNNING")
+        assert running.cells[labels.index("EXIT")] == ""  # a running job has no exit yet
+
+
+def test_gpu_column_text():
+    from cockpit.views import gpu_text
+
+    assert gpu_text("gpu:a100:8(S:0-1)") == "gpu:a100:8"
+    assert gpu_text("gpu:a100:4(S:0,2),gpu:t4:2(S:1)") == "gpu:a100:4,gpu:t4:2"
+    assert gpu_text("(null)") == "" and gpu_text("") == ""
+
+
+async def test_nodes_pane_shows_each_nodes_gpus(tmp_path):
+    from cockpit.screens.panes import NodeTable
+
+    app = make_app(tmp_path, prefs=Prefs(tmp_path / "ui.json"))
+    async with app.run_test(size=(180, 40)) as pilot:
+        await ready(app, pilot)
+        nodes = app.screen.query_one(NodeTable)
+        assert "GPUS" in header(nodes)
+        labels = [c.label for c in nodes.columns]
+        snap = app.hub.states["demo-hpc"].snapshot
+        gpu_node = next(n for n in snap.nodes if n.gres and n.gres != "(null)")
+        row = next(r for r in nodes.rows if r.key.endswith("\x1f" + gpu_node.name))
+        assert row.cells[labels.index("GPUS")].startswith("gpu:")

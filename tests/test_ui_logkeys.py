@@ -161,3 +161,29 @@ async def test_question_mark_searches_backwards_and_ampersand_filters(monkeypatc
             await pilot.pause(0.02)
         assert view.row_count == 1 and view.cursor == 201
         assert "&CUDA: 1 lines" in view.status_text()
+
+
+async def _kept_lines(data: bytes, text: str) -> list[int]:
+    app = LogApp(data)
+    async with app.run_test(size=(100, 22)) as pilot:
+        view = await _ready(app, pilot)
+        view.keep(text)
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if not any(w.is_running for w in app.workers):
+                break
+        return list(view._kept)
+
+
+async def test_keep_finds_the_last_line_without_a_newline():
+    assert await _kept_lines(b"hello\nworld Killed", "killed") == [2]
+
+
+async def test_keep_finds_a_match_split_across_a_chunk_of_a_long_line():
+    from cockpit.widgets.logview import CHUNK
+
+    assert await _kept_lines(b"a" * (CHUNK - 3) + b"NEEDLE\nb\n", "needle") == [1]
+
+
+async def test_keep_shows_a_long_line_once():
+    assert await _kept_lines(b"A" * (5 << 20) + b"\nb\n", "a") == [1]

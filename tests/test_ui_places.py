@@ -72,3 +72,26 @@ async def test_a_cluster_incident_opens_the_cluster_with_its_findings(tmp_path):
         assert isinstance(screen, SourceScreen)
         assert inc.primary in screen.findings
         assert "running / pending" in "\n".join(painted(screen.query_one("#fields", Static)))
+
+
+async def test_pools_pane_lists_pools_and_opens_one(tmp_path):
+    from cockpit.screens.places import PoolsScreen, PoolTable
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(app, pilot)
+        await until(
+            pilot, lambda: app.hub.states["demo-modelarts"].snapshot is not None, "ModelArts"
+        )
+        await pilot.press("P")
+        assert isinstance(app.screen, PoolsScreen)
+        table = app.screen.query_one(PoolTable)
+        pools = app.hub.states["demo-modelarts"].snapshot.pools
+        assert table.row_count == len(pools) > 0
+        first = table.rows[0]
+        assert int(first.cells[4]) > 0  # the pool with a node not Available is on top
+        await pilot.press("enter")
+        assert isinstance(app.screen, PoolScreen)
+        assert app.screen.subject.id == first.key.split("\x1f")[1]
+        await pilot.press("escape")
+        assert isinstance(app.screen, PoolsScreen)

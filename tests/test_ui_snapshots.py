@@ -160,7 +160,7 @@ def test_fleet_screen(snap_compare, tmp_path, size):
 def test_action_confirm_dialog(snap_compare, tmp_path, size):
     async def run_before(pilot):
         await _settle(pilot)
-        pilot.app.open_subject(Subject("node", "demo-hpc", "cn013"))
+        pilot.app.open_subject(Subject("node", "demo-hpc", "bm01"))  # a node in service
         await _settle(pilot)
         await pilot.press("a", "enter", *"fan FAN2 failed")
         await pilot.pause(0.2)

@@ -123,20 +123,23 @@ class FindInLog:
         if reader is None or not needle:
             return
         first = not self._kept
-        while self._kept_scanned < self._indexed:
+        while self._kept_scanned < (end := self._fsize if self._done else self._indexed):
+            # indexed bytes, and once the index is done the last line too (it may have no
+            # newline: "world Killed" at the end of a log)
             pos = self._kept_scanned
-            data = await reader.read(pos, min(CHUNK, self._indexed - pos))
+            data = await reader.read(pos, min(CHUNK, end - pos))
             if not (self._current(tag) and self.keep_text == text):
                 return
-            cut = data.rfind(b"\n") + 1 or len(data)  # no newline: a line longer than a chunk
-            if not cut:
-                return
-            low, last, hit = data[:cut].lower(), 0, 0
-            while (hit := low.find(needle, hit)) >= 0:
+            if not data:
+                break
+            cut = data.rfind(b"\n") + 1
+            if not cut:  # inside a line longer than a chunk: keep an overlap for a split match
+                cut = len(data) if pos + len(data) >= end else max(1, len(data) - len(needle) + 1)
+            low, hit = data[: cut + len(needle) - 1].lower(), 0
+            while (hit := low.find(needle, hit)) >= 0 and hit < cut:
                 line = self._line_at(pos + hit)
-                if line != last:
+                if not self._kept or self._kept[-1] < line:  # one row per line, across chunks
                     self._kept.append(line)
-                    last = line
                 hit = low.find(b"\n", hit)  # one entry per line: on to the next line
                 if hit < 0:
                     break

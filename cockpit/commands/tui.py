@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -83,10 +84,19 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("no sources to watch")
     demo = bool(getattr(args, "demo", False)) or replay is not None
     record_dir = getattr(args, "record", None)
-    if record_dir and replay is None:
+    if record_dir and replay is not None:
+        raise UserError("--record and --replay: one at a time (a replay is already recorded)")
+    if record_dir:
         from cockpit.record import start_recording
 
-        start_recording(Path(record_dir).expanduser(), sources, clock or _utc_now)
+        skipped = start_recording(Path(record_dir).expanduser(), sources, clock or _utc_now)
+        rec = f"● REC {Path(record_dir).expanduser()}"
+        banner = f"{banner}   {rec}" if banner else rec
+        if skipped:
+            print(
+                f"cockpit: --record keeps Slurm clusters only; not recorded: {', '.join(skipped)}",
+                file=sys.stderr,
+            )
     config = watcher = baselines = None
     # the incident store: a newer schema (or a bad [store] url) fails here, as one line; a
     # database that cannot be reached does not (the TUI says "store unavailable")
@@ -131,6 +141,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         code = app.run()
     finally:
+        queued = getattr(store, "pending", 0)
         store.close()
+        if queued:  # the TUI is gone: say it on the terminal, once
+            print(
+                f"cockpit: {queued} acknowledgement(s) could not be written: the store was "
+                "unavailable when the cockpit quit; give them again when it is back",
+                file=sys.stderr,
+            )
     # a crash returns None after Textual printed the traceback; its return_code is then 1
     return int(code if code is not None else (app.return_code or 0))

@@ -75,7 +75,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--metrics-port",
-        type=int,
+        type=_port,
         metavar="N",
         help="serve Prometheus /metrics on this port (host: [alerts] metrics_listen or 127.0.0.1)",
     )
@@ -284,6 +284,17 @@ async def watch_loop(
             await asyncio.sleep(max(1.0, float(source.interval)))
 
     await asyncio.gather(*(one(s) for s in sources))
+
+
+def _port(text: str) -> int:
+    """A TCP port for --metrics-port (argparse prints the refusal as a usage error)."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"not a TCP port (1-65535): {text!r}")
+    return port
 
 
 def run(args: argparse.Namespace) -> int:

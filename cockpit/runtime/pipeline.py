@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from cockpit import gcpolicy
-from cockpit.model import Artifacts, Finding, Incident, Snapshot, Subject
+from cockpit.model import Artifacts, ExitCode, Finding, Incident, Snapshot, Subject
 from cockpit.views import RowMemo, job_rows, node_rows, training_rows
 
 if TYPE_CHECKING:
@@ -133,6 +133,8 @@ class Carry:
     findings: tuple[Finding, ...] = ()
     verdicts: dict | None = None
     incidents: tuple | None = None  # (basis, incidents, tally)
+    snap: Snapshot | None = None  # the snapshot of the last pass, and its clock
+    now: datetime | None = None
 
 
 _CARRY: dict[str, Carry] = {}
@@ -177,15 +179,32 @@ def incident_stage(basis: Basis) -> tuple[tuple[Incident, ...], IncidentTally]:
 
 
 def view_stage(
-    snap: Snapshot, v: dict, now: datetime, memo: RowMemo | None = None
+    snap: Snapshot,
+    v: dict,
+    now: datetime,
+    memo: RowMemo | None = None,
+    evidence: dict[Subject, Artifacts] | None = None,
 ) -> dict[str, list[Row]]:
     """The rows of each pane, with the verdicts' causes in them (``memo``: the source's job
-    rows of its last poll, see :class:`~cockpit.views.RowMemo`)."""
+    rows of its last poll, see :class:`~cockpit.views.RowMemo`; ``evidence``: the ended jobs'
+    sacct rows give the EXIT column what squeue does not print)."""
     return {
-        "jobs": job_rows(snap, v, now, memo),
+        "jobs": job_rows(snap, v, now, memo, exit_codes(evidence)),
         "nodes": node_rows(snap, v),
         "training": training_rows(snap, v, now),
     }
+
+
+def exit_codes(evidence: dict[Subject, Artifacts] | None) -> dict[str, ExitCode]:
+    """Job id -> ExitCode of its sacct job row (not a step's), for the jobs with evidence."""
+    out: dict[str, ExitCode] = {}
+    for subject, arts in (evidence or {}).items():
+        if subject.kind != "job" or not isinstance(arts, Artifacts):
+            continue
+        row = next((r for r in arts.acct if not r.step and r.exit_code is not None), None)
+        if row is not None:
+            out[subject.id] = row.exit_code
+    return out
 
 
 def queue_first(snap: Snapshot, now: datetime) -> Analysis:
@@ -210,7 +229,8 @@ def analyse(
     ``memo``: the evidence cache's findings of ended jobs (see ``diagnose_with_evidence``).
     ``basis``: every source's findings in source order with None in this source's slot, filled
     here with the findings computed (None: incidents are left to the caller). ``carry``: what
-    the source's previous poll kept (default: its own, see :func:`carry_for`). Raises
+    the source's previous poll kept (default: its own, see :func:`carry_for`); a second pass
+    over the same snapshot (the evidence round) keeps the first pass's ``now``. Raises
     :class:`StageError` when the rows cannot be built.
     """
     from cockpit.diagnosis.incremental import Reuse
@@ -219,6 +239,11 @@ def analyse(
     c = carry if carry is not None else carry_for(snap)
     if c.diagnosis is None:
         c.diagnosis = Reuse()
+    if c.snap is snap and c.now is not None:
+        # the evidence round's pass over the same poll: the first pass's clock, so the site
+        # rules (they read it) are not run again over the whole queue for a few seconds' drift
+        now = c.now
+    c.snap, c.now = snap, now
     warnings: list[str] = []
     # acyclic objects by the million: no collections while building
     with gcpolicy.bulk():
@@ -235,7 +260,7 @@ def analyse(
             findings, v = (), {}
             c.findings, c.verdicts = (), None
             warnings.append(f"diagnosis failed: {exc}")
-        rows = _stage("views", view_stage, snap, v, now, c.rows)
+        rows = _stage("views", view_stage, snap, v, now, c.rows, evidence)
         incidents: tuple[Incident, ...] | None = ()
         counted = IncidentTally()
         full: Basis | None = None

@@ -49,10 +49,10 @@ class ActionMenu(ModalScreen["ActionKind | None"]):
     ActionMenu OptionList { height: auto; max-height: 12; }
     """
 
-    def __init__(self, subject: Subject) -> None:
+    def __init__(self, subject: Subject, obj: object = None) -> None:
         super().__init__()
         self.subject = subject
-        self.kinds = actions_for(subject)
+        self.kinds = actions_for(subject, obj)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -156,6 +156,20 @@ class ConfirmAction(ModalScreen["ActionResult | None"]):
     async def _run(self, action: Action) -> None:
         from cockpit.source import Unsupported
 
+        command = action.command if action.argv else self._api_call()
+        # journaled before it goes out: quitting while it runs must not leave it unrecorded
+        issued = audit.entry(
+            at=self.app.hub.clock(),  # type: ignore[attr-defined]
+            source=self.source.name,
+            subject_kind=self.subject.kind,
+            subject_id=self.subject.id,
+            action=self.kind.verb,
+            command=command,
+            ok=None,
+            exit_status=None,
+            output="issued",
+        )
+        await asyncio.to_thread(audit.record, issued, self.audit_path)
         try:
             result = await self.source.run_action(action)
         except Unsupported as exc:
@@ -168,7 +182,7 @@ class ConfirmAction(ModalScreen["ActionResult | None"]):
             subject_kind=self.subject.kind,
             subject_id=self.subject.id,
             action=self.kind.verb,
-            command=action.command if action.argv else self._api_call(),
+            command=command,
             ok=result.ok,
             exit_status=result.exit_status,
             output=result.output,

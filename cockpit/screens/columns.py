@@ -19,6 +19,8 @@ class ColumnChooser(ModalScreen["list[str] | None"]):
     BINDINGS = [
         Binding("escape", "dismiss_none", "Cancel"),
         Binding("enter", "keep", "Keep", priority=True),  # before SelectionList's own enter
+        Binding("j", "move(1)", "Down", show=False),
+        Binding("k", "move(-1)", "Up", show=False),
     ]
     DEFAULT_CSS = """
     ColumnChooser { align: center middle; }
@@ -35,15 +37,19 @@ class ColumnChooser(ModalScreen["list[str] | None"]):
         with Vertical():
             yield Static(Text(f"Columns of {self.title_text}", style="bold"))
             yield SelectionList[str](
-                *[
-                    (c.label, c.label, c.label not in self.table.hidden)
-                    for c in self.table.columns
-                ]
+                *[(c.label, c.label, c.label not in self.table.hidden) for c in self.table.columns]
             )
             yield Static(Text("space: show/hide   enter: keep   esc: cancel", style="dim"))
 
     def on_mount(self) -> None:
         self.query_one(SelectionList).focus()
+
+    def action_move(self, step: int) -> None:
+        selection = self.query_one(SelectionList)
+        if step > 0:
+            selection.action_cursor_down()
+        else:
+            selection.action_cursor_up()
 
     def action_keep(self) -> None:
         shown = set(self.query_one(SelectionList).selected)

@@ -16,13 +16,13 @@ from .base import CockpitScreen, FilterBar
 
 FLEET_COLUMNS = (
     Column("SOURCE", 16, 0),
-    Column("KIND", 9, 5),
-    Column("RUN", 6, 2, justify="right"),
-    Column("PEND", 6, 2, justify="right"),
-    Column("FAIL 1h", 7, 1, justify="right"),
-    Column("NODES ✗", 7, 1, justify="right"),
-    Column("INCIDENTS", 9, 0, justify="right"),
-    Column("HEALTH", 20, 3, flex=True),
+    Column("KIND", 10, 6),
+    Column("RUN", 7, 2, justify="right"),
+    Column("PEND", 7, 2, justify="right"),
+    Column("FAIL 1h", 9, 1, justify="right"),
+    Column("NODES ✗", 9, 1, justify="right"),
+    Column("INCIDENTS", 16, 0, justify="right"),
+    Column("HEALTH", 20, 0, flex=True, min_width=12),
 )
 
 

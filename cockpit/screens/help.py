@@ -18,6 +18,7 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("Q", "quit from anywhere"),
             ("i", "incident view (replaces the view you were in: esc is home)"),
             ("A", "alert log (m / M: mute subject / rule)"),
+            ("P", "ModelArts resource pools, pools with nodes not Available first; enter: nodes"),
             (
                 "F",
                 "fleet: every cluster and project, its load, failures and health; "
@@ -83,7 +84,11 @@ KEYS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         (
             ("enter", 'drill into the subject; on "412 jobs (ana): ...": its members'),
             ("m", "the incident's members (the jobs behind its count); enter opens one"),
-            ("a", "acknowledge / un-acknowledge (kept in the state file)"),
+            (
+                "a",
+                "acknowledge with an optional note, or take it back (kept in the store; "
+                "with PostgreSQL every cockpit of the team sees who and when)",
+            ),
             ("x", "export the incident list as Markdown to the current directory"),
         ),
     ),

@@ -171,7 +171,12 @@ class LogScreen(CockpitScreen):
         self.query_one(SearchBar).open("?")
 
     def action_keep(self) -> None:
-        self.query_one(SearchBar).open("&", self.query_one(LogView).keep_text)
+        # opens empty, so & then enter shows every line again; the kept text is in the prompt
+        kept = self.query_one(LogView).keep_text
+        bar = self.query_one(SearchBar)
+        bar.open("&")
+        if kept:
+            bar.placeholder = f"showing lines with “{clean(kept, 40)}”: enter on nothing shows all"
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

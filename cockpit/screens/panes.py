@@ -141,7 +141,10 @@ class FindingList(OptionList):
     ``log:<n>`` for the subject's logs appended at the end.
     """
 
-    DEFAULT_CSS = "FindingList { height: 1fr; border: none; }"
+    # the scrollbar's gutter always reserved: options are measured at one width, and a
+    # scrollbar appearing later (more findings than rows at 80x24) narrowed them by two
+    # columns, so a wrapped remedy lost its last line
+    DEFAULT_CSS = "FindingList { height: 1fr; border: none; scrollbar-gutter: stable; }"
     BINDINGS = [
         Binding("j", "cursor_down", "Down", show=False),
         Binding("k", "cursor_up", "Up", show=False),
@@ -225,7 +228,9 @@ class FindingList(OptionList):
             if at is not None:
                 self.highlighted = at
                 return
-        first = next((i for i, o in enumerate(opts) if o.id and o.id.startswith("ev:")), None)
+        # the cursor starts on the first cause itself: at 80x24 starting on its first evidence
+        # line scrolled the headline out of view (enter on it opens its most telling log line)
+        first = next((i for i, o in enumerate(opts) if o.id and o.id.startswith("f:")), None)
         if first is None:
             first = next((i for i, o in enumerate(opts) if not o.disabled), None)
         if first is not None:

@@ -12,13 +12,14 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 from cockpit.fleet import fleet_row
-from cockpit.model import Artifacts, Finding, Pool
+from cockpit.model import Artifacts, Finding, Pool, Subject
 from cockpit.text import clean
 from cockpit.widgets.table import Column, Row
 
+from .base import CockpitScreen, FilterBar
 from .panes import CockpitTable
 from .subject import SCREENS_BY_KIND as _SUBJECTS
 from .subject import SubjectScreen, _kv
@@ -179,6 +180,96 @@ class SourceScreen(_NoFetch):
         self.query_one("#fields", Static).update(self.fields(None))
         self.findings = self._findings()
         self._show_findings()
+
+
+POOL_COLUMNS = (
+    Column("POOL", 22, 0),
+    Column("PHASE", 10, 0),
+    Column("KIND", 10, 3),
+    Column("NODES", 7, 1, justify="right"),
+    Column("NOT OK", 7, 0, justify="right"),
+    Column("FLAVOR", 24, 4),
+    Column("MESSAGE", 20, 2, flex=True),
+    Column("PROJECT", 14, 5),
+)
+
+
+def pool_rows(pools: list[tuple[str, Pool]]) -> list[Row]:
+    """One row per resource pool of every ModelArts source: pools with nodes not Available or
+    a phase other than Running first."""
+    out = []
+    for source, p in pools:
+        bad = sum(1 for n in p.nodes if n.phase != "Available") if p.nodes else p.abnormal or 0
+        nodes = len(p.nodes) if p.nodes else p.available
+        cells = (
+            p.name,
+            p.phase or "-",
+            "public" if p.public else "dedicated",
+            "-" if nodes is None else str(nodes),
+            str(bad),
+            p.flavor or "-",
+            p.message,
+            source,
+        )
+        sick = bool(bad) or (p.phase not in ("", "Running"))
+        styles = (
+            "bold",
+            "" if p.phase == "Running" else "yellow",
+            "dim",
+            "",
+            "bold red" if bad else "",
+            "",
+            "yellow",
+            "dim",
+        )
+        out.append(
+            (
+                not sick,
+                p.name,
+                Row(f"{source}\x1f{p.pool_id}", tuple(clean(c, 300) for c in cells), styles),
+            )
+        )
+    return [r for *_, r in sorted(out, key=lambda t: (t[0], t[1]))]
+
+
+class PoolTable(CockpitTable):
+    def __init__(self, **kw) -> None:
+        super().__init__(POOL_COLUMNS, empty_text="no resource pools (no ModelArts source)", **kw)
+
+
+class PoolsScreen(CockpitScreen):
+    """``P``: every ModelArts resource pool; ``enter`` opens its nodes."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="pools-title")
+        yield PoolTable(id="pools")
+        yield FilterBar()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.refresh_data()
+        self.query_one(PoolTable).focus()
+
+    def refresh_data(self) -> None:
+        if not self.query(PoolTable):
+            return
+        pools = [
+            (st.name, p)
+            for st in self.hub.states.values()
+            if st.snapshot is not None
+            for p in st.snapshot.pools
+        ]
+        table = self.query_one(PoolTable)
+        table.set_rows(pool_rows(pools))
+        bad = sum(1 for r in table.rows if r.cells[4] != "0")
+        title = Text(" Resource pools ", style="bold reverse")
+        title.append(f"  {len(pools)} pools, {bad} with nodes not Available", style="bold")
+        title.append("   enter: its nodes", style="dim")
+        self.query_one("#pools-title", Static).update(title)
+
+    def on_virtual_table_selected(self, event: PoolTable.Selected) -> None:
+        source, pool_id = event.key.split("\x1f", 1)
+        self.cockpit.open_subject(Subject("pool", source, pool_id))
 
 
 SCREENS_BY_KIND = {

@@ -173,7 +173,10 @@ class SubjectScreen(CockpitScreen):
             )
             out.append((label, BytesLogReader(lt.data, lt.name, kind=lt.kind)))
         for cmd, text in arts.commands.items():
-            out.append((cmd, BytesLogReader(text.encode("utf-8", "replace"), cmd, kind="command")))
+            # sacct -P's fields are split by the unit separator, which the viewer strips as a
+            # control character: show them split by " | " as an operator would read them
+            shown = text.replace("\x1f", " | ")
+            out.append((cmd, BytesLogReader(shown.encode("utf-8", "replace"), cmd, kind="command")))
         return out
 
     # ------------------------------------------------------------------ navigation
@@ -188,7 +191,11 @@ class SubjectScreen(CockpitScreen):
         elif oid.startswith("f:"):
             f = self.findings[int(oid[2:])]
             if f.evidence:
-                self.open_evidence(sorted(f.evidence, key=lambda e: e.tier)[0])
+                # the line the headline quotes: a log line with its number, the application's
+                # own before the daemons' and the scheduler's (not squeue's row)
+                self.open_evidence(
+                    max(f.evidence, key=lambda e: (e.line is not None or bool(e.path), e.tier))
+                )
 
     def open_log(self, index: int, line: int | None = None, offset: int | None = None) -> None:
         if not self.logs:
@@ -237,6 +244,9 @@ class SubjectScreen(CockpitScreen):
         if st is None:
             return
         source = st.source
+        if self.cockpit.replay is not None:
+            self.notify("a replay is read-only: actions are off", timeout=4)
+            return
         if self.cockpit.readonly:
             self.notify("read-only (--readonly): actions are off", timeout=4)
             return
@@ -254,7 +264,7 @@ class SubjectScreen(CockpitScreen):
                     ConfirmAction(kind, self.subject, source, self.cockpit.audit_path)
                 )
 
-        self.app.push_screen(ActionMenu(self.subject), chosen)
+        self.app.push_screen(ActionMenu(self.subject, self.hub.lookup(self.subject)), chosen)
 
     # ------------------------------------------------------------------ per kind
 

@@ -43,6 +43,9 @@ OFF_RETRY = timedelta(minutes=10)  # accounting disabled: asked again this much 
 _NULLS = {"", "None", "none", "(null)", "Unknown", "N/A"}
 
 
+MAX_VALUE_BYTES = 64 << 10  # a SubmitLine or job name spread over lines, at most this long
+
+
 def split_rows(text: str, ncols: int) -> tuple[list[list[str]], list[str]]:
     """Rows of ``sacct -P --delimiter=\\x1f`` output: (fields per row, warnings).
 
@@ -51,18 +54,23 @@ def split_rows(text: str, ncols: int) -> tuple[list[list[str]], list[str]]:
     the line has no separator at all (the rest of the last field).
     """
     rows: list[list[str]] = []
+    glued = 0  # bytes glued onto the last row: output that is not sacct's must not go quadratic
     for line in text.removesuffix("\n").split("\n"):
         fields = line.removesuffix("\r").split(SEP)
         prev = rows[-1] if rows else None
-        if prev is not None and len(prev) < ncols and len(prev) + len(fields) - 1 <= ncols:
+        room = prev is not None and glued + len(line) <= MAX_VALUE_BYTES
+        if room and len(prev) < ncols and len(prev) + len(fields) - 1 <= ncols:
             prev[-1] += "\n" + fields[0]
             prev.extend(fields[1:])
+            glued += len(line)
         elif not line.strip():
             continue
-        elif prev is not None and len(prev) == ncols and len(fields) == 1:
+        elif room and len(prev) == ncols and len(fields) == 1:
             prev[-1] += "\n" + fields[0]
+            glued += len(line)
         else:
             rows.append(fields)
+            glued = 0
     good: list[list[str]] = []
     warnings: list[str] = []
     for i, r in enumerate(rows, 1):

@@ -82,12 +82,16 @@ def open_store(
         retention_days = cfg.retention_days if cfg is not None else 7.0
     if url is None:
         path = default_store_path(demo)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"store {path}: {exc.strerror or exc}") from None
         url = f"sqlite:///{path}"
     try:
         parsed = sa.engine.make_url(url)
-    except sa.exc.ArgumentError as exc:
-        raise UserError(f"[store] url {url!r} is not a database URL: {exc}") from None
+        parsed.port  # noqa: B018 - a port that is not a number fails here, not at first use
+    except (sa.exc.ArgumentError, ValueError) as exc:
+        raise UserError(f"[store] url {shown_url(url)} is not a database URL: {exc}") from None
     backend = parsed.get_backend_name()
     if backend == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
@@ -108,7 +112,15 @@ def _sqlite_engine(url):
     import sqlalchemy as sa
 
     if url.database and url.database != ":memory:":
-        Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        from cockpit.errors import UserError
+
+        folder = Path(url.database).expanduser().parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(
+                f"[store] url sqlite:///{url.database}: {exc.strerror or exc}"
+            ) from None
     # a TUI and a cron `cockpit watch` share the file: wait for each other's writes, and let
     # readers go on while one writes (WAL)
     kw = {}
@@ -118,10 +130,19 @@ def _sqlite_engine(url):
 
     @sa.event.listens_for(engine, "connect")
     def _pragmas(dbapi_conn, _record) -> None:
+        # pysqlite commits before every DDL statement on its own, so a migration's ALTERs were
+        # not one transaction (an interrupted one left "duplicate column" for good) and two
+        # first opens raced: take the transactions from the driver (SQLAlchemy's recipe) and
+        # begin each one IMMEDIATE, so a migration is atomic and one writer goes at a time
+        dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
         if url.database and url.database != ":memory:":
             cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA busy_timeout=30000")
         cur.close()
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin(conn) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine

@@ -173,6 +173,12 @@ class Store:
         return (postgresql if conn.dialect.name == "postgresql" else sqlite).insert(table)
 
     def close(self) -> None:
+        if self._pending or self._pending_claims:  # one last try for acks given while it was away
+            self._tried = 0.0
+            try:
+                self._db(lambda conn: None)
+            except _Down:
+                pass
         self.engine.dispose()
 
     # ------------------------------------------------------------------ incidents
