@@ -152,3 +152,23 @@ def test_the_likely_action_comes_first():
     assert actions_for(JOB, held)[0].verb == "release"
     # cancel, the dangerous one, is never first: a double-tapped enter must not scancel
     assert actions_for(JOB)[0].verb == "hold" and actions_for(JOB)[-1].verb == "cancel"
+
+
+def test_check_config_says_which_clusters_allow_actions(tmp_path):
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(
+        '[clusters.a]\ntransport = "local"\nallow_actions = true\n'
+        '[clusters.b]\ntransport = "local"\n'
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "cockpit", "check-config", "--config", str(cfg)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    ).stdout
+    line = {ln.split(":")[0].strip(): ln for ln in out.splitlines() if "cluster " in ln}
+    assert "actions ON" in line["cluster a"] and "read-only" in line["cluster b"], out

@@ -295,3 +295,27 @@ def test_diagnose_one_job_keeps_to_that_job(capsys):
     assert main(["diagnose", "48120", "--demo", "--json"]) in (0, 1)
     causes = [f["root_cause"] for f in json.loads(capsys.readouterr().out)["findings"]]
     assert causes and causes[0] == "backfill_starvation"
+
+
+def test_the_incident_table_marks_what_left_the_live_data(capsys):
+    """A job slurmctld forgot stays listed until acknowledged: the table says it is gone, as
+    the incident view does, instead of looking like a live failure."""
+    from datetime import UTC, datetime
+
+    from cockpit.commands.incidents import _table
+    from cockpit.model import Finding, Incident, Subject
+    from cockpit.store.types import StoredIncident
+
+    now = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    s = Subject("job", "lab", "20")
+    f = Finding("command_not_found", "critical", s, "bwa-mem2: command not found")
+    gone = Incident("job|lab|20|x", "command_not_found", "critical", s, f.title, (f,))
+    live = Incident("job|lab|21|x", "command_not_found", "critical", s, "other", (f,))
+    stored = {
+        gone.key: StoredIncident(gone, now, now, True, now),
+        live.key: StoredIncident(live, now, now),
+    }
+    _table([gone, live], now, stored=stored)
+    out = capsys.readouterr().out
+    assert "bwa-mem2: command not found (gone)" in out
+    assert "other (gone)" not in out and "other (resolved)" not in out

@@ -58,7 +58,10 @@ def run(args: argparse.Namespace) -> int:
             target = f"rest {c.url} token {'$' + c.token_env if c.token_env else c.token_file}"
         else:
             target = "local"
-        lines[c.name] = f"cluster {c.name}: {target}, every {c.interval:g} s, evidence {c.evidence}"
+        actions = "actions ON" if c.allow_actions else "read-only"
+        lines[c.name] = (
+            f"cluster {c.name}: {target}, every {c.interval:g} s, evidence {c.evidence}, {actions}"
+        )
     for m in config.modelarts.values():
         ak = "set" if os.environ.get(m.ak_env) else "missing"
         sk = "set" if os.environ.get(m.sk_env) else "missing"

@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.markdown:
         sys.stdout.write(incidents_markdown(incidents, now, acked=acked, acks=acks, stored=by_key))
     else:
-        _table(sort_incidents(incidents), now, acked, taken)
+        _table(sort_incidents(incidents), now, acked, taken, by_key)
     store.close()
     # No source answered: an empty list would read as "all clear". Say so with the exit status.
     if sources and not taken:
@@ -180,6 +180,7 @@ def _table(
     now: datetime,
     acked: frozenset[str] = frozenset(),
     taken: dict[str, datetime] | None = None,
+    stored: dict | None = None,
 ) -> None:
     from rich.table import Table
     from rich.text import Text
@@ -200,11 +201,19 @@ def _table(
             if i.first_seen is None
             else f"{max(0, int((at - i.first_seen).total_seconds() // 60))} min ago"
         )
+        kept = (stored or {}).get(i.key)
+        # gone from the live data (the job left squeue, the node resumed): still open until
+        # acknowledged, and said so, as the incident view does
+        state = ""
+        if kept is not None and getattr(kept, "gone", False):
+            state = " (gone)"
+        elif kept is not None and getattr(kept, "resolved_at", None) is not None:
+            state = " (resolved)"
         table.add_row(
             Text(i.severity, style=colour.get(i.severity, "")),
             Text(i.root_cause),
             Text(clean(str(i.subject))),
-            Text(clean(redact(i.title))),
+            Text(clean(redact(i.title)) + state),
             Text(str(affected_count(i))),
             Text(age),
             Text("yes" if i.key in acked else "", style="green"),
