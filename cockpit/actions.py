@@ -68,7 +68,7 @@ class Action:
 class ActionResult:
     """What running an action gave: ``ok`` is exit status 0 (or the API said yes)."""
 
-    ok: bool
+    ok: bool | None  # None only for the audit's "issued" line, before the answer
     exit_status: int | None
     output: str  # stdout and stderr, trimmed
 

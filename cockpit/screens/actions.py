@@ -158,24 +158,21 @@ class ConfirmAction(ModalScreen["ActionResult | None"]):
 
         command = action.command if action.argv else self._api_call()
         # journaled before it goes out: quitting while it runs must not leave it unrecorded
-        issued = audit.entry(
-            at=self.app.hub.clock(),  # type: ignore[attr-defined]
-            source=self.source.name,
-            subject_kind=self.subject.kind,
-            subject_id=self.subject.id,
-            action=self.kind.verb,
-            command=command,
-            ok=None,
-            exit_status=None,
-            output="issued",
-        )
-        await asyncio.to_thread(audit.record, issued, self.audit_path)
+        await self._journal(command, ActionResult(None, None, "issued"))
         try:
             result = await self.source.run_action(action)
         except Unsupported as exc:
             result = ActionResult(False, None, str(exc))
         except Exception as exc:  # noqa: BLE001 - a broken source is a result the dialog shows
             result = ActionResult(False, None, f"{type(exc).__name__}: {exc}")
+        journal_error = await self._journal(command, result)
+        self.result, self.running = result, False
+        self._show(result, journal_error)
+        if result.ok:
+            self.app.hub.refresh_now()  # type: ignore[attr-defined]
+
+    async def _journal(self, command: str, result: ActionResult) -> str:
+        """One audit line (``ok`` None: issued, its outcome follows); "" or why not written."""
         item = audit.entry(
             at=self.app.hub.clock(),  # type: ignore[attr-defined]
             source=self.source.name,
@@ -187,11 +184,7 @@ class ConfirmAction(ModalScreen["ActionResult | None"]):
             exit_status=result.exit_status,
             output=result.output,
         )
-        journal_error = await asyncio.to_thread(audit.record, item, self.audit_path)
-        self.result, self.running = result, False
-        self._show(result, journal_error)
-        if result.ok:
-            self.app.hub.refresh_now()  # type: ignore[attr-defined]
+        return await asyncio.to_thread(audit.record, item, self.audit_path)
 
     def _show(self, result: ActionResult, journal_error: str) -> None:
         t = Text()
