@@ -9,7 +9,6 @@ written is reported to the caller (the dialog says so); the action has already r
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -20,18 +19,10 @@ import platformdirs
 
 from cockpit.safety import redact
 
+# who acts is who acks: one answer for the audit journal and the store
+from cockpit.store.types import operator
+
 OUTPUT_MAX = 2000  # characters of an action's output kept in the journal
-
-
-def operator() -> str:
-    """Who acts: ``$COCKPIT_OPERATOR`` (a shared account's on-call name) or the login name."""
-    name = os.environ.get("COCKPIT_OPERATOR", "").strip()
-    if name:
-        return name[:64]
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return f"uid {os.getuid()}"
 
 
 def default_audit_path(demo: bool = False) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from cockpit.diagnosis.slurm_states import FAILED_STATES
 from cockpit.model import Incident, Snapshot
@@ -73,6 +74,20 @@ def fleet_row(
         )
         sick = sum(p.abnormal or 0 for p in snap.pools)
     return FleetRow(name, kind, health, running, pending, failed, sick, len(mine), crit)
+
+
+def source_row(st: Any, incidents: Iterable[Incident], now: datetime) -> FleetRow:
+    """The row of one hub source (``runtime.state.SourceState``): its health from its last
+    poll, then :func:`fleet_row`. The fleet screen and a cluster's own view read this one."""
+    if st.error is not None:
+        health = f"failing: {st.error.kind}: {st.error.message}"
+    elif st.snapshot is None:
+        health = "connecting"
+    elif st.stale(now):
+        health = "STALE"
+    else:
+        health = "ok"
+    return fleet_row(st.name, st.source.kind, st.snapshot, health, incidents, now)
 
 
 def _node_sick(state: str, flags: Iterable[str]) -> bool:

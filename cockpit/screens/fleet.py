@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Footer, Static
 
-from cockpit.fleet import FleetRow, fleet_row
+from cockpit.fleet import FleetRow, source_row
 from cockpit.screens.panes import CockpitTable
 from cockpit.text import clean
 from cockpit.widgets.table import Column, Row
@@ -81,18 +81,9 @@ class FleetScreen(CockpitScreen):
     def rows(self) -> list[FleetRow]:
         hub = self.hub
         now = hub.clock()
-        out = []
-        for st in hub.states.values():
-            if st.error is not None:
-                health = f"failing: {st.error.kind}: {st.error.message}"
-            elif st.snapshot is None:
-                health = "connecting"
-            elif st.stale(now):
-                health = "STALE"
-            else:
-                health = "ok"
-            out.append(fleet_row(st.name, st.source.kind, st.snapshot, health, hub.incidents, now))
-        return out
+        # the incident view's own list (gone ones and outages included): the counts agree
+        opened = hub.open_list
+        return [source_row(st, opened, now) for st in hub.states.values()]
 
     def refresh_data(self) -> None:
         if not self.query(FleetTable):

@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Footer, Static
 
-from cockpit.fleet import fleet_row
+from cockpit.fleet import source_row
 from cockpit.model import Artifacts, Finding, Pool, Subject
 from cockpit.text import clean
 from cockpit.widgets.table import Column, Row
@@ -137,7 +137,7 @@ class SourceScreen(_NoFetch):
 
     def _findings(self) -> list[Finding]:
         hub = self.hub
-        mine = [i for i in (*hub.outages(), *hub.incidents) if i.subject == self.subject]
+        mine = [i for i in hub.open_list if i.subject == self.subject]
         seen: dict[int, Finding] = {}
         for f in [f for i in mine for f in i.findings] + hub.findings_for(self.subject):
             seen.setdefault(id(f), f)
@@ -147,15 +147,7 @@ class SourceScreen(_NoFetch):
         st = self.hub.states.get(self.subject.source)
         if st is None:
             return Text("not a configured source", style="yellow")
-        now = self.hub.clock()
-        health = (
-            f"failing: {st.error.kind}: {st.error.message}"
-            if st.error is not None
-            else "STALE"
-            if st.stale(now)
-            else "ok"
-        )
-        r = fleet_row(st.name, st.source.kind, st.snapshot, health, self.hub.incidents, now)
+        r = source_row(st, self.hub.open_list, self.hub.clock())
 
         def n(v: int | None) -> str:
             return "–" if v is None else str(v)
