@@ -87,7 +87,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument(
         "--record",
         metavar="DIR",
-        help="keep every Slurm command's output and log read in DIR (compressed, redacted)",
+        help="keep every Slurm command's output and log read, and every ModelArts API answer, "
+        "in DIR (compressed, redacted)",
     )
     parser.add_argument(
         "--replay",
@@ -122,8 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command is None:
+            from cockpit.commands.tui import require_terminal
             from cockpit.commands.tui import run as run_tui
 
+            require_terminal()
             return run_tui(args)
         return int(args.func(args) or 0)
     except UserError as exc:

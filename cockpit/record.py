@@ -1,17 +1,21 @@
-"""Record what a cluster answered and play it back: ``cockpit --record DIR`` / ``--replay DIR``.
+"""Record what a platform answered and play it back: ``cockpit --record DIR`` / ``--replay DIR``.
 
-Recording wraps a Slurm source's transport: every command's argv, exit status and output, and
-every log range read, go to ``DIR/<source>.jsonl.gz`` (gzip members appended per poll, so a
-recording cut by a crash keeps every poll before it) with the time they were answered; texts
-are redacted first (a recording goes into bug reports and post-incident reviews).
+Recording wraps a Slurm source's transport (every command's argv, exit status and output, and
+every log range read) and a ModelArts source's API (every SDK call's name, arguments and wire
+JSON answer or error: job list, job detail, stages, events, log previews, pools, pool nodes,
+flavor capacity). Entries go to ``DIR/<source>.jsonl.gz`` (gzip members appended per poll, so
+a recording cut by a crash keeps every poll before it) with the time they were answered; texts
+and JSON are redacted first (a recording goes into bug reports and post-incident reviews).
 ``DIR/meta.json`` names the sources.
 
-Replay puts a :class:`ReplayTransport` under a normal :class:`~cockpit.slurm.source.SlurmSource`,
-so the recorded outputs go through the same parsers, engine, incidents and views as live ones.
-A :class:`ReplayClock` is the app's clock: it stands at the end of one recorded poll, and each
-command is answered with the latest recording of that command before the clock. The operator
-steps and jumps between polls (``]``/``[``, ``}``/``{``); ``r`` re-reads at the new time.
-ModelArts sources are not recorded here (their SDK calls are not a transport).
+Replay puts a :class:`ReplayTransport` under a normal :class:`~cockpit.slurm.source.SlurmSource`
+and a :class:`ReplayModelArtsApi` under a normal
+:class:`~cockpit.modelarts.source.ModelArtsSource`, so the recorded answers go through the same
+parsers, engine, incidents and views as live ones. A :class:`ReplayClock` is the app's clock:
+it stands at one recorded poll (of any source), and each source answers every command or call
+with its latest recording of exactly that command or call up to the end of its own poll at that
+time; anything else is "not recorded", never another call's answer. The operator steps and
+jumps between polls (``]``/``[``, ``}``/``{``); ``r`` re-reads at the new time.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import UserError
-from cockpit.safety import redact
+from cockpit.safety import redact, redact_in_place
 from cockpit.transport import (
     AuthError,
     CommandNotFound,
@@ -46,6 +50,8 @@ from cockpit.transport import (
 FORMAT = 1
 META = "meta.json"
 POLL_COMMAND = "squeue"  # the first command of every Slurm poll: where a poll begins
+CARRY_MAX = 64 << 10  # the longest unfinished line held back for the next read of a file
+POLL_CALL = "list_training_jobs"  # the first call of every ModelArts poll (page 0)
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -60,10 +66,32 @@ def _pack(data: bytes) -> dict[str, str]:
         return {"b64": base64.b64encode(redact(data)).decode("ascii")}
 
 
+def _pack_read(data: bytes) -> dict[str, str]:
+    """A file range, redacted in place: every byte keeps its offset, so a replayed read of any
+    part of the range is the recorded bytes at that part."""
+    data = redact_in_place(data)
+    try:
+        return {"text": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"b64": base64.b64encode(data).decode("ascii")}
+
+
 def _unpack(d: dict[str, str]) -> bytes:
     if "b64" in d:
         return base64.b64decode(d["b64"])
     return d.get("text", "").encode("utf-8")
+
+
+def _starts_poll(entry: dict[str, Any]) -> bool:
+    """Whether ``entry`` is the first answer of a poll: squeue, or the first job-list page."""
+    op = entry.get("op")
+    if op == "run":
+        argv = entry.get("argv")
+        return isinstance(argv, list) and bool(argv) and argv[0] == POLL_COMMAND
+    if op == "call" and entry.get("call") == POLL_CALL:
+        args = entry.get("args")
+        return isinstance(args, list) and bool(args) and args[0] == 0
+    return False
 
 
 # ------------------------------------------------------------------ recording
@@ -102,7 +130,7 @@ class Recorder:
         with self._lock:
             self._pending.append(line)
             # one gzip member per poll's worth of lines: a crash loses at most the last few
-            if entry.get("argv", [""])[0] == POLL_COMMAND or len(self._pending) >= 64:
+            if _starts_poll(entry) or len(self._pending) >= 64:
                 self._flush_locked()
 
     def flush(self) -> None:
@@ -132,6 +160,10 @@ class RecordingTransport:
         self.inner = inner
         self.recorder = recorder
         self.name = getattr(inner, "name", "recorded")
+        # path -> (where its last read ended, that read's unfinished last line): a secret on a
+        # line cut by a read boundary is redacted once the line is whole, never half by half
+        self._carry: dict[str, tuple[int, bytes]] = {}
+        self._carry_lock = threading.Lock()
 
     async def run(self, argv: list[str] | tuple[str, ...], timeout: float = 30.0) -> CommandResult:
         try:
@@ -146,9 +178,36 @@ class RecordingTransport:
 
     async def read_range(self, path: str, offset: int, length: int) -> bytes:
         data = await self.inner.read_range(path, offset, length)
-        entry = {"op": "read", "path": path, "offset": offset, "length": length, "raw": data}
-        await asyncio.to_thread(self.recorder.add, entry)
+        await asyncio.to_thread(self._record_read, path, offset, length, data)
         return data
+
+    def _record_read(self, path: str, offset: int, length: int, data: bytes) -> None:
+        """Record whole lines only. A read that stops mid-line (more of the file follows) keeps
+        its unfinished last line back; the next read of the file starting where this one ended
+        is recorded with that line in front (a reader going on from a line start re-reads it
+        anyway). Redaction then sees every line whole, across any read boundary."""
+        with self._carry_lock:
+            end, head = self._carry.pop(path, (-1, b""))
+            if end != offset:
+                head = b""
+            body = head + data
+            cut = len(body)
+            if length > 0 and len(data) >= length:
+                nl = body.rfind(b"\n") + 1  # 0: no line ends here, all of it waits
+                if nl < len(body) and len(body) - nl <= CARRY_MAX:
+                    cut = nl
+                    self._carry[path] = (offset + len(data), body[nl:])
+        if cut:
+            lo = offset - len(head)
+            self.recorder.add(
+                {
+                    "op": "read",
+                    "path": path,
+                    "offset": lo,
+                    "length": cut,
+                    "data": _pack_read(body[:cut]),
+                }
+            )
 
     async def stat(self, path: str) -> FileStat:
         st = await self.inner.stat(path)
@@ -166,6 +225,73 @@ class RecordingTransport:
         await self.inner.close()
 
 
+class RecordingModelArtsApi:
+    """A :class:`~cockpit.modelarts.api.ModelArtsApi` that answers as ``inner`` does and
+    records each call: its name, arguments and redacted wire JSON, or the error it raised (a
+    429 or an outage is part of what happened). Called from the source's worker threads; the
+    recorder is thread-safe."""
+
+    def __init__(self, inner: Any, recorder: Recorder) -> None:
+        self.inner = inner
+        self.recorder = recorder
+        # an in-memory API (the demo) stays on the event loop, as the source would call it
+        self.blocking = getattr(inner, "blocking", True)
+
+    def _recorded(self, call: str, *args: Any) -> dict:
+        from cockpit.modelarts.api import ModelArtsApiError
+
+        entry: dict[str, Any] = {"op": "call", "call": call, "args": list(args)}
+        try:
+            data = getattr(self.inner, call)(*args)
+        except ModelArtsApiError as exc:
+            entry.update(
+                error=exc.kind,
+                status=exc.status,
+                code=exc.code,
+                message=exc.message,
+                retry_after_s=exc.retry_after_s,
+                where=exc.where,
+            )
+            self.recorder.add(entry)
+            raise
+        entry["json"] = redact(data)
+        self.recorder.add(entry)
+        return data
+
+    def list_training_jobs(self, offset: int, limit: int) -> dict:
+        return self._recorded("list_training_jobs", offset, limit)
+
+    def show_training_job(self, job_id: str) -> dict:
+        return self._recorded("show_training_job", job_id)
+
+    def list_events(self, job_id: str) -> dict:
+        return self._recorded("list_events", job_id)
+
+    def list_stages(self, job_id: str) -> dict:
+        return self._recorded("list_stages", job_id)
+
+    def logs_preview(self, job_id: str, task_id: str) -> dict:
+        return self._recorded("logs_preview", job_id, task_id)
+
+    def list_pools(self) -> dict:
+        return self._recorded("list_pools")
+
+    def list_pool_nodes(self, pool_name: str) -> dict:
+        return self._recorded("list_pool_nodes", pool_name)
+
+    def flavor_max_available(self, flavor_id: str, pool_id: str) -> dict:
+        return self._recorded("flavor_max_available", flavor_id, pool_id)
+
+    def stop_training_job(self, job_id: str) -> dict:
+        return self._recorded("stop_training_job", job_id)
+
+    def close(self) -> None:
+        self.recorder.flush()
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()
+
+
 def _stat_json(st: FileStat) -> dict[str, Any]:
     return {"size": st.size, "mtime": st.mtime, "uid": st.uid, "gid": st.gid, "mode": st.mode}
 
@@ -177,7 +303,8 @@ def _stat_from(e: dict[str, Any]) -> FileStat:
 def start_recording(
     directory: Path, sources: list[Any], clock: Callable[[], datetime]
 ) -> list[str]:
-    """Wrap each Slurm source's transport; returns the names of sources not recorded."""
+    """Wrap each Slurm source's transport and each ModelArts source's API; returns the names
+    of sources not recorded."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -195,6 +322,9 @@ def start_recording(
                     "slurmd_log": src.slurmd_log,
                 }
             )
+        elif getattr(src, "kind", "") == "modelarts" and hasattr(src, "api"):
+            src.api = RecordingModelArtsApi(src.api, Recorder(directory, src.name, clock))
+            recorded.append({"name": src.name, "kind": "modelarts"})
         else:
             skipped.append(src.name)
     meta = {"format": FORMAT, "started": clock().isoformat(), "sources": recorded}
@@ -262,13 +392,53 @@ class Recording:
                 argv = entry.get("argv", [""]) if entry.get("op") == "run" else [""]
                 if t.tzinfo is None or not isinstance(argv, list) or not argv:
                     continue  # a damaged line is skipped, the rest still plays
+                if entry.get("op") == "call" and not (
+                    isinstance(entry.get("call"), str)
+                    and isinstance(entry.get("args"), list)
+                    and ("error" in entry or isinstance(entry.get("json"), dict))
+                ):
+                    continue
             except (ValueError, KeyError, TypeError, AttributeError):
                 continue
             rec.entries.append(entry)
             rec.times.append(t)
-            if entry.get("op") == "run" and argv[0] == POLL_COMMAND:
+            if _starts_poll(entry):
                 rec.polls.append(t)
         return rec
+
+    def window_end(self, at: datetime) -> datetime:
+        """The end of this source's own poll standing at ``at``: just before its next poll
+        began, or everything after its last one. With several sources the replay clock steps
+        through all their polls; a source keeps answering from its own latest poll (whose later
+        calls may come after another source's poll began)."""
+        i = bisect.bisect_right(self.polls, at) - 1
+        if i < 0:
+            return at
+        if i + 1 < len(self.polls):
+            return max(at, self.polls[i + 1] - timedelta(microseconds=1))
+        return max(at, self.times[-1]) if self.times else at
+
+    def poll_clock(self, clock: ReplayClock) -> Callable[[], datetime]:
+        """This source's clock in a replay: the start of its own latest poll at the replay's
+        time, so its snapshot is taken when the live one was, wherever the replay stands
+        between its polls (another source's poll)."""
+
+        def now() -> datetime:
+            at = clock()
+            i = bisect.bisect_right(self.polls, at) - 1
+            return self.polls[i] if i >= 0 else at
+
+        return now
+
+    def latest(
+        self, clock: ReplayClock, match: Callable[[dict[str, Any]], bool]
+    ) -> dict[str, Any] | None:
+        """The latest entry ``match`` accepts up to the end of this source's poll at ``clock``."""
+        end = bisect.bisect_right(self.times, self.window_end(clock.end()))
+        for i in range(end - 1, -1, -1):
+            if match(self.entries[i]):
+                return self.entries[i]
+        return None
 
 
 def _decompress_members(path: Path) -> bytes:
@@ -329,11 +499,7 @@ class ReplayTransport:
         self.name = f"replay {rec.source}"
 
     def _latest(self, match: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
-        end = bisect.bisect_right(self.rec.times, self.clock.end())
-        for i in range(end - 1, -1, -1):
-            if match(self.rec.entries[i]):
-                return self.rec.entries[i]
-        return None
+        return self.rec.latest(self.clock, match)
 
     async def run(self, argv: list[str] | tuple[str, ...], timeout: float = 30.0) -> CommandResult:
         want = list(argv)
@@ -343,6 +509,16 @@ class ReplayTransport:
             # that poll's times: the same command with other times. Never another job's id.
             shape = _timeless(want)
             e = self._latest(lambda x: x.get("op") == "run" and _timeless(x.get("argv")) == shape)
+        if e is None and want[:1] == ["squeue"] and "--only-job-state" not in want:
+            # recorded by a cockpit that asked other columns (before %b, or without %s): the
+            # parser tells the layouts apart by their column count
+            e = self._latest(
+                lambda x: (
+                    x.get("op") == "run"
+                    and (x.get("argv") or [""])[0] == "squeue"
+                    and "--only-job-state" not in x.get("argv", ())
+                )
+            )
         if e is None:
             msg = f"replay: {argv[0] if argv else '?'} was not recorded before this poll\n"
             return CommandResult(tuple(argv), b"", msg.encode(), 1)
@@ -381,8 +557,84 @@ class ReplayTransport:
         return None
 
 
+class ReplayModelArtsApi:
+    """Answers each ModelArts call with the latest recording of that call (same name, same
+    arguments) in its source's poll at the replay clock; a call never recorded raises a
+    ``command`` error saying so (never another job's answer). Answers from memory."""
+
+    blocking = False
+
+    def __init__(self, rec: Recording, clock: ReplayClock) -> None:
+        self.rec, self.clock = rec, clock
+
+    def _answer(self, call: str, *args: Any) -> dict:
+        import copy
+
+        from cockpit.modelarts.api import ModelArtsApiError
+
+        want = list(args)
+        e = self.rec.latest(
+            self.clock,
+            lambda x: x.get("op") == "call" and x.get("call") == call and x.get("args") == want,
+        )
+        if e is None:
+            shown = ", ".join(str(a) for a in args)
+            raise ModelArtsApiError(
+                "command",
+                None,
+                "",
+                f"replay: {call}({shown}) was not recorded before this poll",
+                where=f"replay {self.rec.source}",
+            )
+        if "error" in e:
+            status = e.get("status")
+            raise ModelArtsApiError(
+                str(e["error"]),
+                status if isinstance(status, int) else None,
+                str(e.get("code") or ""),
+                str(e.get("message") or ""),
+                e.get("retry_after_s")
+                if isinstance(e.get("retry_after_s"), (int, float))
+                else None,
+                str(e.get("where") or ""),
+            )
+        return copy.deepcopy(e["json"])  # the parsers get their own copy, as from the wire
+
+    def list_training_jobs(self, offset: int, limit: int) -> dict:
+        return self._answer("list_training_jobs", offset, limit)
+
+    def show_training_job(self, job_id: str) -> dict:
+        return self._answer("show_training_job", job_id)
+
+    def list_events(self, job_id: str) -> dict:
+        return self._answer("list_events", job_id)
+
+    def list_stages(self, job_id: str) -> dict:
+        return self._answer("list_stages", job_id)
+
+    def logs_preview(self, job_id: str, task_id: str) -> dict:
+        return self._answer("logs_preview", job_id, task_id)
+
+    def list_pools(self) -> dict:
+        return self._answer("list_pools")
+
+    def list_pool_nodes(self, pool_name: str) -> dict:
+        return self._answer("list_pool_nodes", pool_name)
+
+    def flavor_max_available(self, flavor_id: str, pool_id: str) -> dict:
+        return self._answer("flavor_max_available", flavor_id, pool_id)
+
+    def stop_training_job(self, job_id: str) -> dict:
+        from cockpit.modelarts.api import ModelArtsApiError
+
+        raise ModelArtsApiError("forbidden", None, "", "a replay does not act on a project")
+
+    def close(self) -> None:
+        return None
+
+
 def replay_sources(directory: Path) -> tuple[list[Any], ReplayClock]:
-    """The recorded Slurm sources over replay transports, and the clock they share."""
+    """The recorded sources over replay transports and APIs, and the clock they share."""
     from zoneinfo import ZoneInfo
 
     from cockpit.slurm.source import SlurmSource
@@ -408,8 +660,21 @@ def replay_sources(directory: Path) -> tuple[list[Any], ReplayClock]:
         if path.exists():
             recs.append((s, Recording.load(path, s["name"])))
     clock = ReplayClock([t for _, r in recs for t in r.polls])
-    sources = []
+    sources: list[Any] = []
     for s, rec in recs:
+        if s.get("kind") == "modelarts":
+            from cockpit.modelarts.source import ModelArtsSource
+
+            ma = ModelArtsSource(
+                s["name"],
+                ReplayModelArtsApi(rec, clock),
+                interval=3600.0,
+                clock=rec.poll_clock(clock),
+                pool_cache_s=0,  # the pools as last recorded at each step, not a cached copy
+            )
+            ma.honour_retry_after = False  # a replayed 429 must not block the next step
+            sources.append(ma)
+            continue
         try:
             tz: Any = ZoneInfo(s.get("tz") or "UTC")
         except (ValueError, KeyError):
@@ -418,7 +683,7 @@ def replay_sources(directory: Path) -> tuple[list[Any], ReplayClock]:
             s["name"],
             ReplayTransport(rec, clock),
             interval=3600.0,  # polls happen when the operator steps, not on a timer
-            clock=clock,
+            clock=rec.poll_clock(clock),  # its own poll time, as when it was live
             tz=tz,
             slurmctld_log=s.get("slurmctld_log") or "/var/log/slurm/slurmctld.log",
             slurmd_log=s.get("slurmd_log") or "/var/log/slurm/slurmd.log",

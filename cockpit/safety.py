@@ -123,6 +123,20 @@ _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     # command-line forms: --password VALUE, mysql -pVALUE
     (r"(?i)(--?(?:password|passwd|pass|token|secret)\s+)(?!-)[^\s\"']+", r"\1" + REDACTED),
     (r"(\bmysql(?:dump|admin)?\b[^\n]*?\s-p)(?=\S)[^\s\"']+", r"\1" + REDACTED),
+    # sshpass -p VALUE (or -pVALUE); curl -u/--user USER:PASSWORD keeps the user
+    (
+        r"(sshpass\b[^\n]{0,256}?\s-p\s*|curl\b[^\n]{0,256}?\s(?:-u\s*|--user[=\s]\s*)"
+        r"[\"']?[^\s:\"']+:)(?=[^\s\"'])[^\s\"']+",
+        r"\1" + REDACTED,
+    ),
+    # tokens with a vendor prefix: GitHub (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_), Slack
+    # (xoxb-, xoxp-, xoxa-, xoxo-, xoxs-, xoxr-, xapp-). These two start with a literal (no
+    # \b) so the regex engine skips ahead to it: each costs a few percent of redact's time
+    (
+        r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}"
+        r"|xox[abposr]-[A-Za-z0-9-]{8,}|xapp-[0-9]-[A-Za-z0-9-]{8,})",
+        REDACTED,
+    ),
     # Huawei Cloud APIG signature header: Access=AK, ..., Signature=hex
     (r"(?i)((?:Access|Signature)=)[^\s,]+", r"\1" + REDACTED),
     (r"(?i)((?:X-Auth-Token|X-Security-Token):\s*)\S+", r"\1" + REDACTED),
@@ -158,10 +172,16 @@ _BYTES_RULES = [(re.compile(p.encode(), re.S), r.encode()) for p, r in _SECRET_P
 
 # key=value / key: value. One token then a check of its last words ("db_password",
 # "HUAWEICLOUD_SDK_SK"; not "task"): a single regex with the keywords went quadratic on
-# a 10 MB line of "a_a_a_...".
-_KV = r"""(?<![A-Za-z0-9_-])([A-Za-z0-9_-]{1,64}["']?\s*[:=]\s*["']?)([^\s"',;&]+)"""
-_KV_STR = re.compile(_KV)
-_KV_BYTES = re.compile(_KV.encode())
+# a 10 MB line of "a_a_a_...". The value is matched only after a secret key; after any other
+# key the scan goes on inside its value (``https://host/?access_token=...``), which keeps a
+# line of ``key=key=key=...`` linear. A word after a ``/`` is a file name, not a key
+# (``/etc/passwd: No such file``).
+_KEY = r"""(?<![A-Za-z0-9_/-])([A-Za-z0-9_-]{1,64}["']?\s*[:=]\s*["']?)"""
+_VALUE = r"""[^\s"',;&]+"""
+_KV_STR = re.compile(_KEY)
+_KV_BYTES = re.compile(_KEY.encode())
+_VALUE_STR = re.compile(_VALUE)
+_VALUE_BYTES = re.compile(_VALUE.encode())
 _SECRET_WORDS = {
     "password",
     "passwd",
@@ -196,36 +216,81 @@ def _secret_key(key: str) -> bool:
     )
 
 
-_SEPS = {str: ("=", ":"), bytes: (b"=", b":")}
-
-
-def _redact_kv(text, rx, mark, as_str):
-    """Values of secret-named keys replaced by ``mark``. The value of a key that is not secret
-    is scanned in turn: ``https://host/?access_token=...`` is a harmless ``https:`` whose
-    value holds a secret key."""
-
-    def one(m):
-        if _secret_key(as_str(m[1])):
-            return m[1] + mark
-        value = m[2]
-        if len(value) < 3 or not any(c in value for c in _SEPS[type(value)]):
-            return m[0]
-        return m[1] + _redact_kv(value, rx, mark, as_str)
-
-    return rx.sub(one, text)
+def _redact_kv(text, rx, value_rx, mark, as_str):
+    """Values of secret-named keys replaced by ``mark`` (a string, or a function of the value
+    giving its replacement)."""
+    out = []
+    pos = 0
+    match = value_rx.match
+    known: dict = {}  # key -> secret? (a log repeats the same few keys)
+    for m in rx.finditer(text):
+        if m.start() < pos:
+            continue  # inside a secret value already replaced
+        key = m[1]
+        secret = known.get(key)
+        if secret is None:
+            secret = _secret_key(as_str(key))
+            if len(known) < 4096:
+                known[key] = secret
+        if not secret:
+            continue  # the scan goes on inside its value
+        v = match(text, m.end())
+        if v is not None:
+            out.append(text[pos : m.end()])
+            out.append(mark(v[0]) if callable(mark) else mark)
+            pos = v.end()
+    if not out:
+        return text
+    out.append(text[pos:])
+    return text[:0].join(out)
 
 
 def _redact_str(text: str) -> str:
-    text = _redact_kv(text, _KV_STR, REDACTED, str)
+    text = _redact_kv(text, _KV_STR, _VALUE_STR, REDACTED, str)
     for rx, repl in _STR_RULES:
         text = rx.sub(repl, text)
     return text
 
 
+def _ascii(b: bytes) -> str:
+    return b.decode("ascii", "replace")
+
+
 def _redact_raw(data: bytes) -> bytes:
-    data = _redact_kv(data, _KV_BYTES, REDACTED.encode(), lambda b: b.decode("ascii", "replace"))
+    data = _redact_kv(data, _KV_BYTES, _VALUE_BYTES, REDACTED.encode(), _ascii)
     for rx, repl in _BYTES_RULES:
         data = rx.sub(repl, data)
+    return data
+
+
+_TOKENS = (b"<redacted private key>", REDACTED.encode())
+
+
+def _mask(n: int) -> bytes:
+    """``n`` bytes saying redacted: ``<redacted>***`` when it fits, else ``***``."""
+    token = REDACTED.encode()
+    return token + b"*" * (n - len(token)) if n >= len(token) else b"*" * n
+
+
+def _same_length(m: re.Match[bytes], repl: bytes) -> bytes:
+    out = m.expand(repl)
+    if len(out) == len(m[0]):
+        return out
+    for token in _TOKENS:
+        i = out.find(token)
+        if i >= 0:
+            secret = len(m[0]) - (len(out) - len(token))
+            return out[:i] + _mask(max(secret, 0)) + out[i + len(token) :]
+    return out
+
+
+def redact_in_place(data: bytes) -> bytes:
+    """:func:`redact` over bytes keeping every byte at its offset: each secret becomes
+    ``<redacted>`` padded with ``*`` to its own length (``***`` when shorter). For file ranges
+    that are addressed by offset afterwards (a recording's log reads)."""
+    data = _redact_kv(data, _KV_BYTES, _VALUE_BYTES, lambda v: _mask(len(v)), _ascii)
+    for rx, repl in _BYTES_RULES:
+        data = rx.sub(lambda m, r=repl: _same_length(m, r), data)
     return data
 
 

@@ -99,3 +99,32 @@ async def test_nodes_pane_shows_each_nodes_gpus(tmp_path):
         gpu_node = next(n for n in snap.nodes if n.gres and n.gres != "(null)")
         row = next(r for r in nodes.rows if r.key.endswith("\x1f" + gpu_node.name))
         assert row.cells[labels.index("GPUS")].startswith("gpu:")
+
+
+async def test_the_key_column_cannot_be_hidden(tmp_path):
+    """JOBID (node name, training job name) names each row: the chooser lists it as fixed,
+    space on it leaves it on, and a preference that hid it (older file) is ignored."""
+    from textual.widgets import SelectionList
+
+    path = tmp_path / "ui.json"
+    app = make_app(tmp_path, prefs=Prefs(path))
+    async with app.run_test(size=(160, 30)) as pilot:
+        await ready(app, pilot)
+        queue = app.screen.query_one(QueueTable)
+        queue.focus()
+        await pilot.press("c")
+        chooser = app.screen
+        assert isinstance(chooser, ColumnChooser)
+        selection = chooser.query_one(SelectionList)
+        first = selection.get_option_at_index(0)
+        assert first.value == "JOBID" and "fixed" in str(first.prompt)
+        await pilot.press("space")  # the cursor starts on JOBID
+        await pilot.pause()
+        assert "JOBID" in selection.selected
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "JOBID" in header(queue)
+        assert "JOBID" not in Prefs(path).hidden_columns("queue")
+        queue.set_hidden(["JOBID", "USER"])  # what a stale ui.json asks for
+        await pilot.pause()
+        assert header(queue).lstrip().startswith("JOBID") and "USER" not in header(queue)

@@ -259,11 +259,10 @@ class VirtualTable(ScrollView, can_focus=True):
         self.hidden: frozenset[str] = frozenset()  # column labels the operator turned off
 
     def set_hidden(self, labels: Iterable[str]) -> None:
-        """Columns (by label) not to draw; the filter still searches them. At least one
-        column stays: hiding every one would leave rows nobody can tell apart."""
-        hidden = frozenset(labels) & {c.label for c in self.columns}
-        if len(hidden) >= len(self.columns):
-            hidden = hidden - {self.columns[0].label}
+        """Columns (by label) not to draw; the filter still searches them. The first column
+        names the row (job id, node, training job name) and always stays: without it rows
+        could not be told apart (a stale preference hiding it is ignored)."""
+        hidden = (frozenset(labels) & {c.label for c in self.columns}) - {self.columns[0].label}
         if hidden != self.hidden:
             self.hidden = hidden
             self._layout_for = -1

@@ -17,6 +17,27 @@ NO_CONFIG_BANNER = (
 )
 
 
+NOT_A_TERMINAL = (
+    "the TUI needs a terminal, but {stream} is {what}; for text a pipe, a file or a script "
+    "can take, run `cockpit snapshot`, `cockpit incidents` or `cockpit diagnose JOB`"
+)
+
+
+def require_terminal() -> None:
+    """The TUI draws escape codes and reads keys: with a stream piped or redirected
+    (``cockpit | less``, ``cockpit > file``, cron) it would fill the pipe with them or wait
+    for keys that never come. Refuse in one line (UserError: exit 2) naming the commands
+    made for that."""
+    for name, stream in (("stdout", sys.stdout), ("stdin", sys.stdin), ("stderr", sys.stderr)):
+        try:
+            tty = stream is not None and stream.isatty()
+        except (ValueError, AttributeError):  # closed, or replaced by something without a fd
+            tty = False
+        if not tty:
+            what = "not open" if stream is None else "piped or redirected"
+            raise UserError(NOT_A_TERMINAL.format(stream=name, what=what))
+
+
 def _quiet_libraries() -> None:
     """Textual draws on stderr: library loggers must not write there while it runs."""
     root = logging.getLogger()
@@ -94,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
         banner = f"{banner}   {rec}" if banner else rec
         if skipped:
             print(
-                f"cockpit: --record keeps Slurm clusters only; not recorded: {', '.join(skipped)}",
+                f"cockpit: --record keeps Slurm and ModelArts sources; not recorded: "
+                f"{', '.join(skipped)}",
                 file=sys.stderr,
             )
     config = watcher = baselines = None

@@ -149,6 +149,8 @@ class ModelArtsSource(Source):
             str, tuple[int, datetime]
         ] = {}  # job id -> (size, first seen at that size)
         self._last: Snapshot | None = None
+        # a 429's Retry-After blocks the next polls; a replay (cockpit --replay) steps at once
+        self.honour_retry_after = True
 
     # ------------------------------------------------------------------ build
 
@@ -224,7 +226,7 @@ class ModelArtsSource(Source):
                 ) from None
 
     def _throttle(self, exc: ModelArtsApiError) -> None:
-        if exc.kind == "throttled":
+        if exc.kind == "throttled" and self.honour_retry_after:
             self._blocked_until = time.monotonic() + (exc.retry_after_s or self.interval)
             self._blocked_error = _error(exc)
 

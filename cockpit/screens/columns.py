@@ -1,5 +1,6 @@
 """``c`` on a table: choose its columns (space toggles, enter keeps, esc cancels); the choice
-is remembered per pane across sessions (:mod:`cockpit.prefs`)."""
+is remembered per pane across sessions (:mod:`cockpit.prefs`). The first column names the row
+(job id, node, training job name): it is listed as fixed and cannot be turned off."""
 
 from __future__ import annotations
 
@@ -33,16 +34,36 @@ class ColumnChooser(ModalScreen["list[str] | None"]):
         super().__init__()
         self.table, self.title_text = table, title
 
+    @property
+    def key_label(self) -> str:
+        """The column that names each row: always shown."""
+        return self.table.columns[0].label
+
     def compose(self) -> ComposeResult:
+        key = self.key_label
         with Vertical():
             yield Static(Text(f"Columns of {self.title_text}", style="bold"))
             yield SelectionList[str](
-                *[(c.label, c.label, c.label not in self.table.hidden) for c in self.table.columns]
+                *[
+                    (
+                        f"{c.label}  (fixed: names the row)" if c.label == key else c.label,
+                        c.label,
+                        c.label == key or c.label not in self.table.hidden,
+                    )
+                    for c in self.table.columns
+                ]
             )
             yield Static(Text("space: show/hide   enter: keep   esc: cancel", style="dim"))
 
     def on_mount(self) -> None:
         self.query_one(SelectionList).focus()
+
+    def on_selection_list_selection_toggled(self, event: SelectionList.SelectionToggled) -> None:
+        if event.selection.value == self.key_label:
+            event.selection_list.select(self.key_label)  # stays on
+            self.notify(
+                f"{self.key_label} names each row: it is always shown", timeout=3, markup=False
+            )
 
     def action_move(self, step: int) -> None:
         selection = self.query_one(SelectionList)
@@ -52,7 +73,7 @@ class ColumnChooser(ModalScreen["list[str] | None"]):
             selection.action_cursor_up()
 
     def action_keep(self) -> None:
-        shown = set(self.query_one(SelectionList).selected)
+        shown = set(self.query_one(SelectionList).selected) | {self.key_label}
         self.dismiss([c.label for c in self.table.columns if c.label not in shown])
 
     def action_dismiss_none(self) -> None:

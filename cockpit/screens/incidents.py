@@ -62,19 +62,22 @@ class NoteInput(ModalScreen[str | None]):
 
 
 def lifecycle_line(si: StoredIncident | None, ack, now: datetime) -> Text:
-    """``acked by ana 3 m ago: draining cn013`` and ``gone from squeue 6 m ago``."""
-    out = Text()
+    """``acked by ana 3 m ago: draining cn013`` and ``gone from squeue 6 m ago``, one line
+    each (no trailing newline; empty when neither applies)."""
+    lines: list[Text] = []
     if ack is not None:
         who = clean(ack.who, 40) or "someone"
-        out.append(f"\nacked by {who} {ago((now - ack.at).total_seconds())} ago", style="green")
+        line = Text(f"✓ acked by {who} {ago((now - ack.at).total_seconds())} ago", style="green")
         if ack.note:
-            out.append(f": {clean(ack.note, 300)}", style="green")
+            line.append(f": {clean(ack.note, 150)}", style="green")  # full text: x export
+        lines.append(line)
     if si is not None and si.resolved_at is not None:
         word = GONE_WORDS.get(si.incident.subject.kind, "resolved") if si.gone else "resolved"
-        out.append(f"\n{word} {ago((now - si.resolved_at).total_seconds())} ago", style="yellow")
+        line = Text(f"{word} {ago((now - si.resolved_at).total_seconds())} ago", style="yellow")
         if not si.gone or ack is None:
-            out.append(" · stays until acknowledged", style="dim")
-    return out
+            line.append(" · stays until acknowledged", style="dim")
+        lines.append(line)
+    return Text("\n").join(lines)
 
 
 class IncidentScreen(CockpitScreen):
@@ -129,8 +132,12 @@ class IncidentScreen(CockpitScreen):
             return
         now = self.hub.clock()
         acks = self.cockpit.acks
-        text = incident_summary(inc, acks.is_acked(inc.key), now)
-        text.append_text(lifecycle_line(si, acks.ack_of(inc.key), now))
+        # who acked and when (and "gone"), first: the detail is a few lines high and at 80x24
+        # a wrapped remedy and the affected list would push it below the fold
+        text = lifecycle_line(si, acks.ack_of(inc.key), now)
+        if text.plain:
+            text.append("\n")
+        text.append_text(incident_summary(inc, acks.is_acked(inc.key), now))
         detail.update(text)
 
     def on_virtual_table_cursor_moved(self, event: VirtualTable.CursorMoved) -> None:

@@ -349,7 +349,9 @@ class JobScreen(SubjectScreen):
             (
                 "resources",
                 f"{j.node_count or '-'} nodes, {j.cpus or '-'} CPUs, "
-                f"mem {mib(j.min_memory_mib)}{per_cpu}",
+                f"mem {mib(j.min_memory_mib)}{per_cpu}"
+                + (f", {j.gpus} GPUs" if j.gpus is not None else "")
+                + (f"  (TRES per node {j.gres})" if j.gres else ""),
             ),
             (
                 "time",
@@ -358,6 +360,8 @@ class JobScreen(SubjectScreen):
             ("submitted / start", f"{stamp(j.submit_time)} / {stamp(j.start_time)}"),
             ("nodes", j.node_list or "-"),
         ]
+        if j.sluid:  # 26.05+: the same job by its sortable unique id (scontrol, sacct take it)
+            rows.append(("SLUID", j.sluid))
         if j.exit_code is not None:
             rows.append(("exit code", str(j.exit_code)))
         if j.dependency:
@@ -467,22 +471,40 @@ class TrainingJobScreen(SubjectScreen):
     mounts and image with the problem highlighted, startup log."""
 
     def title_text(self, obj: object) -> Text:
-        t = super().title_text(obj)
-        if isinstance(obj, TrainingJob):
-            t.append(f"  {clean(obj.name, 80)}", style="bold")
-            console = obj.console_phase
-            t.append(f"  {console}", style=phase_style(console))
-            if console != obj.phase:
-                inner = (
-                    f"API: {obj.phase}{' / ' + obj.secondary_phase if obj.secondary_phase else ''}"
-                )
-                # cut inside the brackets so the title never ends in an open "(API: Pending /"
-                room = self.app.size.width - t.cell_len - 3
-                if room < len(inner) and room >= 8:
-                    inner = inner[: room - 1] + "…"
-                if room >= 8:
-                    t.append(f" ({inner})", style="dim")
+        """The job's name, then what decides (its verdict, else its phase), then the API phase
+        and the id as far as the width allows: at 80 columns a UUID first left no room."""
+        if not isinstance(obj, TrainingJob):
+            return super().title_text(obj)
+        width = self.app.size.width
+        t = Text(f" {clean(obj.name, 48) or obj.job_id} ", style="bold reverse")
+        console = obj.console_phase
+        verdict = clean(self.findings[0].title, 200) if self.findings else ""
+        fact = console
+        if verdict:  # "Failed: exit 127: ..." already says the phase
+            fact = verdict if verdict.startswith(console) else f"{console} · {verdict}"
+        room = width - t.cell_len - 2
+        if room >= 8 and len(fact) > room:
+            fact = fact[: room - 1] + "…"
+        t.append(f"  {fact}", style=phase_style(console))
+        if console != obj.phase:
+            inner = f"API: {obj.phase}{' / ' + obj.secondary_phase if obj.secondary_phase else ''}"
+            # cut inside the brackets so the title never ends in an open "(API: Pending /"
+            room = width - t.cell_len - 3
+            if room < len(inner) and room >= 8:
+                inner = inner[: room - 1] + "…"
+            if room >= 8:
+                t.append(f" ({inner})", style="dim")
+        tail = f"  {obj.job_id} @{self.subject.source}"
+        if width - t.cell_len >= len(tail):
+            t.append(tail, style="dim")  # else it is in the fields below ("id")
         return t
+
+    def _show_findings(self) -> None:
+        super()._show_findings()
+        if self.query("#subject-title"):  # the verdict is in the title: it came with them
+            self.query_one("#subject-title", Static).update(
+                self.title_text(self.hub.lookup(self.subject))
+            )
 
     def _suspects(self) -> str:
         """Evidence text of the findings, lower-cased: a mount or image named there is the
@@ -503,6 +525,7 @@ class TrainingJobScreen(SubjectScreen):
         secondary = f" / {t.secondary_phase}" if t.secondary_phase else ""
         in_phase = age(since(t.phase_since or t.create_time, now))
         rows: list[tuple[str, Text | str]] = [
+            ("id", f"{t.job_id} @{self.subject.source}"),
             (
                 "phase",
                 _styled(
