@@ -282,10 +282,29 @@ def os_threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
+def thread_kinds() -> dict[str, int]:
+    """Live threads by name with the numbers taken out (which kind of thread came or went)."""
+    out: dict[str, int] = {}
+    for t in threading.enumerate():
+        k = re.sub(r"[-_]?\d+", "", t.name.split(" (")[0])
+        if "waitpid" not in k:
+            out[k] = out.get(k, 0) + 1
+    return out
+
+
 def kept_threads() -> int:
-    """Threads that live on: asyncio's per-subprocess ``waitpid-N`` watchers (Python 3.11's
-    ThreadedChildWatcher, one while each squeue runs) come and go with the commands."""
-    return sum(1 for t in threading.enumerate() if not t.name.startswith("waitpid-"))
+    """Threads that live on: asyncio's per-subprocess ``asyncio-waitpid-N`` watchers (Python
+    3.11's ThreadedChildWatcher, one while each squeue runs) come and go with the commands."""
+    return sum(1 for t in threading.enumerate() if "waitpid-" not in t.name)
+
+
+def live_rss_mib() -> float:
+    """RSS once the frozen set is handed back and collected (what ``gcpolicy`` does from time
+    to time): live memory, without the cycles frozen since its last hand-back."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+    return rss_mib()
 
 
 class SlowCallbacks(logging.Handler):
@@ -332,6 +351,31 @@ def instrument(poller: Any, log: PollLog) -> None:
             log.due.append(end + poller.next_delay())
 
     poller.poll_once = poll_once
+
+
+class GcPauses:
+    """Collections by generation and the longest pause of each (``gc.callbacks``), any thread:
+    a collection holds the GIL, so a long one is a stall of the event loop too."""
+
+    def __init__(self) -> None:
+        self.count = [0, 0, 0]
+        self.worst = [0.0, 0.0, 0.0]
+        self.full: list[float] = []  # every full collection's pause, s
+        self._t0 = 0.0
+
+    def __call__(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._t0 = time.perf_counter()
+            return
+        g = info["generation"]
+        took = time.perf_counter() - self._t0
+        self.count[g] += 1
+        self.worst[g] = max(self.worst[g], took)
+        if g == 2:
+            self.full.append(took)
+
+    def reset(self) -> None:
+        self.count, self.worst, self.full = [0, 0, 0], [0.0, 0.0, 0.0], []
 
 
 class StallSampler(threading.Thread):
@@ -489,6 +533,8 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
 
     app = CockpitApp(sources, clock=clock, bell=False, acks=AckStore(tmp / "acks.json"), late=late)
     probe = LoopProbe(clock)
+    gcp = GcPauses()
+    gc.callbacks.append(gcp)
     slow = SlowCallbacks()
     sampler: StallSampler | None = None
     if args.debug_stalls:  # what the loop thread was doing while the probe could not run
@@ -530,11 +576,13 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
                         "sim_h": round(clock.elapsed() / 3600, 1),
                         "rss_mib": round(rss_mib(), 1),
                         "threads": kept_threads(),
+                        "thread_kinds": thread_kinds(),
                         "os_threads": os_threads(),
                         "tasks": len(asyncio.all_tasks()),
                         "polls": {n: len(pl.starts) for n, pl in logs.items()},
                         # live Python memory blocks (cheap): a leak of objects shows here first
                         "py_blocks_k": sys.getallocatedblocks() // 1000,
+                        "frozen_k": gc.get_freeze_count() // 1000,
                         "evidence_kib": {
                             n: st.evidence.held_bytes // 1024 for n, st in app.hub.states.items()
                         },
@@ -547,6 +595,7 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
                     if args.trim:
                         malloc_trim()
                     warm = {"sim_h": round(clock.elapsed() / 3600, 1), "rss_mib": rss_mib()}
+                    warm["live_mib"] = live_rss_mib()
                     warm_threads = kept_threads()
                     types0 = _type_counts() if args.types else None
                     if args.trace:  # what is allocated from now on and still alive at the end
@@ -554,6 +603,7 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
 
                         tracemalloc.start(12)
                     probe.reset()  # the first poll builds the demo site: start-up, not steady state
+                    gcp.reset()
             stopped = app.hub.stopped()
             for t in tasks:
                 t.cancel()
@@ -561,6 +611,7 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
             if args.trim:
                 malloc_trim()
             end_rss = rss_mib()
+            end_live = live_rss_mib()
             grown = _grown() if args.trace else []
             if args.types and types0 is not None:
                 now_types = _type_counts()
@@ -584,6 +635,7 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
                 "rss_end_mib": round(end_rss, 1),
                 "rss_growth_pct": round(100 * (end_rss / warm["rss_mib"] - 1), 1),
                 "rss_max_mib": max(s["rss_mib"] for s in after),
+                "rss_live_warm_end_mib": [round(warm["live_mib"], 1), round(end_live, 1)],
                 "threads": threads,
                 "stall_max_ms": round(max(lags) * 1000, 1),
                 "stall_p99_ms": round(statistics.quantiles(lags, n=100)[98] * 1000, 1)
@@ -597,6 +649,11 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
                     {"ms": round(lag * 1000, 1), "sim_h": round(h, 1), "screen": sc}
                     for lag, h, sc in probe.worst
                 ],
+                "gc_collections": gcp.count,
+                "gc_pause_max_ms": [round(x * 1000, 1) for x in gcp.worst],
+                "gc_full_ms_top": [round(x * 1000, 1) for x in sorted(gcp.full)[-8:]],
+                "gc_full_ms_median": round(statistics.median(gcp.full or [0.0]) * 1000, 1),
+                "gc_frozen_end": gc.get_freeze_count(),
                 "polls": {n: len(pl.starts) for n, pl in logs.items()},
                 "poll_s_median": {
                     n: round(statistics.median(pl.durations), 3) for n, pl in logs.items()
@@ -634,6 +691,8 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
         if not result:
             raise
         result["exit_error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        gc.callbacks.remove(gcp)
     result["pass"] = {
         "rss": result["rss_growth_pct"] <= 15,
         "threads": len(result["threads"]) == 1,

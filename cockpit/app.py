@@ -10,15 +10,18 @@ new critical incident, and maps ``enter`` on any subject to its drill-down scree
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 
+from cockpit import gcpolicy
 from cockpit.model import Subject
 from cockpit.prefs import Prefs
 from cockpit.runtime.hub import Hub, HubUpdated
@@ -52,8 +55,19 @@ def _css_path() -> Path:
 
 
 def _recorder(source: Source) -> object | None:
-    """The --record recorder under a source's transport, if any."""
-    return getattr(getattr(source, "transport", None), "recorder", None)
+    """The --record recorder under a source's transport (Slurm) or API (ModelArts), if any."""
+    under = getattr(source, "transport", None) or getattr(source, "api", None)
+    return getattr(under, "recorder", None)
+
+
+QUIET_S = 10.0  # no key or mouse for this long: a collector pause goes unseen
+_OPERATOR_INPUT = (
+    events.Key,
+    events.MouseDown,
+    events.MouseScrollDown,
+    events.MouseScrollUp,
+    events.Paste,
+)
 
 
 class CockpitApp(App[int]):
@@ -105,6 +119,7 @@ class CockpitApp(App[int]):
         prefs: Prefs | None = None,
     ) -> None:
         super().__init__()
+        self._last_input = 0.0  # monotonic time of the last key, click or paste
         # --readonly: no action runs whatever the clusters' allow_actions say (k9s)
         self.readonly = readonly
         self.audit_path = audit_path  # the actions' journal (cockpit.audit); None: the default
@@ -174,9 +189,44 @@ class CockpitApp(App[int]):
         # pollers after the first frame: the first poll's threads (demo site, parsing) would
         # otherwise share the GIL with Textual's first layout and delay it
         self.call_after_refresh(self._start_polls)
+        # the collector's rare full pass (gcpolicy) waits until the operator is not at the keys
+        gcpolicy.quiet_when(lambda: time.monotonic() - self._last_input > QUIET_S)
+
+    def on_unmount(self) -> None:
+        gcpolicy.quiet_when(None)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, _OPERATOR_INPUT):
+            self._last_input = time.monotonic()
+        await super().on_event(event)
+
+    def _start_pool(self) -> None:
+        """``asyncio.to_thread``'s pool (parsing, the pipeline, log reads), all its threads
+        started now: asyncio's own starts one more whenever every thread is busy, so a week's
+        thread count rose with the busiest moment (a thread that appears days in looks like a
+        leak, and is one more stack). Same size as asyncio's default."""
+        import os
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        n = min(32, (os.cpu_count() or 1) + 4)
+        pool = ThreadPoolExecutor(n, thread_name_prefix="cockpit-pool")
+        gate = threading.Barrier(n, timeout=5)
+
+        def meet() -> None:
+            try:
+                gate.wait()  # every thread holds one task until all n exist
+            except threading.BrokenBarrierError:
+                pass
+
+        for _ in range(n):
+            pool.submit(meet)
+        asyncio.get_running_loop().set_default_executor(pool)
 
     def _start_polls(self) -> None:
         from cockpit.watch.baseline import BaselineRecorder, BaselineStore
+
+        self._start_pool()
 
         if self._late is not None:
             self._late(self)

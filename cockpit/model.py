@@ -31,11 +31,14 @@ class ExitCode:
 
     ``code`` is the application's exit status, ``signal`` the signal that ended it
     (9 = SIGKILL, 15 = SIGTERM, 0 = none). squeue's JSON ``exit_code`` is a raw
-    wait status and is converted with :meth:`from_wait_status`.
+    wait status and is converted with :meth:`from_wait_status`. ``folded``: printed by a
+    sacct older than 25.11, which subtracted 128 from a status of 128 or more, so ``9:0`` may
+    be ``exit 9`` or ``exit 137`` (:mod:`cockpit.slurm.versions`); False when exact.
     """
 
     code: int
     signal: int
+    folded: bool = False
 
     @classmethod
     def from_wait_status(cls, status: int) -> ExitCode:
@@ -83,6 +86,17 @@ class SlurmJob:
     # MinTmpDiskNode= (--tmp, MiB); None = not reported
     cpus_per_task: int | None = None
     min_tmp_disk_mib: int | None = None
+    # squeue %b: the TRES (GRES) asked per node as printed (22.05 ``gres:gpu:2``, 23.02+
+    # ``gres/gpu:a100:2``; "" for N/A) and the GPUs in it per node (None: no GPU asked)
+    gres: str = ""
+    gpus_per_node: int | None = None
+
+    @property
+    def gpus(self) -> int | None:
+        """GPUs of the whole job: per node x nodes (None when it asked none)."""
+        if self.gpus_per_node is None:
+            return None
+        return self.gpus_per_node * (self.node_count or 1)
 
     @property
     def is_pending(self) -> bool:

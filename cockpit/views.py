@@ -12,13 +12,16 @@ cleans them when it draws them.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from itertools import compress
+from operator import attrgetter, is_not
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from cockpit.model import SEVERITY_RANK, ExitCode, Finding, FsUsage, Incident, Snapshot
+from cockpit.model import SEVERITY_RANK, ExitCode, Finding, FsUsage, Incident, SlurmJob, Snapshot
 from cockpit.text import clean
 from cockpit.units import squeue_time
 from cockpit.widgets.fmt import age
@@ -194,6 +197,8 @@ JOB_COLUMNS = (
     Column("NODELIST", 14, 7),
     Column("ACCOUNT", 10, 8),
     Column("QOS", 8, 8),
+    # GPUs of the job (squeue %b, TRES per node, x nodes); the raw GRES is in the drill-down
+    Column("GPUS", 5, 7, justify="right"),
     Column("CLUSTER", 10, 6),
 )
 
@@ -240,16 +245,139 @@ class RowMemo:
     """A source's job rows kept from one poll to the next (``job_rows(..., memo=)``): a job
     whose row object, verdict and shown TIME are those of the last poll keeps its
     :class:`Row` and search text, so a poll pays for the rows that changed. Only the latest
-    poll's jobs are held."""
+    poll's jobs are held.
 
-    __slots__ = ("jobs",)
+    With ``dirty`` (the job ids whose verdict may have changed, from the diagnosis delta)
+    :func:`job_rows` patches the last :class:`RowList` instead of walking every job: the
+    rows whose object, verdict, exit code or shown TIME changed are rebuilt in place (a
+    pending job's TIME changes on a known schedule: ``due`` holds when each shows the next
+    value), anything that moves a row (a job arriving, leaving, changing group) rebuilds."""
+
+    __slots__ = ("jobs", "out", "snap_jobs", "now", "exits", "due", "src", "patched")
 
     def __init__(self) -> None:
         # job id -> (job, verdict, TIME seconds shown, row, search text, bucket, EXIT shown)
         self.jobs: dict[str, tuple] = {}
+        self.out: RowList | None = None  # the last answer
+        self.snap_jobs: tuple = ()
+        self.now: datetime | None = None
+        self.exits: Mapping[str, ExitCode] = {}
+        self.due: list[tuple[float, str]] = []  # heap: (when its TIME changes, job id)
+        self.src = ""
+        self.patched = 0  # polls answered by a patch (for tests)
 
 
 WAIT_MINUTES_FROM_S = 3600  # a pending job's wait past an hour is shown to the minute
+PATCH_SHARE = 2  # more changed rows than 1/PATCH_SHARE of them: rebuild the list
+
+
+class _RowCaches:
+    """What many rows share, built once per pass: styles per state and verdict, N/CPU per
+    size, EXIT text per code, per-state facts."""
+
+    __slots__ = ("per_state", "styles_for", "sizes", "exit_texts", "waited")
+
+    def __init__(self) -> None:
+        self.per_state: dict[str, tuple[bool, bool, int, str, str]] = {}
+        self.styles_for: dict[tuple[str, str], tuple[str, ...]] = {}
+        self.sizes: dict[tuple[int | None, int | None], str] = {}
+        self.exit_texts: dict[object, str] = {}  # ExitCode -> "code:signal"
+        self.waited: dict[datetime, int] = {}
+
+    def state(self, state: str, j) -> tuple[bool, bool, int, str, str]:
+        st = self.per_state.get(state)
+        if st is None:
+            st = self.per_state[state] = (
+                state == "PENDING",
+                j.is_active,
+                _STATE_ORDER.get(state, 1),
+                job_state_style(state),
+                JOB_STATE_SHORT.get(state, "").lower(),
+            )
+        return st
+
+
+def _shown_time(j, pending: bool, now: datetime, waited: dict[datetime, int]) -> int | None:
+    """The TIME a job's row shows, in seconds: a pending job's wait (to the second under an
+    hour, to the minute past it), else squeue's elapsed."""
+    submit = j.submit_time
+    if pending and submit is not None:  # pending jobs share submit times: one subtraction each
+        t_s = waited.get(submit)
+        if t_s is None:
+            t_s = int((now - submit).total_seconds())
+            if t_s >= WAIT_MINUTES_FROM_S:
+                t_s -= t_s % 60
+            waited[submit] = t_s
+        return t_s
+    return j.elapsed_s
+
+
+# a job's row besides its elapsed time (what a TIME-only change leaves as it was)
+_row_fields = attrgetter(*(f.name for f in dataclasses.fields(SlurmJob) if f.name != "elapsed_s"))
+
+
+def _next_change(j, t_s: int) -> float:
+    """When a pending job's shown wait changes next (a POSIX time; now: every poll)."""
+    if t_s < WAIT_MINUTES_FROM_S:
+        return 0.0
+    return j.submit_time.timestamp() + t_s + 60
+
+
+def _job_row(j, f: Finding | None, t_s, ec, src: str, c: _RowCaches) -> tuple[Row, str, int]:
+    """One job's (row, search text, bucket)."""
+    state = j.state
+    pending, active, order, state_style, alias = c.state(state, j)
+    if f is None:
+        title, vstyle, rank = "", "", 3
+    else:
+        title, vstyle, rank = (
+            f.title,
+            SEVERITY_STYLE.get(f.severity, ""),
+            SEVERITY_RANK.get(f.severity, 3),
+        )
+    dur = slurm_duration(t_s)
+    size_key = (j.node_count, j.cpus)
+    size = c.sizes.get(size_key)
+    if size is None:
+        size = c.sizes[size_key] = (
+            f"{j.node_count if j.node_count is not None else '-'}/"
+            f"{j.cpus if j.cpus is not None else '-'}"
+        )
+    styles = c.styles_for.get((state, vstyle))
+    if styles is None:
+        wait = "yellow" if pending else ""
+        styles = c.styles_for[(state, vstyle)] = (
+            *("bold", "", "", "", state_style, "", "", wait, vstyle, "", ""),
+            *("dim", "dim", "", "dim"),
+        )
+    reason = j.reason if j.reason not in ("None", "") else ""
+    exit_text = c.exit_texts.get(ec) if ec is not None else ""
+    if exit_text is None:
+        exit_text = c.exit_texts[ec] = f"{ec.code}:{ec.signal}"
+    cells = (
+        j.job_id,
+        j.name,
+        j.user,
+        j.partition,
+        state,
+        dur,
+        size,
+        reason,
+        title,
+        exit_text,
+        j.node_list,
+        j.account,
+        j.qos,
+        "" if (gpus := j.gpus) is None else str(gpus),
+        src,
+    )
+    sort = (_job_num(j.job_id), None, None, None, None, t_s, j.cpus, None, rank)
+    if gpus is not None:  # numeric, not "16" < "8"
+        sort = (*sort, None, None, None, None, gpus)
+    group = 0 if rank < 2 else 1 if active else 2
+    bucket = (group * 4 + rank) * 4 + order  # == sorting by (group, rank, order), stable
+    row = Row(row_key(src, j.job_id), cells, styles, sort, alias)
+    return row, search_text(row), bucket
 
 
 def job_rows(
@@ -258,121 +386,52 @@ def job_rows(
     now: datetime,
     memo: RowMemo | None = None,
     exits: Mapping[str, ExitCode] | None = None,
+    dirty: frozenset[str] | None = None,
 ) -> RowList:
     """One row per squeue job: jobs with a critical/warning verdict first, then active jobs
     (pending before running), then finished ones; squeue order inside each group.
 
     A pending job's TIME is how long it has waited (squeue prints 0:00): to the second under
-    an hour, to the minute past it (a row that changes once a minute, not every poll)."""
+    an hour, to the minute past it (a row that changes once a minute, not every poll).
+    ``dirty``: the job ids whose verdict may differ from the last call's (None: any), so the
+    last answer in ``memo`` can be patched (:class:`RowMemo`)."""
+    if memo is not None and dirty is not None:
+        got = _patch_rows(snapshot, verdicts, now, memo, exits or {}, dirty)
+        if got is not None:
+            memo.patched += 1
+            return got
     # Hot path (100k jobs at a big site): what many jobs share (styles per state and verdict,
     # TIME per submit time or elapsed, N/CPU) is built once and the tuples/strings shared;
     # grouping is a stable bucket pass instead of a sort with a key tuple per job.
     buckets: dict[int, tuple[list[Row], list[str]]] = {}
     src = snapshot.source
-    per_state: dict[str, tuple[bool, bool, int, str, str]] = {}
-    styles_for: dict[tuple[str, str], tuple[str, ...]] = {}
-    waited: dict[datetime, int] = {}
-    sizes: dict[tuple[int | None, int | None], str] = {}
-    exit_texts: dict[object, str] = {}  # ExitCode -> "code:signal", shared by jobs that have it
+    c = _RowCaches()
+    per_state, waited = c.per_state, c.waited
     old = memo.jobs if memo is not None else {}
     kept: dict[str, tuple] = {}
+    due: list[tuple[float, str]] = []
     for j in snapshot.jobs:
         state = j.state
-        st = per_state.get(state)
-        if st is None:
-            st = per_state[state] = (
-                state == "PENDING",
-                j.is_active,
-                _STATE_ORDER.get(state, 1),
-                job_state_style(state),
-                JOB_STATE_SHORT.get(state, "").lower(),
-            )
-        pending, active, order, state_style, alias = st
+        st = per_state.get(state) or c.state(state, j)
+        pending = st[0]
         f = verdicts.get(("job", src, j.job_id))
-        submit = j.submit_time
-        if pending and submit is not None:  # pending jobs share submit times: one subtraction each
-            t_s = waited.get(submit)
-            if t_s is None:
-                t_s = int((now - submit).total_seconds())
-                if t_s >= WAIT_MINUTES_FROM_S:
-                    t_s -= t_s % 60
-                waited[submit] = t_s
-        else:
-            t_s = j.elapsed_s
+        t_s = _shown_time(j, pending, now, waited)
         e = old.get(j.job_id)
         # squeue prints no exit code: an ended job's comes from its sacct row (the evidence)
-        ec = None if j.is_active else (j.exit_code or (exits.get(j.job_id) if exits else None))
+        ec = None if st[1] else (j.exit_code or (exits.get(j.job_id) if exits else None))
         if e is not None and e[0] is j and e[1] is f and e[2] == t_s and e[6] == ec:
             row, hay, bucket = e[3], e[4], e[5]
         else:
-            if f is None:
-                title, vstyle, rank = "", "", 3
-            else:
-                title, vstyle, rank = (
-                    f.title,
-                    SEVERITY_STYLE.get(f.severity, ""),
-                    SEVERITY_RANK.get(f.severity, 3),
-                )
-            dur = slurm_duration(t_s)
-            size_key = (j.node_count, j.cpus)
-            size = sizes.get(size_key)
-            if size is None:
-                size = sizes[size_key] = (
-                    f"{j.node_count if j.node_count is not None else '-'}/"
-                    f"{j.cpus if j.cpus is not None else '-'}"
-                )
-            styles = styles_for.get((state, vstyle))
-            if styles is None:
-                styles = styles_for[(state, vstyle)] = (
-                    "bold",
-                    "",
-                    "",
-                    "",
-                    state_style,
-                    "",
-                    "",
-                    "yellow" if pending else "",
-                    vstyle,
-                    "",
-                    "",
-                    "dim",
-                    "dim",
-                    "dim",
-                )
-            reason = j.reason if j.reason not in ("None", "") else ""
-            exit_text = exit_texts.get(ec) if ec is not None else ""
-            if exit_text is None:
-                exit_text = exit_texts[ec] = f"{ec.code}:{ec.signal}"
-            cells = (
-                j.job_id,
-                j.name,
-                j.user,
-                j.partition,
-                state,
-                dur,
-                size,
-                reason,
-                title,
-                exit_text,
-                j.node_list,
-                j.account,
-                j.qos,
-                src,
-            )
-            sort = (_job_num(j.job_id), None, None, None, None, t_s, j.cpus, None, rank)
-            group = 0 if rank < 2 else 1 if active else 2
-            bucket = (group * 4 + rank) * 4 + order  # == sorting by (group, rank, order), stable
-            row = Row(row_key(src, j.job_id), cells, styles, sort, alias)
-            hay = search_text(row)
+            row, hay, bucket = _job_row(j, f, t_s, ec, src, c)
         if memo is not None:
             kept[j.job_id] = (j, f, t_s, row, hay, bucket, ec)
+            if pending and t_s is not None and j.submit_time is not None:
+                due.append((_next_change(j, t_s), j.job_id))
         pair = buckets.get(bucket)
         if pair is None:
             pair = buckets[bucket] = ([], [])
         pair[0].append(row)
         pair[1].append(hay)
-    if memo is not None:
-        memo.jobs = kept
     out = RowList()
     hays: list[str] = []
     for b in sorted(buckets):
@@ -380,7 +439,117 @@ def job_rows(
         hays.extend(buckets[b][1])
     out.key_index = {r.key: i for i, r in enumerate(out)}
     out.haystack = hays
+    if memo is not None:
+        memo.jobs = kept
+        heapq.heapify(due)
+        memo.out, memo.snap_jobs, memo.now, memo.due, memo.src = out, snapshot.jobs, now, due, src
+        memo.exits = dict(exits or {})
     return out
+
+
+def _patch_rows(
+    snapshot: Snapshot,
+    verdicts: Verdicts,
+    now: datetime,
+    memo: RowMemo,
+    exits: Mapping[str, ExitCode],
+    dirty: frozenset[str],
+) -> RowList | None:
+    """The last answer with the changed jobs' rows rebuilt in place; None: rebuild."""
+    last = memo.out
+    if last is None or memo.now is None or now < memo.now or snapshot.source != memo.src:
+        return None
+    jobs, before = snapshot.jobs, memo.snap_jobs
+    if len(jobs) != len(before):
+        return None
+    n = len(jobs)
+    todo: dict[str, object] = {}
+    if jobs is not before:
+        for i in compress(range(n), map(is_not, jobs, before)):
+            j = jobs[i]
+            if j.job_id != before[i].job_id:
+                return None  # moved, arrived or left: the order changes
+            todo[j.job_id] = j
+    if len(todo) + len(dirty) > n // PATCH_SHARE + 8:
+        return None
+    old = memo.jobs
+    for jid in dirty:
+        if jid not in todo:
+            e = old.get(jid)
+            if e is not None:
+                todo[jid] = e[0]
+    if exits != memo.exits:
+        for jid in exits.keys() ^ memo.exits.keys():
+            e = old.get(jid)
+            if e is not None:
+                todo.setdefault(jid, e[0])
+        for jid, ec in exits.items():
+            if memo.exits.get(jid, ec) != ec:
+                e = old.get(jid)
+                if e is not None:
+                    todo.setdefault(jid, e[0])
+    due = memo.due
+    now_ts = now.timestamp()
+    popped: list[str] = []
+    while due and due[0][0] <= now_ts + 1.0:  # a second early: exact values are checked below
+        popped.append(heapq.heappop(due)[1])
+        if len(popped) + len(todo) > n // PATCH_SHARE + 8:
+            return None
+    for jid in popped:
+        e = old.get(jid)
+        if e is not None:
+            todo.setdefault(jid, e[0])
+    if len(todo) > n // PATCH_SHARE + 8:
+        return None
+    src = snapshot.source
+    c = _RowCaches()
+    rows = None
+    hays: list[str] | None = None
+    index = last.key_index
+    pushed: list[tuple[float, str]] = []
+    for jid, j in todo.items():
+        e = old.get(jid)
+        if e is None:
+            return None
+        pending, active = c.state(j.state, j)[:2]
+        f = verdicts.get(("job", src, jid))
+        t_s = _shown_time(j, pending, now, c.waited)
+        ec = None if active else (j.exit_code or exits.get(jid))
+        if pending and t_s is not None and j.submit_time is not None:
+            pushed.append((_next_change(j, t_s), jid))
+        if e[0] is j and e[1] is f and e[2] == t_s and e[6] == ec:
+            continue
+        if e[1] is f and e[6] == ec and (e[0] is j or _row_fields(e[0]) == _row_fields(j)):
+            # only TIME moved (a running job's elapsed, a pending job's wait): the same row
+            # with that cell and its sort value replaced
+            was = e[3]
+            cells = (*was.cells[:5], slurm_duration(t_s), *was.cells[6:])
+            srt = was.sort
+            sort = (*srt[:5], t_s, *srt[6:]) if srt is not None else None
+            row = Row(was.key, cells, was.styles, sort, was.alias)
+            hay, bucket = search_text(row), e[5]
+        else:
+            row, hay, bucket = _job_row(j, f, t_s, ec, src, c)
+        if bucket != e[5]:
+            return None  # the row moves to another group
+        i = index.get(row.key)
+        if i is None:
+            return None
+        if rows is None:
+            rows, hays = RowList(last), list(last.haystack)
+        rows[i] = row
+        hays[i] = hay  # type: ignore[index]
+        old[jid] = (j, f, t_s, row, hay, bucket, ec)
+    for item in pushed:
+        heapq.heappush(due, item)
+    memo.snap_jobs, memo.now = jobs, now
+    memo.exits = dict(exits)
+    if rows is None:  # nothing changed: a new list of the same rows (the table is told)
+        rows, hays = RowList(last), last.haystack
+    rows.key_index = index
+    rows.haystack = hays  # type: ignore[assignment]
+    memo.out = rows
+    return rows
 
 
 # inside a group: dead jobs, then pending, then running, then the rest (squeue order kept)

@@ -26,7 +26,17 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from cockpit.slurm.commands import NODES_ARGV, PARTITIONS_ARGV, SQUEUE_ARGV  # noqa: E402
+from cockpit.slurm.commands import (  # noqa: E402
+    NODES_ARGV,
+    PARTITIONS_ARGV,
+    SQUEUE_ARGV,
+    SQUEUE_STATES_ARGV,
+    VERSION_ARGV,
+    sacct_argv,
+    scontrol_job_argv,
+    squeue_argv,
+)
+from cockpit.slurm.versions import has_only_job_state  # noqa: E402
 
 DRAIN_REASON = "cockpit capture: ECC errors on DIMM B2, replace before resume (ticket 4711)"
 JOBS: dict[str, list[str]] = {
@@ -38,6 +48,7 @@ JOBS: dict[str, list[str]] = {
     "exit127": ["-p", "batch", "-J", "cap-127", "--wrap", "no-such-command-cockpit"],
     "signal9": ["-p", "batch", "-J", "cap-sig9", "--wrap", "kill -9 $$"],
     "exit137": ["-p", "batch", "-J", "cap-137", "--wrap", "exit 137"],
+    "exit9": ["-p", "batch", "-J", "cap-9", "--wrap", "exit 9"],
     "timeout": ["-p", "tiny", "-t", "1", "-J", "cap-slow", "--wrap", "sleep 600"],
     "oom": ["-p", "batch", "-w", "c3", "--mem=100M", "-t", "2", "-J", "cap-mem",
             "--wrap", "echo allocating; perl -e '$x = \"x\" x (400*1024*1024); sleep 20'"],
@@ -89,7 +100,7 @@ def capture(env_file: str) -> None:
         run(env, "scontrol", "update", "NodeName=c2", "State=DRAIN", f"Reason={DRAIN_REASON}")
     try:
         deadline = time.monotonic() + 240
-        waiting = {"timeout", "exit127", "signal9", "exit137", "oom"} & set(ids)
+        waiting = {"timeout", "exit127", "signal9", "exit137", "exit9", "oom"} & set(ids)
         while waiting and time.monotonic() < deadline:
             for name in list(waiting):
                 st = run(env, "squeue", "-h", "-t", "all", "-j", ids[name], "-o", "%T").stdout
@@ -117,6 +128,25 @@ def capture(env_file: str) -> None:
         write("sacct_rc_stdout_stderr.txt", f"{sacct.returncode}\n{sacct.stdout}\n{sacct.stderr}")
         if short >= "26.05":
             write("squeue_sluid.txt", run(env, "squeue", "-h", "-t", "all", "-o", "%i|%s").stdout)
+        # the release as the cockpit asks it, its own squeue format for it (%b, %s on 26.05)
+        # and, 23.11+, what --only-job-state prints for the same queue
+        release = run(env, *VERSION_ARGV).stdout
+        write("scontrol_version.txt", release)
+        write("squeue_o_v2.txt", run(env, *squeue_argv(release)).stdout)
+        if has_only_job_state(release):
+            write("squeue_only_job_state.txt", run(env, *SQUEUE_STATES_ARGV).stdout)
+        # exit codes above 128 (sacct folds them before 25.11): needs accounting
+        # (SLURMV_ACCOUNTING=1 version-up.sh); the rows once slurmdbd has the final state
+        exits = {k: ids[k] for k in ("exit137", "signal9", "exit9") if k in ids}
+        time.sleep(6)
+        sacct = run(env, *sacct_argv(list(exits.values())), check=False)
+        if sacct.returncode == 0 and exits:
+            write("exit_jobs.json", json.dumps(exits) + "\n")
+            write("sacct_exit_codes.txt", sacct.stdout)
+            write(
+                "scontrol_job_exit_codes.txt",
+                "".join(run(env, *scontrol_job_argv(i)).stdout for i in exits.values()),
+            )
         ctld = Path(env["SLURM_LAB_CTLD_LOG"]).read_text(errors="replace").splitlines()
         wanted = [f"JobId={i}" for i in ids.values()] + ["c2"]
         lines = [ln for ln in ctld if any(w in ln for w in wanted)]

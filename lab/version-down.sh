@@ -55,12 +55,13 @@ down() {
   for f in "$RUN"/slurmd-*.pid; do [ -e "$f" ] && specs+=("$f slurmd"); done
   [ ${#specs[@]} -gt 0 ] && stop "${specs[@]}"
   stop "$RUN/slurmctld.pid slurmctld"
+  stop "$RUN/slurmdbd.pid slurmdbd"
   stop "$ROOT/run/munge/munged.pid munged"
   local m
-  for m in "$ROOT$STATE" "$ROOT/sys/fs/cgroup" "$ROOT/sys" "$ROOT/dev" "$ROOT/proc"; do
+  for m in "$ROOT/run/mysqld" "$ROOT$STATE" "$ROOT/sys/fs/cgroup" "$ROOT/sys" "$ROOT/dev" "$ROOT/proc"; do
     mountpoint -q "$m" 2>/dev/null && { umount "$m" 2>/dev/null || umount -l "$m"; }
   done
-  rm -f "$STATE/env.sh" "$STATE/ssh/env.sh"
+  rm -f "$STATE/env.sh" "$STATE/ssh/env.sh" "$STATE/accounting"
   return 0
 }
 

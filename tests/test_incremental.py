@@ -31,6 +31,10 @@ AT = DEMO_START + timedelta(minutes=10)  # the demo's OOM and drain have happene
 
 @pytest.fixture(scope="module")
 def base() -> tuple[Snapshot, dict[Subject, Artifacts]]:
+    return demo_base()
+
+
+def demo_base() -> tuple[Snapshot, dict[Subject, Artifacts]]:
     """The demo cluster polled once, trimmed to the jobs with evidence and 300 more, with the
     evidence a poller fetches for it."""
     site = DemoSite(seed=7, clock=lambda: AT)

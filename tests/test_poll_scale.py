@@ -166,7 +166,7 @@ def test_warnings_name_the_row_across_chunks(monkeypatch):
         assert [j.job_id for j in jobs] == [str(i) for i in range(1, 40)]
         assert warnings == [
             "squeue: row 21 skipped: bad job id 'bad!'",
-            "squeue: row 32 has 2 fields, expected 22: 'two\\x1ffields'",
+            f"squeue: row 32 has 2 fields, expected {len(SQUEUE_FIELDS)}: 'two\\x1ffields'",
         ]
 
 

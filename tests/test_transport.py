@@ -206,6 +206,7 @@ async def test_source_poll_coalesces_and_counts():
     a, b = await asyncio.gather(src.poll(), src.poll())
     assert a is b and a.ok and a.taken_at == _clock()
     assert src.command_counts == {
+        "scontrol --version": 1,  # once per connection (cockpit.slurm.versions)
         "squeue": 1,
         "scontrol show node": 1,
         "scontrol show partition": 1,

@@ -33,6 +33,7 @@ from cockpit.demo.slurm import (  # noqa: E402
     NodeChange,
     SlurmCluster,
 )
+from cockpit.demo.slurm_output import SLURM_VERSION  # noqa: E402
 from cockpit.slurm.commands import (  # noqa: E402
     NODES_ARGV,
     PARTITIONS_ARGV,
@@ -42,7 +43,7 @@ from cockpit.slurm.commands import (  # noqa: E402
 )
 
 NOW = datetime(2026, 11, 29, 20, 0, 0, tzinfo=UTC)  # the site's "now" (t = 0)
-FORMAT_VERSION = 1  # bump when the generated site changes (cached dirs are regenerated)
+FORMAT_VERSION = 2  # bump when the generated site changes (cached dirs are regenerated)
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,7 +244,8 @@ exec cat "$ROOT/squeue.out"
 """
 
 _SCONTROL = """#!/bin/sh
-# fake scontrol (bench/fake_slurm)
+# fake scontrol (bench/fake_slurm); --version asks no controller: not counted
+[ "$*" = "--version" ] && {{ echo "slurm {version}"; exit 0; }}
 ROOT={root}; LABEL="scontrol show $2"; {call}
 case "$1 $2 $3" in
   "show node -o") exec cat "$ROOT/nodes.out" ;;
@@ -356,7 +358,7 @@ def generate(
     _write_exe(
         root / "bin" / "squeue", _SQUEUE.format(expected=q(" ".join(SQUEUE_ARGV[1:])), **fmt)
     )
-    _write_exe(root / "bin" / "scontrol", _SCONTROL.format(**fmt))
+    _write_exe(root / "bin" / "scontrol", _SCONTROL.format(version=SLURM_VERSION, **fmt))
     _write_exe(root / "bin" / "sacct", _SACCT.format(fields=q(",".join(SACCT_FIELDS)), **fmt))
     _write_exe(root / "bin" / "sinfo", _SINFO.format(**fmt))
     (root / "calls.log").write_text("")

@@ -46,7 +46,7 @@ async def _floor(transport, argv) -> float:
     return _cpu() - c
 
 
-async def _run(jobs: int, polls: int, still: bool) -> dict:
+async def _run(jobs: int, polls: int, still: bool, profile: str | None = None) -> dict:
     from cockpit.runtime import pipeline
     from cockpit.runtime.evidence import EvidenceCache
     from cockpit.slurm.commands import SQUEUE_ARGV
@@ -70,7 +70,17 @@ async def _run(jobs: int, polls: int, still: bool) -> dict:
     carry = pipeline.Carry()
     costs: list[float] = []
     first_rows = 0.0
+    prof = None
     for i in range(polls):
+        if profile and i == 2:
+            import cProfile
+
+            async def inline(fn, /, *args, **kwargs):  # cProfile sees only its own thread
+                return fn(*args, **kwargs)
+
+            asyncio.to_thread = inline
+            prof = cProfile.Profile()
+            prof.enable()
         c = _cpu()
         snap = await source.poll()
         assert snap.error is None, snap.error
@@ -86,6 +96,12 @@ async def _run(jobs: int, polls: int, still: bool) -> dict:
         costs.append(_cpu() - c)
         incidents = len(a.incidents or ())
         await asyncio.sleep(0.2)
+    if prof is not None:
+        import pstats
+
+        prof.disable()
+        stats = pstats.Stats(prof, stream=sys.stderr).strip_dirs()
+        stats.sort_stats(profile).print_stats(30)
     floors = [await _floor(transport, SQUEUE_ARGV) for _ in range(3)]
     steady = costs[2:] or costs[1:]
     return {
@@ -109,8 +125,13 @@ def main() -> int:
     ap.add_argument("--polls", type=int, default=6)
     ap.add_argument("--situation", choices=("still", "ticking"), default="still")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--profile",
+        choices=("tottime", "cumulative"),
+        help="cProfile the steady polls (from the third) and print the top 30 to stderr",
+    )
     args = ap.parse_args()
-    res = asyncio.run(_run(args.jobs, args.polls, args.situation == "still"))
+    res = asyncio.run(_run(args.jobs, args.polls, args.situation == "still", args.profile))
     if args.json:
         print(json.dumps(res))
     else:

@@ -32,7 +32,7 @@ class LogFile:
     read: Callable[[int, int], bytes]
 
 
-CACHE_FILES = 256  # log files kept as served at one t (a poll reads each a few times)
+CACHE_FILES = 256  # log files kept, each as served at its latest t (a poll reads it a few times)
 CACHE_BYTES = 32 << 20
 
 
@@ -63,7 +63,7 @@ class SlurmLogs:
         for j in self.jobs:
             for node, at, text in j.slurmd:
                 self._slurmd_extra.setdefault(node, []).append((at, text))
-        self._cache: dict[tuple[str, int], LogFile] = {}  # oldest first
+        self._cache: dict[str, tuple[int, LogFile]] = {}  # path -> (t, file), oldest first
         self._cached = 0  # bytes in _cache
         self.files: dict[str, Callable[[int], LogFile | None]] = {
             "/var/log/slurm/slurmctld.log": self._ctld_file,
@@ -83,21 +83,26 @@ class SlurmLogs:
         maker = self.files.get(path)
         if maker is None:
             return None
-        key = (path, t)
-        hit = self._cache.get(key)
-        if hit is None:
-            hit = maker(t)
-            if hit is None:
-                return None
-            # by count and bytes: the slurmctld log at a later t is the whole week so far, and
-            # 256 copies of it (one per poll) held 0.5 GiB after a simulated week
-            while self._cache and (
-                len(self._cache) >= CACHE_FILES or self._cached + hit.size > CACHE_BYTES
-            ):
-                self._cached -= self._cache.pop(next(iter(self._cache))).size
-            self._cache[key] = hit
-            self._cached += hit.size
-        return hit
+        hit = self._cache.get(path)
+        if hit is not None and hit[0] == t:
+            return hit[1]
+        made = maker(t)
+        if made is None:
+            return None
+        # one copy per path, as served at the latest t: the reads of one poll hit it, and a
+        # later t makes the earlier copy useless. Keyed by (path, t), the slurmctld log (the
+        # whole week so far) was one more copy per poll, up to the byte bound: 32 MiB of the
+        # simulator's own memory counted against the cockpit in a week-long run
+        if hit is not None:
+            del self._cache[path]
+            self._cached -= hit[1].size
+        while self._cache and (
+            len(self._cache) >= CACHE_FILES or self._cached + made.size > CACHE_BYTES
+        ):
+            self._cached -= self._cache.pop(next(iter(self._cache)))[1].size
+        self._cache[path] = (t, made)
+        self._cached += made.size
+        return made
 
     def _ctld_events(self, extra: list[tuple[float, str]]) -> list[tuple[float, str]]:
         ev: list[tuple[float, str]] = list(extra)

@@ -366,8 +366,8 @@ class SlurmCommands:
             return j.comment or "(null)"
         if code == "o":
             return j.command or "(null)"
-        if code == "b":
-            return f"gres/gpu:{j.gpus}" if j.gpus else "N/A"
+        if code == "b":  # TRES per node; 22.05 spells it gres:gpu:N (23.02+ gres/gpu:N)
+            return f"gres:gpu:{max(1, j.gpus // max(1, j.num_nodes))}" if j.gpus else "N/A"
         return ""
 
     # ------------------------------------------------------------------ scontrol

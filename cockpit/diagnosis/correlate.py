@@ -20,6 +20,9 @@ not found`` once the evidence arrives):
 
 from __future__ import annotations
 
+import operator
+from itertools import compress
+
 from cockpit.diagnosis.engine import sort_findings
 from cockpit.model import SEVERITY_RANK, Finding, Incident, Subject
 
@@ -43,7 +46,9 @@ _NODE_SYMPTOMS = frozenset(
 )
 
 
-def correlate(findings: list[Finding]) -> list[Incident]:
+def correlate(
+    findings: list[Finding], presorted: bool = False, memo: dict | None = None
+) -> list[Incident]:
     """Fold findings into incidents: one cause, many symptoms.
 
     A node finding (DRAIN/DOWN with its reason) absorbs the critical/warning job findings
@@ -52,10 +57,22 @@ def correlate(findings: list[Finding]) -> list[Incident]:
     sharing a cause and a scope are one incident (``title`` counts them, ``findings`` lists
     them); other critical/warning findings are one incident each; info findings (will run)
     are none. Keys: see the module's docstring. Sorted by severity, then oldest.
+    ``presorted``: ``findings`` are already in ``sort_findings`` order (a diagnosis is), so
+    the non-info ones are only picked out. ``memo``: a dict the caller keeps from one call to
+    the next (one per source): each group's incident is kept while its members are the same
+    objects, and findings replaced in place only re-fold their groups (see ``_patched``).
     """
     # info findings (will run) are never part of an incident: sorting only the rest (~13k of
     # 60k at a big site) keeps the same relative order, the sort being stable
-    ordered = sort_findings(f for f in findings if f.severity != "info")
+    if presorted:
+        ordered = [f for f in findings if f.severity != "info"]
+    else:
+        ordered = sort_findings(f for f in findings if f.severity != "info")
+    if memo is not None:
+        got = _patched(ordered, memo)
+        if got is not None:
+            return got
+        memo.pop("struct", None)
     node_heads: dict[tuple[str, str], Finding] = {}
     for f in ordered:
         if f.subject.kind == "node" and f.severity != "info":
@@ -77,7 +94,8 @@ def correlate(findings: list[Finding]) -> list[Incident]:
             grouped[target].append(f)
         else:
             singles.append(f)
-    singles = _fold_bulk(singles)
+    singles = _fold_bulk(singles, memo)
+    n_nodes = len(node_heads)
     incidents: list[Incident] = []
     for (source, node), head in node_heads.items():
         members = grouped[(source, node)]
@@ -101,28 +119,121 @@ def correlate(findings: list[Finding]) -> list[Incident]:
             )
         )
     for item in singles:
-        if isinstance(item, Incident):
-            incidents.append(item)
+        incidents.append(item if isinstance(item, Incident) else _single(item))
+    result = sorted(incidents, key=_inc_key)
+    if memo is not None and "layout" in memo:
+        plain, gpos = memo.pop("layout")
+        where: dict[int, tuple] = {}
+        groups: dict[tuple, tuple[int, list[Finding]]] = {}
+        for k, (at, members) in gpos.items():
+            groups[k] = (n_nodes + at, members)
+            for m_idx, m in enumerate(members):
+                where[id(m)] = (m, k, m_idx)
+        for fid, (f, at) in plain.items():
+            where[fid] = (f, None, n_nodes + at)
+        memo["struct"] = {
+            "ordered": ordered,
+            "pre": incidents,
+            "where": where,
+            "groups": groups,
+            "node_heads": frozenset(node_heads),
+            "surges": frozenset(
+                f.subject.source for f in ordered if f.root_cause == "priority_qos_surge"
+            ),
+            "result": result,
+        }
+    return result
+
+
+def _inc_key(i: Incident) -> tuple:
+    ts = i.first_seen.timestamp() if i.first_seen else float("inf")
+    return (SEVERITY_RANK.get(i.severity, 3), ts, i.key)
+
+
+def _single(f: Finding) -> Incident:
+    """The incident of one finding."""
+    return Incident(
+        key=single_key(f),
+        root_cause=f.root_cause,
+        severity=f.severity,
+        subject=f.subject,
+        title=f.title,
+        findings=(f,),
+        affected=f.related,
+        first_seen=f.first_seen,
+    )
+
+
+def _node_target(f: Finding, node_heads: frozenset | dict) -> bool:
+    """Whether a sick node's incident takes ``f`` in (see :func:`correlate`)."""
+    return f.root_cause in _NODE_SYMPTOMS and any(
+        rel.kind == "node" and (rel.source, rel.id) in node_heads for rel in f.related
+    )
+
+
+def _patched(ordered: list[Finding], memo: dict) -> list[Incident] | None:
+    """The last call's incidents with the findings that were replaced in place (same count,
+    same places: a starved job's minutes, a cause refined by its evidence) folded in, when
+    each keeps its group (or stays an incident of its own); None: correlate from scratch."""
+    st = memo.get("struct")
+    if st is None:
+        return None
+    old = st["ordered"]
+    if len(old) != len(ordered):
+        return None
+    at = list(compress(range(len(ordered)), map(operator.is_not, old, ordered)))
+    if not at:
+        return st["result"]
+    if len(at) * 4 > len(ordered):
+        return None
+    where, groups, heads = st["where"], st["groups"], st["node_heads"]
+    touched: dict[tuple, list[Finding]] = {}
+    moved: set[tuple] = set()  # groups a member of which is now about another subject
+    plain: list[tuple[int, Finding]] = []
+    placed: list[tuple[int, tuple | None, int]] = []  # (place in ordered, group, index)
+    for i in at:
+        f, g = old[i], ordered[i]
+        w = where.get(id(f))
+        if w is None or w[0] is not f or g.subject.kind == "node" or _node_target(g, heads):
+            return None
+        if g.root_cause == "priority_qos_surge":
+            return None
+        if w[1] is None:  # an incident of its own (not a job)
+            if g.subject.kind == "job":
+                return None
+            plain.append((w[2], g))
+            placed.append((i, None, w[2]))
             continue
-        f = item
-        incidents.append(
-            Incident(
-                key=single_key(f),
-                root_cause=f.root_cause,
-                severity=f.severity,
-                subject=f.subject,
-                title=f.title,
-                findings=(f,),
-                affected=f.related,
-                first_seen=f.first_seen,
-            )
-        )
-
-    def inc_key(i: Incident) -> tuple:
-        ts = i.first_seen.timestamp() if i.first_seen else float("inf")
-        return (SEVERITY_RANK.get(i.severity, 3), ts, i.key)
-
-    return sorted(incidents, key=inc_key)
+        if g.subject.kind != "job" or (g.root_cause in _SURGE and g.subject.source in st["surges"]):
+            return None
+        if (g.subject.source, g.root_cause, _scope(g)) != w[1]:
+            return None  # it moves to another group
+        members = touched.get(w[1])
+        if members is None:
+            members = touched[w[1]] = list(groups[w[1]][1])
+        members[w[2]] = g
+        placed.append((i, w[1], w[2]))
+        if g.subject != f.subject:
+            moved.add(w[1])
+    pre = list(st["pre"])
+    for i in at:  # the state is this call's now: updated in place
+        del where[id(old[i])]
+    for idx, g in plain:
+        pre[idx] = _single(g)
+    for k, members in touched.items():
+        idx = groups[k][0]
+        if len(members) == 1:
+            pre[idx] = _single(members[0])
+        else:
+            # the same subjects in the same places: the old incident's affected list
+            kept = pre[idx].affected if k not in moved else None
+            pre[idx] = _group(k, members, kept)
+        groups[k] = (idx, members)
+    for i, k, x in placed:
+        where[id(ordered[i])] = (ordered[i], k, x)
+    result = sorted(pre, key=_inc_key)
+    memo["struct"] = dict(st, ordered=ordered, pre=pre, result=result)
+    return result
 
 
 def _stamp(f: Finding) -> str:
@@ -152,7 +263,7 @@ def _scope(f: Finding) -> str:
     return next((r.id for r in f.related if r.kind == "user"), "")
 
 
-def _fold_bulk(singles: list[Finding]) -> list[Finding | Incident]:
+def _fold_bulk(singles: list[Finding], memo: dict | None = None) -> list[Finding | Incident]:
     """Job findings sharing (source, cause, scope) become one incident; a lone one stays a
     finding (an incident of its own). A surge absorbs its source's QOS-limited and cancelled
     jobs."""
@@ -173,9 +284,28 @@ def _fold_bulk(singles: list[Finding]) -> list[Finding | Incident]:
                 g.append(f)
         elif f.root_cause != "priority_qos_surge":
             out.append(f)
+    built: dict = memo.get("groups", {}) if memo is not None else {}
+    made: dict = {}
+    if memo is not None:
+        memo["groups"] = made
+    layout_plain = {id(f): (f, i) for i, f in enumerate(out)} if memo is not None else {}
+    layout_groups: dict[tuple, tuple[int, list[Finding]]] = {}
     for (source, cause, scope), members in groups.items():
+        if cause != "surge":
+            layout_groups[(source, cause, scope)] = (len(out), members)
         if cause != "surge" and len(members) == 1:
             out.append(members[0])
+            continue
+        k = (source, cause, scope)
+        e = built.get(k)
+        if (
+            e is not None
+            and cause != "surge"
+            and len(e[0]) == len(members)
+            and all(map(operator.is_, e[0], members))
+        ):
+            made[k] = e  # the same members: the same incident
+            out.append(e[1])
             continue
         head = surge.pop(source) if cause == "surge" else members[0]
         rest = [m for m in members if m is not head]
@@ -190,17 +320,44 @@ def _fold_bulk(singles: list[Finding]) -> list[Finding | Incident]:
             title = f"{len(members)} jobs{who}: {head.title}"
             key = group_key(source, cause, scope)
             subject = Subject("cluster", source, source)
-        out.append(
-            Incident(
-                key=key,
-                root_cause=head.root_cause,
-                severity=min((head, *rest), key=lambda x: SEVERITY_RANK[x.severity]).severity,
-                subject=subject,
-                title=title,
-                findings=(head, *rest),
-                affected=affected,
-                first_seen=min(firsts) if firsts else None,
-            )
+        incident = Incident(
+            key=key,
+            root_cause=head.root_cause,
+            severity=min((head, *rest), key=lambda x: SEVERITY_RANK[x.severity]).severity,
+            subject=subject,
+            title=title,
+            findings=(head, *rest),
+            affected=affected,
+            first_seen=min(firsts) if firsts else None,
         )
+        if cause != "surge":
+            made[k] = (members, incident)
+        out.append(incident)
     out.extend(surge.values())  # a surge with no member findings stays an incident of its own
+    if memo is not None:
+        memo["layout"] = (layout_plain, layout_groups)
     return out
+
+
+def _group(
+    k: tuple[str, str, str], members: list[Finding], affected: tuple | None = None
+) -> Incident:
+    """The incident of a group of job findings (not a surge): ``_fold_bulk``'s (``affected``:
+    its members' subjects, when the caller knows them)."""
+    source, cause, scope = k
+    head = members[0]
+    rest = members[1:]
+    if affected is None:
+        affected = tuple(dict.fromkeys(m.subject for m in members))
+    firsts = [x.first_seen for x in members if x.first_seen is not None]
+    who = f" ({scope})" if scope else ""
+    return Incident(
+        key=group_key(source, cause, scope),
+        root_cause=head.root_cause,
+        severity=min(members, key=lambda x: SEVERITY_RANK[x.severity]).severity,
+        subject=Subject("cluster", source, source),
+        title=f"{len(members)} jobs{who}: {head.title}",
+        findings=(head, *rest),
+        affected=affected,
+        first_seen=min(firsts) if firsts else None,
+    )

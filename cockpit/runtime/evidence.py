@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import operator
+import threading
 from collections.abc import Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -53,8 +55,11 @@ def _fingerprints(snap: Snapshot, subjects: Iterable[Subject]) -> dict[Subject, 
         want.setdefault(s.kind, set()).add(s.id)
     found: dict[tuple[str, str], tuple] = {}
     if ids := want.get("job"):
+        by_id = _jobs_view(snap.jobs)[0]
         found.update(
-            (("job", j.job_id), ("job", j.state, j.end_time)) for j in snap.jobs if j.job_id in ids
+            (("job", i), ("job", j.state, j.end_time))
+            for i in ids
+            if (j := by_id.get(i)) is not None
         )
     if ids := want.get("node"):
         found.update(
@@ -82,8 +87,7 @@ def evidence_subjects(snap: Snapshot) -> list[Subject]:
     that COMPLETED within ``FAST_FAIL_S`` (a script whose commands failed at once still exits
     0), unhealthy nodes (DRAIN/DOWN), training jobs that are not quietly Running/Completed.
     """
-    failed = [j for j in snap.jobs if _job_wants(j)]
-    failed.sort(key=lambda j: j.end_time.timestamp() if j.end_time else 0.0, reverse=True)
+    failed = list(_jobs_view(snap.jobs)[1])
     # failures and sick nodes first: quick COMPLETED jobs (arrays of short tasks) only get
     # what budget is left
     quick = [j for j in failed if j.state == "COMPLETED"]
@@ -96,6 +100,31 @@ def evidence_subjects(snap: Snapshot) -> list[Subject]:
     ]
     out += [Subject("job", snap.source, j.job_id) for j in quick]
     return out
+
+
+_VIEWS: list[tuple] = []  # (rows, by id, wanting evidence) of the last few row tuples
+_VIEWS_LOCK = threading.Lock()
+
+
+def _jobs_view(jobs: tuple) -> tuple[dict, list]:
+    """(job id -> row (the last of a repeated id), the rows :func:`_job_wants`, most recent
+    end first) of a poll's rows: kept while the next poll hands the same row objects (a 100k
+    queue is walked once, not by every evidence lookup of every poll)."""
+    with _VIEWS_LOCK:
+        for v in _VIEWS:
+            rows = v[0]
+            if rows is jobs or (len(rows) == len(jobs) and all(map(operator.is_, rows, jobs))):
+                return v[1], v[2]
+    by_id = dict(zip(map(_job_id, jobs), jobs, strict=True))
+    failed = [j for j in jobs if _job_wants(j)]
+    failed.sort(key=lambda j: j.end_time.timestamp() if j.end_time else 0.0, reverse=True)
+    with _VIEWS_LOCK:
+        _VIEWS.insert(0, (jobs, by_id, failed))
+        del _VIEWS[1:]  # one source's (another's: a walk, as before); little memory held
+    return by_id, failed
+
+
+_job_id = operator.attrgetter("job_id")
 
 
 # Which rows' evidence can change a verdict (evidence_subjects, _wants_evidence)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from cockpit import gcpolicy
 from cockpit.model import Artifacts, ExitCode, Finding, Incident, Snapshot, Subject
-from cockpit.views import RowMemo, job_rows, node_rows, training_rows
+from cockpit.views import RowList, RowMemo, job_rows, node_rows, training_rows
 
 if TYPE_CHECKING:
     from cockpit.diagnosis.incremental import Reuse
@@ -110,14 +110,35 @@ def diagnose_stage(
     rules run only for subjects whose row or context changed; same findings as from scratch).
     ``memo`` is the evidence cache's findings of ended jobs, which the incremental path
     supersedes (kept for callers that diagnose without it)."""
-    from cockpit.diagnosis.incremental import Reuse, diagnose_site
+    findings, warnings, dirty = diagnose_delta_stage(snap, evidence, now, reuse)
+    if reuse is not None:
+        reuse.dirty = dirty  # for analyse: which subjects changed
+    return findings, warnings
 
-    found = diagnose_site(snap, evidence, now, reuse if reuse is not None else Reuse())
+
+def diagnose_delta_stage(
+    snap: Snapshot,
+    evidence: dict[Subject, Artifacts],
+    now: datetime,
+    reuse: Reuse | None = None,
+) -> tuple[tuple[Finding, ...], tuple[str, ...], frozenset | None]:
+    """:func:`diagnose_stage` and the subjects (kind, source, id) whose findings changed since
+    ``reuse``'s last answer (None: any may have; see :mod:`cockpit.diagnosis.delta`)."""
+    from cockpit.diagnosis.incremental import Reuse, diagnose_delta
+
+    reuse = reuse if reuse is not None else Reuse()
+    last = reuse.delta.result if reuse.delta is not None else None
+    d = diagnose_delta(snap, evidence, now, reuse)
+    found = d.diagnosis
+    if found is last and reuse.last_findings is not None:
+        return reuse.last_findings, (), d.dirty  # the same answer: the same tuple
     errors = list(dict.fromkeys(found.errors))
     if len(errors) > MAX_RULE_ERRORS:  # a rule broken for every job would fail 100k times
         more = len(errors) - MAX_RULE_ERRORS
         errors[MAX_RULE_ERRORS:] = [f"... and {more} more"]
-    return tuple(found), tuple(f"rule error: {e}" for e in errors)
+    findings = SortedFindings(found)
+    reuse.last_findings = findings if not errors else None
+    return findings, tuple(f"rule error: {e}" for e in errors), d.dirty
 
 
 @dataclass
@@ -135,6 +156,8 @@ class Carry:
     incidents: tuple | None = None  # (basis, incidents, tally)
     snap: Snapshot | None = None  # the snapshot of the last pass, and its clock
     now: datetime | None = None
+    node_rows: tuple | None = None  # (nodes, their rows) of the last pass
+    correlated: dict = field(default_factory=dict)  # correlate's memo
 
 
 _CARRY: dict[str, Carry] = {}
@@ -168,14 +191,27 @@ def _same_items(a: tuple, b: tuple) -> bool:
     return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
-def incident_stage(basis: Basis) -> tuple[tuple[Incident, ...], IncidentTally]:
-    """Incidents over every source's findings, and their tally."""
+def incident_stage(
+    basis: Basis, memo: dict | None = None
+) -> tuple[tuple[Incident, ...], IncidentTally]:
+    """Incidents over every source's findings, and their tally (``memo``: kept by the caller
+    from one call to the next, see ``correlate``)."""
     # the engine (and its rule modules) load with the first poll, not before the first frame
     from cockpit.diagnosis.correlate import correlate
 
     with gcpolicy.bulk():
-        incidents = tuple(correlate([f for fs in basis for f in fs]))
+        if len(basis) == 1 and isinstance(basis[0], SortedFindings):
+            incidents = tuple(correlate(list(basis[0]), presorted=True, memo=memo))
+        else:
+            incidents = tuple(correlate([f for fs in basis for f in fs], memo=memo))
         return incidents, tally(incidents)
+
+
+class SortedFindings(tuple):
+    """A diagnosis's findings, in ``engine.sort_findings`` order (so correlating one source
+    need not sort them again). Built only from a ``Diagnosis``."""
+
+    __slots__ = ()
 
 
 def view_stage(
@@ -184,15 +220,47 @@ def view_stage(
     now: datetime,
     memo: RowMemo | None = None,
     evidence: dict[Subject, Artifacts] | None = None,
+    dirty: frozenset | None = None,
+    carry: Carry | None = None,
 ) -> dict[str, list[Row]]:
     """The rows of each pane, with the verdicts' causes in them (``memo``: the source's job
     rows of its last poll, see :class:`~cockpit.views.RowMemo`; ``evidence``: the ended jobs'
-    sacct rows give the EXIT column what squeue does not print)."""
+    sacct rows give the EXIT column what squeue does not print; ``dirty``: the subjects whose
+    verdict may have changed since ``memo``'s last rows, None: any; ``carry``: keeps the node
+    rows while the nodes are equal and no node's verdict changed)."""
+    jobs_dirty = None if dirty is None else frozenset(b[2] for b in dirty if b[0] == "job")
+    nodes = None
+    if carry is not None and dirty is not None and carry.node_rows is not None:
+        kept_nodes, kept_rows = carry.node_rows
+        if not any(b[0] == "node" for b in dirty) and (
+            kept_nodes is snap.nodes or kept_nodes == snap.nodes
+        ):
+            nodes = RowList(kept_rows)  # the same rows in a new list, as every poll hands
+            nodes.key_index, nodes.haystack = kept_rows.key_index, kept_rows.haystack
+    if nodes is None:
+        nodes = node_rows(snap, v)
+    if carry is not None:
+        carry.node_rows = (snap.nodes, nodes)
     return {
-        "jobs": job_rows(snap, v, now, memo, exit_codes(evidence)),
-        "nodes": node_rows(snap, v),
+        "jobs": job_rows(snap, v, now, memo, exit_codes(evidence), jobs_dirty),
+        "nodes": nodes,
         "training": training_rows(snap, v, now),
     }
+
+
+def patch_verdicts(old: dict, dirty: frozenset, final: dict) -> dict:
+    """``verdicts`` of the patched findings: the last poll's with the dirty subjects' redone
+    (each subject's findings in ``final`` are sorted: its verdict is the first)."""
+    if not dirty:
+        return old
+    v = dict(old)
+    for b in dirty:
+        fs = final.get(b)
+        if fs:
+            v[b] = fs[0]
+        else:
+            v.pop(b, None)
+    return v
 
 
 def exit_codes(evidence: dict[Subject, Artifacts] | None) -> dict[str, ExitCode]:
@@ -247,20 +315,31 @@ def analyse(
     warnings: list[str] = []
     # acyclic objects by the million: no collections while building
     with gcpolicy.bulk():
+        dirty: frozenset | None = None
         try:
+            c.diagnosis.dirty = None
             findings, rule_errors = diagnose_stage(snap, evidence or {}, now, memo, c.diagnosis)
-            if c.verdicts is not None and _same_items(findings, c.findings):
+            dirty = c.diagnosis.dirty
+            if c.verdicts is not None and (
+                findings is c.findings or _same_items(findings, c.findings)
+            ):
                 findings, v = c.findings, c.verdicts  # the same objects: downstream compares `is`
+                dirty = frozenset() if dirty is not None else None
+            elif c.verdicts is not None and dirty is not None and c.diagnosis.delta is not None:
+                v = patch_verdicts(c.verdicts, dirty, c.diagnosis.delta.final)
+                c.findings, c.verdicts = findings, v
             else:
                 v = verdicts(list(findings))
                 c.findings, c.verdicts = findings, v
+                dirty = None
             warnings += rule_errors
         except Exception as exc:  # an engine bug must not blank the panes: rows without causes
             log.exception("diagnosis of %s failed", snap.source)
             findings, v = (), {}
             c.findings, c.verdicts = (), None
+            dirty = None
             warnings.append(f"diagnosis failed: {exc}")
-        rows = _stage("views", view_stage, snap, v, now, c.rows, evidence)
+        rows = _stage("views", view_stage, snap, v, now, c.rows, evidence, dirty, c)
         incidents: tuple[Incident, ...] | None = ()
         counted = IncidentTally()
         full: Basis | None = None
@@ -275,7 +354,7 @@ def analyse(
                 ):
                     incidents, counted = kept[1], kept[2]
                 else:
-                    incidents, counted = incident_stage(full)
+                    incidents, counted = incident_stage(full, c.correlated)
                     if kept is not None:
                         incidents = _interned(incidents, kept[1])
                     c.incidents = (full, incidents, counted)

@@ -51,7 +51,9 @@ class CockpitCommands(Provider):
                     "job",
                     j.job_id,
                     j.name,
-                    f"job {j.job_id} {j.name} {j.user} {j.state}",
+                    # a 26.05 SLUID finds the job as its id does
+                    f"job {j.job_id} {j.name} {j.user} {j.state}"
+                    + (f" {j.sluid}" if j.sluid else ""),
                     Subject("job", st.name, j.job_id),
                 )
             for n in snap.nodes:

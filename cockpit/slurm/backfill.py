@@ -29,6 +29,7 @@ from cockpit.slurm.parse import (
     parse_time,
 )
 from cockpit.slurm.paths import JobOwner
+from cockpit.slurm.versions import sacct_folds_exit
 
 # sacct --state takes base states only (it rejects the LAUNCH_FAILED flag): the failure
 # states of the engine that are base states. CANCELLED is an operator's or user's choice and
@@ -86,7 +87,7 @@ def _int(v: str) -> int | None:
     return int(v) if v.isdigit() and len(v) < 11 else None
 
 
-def _job(c: dict[str, str], tz: tzinfo) -> tuple[SlurmJob, JobOwner | None]:
+def _job(c: dict[str, str], tz: tzinfo, folded: bool = False) -> tuple[SlurmJob, JobOwner | None]:
     job_id = c["JobID"].strip()
     if not job_id or not (job_id[0].isdigit() and all(ch.isalnum() or ch in "_+" for ch in job_id)):
         raise ValueError(f"bad JobID {job_id!r}")
@@ -121,7 +122,7 @@ def _job(c: dict[str, str], tz: tzinfo) -> tuple[SlurmJob, JobOwner | None]:
         start_time=parse_time(c["Start"], tz),
         end_time=parse_time(c["End"], tz),
         work_dir="" if work_dir in _NULLS else work_dir,
-        exit_code=parse_exit_code(c["ExitCode"]),
+        exit_code=parse_exit_code(c["ExitCode"], folded),
     )
     uid = _int(c["UID"])
     owner = JobOwner(job.user, uid, _int(c["GID"])) if uid is not None else None
@@ -129,15 +130,17 @@ def _job(c: dict[str, str], tz: tzinfo) -> tuple[SlurmJob, JobOwner | None]:
 
 
 def parse_backfill(
-    text: str, tz: tzinfo
+    text: str, tz: tzinfo, version: str = ""
 ) -> tuple[list[tuple[SlurmJob, JobOwner | None]], list[str]]:
     """``sacct_backfill_argv`` output -> ([(job, its owner)], warnings); a bad row is skipped
-    with a warning, never the whole answer."""
+    with a warning, never the whole answer. ``version``: sacct's release (exit codes folded
+    before 25.11: :func:`~cockpit.slurm.parse.parse_exit_code`)."""
+    folded = sacct_folds_exit(version)
     rows, warnings = split_rows(text, len(BACKFILL_FIELDS))
     out: list[tuple[SlurmJob, JobOwner | None]] = []
     for i, r in enumerate(rows, 1):
         try:
-            out.append(_job(dict(zip(BACKFILL_FIELDS, r, strict=True)), tz))
+            out.append(_job(dict(zip(BACKFILL_FIELDS, r, strict=True)), tz, folded))
         except (ValueError, ParseError, OverflowError) as exc:
             warnings.append(f"sacct backfill: row {i} skipped: {exc}")
     return out, warnings

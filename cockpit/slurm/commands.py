@@ -1,11 +1,13 @@
 """The exact Slurm command lines the cockpit runs (one place: SlurmSource and the demo use them).
 
 Delimited output with ASCII Unit Separator (``\\x1f``): it cannot occur in a Slurm field,
-works from Slurm 17 to 24, and is several times cheaper on the controller than ``--json``
+works from Slurm 17 to 26, and is several times cheaper on the controller than ``--json``
 (whose schema also changes between releases).
 """
 
 from __future__ import annotations
+
+from cockpit.slurm.versions import has_sluid
 
 SEP = "\x1f"
 
@@ -33,9 +35,40 @@ SQUEUE_FIELDS: tuple[tuple[str, str], ...] = (
     ("%Q", "priority"),
     ("%k", "comment"),
     ("%o", "command"),
+    # TRES per node (GRES: gres/gpu:a100:2), N/A when none; every version since 21.08
+    ("%b", "gres"),
 )
 SQUEUE_FORMAT = SEP.join(code for code, _ in SQUEUE_FIELDS)
 SQUEUE_ARGV: tuple[str, ...] = ("squeue", "--noheader", "--states=all", "-o", SQUEUE_FORMAT)
+# 26.05+: the SLUID too (an older squeue prints %s as nothing useful: not asked there)
+SQUEUE_FIELDS_SLUID: tuple[tuple[str, str], ...] = (*SQUEUE_FIELDS, ("%s", "sluid"))
+SQUEUE_ARGV_SLUID: tuple[str, ...] = (
+    *SQUEUE_ARGV[:-1],
+    SEP.join(code for code, _ in SQUEUE_FIELDS_SLUID),
+)
+# What the cockpit asked before %b: recordings and captures made then have 22 columns
+SQUEUE_FIELDS_V1: tuple[tuple[str, str], ...] = SQUEUE_FIELDS[:-1]
+# the layouts a header-less output may have, by column count
+SQUEUE_LAYOUTS: dict[int, tuple[tuple[str, str], ...]] = {
+    len(f): f for f in (SQUEUE_FIELDS_V1, SQUEUE_FIELDS, SQUEUE_FIELDS_SLUID)
+}
+# 23.11+: ids and states only, served from the controller's job state cache (no job table
+# lock, no job records packed): the cheap question "did anything change?" between full reads
+SQUEUE_STATES_ARGV: tuple[str, ...] = (
+    "squeue",
+    "--only-job-state",
+    "--noheader",
+    "--states=all",
+    "-o",
+    f"%i{SEP}%T",
+)
+VERSION_ARGV: tuple[str, ...] = ("scontrol", "--version")
+
+
+def squeue_argv(version: str) -> tuple[str, ...]:
+    """The full squeue of a Slurm release (``cockpit.slurm.versions``)."""
+    return SQUEUE_ARGV_SLUID if has_sluid(version) else SQUEUE_ARGV
+
 
 NODES_ARGV: tuple[str, ...] = ("scontrol", "show", "node", "-o")
 PARTITIONS_ARGV: tuple[str, ...] = ("scontrol", "show", "partition", "-o")

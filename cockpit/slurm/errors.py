@@ -6,7 +6,9 @@ from cockpit.model import SourceError
 
 
 def command_label(argv: tuple[str, ...] | list[str]) -> str:
-    """Counter key: ``squeue``, ``sacct``, ``scontrol show node`` ..."""
+    """Counter key: ``squeue``, ``squeue --only-job-state``, ``sacct``, ``scontrol show node``..."""
+    if argv and argv[0] == "squeue" and "--only-job-state" in argv:
+        return "squeue --only-job-state"  # the cheap one: counted apart from the full read
     return " ".join(argv[:3]) if argv and argv[0] == "scontrol" else (argv[0] if argv else "")
 
 

@@ -22,7 +22,7 @@ from cockpit.slurm import hostlist
 from cockpit.slurm.commands import sacct_argv, scontrol_job_argv
 from cockpit.slurm.errors import err_text
 from cockpit.slurm.forgotten import acct_detail, forgotten, merge_stored, stored_evidence
-from cockpit.slurm.parse import parse_sacct, parse_scontrol_job, split_sacct
+from cockpit.slurm.parse import parse_sacct, parse_scontrol_job, split_sacct, unfold_exits
 from cockpit.slurm.paths import check_job_path, job_owner
 
 if TYPE_CHECKING:
@@ -259,7 +259,7 @@ async def job_artifacts(
     if isinstance(sacct_res, str):
         commands[label_s] = sacct_res
         try:
-            acct = parse_sacct(sacct_res, src.tz)[0]
+            acct = parse_sacct(sacct_res, src.tz, src.version)[0]
         except ParseError as exc:
             commands[f"error: {label_s}"] = str(exc)
     else:
@@ -271,6 +271,8 @@ async def job_artifacts(
             jobs = parse_scontrol_job(job_res, src.tz)[0]
             if jobs:
                 src._detail[job_id] = jobs[0]
+                # an old sacct's exit 137 reads 9:0: the controller's exact code settles it
+                acct = unfold_exits(acct, jobs[0].exit_code)
         except ParseError as exc:
             commands[f"error: {label_j}"] = str(exc)
     elif not (forgotten(job_res) and await acct_detail(src, job_id, commands)):

@@ -26,6 +26,7 @@ from cockpit.errors import ParseError
 from cockpit.model import AcctRecord, ExitCode, Partition, SlurmJob, SlurmNode
 from cockpit.slurm import hostlist
 from cockpit.slurm.commands import SACCT_FIELDS, SEP
+from cockpit.slurm.versions import sacct_folds_exit
 
 _NULLS = {"", "N/A", "n/a", "(null)", "None", "NONE", "Unknown", "UNKNOWN", "n/s"}
 
@@ -154,14 +155,33 @@ def _text(s: str | None) -> str:
 _EXIT_RE = re.compile(r"\s*(\d+):(\d+)\s*")
 
 
-def parse_exit_code(s: str | None) -> ExitCode | None:
-    """``0:9`` -> ExitCode(0, 9); empty -> None."""
+def parse_exit_code(s: str | None, folded: bool = False) -> ExitCode | None:
+    """``0:9`` -> ExitCode(0, 9); empty -> None. ``folded``: printed by a sacct that subtracted
+    128 from a status of 128 or more (before 25.11, :func:`cockpit.slurm.versions.
+    sacct_folds_exit`): a non-zero status without a signal is marked as maybe 128 more."""
     if not s:
         return None
     m = _EXIT_RE.fullmatch(s)
     if not m:
         return None
-    return ExitCode(int(m.group(1)), int(m.group(2)))
+    code, sig = int(m.group(1)), int(m.group(2))
+    return ExitCode(code, sig, folded and 0 < code < 128 and not sig)
+
+
+def unfold_exits(rows: list[AcctRecord], exact: ExitCode | None) -> list[AcctRecord]:
+    """An old sacct's folded job/batch exit (``9:0``) settled by the exact one ``scontrol show
+    job`` gave (``137:0``, or ``9:0`` for a real exit 9) when they agree modulo 128; other rows
+    as they are. So ``exit 137`` reads the same on 22.05 as on 25.11+, where sacct prints
+    ``137:0`` itself."""
+    if exact is None or exact.signal:
+        return rows
+    out = []
+    for r in rows:
+        ec = r.exit_code
+        if ec is not None and ec.folded and r.step in ("", "batch") and exact.code % 128 == ec.code:
+            r = replace(r, exit_code=ExitCode(exact.code, 0))
+        out.append(r)
+    return out
 
 
 # what a parser of one field may raise on hostile text: OverflowError from int(float('1e400'))
@@ -538,7 +558,7 @@ def _split_rows(text: str) -> tuple[str, list[str]]:
     return sep, [ln.removesuffix("\r") for ln in text.split("\n") if ln.strip()]
 
 
-def _acct_from_cols(c: dict[str, str], tz: tzinfo) -> AcctRecord:
+def _acct_from_cols(c: dict[str, str], tz: tzinfo, folded: bool = False) -> AcctRecord:
     full_id = c.get("JobID", "").strip()
     m = re.fullmatch(r"(\d+(?:_(?:\d+|\[[^\]]*\]))?(?:\+\d+)?)(?:\.(.+))?", full_id)
     if not m:
@@ -561,7 +581,7 @@ def _acct_from_cols(c: dict[str, str], tz: tzinfo) -> AcctRecord:
         job_name=job_name,
         partition=partition,
         state=state,
-        exit_code=parse_exit_code(c.get("ExitCode")),
+        exit_code=parse_exit_code(c.get("ExitCode"), folded),
         req_mem_mib=parse_mem_mib(req_raw),
         max_rss_mib=parse_mem_mib(c.get("MaxRSS")),
         elapsed_s=parse_duration_s(c.get("Elapsed")),
@@ -578,8 +598,13 @@ def _acct_from_cols(c: dict[str, str], tz: tzinfo) -> AcctRecord:
     )
 
 
-def parse_sacct(text: str, tz: tzinfo = UTC) -> tuple[list[AcctRecord], list[str]]:
+def parse_sacct(
+    text: str, tz: tzinfo = UTC, version: str = ""
+) -> tuple[list[AcctRecord], list[str]]:
     """``sacct -P`` output (``|`` or ``\\x1f``) -> (records, warnings), job rows and steps.
+
+    ``version``: the sacct's Slurm release; before 25.11 exit codes are marked ``folded``
+    (see :func:`parse_exit_code`).
 
     A header row (``JobID|JobName|...``) maps the columns; without one the order of
     ``commands.SACCT_FIELDS`` is assumed. ``CANCELLED by 0`` becomes state
@@ -589,6 +614,7 @@ def parse_sacct(text: str, tz: tzinfo = UTC) -> tuple[list[AcctRecord], list[str
     sep, lines = _split_rows(text)
     if not lines:
         return [], []
+    folded = sacct_folds_exit(version)
     first = [f.strip() for f in lines[0].split(sep)]
     if first and first[0] == "JobID":
         cols = first
@@ -605,7 +631,7 @@ def parse_sacct(text: str, tz: tzinfo = UTC) -> tuple[list[AcctRecord], list[str
             )
             continue
         try:
-            recs.append(_acct_from_cols(dict(zip(cols, fields, strict=True)), tz))
+            recs.append(_acct_from_cols(dict(zip(cols, fields, strict=True)), tz, folded))
         except _BAD_VALUE as exc:
             warnings.append(f"sacct: row {i} skipped: {exc}")
     if lines and not recs:

@@ -19,6 +19,7 @@ from cockpit.errors import ParseError
 from cockpit.model import AcctRecord, ExitCode, Partition, SlurmJob, SlurmNode
 from cockpit.slurm import hostlist
 from cockpit.slurm.parse import _text, _with_paths, resolve_output_path, split_node_state
+from cockpit.slurm.squeue import parse_tres_per_node
 
 
 def _epoch(v: Any, tz: tzinfo = UTC) -> datetime | None:
@@ -170,6 +171,10 @@ def parse_squeue_json(
         sluid = j.get("sluid") or (j.get("step_id") or {}).get("sluid") or ""
         if sluid:
             job = replace(job, sluid=str(sluid))
+        tres = j.get("tres_per_node")  # as squeue's %b: gres/gpu:2, "" when none
+        if isinstance(tres, str) and tres:
+            gres, gpus = parse_tres_per_node(tres)
+            job = replace(job, gres=gres, gpus_per_node=gpus)
         return _with_paths(
             job,
             resolve_output_path(out, job) if out else "",

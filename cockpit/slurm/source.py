@@ -13,6 +13,7 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
@@ -39,11 +40,13 @@ from cockpit.slurm.commands import (
     NODES_ARGV,
     PARTITIONS_ARGV,
     SEP,
-    SQUEUE_ARGV,
+    SQUEUE_STATES_ARGV,
+    VERSION_ARGV,
     sacct_argv,
     sacct_backfill_argv,
     sacct_history_argv,
     scontrol_job_argv,
+    squeue_argv,
 )
 from cockpit.slurm.errors import CommandFailed, command_label, err_text
 from cockpit.slurm.evidence import batch_evidence, subject_fetcher
@@ -55,6 +58,7 @@ from cockpit.slurm.parse import (
 )
 from cockpit.slurm.paths import JobOwner, check_job_path, job_owner, remember
 from cockpit.slurm.squeue import SqueueCarry, parse_squeue
+from cockpit.slurm.versions import has_only_job_state, parse_version_output
 from cockpit.source import Source
 from cockpit.transport import FileStat, TransportError
 
@@ -63,6 +67,9 @@ if TYPE_CHECKING:
 
 OWNERS_MAX = 4096  # job owners and job-chosen paths remembered (oldest out)
 BACKFILL_GRACE = 5.0  # s the poll waits for the backfill sacct after the queue answered
+# with --only-job-state (23.11+): the full squeue at least this often, and the poll after one
+# that saw a job not yet looked at by the scheduler (reason None: its reason comes next)
+FULL_SQUEUE_EVERY = 120.0
 DRILL_DOWN_NOTE = (
     "jobs that ended between polls are not seen in drill-down mode "
     '(evidence = "drill-down": no background sacct)'
@@ -96,6 +103,7 @@ class SlurmSource(Source):
         background_evidence: bool = True,
         backfill_hours: float = 12.0,
         backfill_cap: int = 500,
+        full_squeue_every: float = FULL_SQUEUE_EVERY,
     ) -> None:
         self.name = name
         # False: evidence (sacct, scontrol show job, logs) only for what the operator opens
@@ -127,6 +135,18 @@ class SlurmSource(Source):
         # job id -> (stdout, stderr) found from sacct after slurmctld forgot the job
         self._acct_paths: dict[str, tuple[str, str]] = {}
         self._sacct_fields: frozenset[str] | None = None  # sacct --helpformat, asked once
+        # the Slurm release of the commands (scontrol --version), asked once per connection:
+        # it decides the squeue format (%s), --only-job-state and how sacct's exit codes read
+        self.version = ""
+        self._version_conn: object = None  # the connection it was asked on (None: ask)
+        # cheap change detection (23.11+): the id/state set the last full squeue went with
+        self.full_squeue_every = full_squeue_every
+        self._states_ok = True  # False once this squeue refused --only-job-state
+        self._states_seen: frozenset[str] | None = None
+        self._full_at: datetime | None = None  # when the last full squeue was taken
+        self._full_jobs: list[SlurmJob] | None = None
+        self._full_warnings: list[str] = []
+        self._recheck = False  # the last full read had a job the scheduler had not seen
         # where evidence captured at first sight is kept (cockpit.store's Store: anything with
         # evidence(source, subject) -> Artifacts | None); None: no store
         self.evidence_store: Any = None
@@ -155,15 +175,22 @@ class SlurmSource(Source):
         self._cache.clear()
         self._detail.clear()
         self._stat_cache.clear()
+        try:
+            await self._ensure_version()
+        except Exception:  # noqa: BLE001 - asked again next poll; the queue says what is wrong
+            self._version_conn = None
         backfill = self._backfill_start(taken)
         results = await asyncio.gather(
-            self._run(SQUEUE_ARGV),
+            self._queue(taken),
             self._run(NODES_ARGV),
             self._run(PARTITIONS_ARGV),
             self._storage(),
             return_exceptions=True,
         )
         storage_res = results.pop()
+        if any(isinstance(r, BaseException) for r in results):
+            self._version_conn = None  # reconnected or upgraded meanwhile: ask again
+            self._full_jobs = None
         for res in results:
             if isinstance(res, TransportError):
                 return Snapshot(
@@ -180,17 +207,18 @@ class SlurmSource(Source):
                 )
         squeue_out, nodes_out, parts_out = results
         results.clear()
-        version = ""
-        m = re.search(r"\bVersion=(\S+)", nodes_out)
-        if m:
-            version = m.group(1)
+        if not self.version:  # scontrol --version unanswered: the nodes' slurmd release
+            m = re.search(r"\bVersion=(\S+)", nodes_out)
+            self.version = m.group(1) if m else ""
+        version = self.version
         warnings: list[str] = []
         try:
             # ~1.5 s at 100k jobs: off the event loop (the UI thread), GC paused while it builds
             jobs, w1, nodes, w2, parts, w3 = await asyncio.to_thread(
-                self._parse, squeue_out, nodes_out, parts_out
+                self._parse, squeue_out, nodes_out, parts_out, taken
             )
         except ParseError as exc:
+            self._full_jobs = None
             return Snapshot(
                 self.name, "slurm", taken, error=SourceError("parse", str(exc), exc.where)
             )
@@ -307,7 +335,7 @@ class SlurmSource(Source):
             return
         asked_at, out = task.result()
         try:
-            found, w = await asyncio.to_thread(parse_backfill, out, self.tz)
+            found, w = await asyncio.to_thread(parse_backfill, out, self.tz, self.version)
         except Exception as exc2:  # noqa: BLE001 - a parser bug must not cost the poll
             warnings.append(f"sacct backfill: {type(exc2).__name__}: {exc2}")
             return
@@ -316,14 +344,79 @@ class SlurmSource(Source):
             self.note_owner(job.job_id, owner)
         warnings += bf.record(found, asked_at)
 
-    def _parse(self, squeue_out: str, nodes_out: str, parts_out: str) -> tuple:
+    def _parse(
+        self, squeue_out: str | None, nodes_out: str, parts_out: str, taken: datetime
+    ) -> tuple:
         from cockpit import gcpolicy
 
         with gcpolicy.bulk():
-            jobs, w1 = parse_squeue(squeue_out, self.tz, self._squeue_carry)
+            if squeue_out is None:  # --only-job-state: nothing changed since the last full read
+                since = int((taken - self._full_at).total_seconds()) if self._full_at else 0
+                jobs, w1 = _aged(self._full_jobs or [], since), list(self._full_warnings)
+            else:
+                jobs, w1 = parse_squeue(squeue_out, self.tz, self._squeue_carry)
+                if has_only_job_state(self.version) and self._states_ok:
+                    self._full_jobs, self._full_warnings = jobs, w1
+                    self._recheck = any(j.state == "PENDING" and j.reason == "None" for j in jobs)
             nodes, w2 = parse_scontrol_nodes(nodes_out, self.tz)
             parts, w3 = parse_scontrol_partitions(parts_out)
         return jobs, w1, nodes, w2, parts, w3
+
+    # ------------------------------------------------------------------ version, queue
+
+    def _connection(self) -> object:
+        """What identifies the transport's connection: an SSH transport counts its connects;
+        a local one has a single, lasting one."""
+        return getattr(self.transport, "connects", 0)
+
+    async def _ensure_version(self) -> None:
+        """``scontrol --version`` once per connection (again after a reconnect or a failed
+        poll: the site may have upgraded meanwhile). An older or odd answer leaves the release
+        unknown ("") and the nodes' ``Version=`` stands in for the status line."""
+        if self._version_conn is not None and self._version_conn == self._connection():
+            return
+        try:
+            out = await self._run(VERSION_ARGV)
+        except CommandFailed:
+            out = ""
+        version = parse_version_output(out)
+        if version != self.version:
+            self._states_ok, self._full_jobs = True, None
+        self.version = version
+        self._version_conn = self._connection()
+
+    async def _queue(self, taken: datetime) -> str | None:
+        """The full squeue's output, or None when ``squeue --only-job-state`` (23.11+) shows
+        the same jobs in the same states as when the last full one was read and that is less
+        than ``full_squeue_every`` seconds old: the controller then answers from its job
+        state cache instead of packing every job record. Raises like ``_run``."""
+        argv = squeue_argv(self.version)
+        if not (self._states_ok and has_only_job_state(self.version)):
+            return await self._run(argv)
+        try:
+            states = frozenset(
+                ln for ln in (await self._run(SQUEUE_STATES_ARGV)).split("\n") if ln.strip()
+            )
+        except CommandFailed as exc:
+            if "unrecognized" in exc.message or "invalid option" in exc.message:
+                self._states_ok = False  # a squeue without it (a wrapper, a site patch)
+            # else its error says less than the full squeue's: with the controller down it is
+            # "slurm_load_job_state: Unable to query jobs state: Unspecified error", where
+            # squeue says "Unable to contact slurm controller" (the status line's unreachable)
+            self._full_jobs = None
+            return await self._run(argv)
+        fresh = (
+            self._full_jobs is not None
+            and self._full_at is not None
+            and not self._recheck
+            and states == self._states_seen
+            and 0 <= (taken - self._full_at).total_seconds() < self.full_squeue_every
+        )
+        if fresh:
+            return None
+        out = await self._run(argv)
+        self._states_seen, self._full_at = states, taken
+        return out
 
     async def _storage(self) -> tuple[tuple, tuple[str, ...]]:
         """``df -P`` / ``df -Pi`` of ``storage_paths``: (usages, df's complaints).
@@ -346,7 +439,7 @@ class SlurmSource(Source):
         ids = [validate_job_id(j) for j in job_ids]
         if not ids:
             return []
-        return parse_sacct(await self._run(sacct_argv(ids)), self.tz)[0]
+        return parse_sacct(await self._run(sacct_argv(ids)), self.tz, self.version)[0]
 
     async def history(self, user: str, name: str, days: int = 30) -> list[AcctRecord]:
         """Past runs of ``user``'s job ``name`` over ``days`` (right-sizing).
@@ -363,7 +456,7 @@ class SlurmSource(Source):
 
         async def fetch() -> list[AcctRecord]:
             argv = sacct_history_argv(user, name if literal else None, days)
-            rows = parse_sacct(await self._run(argv), self.tz)[0]
+            rows = parse_sacct(await self._run(argv), self.tz, self.version)[0]
             return rows if literal else named_runs(rows, name)
 
         return list(await self._shared(("history", f"{user}{SEP}{name}{SEP}{days}"), fetch))
@@ -524,6 +617,20 @@ class SlurmSource(Source):
 
 
 SACCT_LIST_CHARS = ",\"'"  # what sacct's --name list parsing splits at or strips
+
+
+def _aged(jobs: list[SlurmJob], since: int) -> list[SlurmJob]:
+    """The last full read's jobs with the running ones' TIME moved on by ``since`` seconds
+    (the controller said no state changed; the clock did): what squeue would print now, time
+    suspended before the full read still left out, as squeue leaves it out."""
+    if since <= 0:
+        return list(jobs)
+    out = []
+    for j in jobs:
+        if j.state == "RUNNING" and j.elapsed_s is not None:
+            j = replace(j, elapsed_s=j.elapsed_s + since)
+        out.append(j)
+    return out
 
 
 def named_runs(rows: list[AcctRecord], name: str) -> list[AcctRecord]:

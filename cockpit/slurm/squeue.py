@@ -9,18 +9,19 @@ found, so an unchanged row costs one dict lookup. Tolerant per row like the othe
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, tzinfo
-from itertools import repeat
-from operator import itemgetter
+from itertools import compress, repeat
+from operator import attrgetter, is_, itemgetter
 from typing import Any
 
 from cockpit.errors import ParseError
 from cockpit.model import SlurmJob, positional_constructor
 from cockpit.slurm import hostlist
-from cockpit.slurm.commands import SEP, SQUEUE_FIELDS
+from cockpit.slurm.commands import SEP, SQUEUE_FIELDS, SQUEUE_FIELDS_SLUID, SQUEUE_LAYOUTS
 from cockpit.slurm.parse import _BAD_VALUE, _int, _parse_duration, _parse_time, _text, parse_req_mem
 
 # squeue header names (what ``squeue -o`` prints without --noheader) -> our column keys
@@ -33,6 +34,7 @@ _SQUEUE_HEADERS = {
     "END_TIME": "end_time", "WORK_DIR": "work_dir", "ACCOUNT": "account", "QOS": "qos",
     "DEPENDENCY": "dependency", "PRIORITY": "priority", "COMMENT": "comment",
     "COMMAND": "command", "ARRAY_JOB_ID": "array_job_id", "ARRAY_TASK_ID": "array_task_id",
+    "TRES_PER_NODE": "gres", "SLUID": "sluid",
 }
 # fmt: on
 
@@ -42,7 +44,7 @@ _STATE_RE = re.compile(r"[A-Z_]+")
 _PRIO_RE = re.compile(r"\d+(\.\d+)?")
 
 
-_make_job = positional_constructor(SlurmJob)  # all 30 fields, ~2x faster than SlurmJob(...)
+_make_job = positional_constructor(SlurmJob)  # all 32 fields, ~2x faster than SlurmJob(...)
 
 # Column cleaners of the squeue rows, one call per distinct raw string (per-parse memos).
 # Columns that repeat across thousands of jobs (user, partition, state, reason, node list,
@@ -63,6 +65,34 @@ def _sq_nodes(s: str) -> tuple[str, tuple[str, ...]]:
     """%N -> (compact list, expanded names). A pending job's %N is empty; a finished job's stays."""
     s = _text(s).strip()
     return _intern(s), (hostlist.expand(s) if s and not s.startswith("(") else ())
+
+
+_SLUID_RE = re.compile(r"s[0-9A-Z]{13}")
+
+
+def _sq_sluid(s: str) -> str:
+    # 26.05 prints s0000000000000 where it has none (--only-job-state, old records)
+    s = s.strip()
+    return s if _SLUID_RE.fullmatch(s) and s != "s0000000000000" else ""
+
+
+def parse_tres_per_node(s: str) -> tuple[str, int | None]:
+    """%b, the TRES (GRES) per node -> (as printed, GPUs per node). ``gres:gpu:2`` (22.05),
+    ``gres/gpu:a100:2`` (23.02+), several joined by commas (types summed); ``N/A`` -> ("",
+    None); a GPU GRES without a count is one GPU."""
+    s = _text(s).strip()
+    if not s or s == "N/A":
+        return "", None
+    gpus = None
+    for item in s.split(","):
+        name, _, rest = item.strip().removeprefix("gres").lstrip(":/").partition(":")
+        name, _, eq = name.partition("=")
+        if name != "gpu":
+            continue
+        count = eq or rest.rpartition(":")[2]
+        n = int(count) if count.isdigit() and count.isascii() else 1
+        gpus = (gpus or 0) + n
+    return _intern(s), gpus
 
 
 def _sq_priority(s: str) -> int | None:
@@ -102,6 +132,8 @@ def _sq_columns(tz: tzinfo) -> dict[str, Callable[[str], Any]]:
         "priority": _sq_priority,
         "command": lambda s: _intern(_text(s)),
         "comment": _text,
+        "gres": parse_tres_per_node,
+        "sluid": _sq_sluid,
     }
 
 
@@ -151,9 +183,10 @@ def _job_from_fields(f: list[str], ix: dict[str, int], memo: dict[str, _Memo]) -
     state = memo["state"].strict(f[ix["state"]])
     mem, per_cpu = memo["min_memory"].strict(f[ix["min_memory"]])
     node_list, nodes = memo["node_list"].strict(f[ix["node_list"]])
+    gres, gpus = memo["gres"].strict(f[ix.get("gres", -1)])
 
-    def col(k: str) -> Any:
-        return memo[k].strict(f[ix[k]])
+    def col(k: str) -> Any:  # a column the layout lacks reads the trailing ""
+        return memo[k].strict(f[ix.get(k, -1)])
 
     return _make_job(
         job_id,
@@ -183,9 +216,11 @@ def _job_from_fields(f: list[str], ix: dict[str, int], memo: dict[str, _Memo]) -
         None,
         col("command"),
         col("comment"),
-        "",
+        col("sluid"),
         None,  # cpus_per_task, min_tmp_disk_mib: scontrol show job only
         None,
+        gres,
+        gpus,
     )
 
 
@@ -215,6 +250,7 @@ def _jobs_from_chunk(
 
     nl = list(col("node_list"))  # (compact, expanded) pairs, read twice below
     mem = list(col("min_memory"))
+    gres = list(col("gres"))  # (as printed, GPUs per node)
     if _rejected(memo):
         return None
     nothing = repeat("")
@@ -248,9 +284,11 @@ def _jobs_from_chunk(
             repeat(None),
             col("command"),
             col("comment"),
-            nothing,  # sluid: not in the delimited format
+            col("sluid"),
             repeat(None),  # cpus_per_task, min_tmp_disk_mib: scontrol show job only
             repeat(None),
+            map(_first, gres),
+            map(_second, gres),
         )
     )
     return None if _rejected(memo) else jobs
@@ -287,6 +325,59 @@ def _line_chunks(text: str, size: int) -> Iterator[list[str]]:
             yield lines
 
 
+_JOB_FIELDS = [f.name for f in dataclasses.fields(SlurmJob)]
+_ELAPSED_AT = _JOB_FIELDS.index("elapsed_s")
+_job_values = attrgetter(*_JOB_FIELDS)
+_TICKING = frozenset({"RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "STOPPED"})
+
+
+def _tick_key(line: str, sep: str, ix: dict[str, int], ncols: int) -> tuple[str, str, str] | None:
+    """(job id field, the row without its TIME field, the TIME field) of a row."""
+    e, i = ix["elapsed"], ix["job_id"]
+    if i > e or line.count(sep) != ncols - 1:
+        return None
+    f = line.split(sep, e + 1)  # the fields up to TIME, then the rest of the row unsplit
+    tail = f[e + 1]
+    return f[i], line[: len(line) - len(tail) - len(f[e]) - 1] + tail, f[e]
+
+
+def _retick(
+    lines: list[str], known: list, sep: str, ix: dict[str, int], ncols: int, memo, ticks: dict
+) -> None:
+    """Rows that differ from the last poll's only in TIME (%M: squeue prints a running job's
+    elapsed time anew every poll): the last poll's job with the new elapsed, filled into
+    ``known``; only that column is parsed (the rest is the same text, so the same values)."""
+    el = memo["elapsed"]
+    for i in compress(range(len(known)), map(is_, known, repeat(None))):
+        k = _tick_key(lines[i], sep, ix, ncols)
+        if k is None:
+            continue
+        e = ticks.get(k[0])
+        if e is None or e[0] != k[1]:
+            continue
+        v = el[k[2]]
+        if el.bad:  # rejected: parsed (and warned about) as a row of its own
+            el.bad = False
+            continue
+        vals = list(_job_values(e[1]))
+        vals[_ELAPSED_AT] = v
+        known[i] = job = _make_job(*vals)
+        ticks[k[0]] = (k[1], job)
+
+
+def _note_ticks(
+    lines: list[str], jobs: list, sep: str, ix: dict[str, int], ncols: int, ticks: dict
+) -> None:
+    """Remember the rows of running jobs parsed this poll, for :func:`_retick` next poll."""
+    for line, job in zip(lines, jobs, strict=True):
+        if job.state in _TICKING:
+            k = _tick_key(line, sep, ix, ncols)
+            if k is not None:
+                ticks[k[0]] = (k[1], job)
+        elif ticks:
+            ticks.pop(job.job_id, None)  # it stopped running: its old row is not kept
+
+
 class SqueueCarry:
     """What one poller's :func:`parse_squeue` keeps from its last parse for the next one:
     per-column tables (raw field -> cleaned value) and, for the column layout it was parsed
@@ -295,15 +386,17 @@ class SqueueCarry:
     lookup next poll, an unchanged submit time or node list in a changed row is not parsed
     again."""
 
-    __slots__ = ("tables", "rows", "layout")
+    __slots__ = ("tables", "rows", "layout", "ticks")
 
     def __init__(self) -> None:
         self.tables: dict[str, dict[str, Any]] = {}
         self.rows: dict[str, SlurmJob] = {}
         self.layout: tuple = ()
+        # running jobs: job id -> (row without its TIME, job), see _retick
+        self.ticks: dict[str, tuple[str, SlurmJob]] = {}
 
     def clear(self) -> None:
-        self.tables, self.rows, self.layout = {}, {}, ()
+        self.tables, self.rows, self.layout, self.ticks = {}, {}, (), {}
 
 
 def parse_squeue(
@@ -341,16 +434,24 @@ def parse_squeue(
                 cols = [_SQUEUE_HEADERS.get(h, "") for h in first]
                 lines = lines[1:]
             else:
-                cols = [name for _, name in SQUEUE_FIELDS]
+                # no header: the layout the cockpit asked, told apart by its column count
+                # (\x1f never occurs in a field); older captures and recordings lack %b
+                layout_fields = SQUEUE_LAYOUTS.get(len(first), SQUEUE_FIELDS)
+                cols = [name for _, name in layout_fields]
             ncols = len(cols)
             # column -> field index; absent columns read the "" appended to every row
-            ix = {name: ncols for _, name in SQUEUE_FIELDS} | {
+            ix = {name: ncols for _, name in SQUEUE_FIELDS_SLUID} | {
                 k: i for i, k in enumerate(cols) if k
             }
             layout = (sep, ncols, tuple(sorted(ix.items())))
             if carry is not None and carry.layout == layout:
                 old_rows = carry.rows
+            elif carry is not None:
+                carry.ticks = {}
+            ticks = carry.ticks if carry is not None and ix["elapsed"] < ncols else None
         known = list(map(old_rows.get, lines)) if old_rows else None
+        if known is not None and ticks:
+            _retick(lines, known, sep, ix, ncols, memo, ticks)
         todo = (
             [ln for ln, j in zip(lines, known, strict=True) if j is None]
             if known is not None
@@ -358,7 +459,11 @@ def parse_squeue(
         )
         got = _jobs_from_chunk(todo, sep, ix, ncols, memo) if todo else []
         if got is not None:
-            if known is not None:  # the unchanged rows' jobs, the parsed ones in the gaps
+            if ticks is not None and got:
+                _note_ticks(todo, got, sep, ix, ncols, ticks)
+            if known is not None and not todo:
+                got = known  # every row as last poll's (or ticked): nothing to fill in
+            elif known is not None:  # the unchanged rows' jobs, the parsed ones in the gaps
                 fresh = iter(got)
                 got = [j if j is not None else next(fresh) for j in known]
             jobs += got
@@ -393,4 +498,7 @@ def parse_squeue(
             m.prev = {}  # the old tables die with this parse
         carry.tables, carry.layout = memo, layout
         carry.rows = new_rows if new_rows is not None else {}
+        if len(carry.ticks) > 2 * len(jobs) + 1024:  # jobs that left: keep the present ones
+            present = {id(j) for j in jobs}
+            carry.ticks = {k: e for k, e in carry.ticks.items() if id(e[1]) in present}
     return jobs, warnings

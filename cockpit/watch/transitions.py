@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from itertools import compress
+from operator import attrgetter, is_not
 
 from cockpit.diagnosis import slurm_codes, slurm_states
 from cockpit.model import Finding, Severity, SlurmJob, SlurmNode, Snapshot, Subject, TrainingJob
@@ -64,9 +66,7 @@ def detect(
     """
     cfg = config or AlertConfig()
     out: list[Alert] = []
-    by_subject: dict[Subject, Finding] = {}
-    for f in findings:
-        by_subject.setdefault(f.subject, f)
+    by_subject = _FirstFinding(findings)
 
     # --- the source itself
     src = Subject("cluster" if cur.kind == "slurm" else "project", cur.source, cur.source)
@@ -164,16 +164,60 @@ def _never_runs(j: SlurmJob, finding: Finding | None) -> bool:
     return slurm_codes.never_runs(j.reason or "")
 
 
-def _jobs(
-    prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Subject, Finding]
-) -> list[Alert]:
-    before = {j.job_id: j for j in prev.jobs}
+class _FirstFinding:
+    """Subject -> its first finding (most likely cause first), indexed on the first lookup:
+    a poll where no job or node changed looks nothing up."""
+
+    __slots__ = ("findings", "index")
+
+    def __init__(self, findings: Sequence[Finding]) -> None:
+        self.findings = findings
+        self.index: dict[Subject, Finding] | None = None
+
+    def get(self, subject: Subject) -> Finding | None:
+        if self.index is None:
+            self.index = {}
+            for f in self.findings:
+                self.index.setdefault(f.subject, f)
+        return self.index.get(subject)
+
+
+_UNIQUE: list = []  # (rows, whether their job ids are unique) of the last two polls
+
+
+def _unique_ids(jobs: tuple) -> bool:
+    for rows, unique in _UNIQUE:
+        if rows is jobs:
+            return unique
+    unique = len(set(map(_job_id, jobs))) == len(jobs)
+    _UNIQUE.insert(0, (jobs, unique))
+    del _UNIQUE[2:]
+    return unique
+
+
+_job_id = attrgetter("job_id")
+
+
+def _changed_jobs(prev: Snapshot, cur: Snapshot) -> list[tuple[SlurmJob | None, SlurmJob]]:
+    """(last poll's row of the job, its row now) for the rows that are not the same object as
+    at the same place last poll (a job whose row object is the one of last poll cannot have
+    changed state or reason: it raises nothing); every row when rows moved, arrived or left,
+    or a job id repeats."""
+    pj, cj = prev.jobs, cur.jobs
+    if len(pj) == len(cj) and _unique_ids(pj) and _unique_ids(cj):
+        moved = [(pj[i], cj[i]) for i in compress(range(len(cj)), map(is_not, pj, cj))]
+        if all(p.job_id == j.job_id for p, j in moved):
+            return moved  # type: ignore[return-value]
+    before = {j.job_id: j for j in pj}
+    return [(before.get(j.job_id), j) for j in cj]
+
+
+def _jobs(prev: Snapshot, cur: Snapshot, now: datetime, by_subject: _FirstFinding) -> list[Alert]:
     out = []
-    for j in cur.jobs:
-        p = before.get(j.job_id)
-        subj = Subject("job", cur.source, j.job_id)
-        f = by_subject.get(subj)
+    for p, j in _changed_jobs(prev, cur):
         if j.state in FAILED_STATES and (p is None or p.state != j.state):
+            subj = Subject("job", cur.source, j.job_id)
+            f = by_subject.get(subj)
             title = _job_title(j) + (f": {f.title}" if f else "")
             out.append(
                 Alert(
@@ -187,7 +231,12 @@ def _jobs(
                     j.user,
                 )
             )
-        elif _never_runs(j, f) and not (p is not None and p.is_pending and p.reason == j.reason):
+            continue
+        if not j.is_pending:
+            continue  # only a pending job can be one that never runs
+        subj = Subject("job", cur.source, j.job_id)
+        f = by_subject.get(subj)
+        if _never_runs(j, f) and not (p is not None and p.is_pending and p.reason == j.reason):
             title = (
                 f"job {j.job_id} ({j.name}, {j.user}) PENDING ({j.reason}) will not start by itself"
                 + (f": {f.title}" if f else "")

@@ -223,7 +223,14 @@ async def test_crafted_paths_and_job_names_cannot_run_commands_over_ssh(lab_ssh,
 
 # ------------------------------------------------------------------ read-only by default
 
-READ_ONLY = {("squeue",), ("scontrol", "show"), ("sacct",), ("sinfo",), ("df",)}
+READ_ONLY = {
+    ("squeue",),
+    ("scontrol", "show"),
+    ("scontrol", "--version"),
+    ("sacct",),
+    ("sinfo",),
+    ("df",),
+}
 
 
 def _read_only(argv: tuple[str, ...]) -> bool:

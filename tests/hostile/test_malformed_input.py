@@ -47,6 +47,7 @@ def row(**over) -> str:
         "priority": "100",
         "comment": "(null)",
         "command": "/home/u/run.sh",
+        "gres": "N/A",
     }
     base.update(over)
     return SEP.join(base[f] for _, f in SQUEUE_FIELDS)

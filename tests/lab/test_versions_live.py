@@ -27,6 +27,11 @@ pytestmark = pytest.mark.lab
 LONG_REASON = "cockpit version test: ECC errors on DIMM B2, replace before resume (ticket 4711)"
 
 
+def _accounting(lab) -> bool:
+    """Whether the lab runs slurmdbd (the host lab does; a root with SLURMV_ACCOUNTING=1)."""
+    return lab.env.get("SLURM_LAB_ACCOUNTING", "1" if lab.host_lab else "0") == "1"
+
+
 def _job(snap, job_id):
     return next((j for j in snap.jobs if j.job_id == job_id), None)
 
@@ -61,8 +66,8 @@ async def test_running_job(slurm_version, version_source):
         assert (job.name, job.user, job.partition) == ("cockpit-v-run", "root", "batch")
         assert job.nodes and job.nodes[0] in ("c3", "c4") and job.min_memory_mib == 100
         assert snap.slurm_version == lab.release
-        if lab.series >= "26.05" and "rest" in version_source.name:
-            assert job.sluid.startswith("s")
+        if lab.series >= "26.05":  # from squeue's %s, or the JSON's sluid
+            assert job.sluid.startswith("s") and len(job.sluid) == 14
         if "rest" in version_source.name:
             art = await version_source.artifacts(Subject("job", version_source.name, jid), snap)
             assert "no log files" in art.commands["error: logs"]
@@ -104,6 +109,9 @@ async def test_pending_partition_config(slurm_version, version_source):
             "the refused job's record",
         )
         refused = [j for j in snap.jobs if j.name == "cockpit-v-wide"]
+        if _accounting(lab):  # older runs' records come back from sacct (the backfill)
+            queued = set(lab.run("squeue", "-h", "-t", "all", "-o", "%i").stdout.split())
+            refused = [j for j in refused if j.job_id in queued]
         assert all((j.state, j.reason) == ("FAILED", "BadConstraints") for j in refused)
         return
     jid = res.stdout.strip().split(";")[0]
@@ -154,7 +162,7 @@ async def test_exit_127(slurm_version, version_source):
         return
     art = await version_source.artifacts(Subject("job", version_source.name, jid), snap)
     assert b"no_such_program_xyz" in next(lg for lg in art.logs if lg.kind == "stdout").data
-    if not lab.host_lab:
+    if not _accounting(lab):
         # no accounting in the roots: sacct says so in one line, the rest of the evidence is there
         assert not art.acct
         said = [v for k, v in art.commands.items() if k.startswith("error: sacct")]
@@ -264,6 +272,9 @@ def test_snapshot_json_same_over_rest_and_local(slurm_version, tmp_path):
                      "time_limit_s", "min_memory_mib")  # fmt: skip
             jobs = [{j["job_id"]: tuple(j[k] for k in jkeys) for j in s["jobs"]}
                     for s in (local, rest)]  # fmt: skip
+            if _accounting(lab):  # local also lists failed jobs only sacct still knows
+                queued = set(lab.run("squeue", "-h", "-t", "all", "-o", "%i").stdout.split())
+                jobs[0] = {k: v for k, v in jobs[0].items() if k in queued or k in jobs[1]}
             nkeys = ("name", "state", "flags", "reason", "reason_user", "partitions", "cpus_total")
             nodes = [{n["name"]: tuple(map(str, (n[k] for k in nkeys))) for n in s["nodes"]}
                      for s in (local, rest)]  # fmt: skip
@@ -277,3 +288,76 @@ def test_snapshot_json_same_over_rest_and_local(slurm_version, tmp_path):
     finally:
         lab.scancel(pend)
         lab.run("scontrol", "update", "NodeName=c2", "State=RESUME", check=False)
+
+
+async def test_exit_137_and_sigkill_get_the_same_verdict(slurm_version):
+    """``exit 137`` and ``kill -9 $$``: sacct before 25.11 prints the first as 9:0, from 25.11
+    as 137:0; the verdict is the same on every version (cockpit.slurm.versions)."""
+    from cockpit.diagnosis.engine import diagnose
+
+    lab = slurm_version
+    if not _accounting(lab):
+        pytest.skip(f"Slurm {lab.series} lab runs no slurmdbd (SLURMV_ACCOUNTING=1 version-up.sh)")
+    src = make_version_source(lab, "local")
+    ids = {
+        "exit137": lab.sbatch("-p", "batch", "-J", "cockpit-v-137", "--wrap", "exit 137"),
+        "signal9": lab.sbatch("-p", "batch", "-J", "cockpit-v-sig9", "--wrap", "kill -9 $$"),
+    }
+    try:
+        snap = await _poll_until(
+            src,
+            lambda s: all((j := _job(s, i)) and j.state == "FAILED" for i in ids.values()),
+            40,
+            "both FAILED",
+        )
+        titles = {}
+        for name, jid in ids.items():
+            subject = Subject("job", src.name, jid)
+
+            async def settled(subject=subject):
+                src._cache.clear()  # slurmdbd records the end a moment after squeue shows it
+                art = await src.artifacts(subject, snap)
+                row = next((r for r in art.acct if not r.step and not r.placeholder), None)
+                return art if row is not None and row.state == "FAILED" else None
+
+            art = await await_for(settled, 40, f"sacct's final row of {name}")
+            titles[name] = diagnose(snap, art, snap.taken_at, focus=subject)[0].title
+        assert titles["exit137"].startswith("exit 137 (SIGKILL)"), titles
+        assert titles["signal9"].startswith("SIGKILL (signal 9)"), titles
+    finally:
+        await src.close()
+
+
+@pytest.mark.parametrize("transport", ["local", "ssh"])
+async def test_an_unchanged_queue_costs_the_controller_little(slurm_version, transport):
+    """23.11+: a poll where no job changed state asks ``squeue --only-job-state`` only;
+    before 23.11 every poll reads the queue in full."""
+    lab = slurm_version
+    src = make_version_source(lab, transport)
+    jid = lab.sbatch("-p", "batch", "-J", "cockpit-v-still", "--wrap", "sleep 120")
+    try:
+        snap = await _poll_until(
+            src, lambda s: (j := _job(s, jid)) and j.state == "RUNNING", 30, "RUNNING"
+        )
+        start = _job(snap, jid).elapsed_s
+        before = dict(src.command_counts)
+        polls = 4
+        for _ in range(polls):
+            time.sleep(1.1)
+            snap = await src.poll()
+            assert snap.error is None, snap.error
+        full = src.command_counts["squeue"] - before.get("squeue", 0)
+        cheap = src.command_counts["squeue --only-job-state"] - before.get(
+            "squeue --only-job-state", 0
+        )
+        assert src.command_counts["scontrol --version"] == 1  # once per connection
+        if lab.series >= "23.11":
+            # another job of the lab ending meanwhile may cost one full read, not every poll
+            assert cheap == polls and full <= 1, (cheap, full)
+        else:
+            assert (cheap, full) == (0, polls)
+        # the running job's TIME still moves, read or computed from its start
+        assert _job(snap, jid).elapsed_s >= start + 4
+    finally:
+        lab.scancel(jid)
+        await src.close()

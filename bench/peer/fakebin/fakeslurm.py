@@ -15,6 +15,8 @@ the command. Environment:
                    real cluster, where only running jobs' TIME changes between polls)
   (this copy also honours `sacct --state`, as sacct does: the shared harness's fake ignores it
   and answers a state-filtered sacct with every job of the queue)
+  FAKE_SLURM_VERSION the release the commands claim (default 22.05.8): from 23.11 squeue
+                   takes --only-job-state (ids and states), before it refuses it as 22.05 does
   FAKE_SLURM_CACHE a folder: with FAKE_SLURM_NOW set, each distinct call's output is kept
                    there and replayed, so a benchmark measures the reader, not this fake
 The shebang is /usr/bin/python3 on purpose: a pyenv shim would add ~0.1 s to every call.
@@ -253,8 +255,19 @@ def job_json(j, tmpl):
     return d
 
 
+VERSION = os.environ.get("FAKE_SLURM_VERSION", "22.05.8")
+
+
+def release():
+    return tuple(int(x) for x in VERSION.split(".")[:2])
+
+
 def squeue(argv):
+    if "--only-job-state" in argv and release() < (23, 11):
+        print("squeue: unrecognized option '--only-job-state'", file=sys.stderr)
+        sys.exit(1)
     p = argparse.ArgumentParser(prog="squeue", add_help=False)
+    p.add_argument("--only-job-state", action="store_true")
     p.add_argument("-o", "--format"); p.add_argument("-O", "--Format")
     p.add_argument("-h", "--noheader", action="store_true"); p.add_argument("-r", "--array", action="store_true")
     p.add_argument("--json", action="store_true"); p.add_argument("--me", action="store_true")
@@ -356,6 +369,9 @@ def sinfo(argv):
 
 
 def scontrol(argv):
+    if argv[:1] in (["--version"], ["-V"]):
+        print(f"slurm {VERSION}")
+        return
     one_line = "-o" in argv or "--oneliner" in argv
     args = [x for x in argv if not x.startswith("-")]
     if len(args) < 2 or args[0] != "show":

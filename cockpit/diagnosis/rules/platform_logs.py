@@ -45,6 +45,8 @@ def logs_to_read(
 ) -> Iterator[tuple[LogText, Subject]]:
     """(log, subject) for every unclaimed log; ``with_nodes`` adds the logs of known nodes
     (their GPU and memory faults are the node's, whatever its Slurm state)."""
+    if not ctx.logs:  # no log to read: not worth the ids of a 100k-job queue
+        return
     claim = ctx.cache.get("platform_claims")
     if claim is None:
         claim = ctx.cache["platform_claims"] = (

@@ -62,6 +62,10 @@ SIGNAL_MEANING = {
     24: "CPU time limit exceeded",
     25: "file size limit exceeded",
 }
+# A sacct before 25.11 printed exit 128+N as N:0 (ExitCode.folded): N:0 for these N is read
+# as "N or 128+N", the shell's report of a child killed by that signal (which is far more
+# common than a program choosing to exit 6, 7, 9, 11 or 15)
+FOLDED_SIGNALS = frozenset({6, 7, 9, 11, 15})
 EXIT_MEANING = {
     1: "a generic error from the program",
     2: "misuse of a shell builtin or bad arguments",
@@ -297,6 +301,8 @@ def exit_fact(ec: ExitCode | None) -> str:
         return f"{name} (signal {ec.signal})" if name else f"signal {ec.signal}"
     if ec.code > 128 and (ec.code - 128) in SIGNALS:
         return f"exit {ec.code} ({SIGNALS[ec.code - 128]})"
+    if ec.folded and ec.code in FOLDED_SIGNALS:  # a pre-25.11 sacct's 9:0 may be exit 137
+        return f"exit {ec.code} or {ec.code + 128} ({SIGNALS[ec.code]})"
     return f"exit {ec.code}"
 
 
@@ -308,6 +314,8 @@ def exit_meaning(ec: ExitCode | None) -> str:
         return SIGNAL_MEANING.get(ec.signal, "ended by a signal")
     if ec.code > 128 and (ec.code - 128) in SIGNAL_MEANING:
         return SIGNAL_MEANING[ec.code - 128]
+    if ec.folded and ec.code in FOLDED_SIGNALS:
+        return f"if {ec.code + 128}: {SIGNAL_MEANING[ec.code]}"
     return EXIT_MEANING.get(ec.code, "an error status from the program")
 
 

@@ -8,6 +8,8 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Iterator
+from itertools import compress
+from operator import attrgetter
 
 from cockpit.diagnosis.context import RuleContext, clip, log_evidence
 from cockpit.diagnosis.rules.slurm_common import (
@@ -19,7 +21,7 @@ from cockpit.diagnosis.rules.slurm_common import (
     tier_for,
 )
 from cockpit.diagnosis.rules.slurm_shape import submit_fact
-from cockpit.model import Evidence, Finding, Snapshot, Subject
+from cockpit.model import Evidence, Finding, SlurmJob, Snapshot, Subject
 
 STARVE_S = 3600  # a large job pending this long while smaller, later jobs start = starvation
 SURGE_PENDING = 50  # the fixed floor, with no history: this many pending ...
@@ -56,52 +58,71 @@ def controller_unreachable(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding
 
 def backfill_starvation(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
     """A large job pending long while smaller jobs submitted after it keep starting."""
+    now = ctx.now.timestamp()
+    for j, n_later in starvation_candidates(snap.jobs):
+        waited = now - j.submit_time.timestamp()  # type: ignore[union-attr]
+        if waited >= STARVE_S:
+            yield starvation_finding(j, n_later, waited, snap.source, ctx)
+
+
+def starvation_candidates(jobs: tuple[SlurmJob, ...]) -> list[tuple[SlurmJob, int]]:
+    """(job, later jobs started) of each large job pending on Resources or Priority while at
+    least three jobs of its partition submitted after it run, in queue order: what
+    :func:`backfill_starvation` reads besides the clock (so a poller may keep it while the
+    rows are the same objects)."""
     started: dict[str, list[float]] = {}
     cpus: list[int] = []
-    for j in snap.jobs:
+    for j in jobs:
         if j.state == "RUNNING" and j.submit_time is not None:
             started.setdefault(j.partition, []).append(j.submit_time.timestamp())
             if j.cpus:
                 cpus.append(j.cpus)
     if not started:
-        return
+        return []
     for v in started.values():
         v.sort()
     cpus.sort()
     median = cpus[len(cpus) // 2] if cpus else 1
-    now = ctx.now.timestamp()
-    for j in snap.jobs:
+    out = []
+    for j in jobs:
         if (
             j.state != "PENDING"
             or j.reason not in {"Resources", "Priority"}
             or j.submit_time is None
         ):
             continue
-        waited = now - j.submit_time.timestamp()
         big = (j.cpus or 0) >= max(4 * median, 8) or (j.node_count or 1) >= 2
-        if waited < STARVE_S or not big:
+        if not big:
             continue
         later = started.get(j.partition, [])
         n_later = len(later) - bisect.bisect_right(later, j.submit_time.timestamp())
-        if n_later < 3:
-            continue
-        yield Finding(
-            root_cause="backfill_starvation",
-            severity="warning",
-            subject=Subject("job", snap.source, j.job_id),
-            title=f"starved: {j.cpus} CPUs pending {int(waited // 3600)}h while {n_later} later "
-            "jobs started",
-            explanation=f"Job {j.job_id} ({j.cpus} CPUs, {j.node_count or 1} node(s)) has waited "
-            f"{int(waited // 60)} min with Reason={j.reason} while {n_later} smaller jobs "
-            "submitted after it were started by backfill; without a reservation it may wait "
-            "indefinitely.",
-            remedy="Give it a realistic --time so backfill can plan around it; admins: check "
-            f"bf_window/bf_max_job_test (sdiag), priority weights (sprio -j {j.job_id}), or a "
-            "reservation.",
-            evidence=(state_evidence(j, ctx),),
-            confidence=0.6,
-            first_seen=j.submit_time,
-        )
+        if n_later >= 3:
+            out.append((j, n_later))
+    return out
+
+
+def starvation_finding(
+    j: SlurmJob, n_later: int, waited: float, source: str, ctx: RuleContext
+) -> Finding:
+    """The starvation finding of a candidate that has waited ``waited`` seconds (its text
+    changes with the whole minutes waited)."""
+    return Finding(
+        root_cause="backfill_starvation",
+        severity="warning",
+        subject=Subject("job", source, j.job_id),
+        title=f"starved: {j.cpus} CPUs pending {int(waited // 3600)}h while {n_later} later "
+        "jobs started",
+        explanation=f"Job {j.job_id} ({j.cpus} CPUs, {j.node_count or 1} node(s)) has waited "
+        f"{int(waited // 60)} min with Reason={j.reason} while {n_later} smaller jobs "
+        "submitted after it were started by backfill; without a reservation it may wait "
+        "indefinitely.",
+        remedy="Give it a realistic --time so backfill can plan around it; admins: check "
+        f"bf_window/bf_max_job_test (sdiag), priority weights (sprio -j {j.job_id}), or a "
+        "reservation.",
+        evidence=(state_evidence(j, ctx),),
+        confidence=0.6,
+        first_seen=j.submit_time,
+    )
 
 
 def pending_baseline(history: tuple, now_ts: float) -> tuple[float, int, float] | None:
@@ -122,11 +143,15 @@ def surge_of(pending: int, baseline: float | None) -> bool:
     return pending >= SURGE_FACTOR * baseline and pending - baseline >= SURGE_SPIKE_MIN
 
 
+_state = attrgetter("state")
+
+
 def priority_surge(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
     """PENDING jobs spiking against the site's recent polls (a rolling median passed in as
     ``Snapshot.pending_history``), or, with no history (the first polls, a bundle), the fixed
     floor: many pending together with many cancellations in the last hour."""
-    pending = sum(1 for j in snap.jobs if j.state == "PENDING")
+    states = list(map(_state, snap.jobs))  # counted in C: a 100k-job queue every poll
+    pending = states.count("PENDING")
     if pending < SURGE_SPIKE_MIN:
         return
     now_ts = ctx.now.timestamp()
@@ -134,8 +159,8 @@ def priority_surge(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
     recent = now_ts - 3600
     cancelled = sum(
         1
-        for j in snap.jobs
-        if j.state == "CANCELLED" and j.end_time and j.end_time.timestamp() >= recent
+        for j in compress(snap.jobs, map("CANCELLED".__eq__, states))
+        if j.end_time and j.end_time.timestamp() >= recent
     )
     spike = surge_of(pending, base[0] if base else None)
     floor = pending >= SURGE_PENDING and cancelled >= SURGE_CANCELLED
@@ -204,6 +229,8 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
     """Logs no job/node of the snapshot claims (bundle files, sbatch output): one finding per
     file whose first red error names a cause. ModelArts job files are left to the ModelArts
     rules."""
+    if not ctx.logs:  # no log to read: not worth the ids of a 100k-job queue
+        return
     jobs = ctx.cache.get("job_ids")
     if jobs is None:
         jobs = ctx.cache["job_ids"] = {j.job_id for j in snap.jobs}
