@@ -95,7 +95,8 @@ def settle() -> None:
         if _bulk_depth:  # a poll is building (not frozen yet): its end freezes
             return
         # what is not frozen yet is what was allocated since the last freeze (a poll's worth
-        # of UI work): collecting it is cheap, and keeps its garbage out of the freeze
+        # of UI work): collecting it is cheap (~0.2 ms at 10k jobs: a poll's own objects were
+        # frozen as they were built) and keeps its garbage out of the freeze
         gc.collect()
         gc.freeze()
         frozen = gc.get_freeze_count()
