@@ -257,6 +257,8 @@ class CockpitApp(App[int]):
         if fresh and self.bell_enabled:
             self.bells += 1
             self.bell()
+        if not self.screen_stack:  # a poll that ended while the app was closing
+            return
         refresh = getattr(self.screen, "refresh_data", None)
         if refresh is not None:
             refresh()

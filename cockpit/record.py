@@ -410,10 +410,12 @@ class Recording:
         """The end of this source's own poll standing at ``at``: just before its next poll
         began, or everything after its last one. With several sources the replay clock steps
         through all their polls; a source keeps answering from its own latest poll (whose later
-        calls may come after another source's poll began)."""
-        i = bisect.bisect_right(self.polls, at) - 1
-        if i < 0:
+        calls may come after another source's poll began). Before this source's first poll (the
+        replay's poll 1 was another source's, a few milliseconds earlier) it answers from its
+        first poll: live, it had not been asked yet, it was not down."""
+        if not self.polls:
             return at
+        i = max(0, bisect.bisect_right(self.polls, at) - 1)
         if i + 1 < len(self.polls):
             return max(at, self.polls[i + 1] - timedelta(microseconds=1))
         return max(at, self.times[-1]) if self.times else at
@@ -421,12 +423,13 @@ class Recording:
     def poll_clock(self, clock: ReplayClock) -> Callable[[], datetime]:
         """This source's clock in a replay: the start of its own latest poll at the replay's
         time, so its snapshot is taken when the live one was, wherever the replay stands
-        between its polls (another source's poll)."""
+        between its polls (another source's poll); its first poll's start before that."""
 
         def now() -> datetime:
             at = clock()
-            i = bisect.bisect_right(self.polls, at) - 1
-            return self.polls[i] if i >= 0 else at
+            if not self.polls:
+                return at
+            return self.polls[max(0, bisect.bisect_right(self.polls, at) - 1)]
 
         return now
 

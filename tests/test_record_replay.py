@@ -241,3 +241,64 @@ def test_malformed_recordings_are_one_line_errors(tmp_path):
     (tmp_path / "lab.jsonl.gz").mkdir()
     with pytest.raises(UserError, match="not a recording file"):
         replay_sources(tmp_path)
+
+
+async def _record_demo(tmp_path, polls: int = 5):
+    """Both demo sources, as ``cockpit --demo --record``: the ModelArts poll lands a moment
+    before the Slurm one, so the replay's poll 1 is the project's, not the cluster's."""
+    clock = Clock()
+    sources = demo_sources(7, clock=clock)
+    assert start_recording(tmp_path, sources, clock) == []
+    live = []
+    for _ in range(polls):
+        ma = await sources[1].poll()
+        clock.now += timedelta(milliseconds=300)
+        hpc = await sources[0].poll()
+        assert hpc.error is None and ma.error is None
+        live.append(_summary(hpc))
+        clock.now += timedelta(seconds=15)
+    for src in sources:
+        await src.close()
+    return live
+
+
+async def test_replay_poll_one_shows_what_poll_one_showed_live(tmp_path):
+    live = await _record_demo(tmp_path)
+    sources, clock = replay_sources(tmp_path)
+    hpc = next(s for s in sources if s.name == "demo-hpc")
+    assert clock.index == 0
+    snap = await hpc.poll()  # the replay stands at the project's poll, before the cluster's
+    assert snap.error is None, snap.error
+    assert snap.jobs and _summary(snap) == live[0]
+    clock.step(1)
+    assert _summary(await hpc.poll()) == live[0]  # the cluster's own poll 1
+
+
+async def test_replay_opens_without_an_invented_outage(tmp_path):
+    from cockpit.app import CockpitApp
+    from cockpit.screens.panes import QueueTable
+    from cockpit.store.acks import AckStore
+
+    from .test_ui_flows import until
+
+    await _record_demo(tmp_path / "rec")
+    sources, clock = replay_sources(tmp_path / "rec")
+    app = CockpitApp(
+        sources,
+        clock=clock,
+        replay=clock,
+        banner=clock.label(),
+        readonly=True,
+        acks=AckStore(tmp_path / "state.json"),
+    )
+    async with app.run_test(size=(120, 30)) as pilot:
+        states = app.hub.states
+        await app.hub.first_round.wait()
+        await until(
+            pilot, lambda: all(s.snapshot is not None for s in states.values()), "poll 1", 500
+        )
+        assert "REPLAY poll 1/" in clock.label()
+        assert all(s.error is None for s in states.values()), [s.error for s in states.values()]
+        await until(pilot, lambda: app.screen.query_one(QueueTable).row_count > 0, "rows", 500)
+        causes = {i.incident.root_cause for i in app.hub.open_incidents}
+        assert "source_unreachable" not in causes, causes

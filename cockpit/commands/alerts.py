@@ -1,8 +1,9 @@
 """``cockpit alerts``: the alert history (what fired, when, and why).
 
 Reads the JSON-lines history the TUI and ``cockpit watch`` append to. With
-``--demo`` it plays the built-in demo site forward a few polls and shows the
-alerts that fired, without touching the real history.
+``--demo``, or when no config names a site (as the other commands, with a note on
+stderr), it plays the built-in demo site forward a few polls and shows the alerts
+that fired, without touching the real history.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     if args.last < 0:
         raise UserError("--last must be >= 0")
     last = args.last or None
-    if args.demo:
+    if args.demo or _no_config(args):
         alerts = demo_alerts(args.demo_seed)
         alerts = alerts[-last:] if last else alerts
     else:
@@ -74,6 +75,22 @@ def run(args: argparse.Namespace) -> int:
     for a in alerts:
         print(format_alert(a))
     return 0
+
+
+def _no_config(args: argparse.Namespace) -> bool:
+    """No config names a site (and neither ``--config`` nor ``--history`` was given): then,
+    like ``snapshot``, ``incidents``, ``diagnose`` and the TUI, the alerts are the built-in demo
+    site's, said in one line on stderr (never a simulated answer in silence, never a bare "no
+    alerts" while the TUI shows the demo's)."""
+    if getattr(args, "config", None) or getattr(args, "history", None):
+        return False
+    from cockpit.commands.output import demo_note
+    from cockpit.config import default_config_path, load_config
+
+    if load_config(None).has_sources:
+        return False
+    print(demo_note(default_config_path()), file=sys.stderr)
+    return True
 
 
 def demo_alerts(seed: int, polls: int = 12, step_s: int = 60) -> list[Alert]:

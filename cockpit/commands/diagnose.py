@@ -22,7 +22,6 @@ import dataclasses
 import json
 import os
 import re
-import sys
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -83,7 +82,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     offline = args.bundle or _offline_target(args)
     if not offline and not args.training_job:
-        _say_if_demo(args)
+        from cockpit.commands.output import say_if_demo
+
+        say_if_demo(args)
     if offline:
         from cockpit.ingest.bundle import diagnose_bundle
 
@@ -116,24 +117,6 @@ def _offline_target(args: argparse.Namespace) -> str | None:
 
 # a Slurm job id as operators type it: 123, array task 123_4, array 123_[1-10%2], het 77+1
 SLURM_JOB_ID = re.compile(r"\d{1,10}(?:_(?:\d{1,10}|\[[\d,%\-]{1,64}\]))?(?:\+\d{1,4})?", re.ASCII)
-
-
-def _say_if_demo(args: argparse.Namespace) -> None:
-    """One line on stderr when the site diagnosed is the built-in demo because no config
-    names a real one (the TUI's banner says the same): never a simulated answer in silence."""
-    if getattr(args, "demo", False) or getattr(args, "config", None):
-        return  # --demo asked for it; a --config without sites is an error of its own
-    from cockpit.commands.tui import banner_for
-
-    try:
-        banner, _ = banner_for(args)
-    except Exception:  # noqa: BLE001 - a bad config is reported by select_sources
-        return
-    if banner:
-        from cockpit.config import default_config_path
-
-        path = getattr(args, "config", None) or default_config_path()
-        print(f"cockpit: no config ({path}): showing the built-in demo site", file=sys.stderr)
 
 
 # --------------------------------------------------------------------------- live job

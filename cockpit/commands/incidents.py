@@ -98,10 +98,12 @@ def _select(args: argparse.Namespace) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cockpit.commands.output import say_if_demo
     from cockpit.diagnosis.correlate import correlate
     from cockpit.report import incidents_json, incidents_markdown, sort_incidents
 
     sources = _select(args)
+    say_if_demo(args)
     names = [s.name for s in sources]
     kinds = {s.name: s.kind for s in sources}
     store = store_for(args)  # a newer schema fails here, before any poll
@@ -191,9 +193,24 @@ def _table(
 
     colour = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
     n_acked = sum(1 for i in incidents if i.key in acked)
-    table = Table(title=f"{len(incidents)} incident(s), {n_acked} acknowledged", expand=True)
-    for col in ("severity", "root cause", "subject", "title", "affected", "first seen", "ack"):
-        table.add_column(col)
+    # piped (| less, | grep, > file): one incident per line, never folded or padded out;
+    # a title longer than the line is cut with an ellipsis (the JSON has it whole)
+    piped = not sys.stdout.isatty()
+    table = Table(title=f"{len(incidents)} incident(s), {n_acked} acknowledged", expand=not piped)
+    # piped widths: at most 8+36+48+100+8+12+3 plus borders, under the piped line's 240
+    for col, most in (
+        ("severity", None),
+        ("root cause", 36),
+        ("subject", 48),
+        ("title", 100),
+        ("affected", None),
+        ("first seen", None),
+        ("ack", None),
+    ):
+        if piped:
+            table.add_column(col, no_wrap=True, overflow="ellipsis", max_width=most)
+        else:
+            table.add_column(col)
     for i in incidents:
         at = (taken or {}).get(i.subject.source, now)
         age = (

@@ -7,12 +7,36 @@ line. Piped output gets wide lines instead: one row per line, greppable.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+
+def demo_note(path: object) -> str:
+    """The one stderr line of a command that answers from the built-in demo site because no
+    config names a real one (the TUI's banner says the same)."""
+    return f"cockpit: no config ({path}): showing the built-in demo site"
+
+
+def say_if_demo(args: argparse.Namespace) -> None:
+    """``demo_note`` on stderr when the sources a command is about to read are the demo's
+    because no config names a site: never a simulated answer in silence."""
+    if getattr(args, "demo", False) or getattr(args, "config", None):
+        return  # --demo asked for it; a --config without sites is an error of its own
+    from cockpit.commands.tui import banner_for
+    from cockpit.config import default_config_path
+
+    try:
+        banner, _ = banner_for(args)
+    except Exception:  # noqa: BLE001 - a bad config is reported where sources are selected
+        return
+    if banner:
+        print(demo_note(default_config_path()), file=sys.stderr)
+
 
 PIPED_WIDTH = 240  # wide enough for a reason or a title on one line; COLUMNS overrides
 

@@ -252,9 +252,11 @@ def render(snap: Snapshot, console: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from cockpit.commands.output import say_if_demo
     from cockpit.connect import select_sources
 
     sources = select_sources(args)
+    say_if_demo(args)
     snaps = asyncio.run(poll_all(sources, args.timeout))
     try:
         if args.json:

@@ -18,8 +18,8 @@ NO_CONFIG_BANNER = (
 
 
 NOT_A_TERMINAL = (
-    "the TUI needs a terminal, but {stream} is {what}; for text a pipe, a file or a script "
-    "can take, run `cockpit snapshot`, `cockpit incidents` or `cockpit diagnose JOB`"
+    "the TUI needs a terminal, but {stream} is {what}; for plain text (pipes, files, "
+    "scripts) run `cockpit snapshot`, `cockpit incidents` or `cockpit diagnose JOB`"
 )
 
 

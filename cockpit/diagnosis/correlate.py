@@ -45,6 +45,12 @@ _NODE_SYMPTOMS = frozenset(
     }
 )
 
+# Job causes that are a node's state (its drain reason): a casualty of that node's incident.
+# Once the node is no longer DRAIN/DOWN (resumed) that incident resolves, and its jobs make no
+# new one (a cluster group of the same jobs would be a second verdict on one failure): the
+# job's own view still shows its finding, the stored node incident still lists them.
+_NODE_CASUALTIES = frozenset({"node_drain_kill_task_failed", "node_drain_prolog_epilog_failed"})
+
 
 def correlate(
     findings: list[Finding], presorted: bool = False, memo: dict | None = None
@@ -92,7 +98,7 @@ def correlate(
                     break
         if target is not None:
             grouped[target].append(f)
-        else:
+        elif not _casualty(f):
             singles.append(f)
     singles = _fold_bulk(singles, memo)
     n_nodes = len(node_heads)
@@ -137,9 +143,6 @@ def correlate(
             "where": where,
             "groups": groups,
             "node_heads": frozenset(node_heads),
-            "surges": frozenset(
-                f.subject.source for f in ordered if f.root_cause == "priority_qos_surge"
-            ),
             "result": result,
         }
     return result
@@ -171,6 +174,11 @@ def _node_target(f: Finding, node_heads: frozenset | dict) -> bool:
     )
 
 
+def _casualty(f: Finding) -> bool:
+    """A job's node-state cause naming a node that no longer heads an incident (resumed)."""
+    return f.root_cause in _NODE_CASUALTIES and any(rel.kind == "node" for rel in f.related)
+
+
 def _patched(ordered: list[Finding], memo: dict) -> list[Incident] | None:
     """The last call's incidents with the findings that were replaced in place (same count,
     same places: a starved job's minutes, a cause refined by its evidence) folded in, when
@@ -196,6 +204,8 @@ def _patched(ordered: list[Finding], memo: dict) -> list[Incident] | None:
         w = where.get(id(f))
         if w is None or w[0] is not f or g.subject.kind == "node" or _node_target(g, heads):
             return None
+        if _casualty(g):
+            return None
         if g.root_cause == "priority_qos_surge":
             return None
         if w[1] is None:  # an incident of its own (not a job)
@@ -204,7 +214,7 @@ def _patched(ordered: list[Finding], memo: dict) -> list[Incident] | None:
             plain.append((w[2], g))
             placed.append((i, None, w[2]))
             continue
-        if g.subject.kind != "job" or (g.root_cause in _SURGE and g.subject.source in st["surges"]):
+        if g.subject.kind != "job":
             return None
         if (g.subject.source, g.root_cause, _scope(g)) != w[1]:
             return None  # it moves to another group
@@ -253,10 +263,6 @@ def group_key(source: str, cause: str, scope: str) -> str:
     return f"group|{source}|{cause}|{scope}"
 
 
-# Causes a cluster-wide surge of pending and cancelled jobs explains: folded into the surge.
-_SURGE = frozenset({"pending_qos_limit", "cancelled_by_user"})
-
-
 def _scope(f: Finding) -> str:
     """Whose jobs these are: the user the rule named (per-user causes: limits, holds), else
     the whole cluster."""
@@ -265,24 +271,20 @@ def _scope(f: Finding) -> str:
 
 def _fold_bulk(singles: list[Finding], memo: dict | None = None) -> list[Finding | Incident]:
     """Job findings sharing (source, cause, scope) become one incident; a lone one stays a
-    finding (an incident of its own). A surge absorbs its source's QOS-limited and cancelled
-    jobs."""
-    surge = {f.subject.source: f for f in singles if f.root_cause == "priority_qos_surge"}
+    finding (an incident of its own). A surge is an incident of its own about the cluster: it
+    absorbs no job, so a user's QOS-limited jobs keep one key whether or not the queue counts
+    as a surge this poll (the surge comes and goes with the poll history; the jobs do not)."""
     groups: dict[tuple[str, str, str], list[Finding]] = {}
     out: list[Finding | Incident] = []
     for f in singles:
         if f.subject.kind == "job":
-            source = f.subject.source
-            if f.root_cause in _SURGE and source in surge:
-                key = (source, "surge", "")
-            else:
-                key = (source, f.root_cause, _scope(f))
+            key = (f.subject.source, f.root_cause, _scope(f))
             g = groups.get(key)
             if g is None:
                 groups[key] = [f]
             else:
                 g.append(f)
-        elif f.root_cause != "priority_qos_surge":
+        else:
             out.append(f)
     built: dict = memo.get("groups", {}) if memo is not None else {}
     made: dict = {}
@@ -291,49 +293,19 @@ def _fold_bulk(singles: list[Finding], memo: dict | None = None) -> list[Finding
     layout_plain = {id(f): (f, i) for i, f in enumerate(out)} if memo is not None else {}
     layout_groups: dict[tuple, tuple[int, list[Finding]]] = {}
     for (source, cause, scope), members in groups.items():
-        if cause != "surge":
-            layout_groups[(source, cause, scope)] = (len(out), members)
-        if cause != "surge" and len(members) == 1:
+        layout_groups[(source, cause, scope)] = (len(out), members)
+        if len(members) == 1:
             out.append(members[0])
             continue
         k = (source, cause, scope)
         e = built.get(k)
-        if (
-            e is not None
-            and cause != "surge"
-            and len(e[0]) == len(members)
-            and all(map(operator.is_, e[0], members))
-        ):
+        if e is not None and len(e[0]) == len(members) and all(map(operator.is_, e[0], members)):
             made[k] = e  # the same members: the same incident
             out.append(e[1])
             continue
-        head = surge.pop(source) if cause == "surge" else members[0]
-        rest = [m for m in members if m is not head]
-        # the surge's head is about the cluster; a group's head is one of its jobs
-        shown = rest if cause == "surge" else members
-        affected = tuple(dict.fromkeys(m.subject for m in shown))
-        firsts = [x.first_seen for x in (head, *rest) if x.first_seen is not None]
-        if cause == "surge":
-            title, key, subject = head.title, head.key, head.subject
-        else:
-            who = f" ({scope})" if scope else ""
-            title = f"{len(members)} jobs{who}: {head.title}"
-            key = group_key(source, cause, scope)
-            subject = Subject("cluster", source, source)
-        incident = Incident(
-            key=key,
-            root_cause=head.root_cause,
-            severity=min((head, *rest), key=lambda x: SEVERITY_RANK[x.severity]).severity,
-            subject=subject,
-            title=title,
-            findings=(head, *rest),
-            affected=affected,
-            first_seen=min(firsts) if firsts else None,
-        )
-        if cause != "surge":
-            made[k] = (members, incident)
+        incident = _group(k, members)
+        made[k] = (members, incident)
         out.append(incident)
-    out.extend(surge.values())  # a surge with no member findings stays an incident of its own
     if memo is not None:
         memo["layout"] = (layout_plain, layout_groups)
     return out

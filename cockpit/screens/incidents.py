@@ -29,7 +29,17 @@ from .base import CockpitScreen, FilterBar
 from .members import MembersScreen
 from .panes import IncidentTable
 
-GONE_WORDS = {"job": "gone from squeue", "node": "node back", "cluster": "answers again"}
+GONE_WORDS = {"job": "gone from squeue", "node": "node back", "cluster": "cleared"}
+
+
+def gone_word(key: str, kind: str) -> str:
+    """What "gone from the live data" means for this incident: a source outage ends when it
+    answers again; a group of jobs (about the cluster too) when its jobs left that state."""
+    if key.startswith("source|"):
+        return "answers again"
+    if key.startswith("group|"):
+        return "its jobs left this state"
+    return GONE_WORDS.get(kind, "resolved")
 
 
 class NoteInput(ModalScreen[str | None]):
@@ -72,7 +82,7 @@ def lifecycle_line(si: StoredIncident | None, ack, now: datetime) -> Text:
             line.append(f": {clean(ack.note, 150)}", style="green")  # full text: x export
         lines.append(line)
     if si is not None and si.resolved_at is not None:
-        word = GONE_WORDS.get(si.incident.subject.kind, "resolved") if si.gone else "resolved"
+        word = gone_word(si.key, si.incident.subject.kind) if si.gone else "resolved"
         line = Text(f"{word} {ago((now - si.resolved_at).total_seconds())} ago", style="yellow")
         if not si.gone or ack is None:
             line.append(" · stays until acknowledged", style="dim")

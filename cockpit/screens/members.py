@@ -13,6 +13,7 @@ from textual.app import ComposeResult
 from textual.widgets import Footer, Static
 
 from cockpit.model import Incident, Subject
+from cockpit.store.codec import findings_total
 from cockpit.views import MEMBER_COLUMNS, SEP, member_rows
 from cockpit.widgets.table import VirtualTable
 
@@ -53,7 +54,11 @@ class MembersScreen(CockpitScreen):
             self.query_one(MemberTable).set_rows(member_rows(inc))
         t = Text(" Members ", style="bold reverse")
         t.append(f"  {inc.title}", style="bold")
-        t.append(f"  {len(inc.findings)} finding(s)", style="")
+        shown, total = len(inc.findings), findings_total(inc)
+        if total > shown:  # the store's record keeps the first ones and their count
+            t.append(f"  {shown} of {total} finding(s) shown", style="")
+        else:
+            t.append(f"  {shown} finding(s)", style="")
         if current is None:
             t.append("  (no longer open in the live data)", style="yellow")
         t.append("   enter: drill down  /: filter  esc: back", style="dim")

@@ -14,8 +14,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Footer, Static
 
+from cockpit.diagnosis.rules.modelarts import _fits, is_initializing
 from cockpit.fleet import source_row
-from cockpit.model import Artifacts, Finding, Pool, Subject
+from cockpit.model import Artifacts, Finding, Pool, Subject, TrainingJob
 from cockpit.text import clean
 from cockpit.widgets.table import Column, Row
 
@@ -58,6 +59,43 @@ def pool_node_rows(pool: Pool) -> list[Row]:
     return out
 
 
+def _pool_kind(pool: Pool) -> str:
+    """``public``, ``dedicated``, or ``dedicated (TYPE)`` when the API's type says more (its
+    ``Dedicate`` is the same word again)."""
+    if pool.public:
+        return "public"
+    kind = pool.pool_type.strip()
+    if not kind or kind.lower().startswith("dedicat"):
+        return "dedicated"
+    return f"dedicated ({kind})"
+
+
+def pool_fit_rows(pool: Pool, jobs: tuple[TrainingJob, ...]) -> list[tuple[str, str]]:
+    """Per flavor asked of the pool: what fits, by the very computation the queued and
+    fragmented rules put in their verdicts (per-node free GPU/NPU, CPU, memory of its Available
+    nodes), then the API's own CPU/memory maximum, which does not count accelerators."""
+    by_flavor: dict[str, TrainingJob] = {}
+    for job in sorted(jobs, key=lambda j: not is_initializing(j)):  # waiting ones first
+        if job.flavor_id and job.flavor_id not in by_flavor:
+            by_flavor[job.flavor_id] = job
+    rows: list[tuple[str, str]] = []
+    for flavor in sorted(set(by_flavor) | set(pool.max_available)):
+        job = by_flavor.get(flavor)
+        if job is not None and pool.nodes:
+            fit, _total_ok, text = _fits(job, pool)
+            rows.append((f"fits {flavor}", f"{fit} node(s) fit; {text}"))
+        if flavor in pool.max_available:
+            cpu, mem = pool.max_available[flavor]
+            rows.append(
+                (
+                    f"max available {flavor}",
+                    f"{cpu if cpu is not None else '?'} CPU, "
+                    f"{mem if mem is not None else '?'} GB (API; CPU and memory only)",
+                )
+            )
+    return rows
+
+
 class PoolNodeTable(CockpitTable):
     def __init__(self, **kw) -> None:
         super().__init__(POOL_NODE_COLUMNS, empty_text="no nodes reported for this pool", **kw)
@@ -93,7 +131,7 @@ class PoolScreen(_NoFetch):
         abnormal = sum(1 for n in p.nodes if n.phase != "Available") if p.nodes else p.abnormal
         rows: list[tuple[str, Text | str]] = [
             ("pool", f"{p.name} ({p.pool_id})"),
-            ("kind", "public" if p.public else f"dedicated {p.pool_type}".strip()),
+            ("kind", _pool_kind(p)),
             ("phase", Text(p.phase or "-", style="" if p.phase == "Running" else "yellow")),
             ("flavor", p.flavor or "-"),
             (
@@ -104,11 +142,15 @@ class PoolScreen(_NoFetch):
                 ),
             ),
         ]
-        for flavor, (cpu, mem) in p.max_available.items():
-            rows.append((f"fits {flavor}", f"at most {cpu or '?'} CPU cores, {mem or '?'} GB"))
+        rows.extend(pool_fit_rows(p, self._pool_jobs(p)))
         if p.message:
             rows.append(("message", Text(clean(p.message, 500), style="yellow")))
         return _kv(rows)
+
+    def _pool_jobs(self, pool: Pool) -> tuple[TrainingJob, ...]:
+        snap = self.hub.snapshot(self.subject.source)
+        jobs = getattr(snap, "training_jobs", ()) if snap is not None else ()
+        return tuple(j for j in jobs if j.pool_id and j.pool_id == pool.pool_id)
 
     def refresh_data(self) -> None:
         super().refresh_data()

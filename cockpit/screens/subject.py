@@ -455,8 +455,18 @@ class NodeScreen(SubjectScreen):
         mine = dataclasses.replace(
             snap, jobs=tuple(j for j in snap.jobs if self.subject.id in j.nodes)
         )
+        from cockpit.runtime.pipeline import exit_codes
+
+        # the exit codes the queue shows (sacct's, from the ended jobs' evidence): squeue
+        # has none for most ended jobs, so without them the same job's EXIT would be empty here
+        evidence = {}
+        for j in mine.jobs:
+            job = Subject("job", self.subject.source, j.job_id)
+            arts = st.evidence.lookup(snap, job)
+            if arts is not None:
+                evidence[job] = arts
         table = self.query_one("#node-jobs", QueueTable)
-        table.set_rows(job_rows(mine, st.verdicts, self.hub.clock()))
+        table.set_rows(job_rows(mine, st.verdicts, self.hub.clock(), exits=exit_codes(evidence)))
         self.query_one("#node-jobs-title", Static).update(
             Text(f" Jobs on {clean(self.subject.id, 60)}: {table.total_count}", style="bold")
         )

@@ -93,9 +93,31 @@ def _finding_json(f: Any) -> Any:
     return value
 
 
+_TOTALS: dict[int, tuple[Incident, int]] = {}  # id(incident) -> (incident, findings_total)
+
+
+def findings_total(inc: Incident) -> int:
+    """How many findings ``inc`` folds: a stored incident read back keeps only its first
+    ``STORED_FINDINGS`` but remembers their count (a live one has them all)."""
+    got = _TOTALS.get(id(inc))
+    if got is not None and got[0] is inc:
+        return max(got[1], len(inc.findings))
+    return len(inc.findings)
+
+
 def incident_from_json(text: str) -> Incident:
     """Raises ValueError/KeyError/TypeError on a row that is not an incident."""
     d = json.loads(text)
+    inc = _incident_from(d)
+    total = d.get("findings_total")
+    if isinstance(total, int) and total > len(inc.findings):
+        if len(_TOTALS) >= 10_000:
+            _TOTALS.clear()
+        _TOTALS[id(inc)] = (inc, total)
+    return inc
+
+
+def _incident_from(d: dict) -> Incident:
     return Incident(
         key=str(d["key"]),
         root_cause=str(d["root_cause"]),
