@@ -190,6 +190,7 @@ def _table(
     from cockpit.report import affected_count
     from cockpit.safety import redact
     from cockpit.text import clean
+    from cockpit.widgets.fmt import age as fmt_age
 
     colour = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
     n_acked = sum(1 for i in incidents if i.key in acked)
@@ -213,11 +214,9 @@ def _table(
             table.add_column(col)
     for i in incidents:
         at = (taken or {}).get(i.subject.source, now)
-        age = (
-            ""
-            if i.first_seen is None
-            else f"{max(0, int((at - i.first_seen).total_seconds() // 60))} min ago"
-        )
+        # the TUI's words for an age (3h10m ago), not a second house style
+        since = None if i.first_seen is None else (at - i.first_seen).total_seconds()
+        age = "" if since is None else f"{fmt_age(since)} ago"
         kept = (stored or {}).get(i.key)
         # gone from the live data (the job left squeue, the node resumed): still open until
         # acknowledged, and said so, as the incident view does
