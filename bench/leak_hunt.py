@@ -80,6 +80,13 @@ async def hunt(args: argparse.Namespace) -> None:
             f"{type(o).__module__}.{type(o).__qualname__}" for o in gc.garbage
         ).most_common(25):
             print(f"  {v:8d} {k}")
+        from textual.dom import DOMNode
+
+        print("of which DOM nodes (widgets, screens), by class:")
+        for k, v in collections.Counter(
+            type(o).__qualname__ for o in gc.garbage if isinstance(o, DOMNode)
+        ).most_common(15):
+            print(f"  {v:8d} {k}")
         gc.garbage.clear()
         await app.hub.close()
 

@@ -59,12 +59,20 @@ def _always() -> bool:
 
 
 _quiet: Callable[[], bool] = _always  # is now a moment a pause goes unseen?
+_calm: Callable[[], bool] = _always  # is everything alive now long-lived (safe to freeze)?
 
 
 def quiet_when(test: Callable[[], bool] | None) -> None:
     """Tell the policy when a full collection would go unseen (None: any time)."""
     global _quiet
     _quiet = test or _always
+
+
+def freeze_when(test: Callable[[], bool] | None) -> None:
+    """Tell the policy when what is alive is long-lived, so a freeze keeps no future garbage
+    (the TUI: only its base screen is open; None: any time)."""
+    global _calm
+    _calm = test or _always
 
 
 @contextmanager
@@ -81,7 +89,7 @@ def bulk() -> Iterator[None]:
     finally:
         with _lock:
             _bulk_depth -= 1
-            if _bulk_depth == 0:
+            if _bulk_depth == 0 and _calm():
                 gc.freeze()  # O(1): what was built here never enters a collection
                 if _was_enabled:
                     gc.enable()
@@ -98,6 +106,8 @@ def settle() -> None:
         # of UI work): collecting it is cheap (~0.2 ms at 10k jobs: a poll's own objects were
         # frozen as they were built) and keeps its garbage out of the freeze
         gc.collect()
+        if not _calm():
+            return  # a pushed screen would be frozen with it, and never freed once popped
         gc.freeze()
         frozen = gc.get_freeze_count()
         if (

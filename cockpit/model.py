@@ -563,10 +563,17 @@ class Incident:
     findings: tuple[Finding, ...]
     affected: tuple[Subject, ...] = ()
     first_seen: datetime | None = None
+    # a stored incident read back keeps only its first findings: how many it folded then
+    folded: int = 0
 
     @property
     def primary(self) -> Finding:
         return self.findings[0]
+
+    @property
+    def findings_total(self) -> int:
+        """How many findings this incident folds (``findings`` may hold only the first)."""
+        return max(self.folded, len(self.findings))
 
 
 @dataclass(frozen=True, slots=True)

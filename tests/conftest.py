@@ -18,6 +18,96 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_textual_snapshot
+
+# Rich's SVG export draws one <rect>/<text> per segment, and Textual splits a line into segments
+# differently depending on what its caches already hold (a cell's background as one run or as
+# three): the same picture, different SVG, and a snapshot test that fails or passes by test
+# order. Snapshots are compared (and stored) with adjacent runs of one fill or one text class
+# joined: what a person sees, not how it was cut.
+_RECT = re.compile(
+    r'<rect fill="(?P<fill>[^"]+)" x="(?P<x>[\d.]+)" y="(?P<y>[\d.]+)" width="(?P<w>[\d.]+)" '
+    r'height="(?P<h>[\d.]+)" shape-rendering="crispEdges"/>'
+)
+_TEXT = re.compile(
+    r'<text class="(?P<cls>[^"]+)" x="(?P<x>[\d.]+)" y="(?P<y>[\d.]+)" '
+    r'textLength="(?P<w>[\d.]+)" clip-path="(?P<clip>[^"]+)">(?P<body>[^<]*)</text>'
+)
+
+
+_CELL = 12.2  # px per terminal cell in Textual's SVG export
+_NBSP = "&#160;"
+
+
+def _join_runs(svg: str, pattern: re.Pattern[str], same: tuple[str, ...], draw, blank=False) -> str:
+    """Adjacent runs that match on ``same`` joined; with ``blank``, runs that only a gap of blank
+    cells separates as well (Rich draws no <text> for a blank segment), blank ends trimmed."""
+    out: list[str] = []
+    pos = 0
+    run: dict | None = None
+
+    def flush(r: dict) -> str:
+        if blank:
+            body, x, w = r["body"], float(r["x"]), float(r["w"])
+            while body.startswith(_NBSP):
+                body, x, w = body[len(_NBSP) :], x + _CELL, w - _CELL
+            while body.endswith(_NBSP):
+                body, w = body[: -len(_NBSP)], w - _CELL
+            if not body:
+                return ""  # all blank: as if Rich had drawn no text there
+            r = dict(r, body=body, x=f"{x:.1f}", w=f"{w:.1f}")
+        return draw(r)
+
+    for m in pattern.finditer(svg):
+        gap = svg[pos : m.start()]
+        d = m.groupdict()
+        apart = float(d["x"]) - float(run["x"]) - float(run["w"]) if run else -1.0
+        cells = round(apart / _CELL)
+        if (
+            run is not None
+            and not gap.strip()
+            and all(run[k] == d[k] for k in same)
+            and (abs(apart) < 0.05 or (blank and cells > 0 and abs(apart - cells * _CELL) < 0.05))
+        ):
+            fill = _NBSP * cells if blank and cells > 0 else ""
+            run["w"] = f"{float(d['x']) + float(d['w']) - float(run['x']):.1f}"
+            run["body"] = run.get("body", "") + fill + d.get("body", "")
+        else:
+            if run is not None:
+                out.append(flush(run))
+            out.append(gap)
+            run = dict(d, w=f"{float(d['w']):.1f}", x=f"{float(d['x']):.1f}")
+        pos = m.end()
+    if run is not None:
+        out.append(flush(run))
+    out.append(svg[pos:])
+    return "".join(out)
+
+
+def _canonical_svg(svg: str, _normalize=pytest_textual_snapshot.normalize_svg) -> str:
+    svg = _normalize(svg)
+    svg = _join_runs(
+        svg,
+        _RECT,
+        ("fill", "y", "h"),
+        lambda r: (
+            f'<rect fill="{r["fill"]}" x="{r["x"]}" y="{r["y"]}" width="{r["w"]}" '
+            f'height="{r["h"]}" shape-rendering="crispEdges"/>'
+        ),
+    )
+    return _join_runs(
+        svg,
+        _TEXT,
+        ("cls", "y", "clip"),
+        lambda t: (
+            f'<text class="{t["cls"]}" x="{t["x"]}" y="{t["y"]}" textLength="{t["w"]}" '
+            f'clip-path="{t["clip"]}">{t["body"]}</text>'
+        ),
+        blank=True,
+    )
+
+
+pytest_textual_snapshot.normalize_svg = _canonical_svg
 
 LAB_DIR = Path(os.environ.get("SLURM_LAB_DIR", "/tmp/slurmlab"))
 REPO = Path(__file__).resolve().parent.parent

@@ -100,3 +100,35 @@ def test_a_cluster_wide_cause_without_a_user_is_one_incident():
     starved = [_failed(str(i), "backfill_starvation") for i in range(500)]
     (inc,) = correlate(starved)
     assert inc.key == "group|hpc|backfill_starvation|" and len(inc.findings) == 500
+
+
+def test_a_training_job_with_two_findings_is_one_incident_led_by_the_worse():
+    # the demo's resnet job: its log says the input path is missing (critical) and its volume
+    # mapping is malformed (warning); two incidents under one key showed the job twice and the
+    # views kept one or the other by chance
+    job = Subject("training_job", "ma", "5b1c-0002")
+    missing = Finding(
+        "input_path_not_found", "critical", job, "Failed: input path not found", first_seen=T
+    )
+    malformed = Finding(
+        "storage_path_invalid", "warning", job, "Failed: data path malformed", first_seen=T
+    )
+    other = Finding(
+        "image_pull_failed",
+        "critical",
+        Subject("training_job", "ma", "0003"),
+        "image pull failed",
+        first_seen=T,
+    )
+    for memo in (None, {}):
+        for order in ([malformed, missing, other], [missing, other, malformed]):
+            incidents = correlate(order, memo=memo)
+            keys = [i.key for i in incidents]
+            assert len(keys) == len(set(keys)) == 2
+            inc = next(i for i in incidents if i.subject == job)
+            assert inc.severity == "critical"
+            assert inc.title == "Failed: input path not found"
+            assert {f.root_cause for f in inc.findings} == {
+                "input_path_not_found",
+                "storage_path_invalid",
+            }

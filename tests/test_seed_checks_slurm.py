@@ -175,6 +175,15 @@ def test_without_history_the_fixed_counts_remain_the_floor():
     assert surge(_snap(60, cancelled=25)) and not surge(_snap(60, cancelled=5))
 
 
+def test_a_few_polls_seconds_apart_are_no_baseline_the_surge_stays():
+    # three 1 s polls of the same long queue: that queue is not yet "the site's normal";
+    # it used to become the baseline at the third poll and the surge incident vanished
+    seconds = [(NOW - timedelta(seconds=3 - i), 69) for i in range(3)]
+    assert surge(_snap(69, cancelled=21, history=seconds))
+    # the same three counts over half an hour are a baseline: a queue this long is normal
+    assert surge(_snap(69, cancelled=21, history=hist(69, 69, 69))) == []
+
+
 def test_a_small_queue_doubling_is_not_a_surge():
     assert surge(_snap(12, history=hist(3, 4, 5))) == []
 

@@ -21,6 +21,7 @@ not found`` once the evidence arrives):
 from __future__ import annotations
 
 import operator
+from dataclasses import replace
 from itertools import compress
 
 from cockpit.diagnosis.engine import sort_findings
@@ -77,7 +78,7 @@ def correlate(
     if memo is not None:
         got = _patched(ordered, memo)
         if got is not None:
-            return got
+            return _one_per_key(got)
         memo.pop("struct", None)
     node_heads: dict[tuple[str, str], Finding] = {}
     for f in ordered:
@@ -145,7 +146,27 @@ def correlate(
             "node_heads": frozenset(node_heads),
             "result": result,
         }
-    return result
+    return _one_per_key(result)
+
+
+def _one_per_key(incidents: list[Incident]) -> list[Incident]:
+    """One incident per key: a subject with two findings of its own (a training job whose log
+    says the input path is missing and whose volume mapping is malformed) is one incident led by
+    the first in severity order, the other finding in it as well. Two incidents under one key
+    showed the same job twice, and whichever the store or the views kept won at random."""
+    seen: dict[str, int] = {}
+    out: list[Incident] = []
+    for inc in incidents:
+        at = seen.get(inc.key)
+        if at is None:
+            seen[inc.key] = len(out)
+            out.append(inc)
+            continue
+        head = out[at]
+        extra = tuple(f for f in inc.findings if f not in head.findings)
+        more = tuple(s for s in inc.affected if s not in head.affected)
+        out[at] = replace(head, findings=head.findings + extra, affected=head.affected + more)
+    return out if len(out) != len(incidents) else incidents
 
 
 def _inc_key(i: Incident) -> tuple:

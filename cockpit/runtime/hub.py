@@ -47,6 +47,9 @@ class Hub(HubState):
             name: Poller(st, self, lambda *args: self._analyse(*args))
             for name, st in self.states.items()
         }
+        # what each source's last pass kept, so the next pays for what changed (the hub's own:
+        # two hubs in one process with a source of the same name must not share it)
+        self._carries: dict[str, pipeline.Carry] = {name: pipeline.Carry() for name in self.states}
         self._app: Any = None
         self._workers: dict[str, Any] = {}  # source -> its poller's Textual worker
         self._closing = False
@@ -110,7 +113,8 @@ class Hub(HubState):
         basis: Basis | None = None,
     ) -> Analysis:
         """The pipeline over one snapshot (runs in a thread): :func:`pipeline.analyse`."""
-        return pipeline.analyse(snap, now, evidence, memo, basis)
+        carry = self._carries.setdefault(snap.source, pipeline.Carry())
+        return pipeline.analyse(snap, now, evidence, memo, basis, carry=carry)
 
     def _basis(self, st: SourceState, findings: tuple[Finding, ...] | None) -> Basis:
         return self.basis(st, findings)

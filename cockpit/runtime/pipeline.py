@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import operator
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -160,21 +159,6 @@ class Carry:
     correlated: dict = field(default_factory=dict)  # correlate's memo
 
 
-_CARRY: dict[str, Carry] = {}
-_CARRY_LOCK = threading.Lock()
-
-
-def carry_for(snap: Snapshot) -> Carry:
-    """The :class:`Carry` of ``snap``'s source in this process (one poller per source runs
-    the pipeline at a time; a stale one from an earlier hub with the same source name costs
-    a full pass, not a wrong one)."""
-    with _CARRY_LOCK:
-        c = _CARRY.get(snap.source)
-        if c is None:
-            c = _CARRY[snap.source] = Carry()
-        return c
-
-
 def _interned(new: tuple[Incident, ...], old: tuple[Incident, ...]) -> tuple[Incident, ...]:
     """``new`` with each incident equal to the last poll's of its key replaced by that object
     (cheap: equal incidents hold the same finding objects), so what reads incidents after the
@@ -297,14 +281,15 @@ def analyse(
     ``memo``: the evidence cache's findings of ended jobs (see ``diagnose_with_evidence``).
     ``basis``: every source's findings in source order with None in this source's slot, filled
     here with the findings computed (None: incidents are left to the caller). ``carry``: what
-    the source's previous poll kept (default: its own, see :func:`carry_for`); a second pass
+    the source's previous poll kept (its hub holds one per source; None: nothing kept, a full
+    pass: a process-wide carry let one hub's polls leak into another's); a second pass
     over the same snapshot (the evidence round) keeps the first pass's ``now``. Raises
     :class:`StageError` when the rows cannot be built.
     """
     from cockpit.diagnosis.incremental import Reuse
     from cockpit.diagnosis.verdict import verdicts
 
-    c = carry if carry is not None else carry_for(snap)
+    c = carry if carry is not None else Carry()
     if c.diagnosis is None:
         c.diagnosis = Reuse()
     if c.snap is snap and c.now is not None:

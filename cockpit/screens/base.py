@@ -64,6 +64,7 @@ class CockpitScreen(Screen):
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("slash", "filter", "Filter"),
+        Binding("z", "zoom", "Zoom", show=False),
     ]
 
     @property
@@ -96,6 +97,10 @@ class CockpitScreen(Screen):
         # the dashboard is the bottom of the stack (CockpitApp.get_default_screen): never pop it
         if len(self.app.screen_stack) > 1:
             self.app.pop_screen()
+
+    def action_zoom(self) -> None:
+        """``z`` zooms a dashboard pane; a drill-down or log already has the whole screen."""
+        self.notify("z zooms a dashboard pane: this view is already full-screen", timeout=2)
 
     def filter_target(self) -> VirtualTable | None:
         focused = self.focused

@@ -79,6 +79,8 @@ class DashboardScreen(CockpitScreen):
     def _title(self) -> Text:
         t = Text()
         t.append(" Cockpit ", style="bold reverse")
+        if getattr(self.app, "readonly", False):  # --readonly: no action runs (said up front)
+            t.append(" read-only ", style="bold reverse yellow")
         if self.banner:
             t.append(" " + clean(self.banner, 300), style="yellow")
         else:

@@ -13,7 +13,6 @@ from textual.app import ComposeResult
 from textual.widgets import Footer, Static
 
 from cockpit.model import Incident, Subject
-from cockpit.store.codec import findings_total
 from cockpit.views import MEMBER_COLUMNS, SEP, member_rows
 from cockpit.widgets.table import VirtualTable
 
@@ -54,7 +53,7 @@ class MembersScreen(CockpitScreen):
             self.query_one(MemberTable).set_rows(member_rows(inc))
         t = Text(" Members ", style="bold reverse")
         t.append(f"  {inc.title}", style="bold")
-        shown, total = len(inc.findings), findings_total(inc)
+        shown, total = len(inc.findings), inc.findings_total
         if total > shown:  # the store's record keeps the first ones and their count
             t.append(f"  {shown} of {total} finding(s) shown", style="")
         else:

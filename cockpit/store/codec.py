@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -56,8 +57,8 @@ def incident_to_json(inc: Incident) -> str:
     # an incident of 1000 jobs keeps its first STORED_FINDINGS (the head first) and their
     # count: the live incident lists them all; the store is the record, not a second queue
     out["findings"] = [_finding_json(f) for f in inc.findings[:STORED_FINDINGS]]
-    if len(inc.findings) > STORED_FINDINGS:
-        out["findings_total"] = len(inc.findings)
+    if inc.findings_total > STORED_FINDINGS:
+        out["findings_total"] = inc.findings_total
     return json.dumps(out | {"key": inc.key}, ensure_ascii=False)
 
 
@@ -93,27 +94,13 @@ def _finding_json(f: Any) -> Any:
     return value
 
 
-_TOTALS: dict[int, tuple[Incident, int]] = {}  # id(incident) -> (incident, findings_total)
-
-
-def findings_total(inc: Incident) -> int:
-    """How many findings ``inc`` folds: a stored incident read back keeps only its first
-    ``STORED_FINDINGS`` but remembers their count (a live one has them all)."""
-    got = _TOTALS.get(id(inc))
-    if got is not None and got[0] is inc:
-        return max(got[1], len(inc.findings))
-    return len(inc.findings)
-
-
 def incident_from_json(text: str) -> Incident:
     """Raises ValueError/KeyError/TypeError on a row that is not an incident."""
     d = json.loads(text)
     inc = _incident_from(d)
     total = d.get("findings_total")
     if isinstance(total, int) and total > len(inc.findings):
-        if len(_TOTALS) >= 10_000:
-            _TOTALS.clear()
-        _TOTALS[id(inc)] = (inc, total)
+        inc = replace(inc, folded=total)
     return inc
 
 

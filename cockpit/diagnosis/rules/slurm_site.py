@@ -28,6 +28,9 @@ SURGE_PENDING = 50  # the fixed floor, with no history: this many pending ...
 SURGE_CANCELLED = 20  # ... and this many cancelled in the last hour
 SURGE_WINDOW_S = 3600  # the rolling baseline: PENDING counts of the polls this far back
 SURGE_MIN_SAMPLES = 3  # fewer polls than this: no baseline yet (the floor applies)
+# ... nor polls covering less than this: three polls a second apart are not the site's normal
+# queue (the floor's surge came and went after the third poll)
+SURGE_MIN_SPAN_S = 900
 SURGE_FACTOR = 2.0  # a spike is at least this times the recent median ...
 SURGE_SPIKE_MIN = 20  # ... and this many jobs above it
 
@@ -127,11 +130,15 @@ def starvation_finding(
 
 def pending_baseline(history: tuple, now_ts: float) -> tuple[float, int, float] | None:
     """(median PENDING count, samples, minutes covered) of the polls within
-    :data:`SURGE_WINDOW_S` before now; None with fewer than :data:`SURGE_MIN_SAMPLES`."""
+    :data:`SURGE_WINDOW_S` before now; None with fewer than :data:`SURGE_MIN_SAMPLES` or
+    covering less than :data:`SURGE_MIN_SPAN_S`."""
     recent = [(t.timestamp(), c) for t, c in history if now_ts - t.timestamp() <= SURGE_WINDOW_S]
     if len(recent) < SURGE_MIN_SAMPLES:
         return None
-    span_min = (now_ts - min(t for t, _ in recent)) / 60
+    span_s = now_ts - min(t for t, _ in recent)
+    if span_s < SURGE_MIN_SPAN_S:
+        return None
+    span_min = span_s / 60
     return statistics.median(c for _, c in recent), len(recent), span_min
 
 
