@@ -191,13 +191,9 @@ class CockpitApp(App[int]):
         self.call_after_refresh(self._start_polls)
         # the collector's rare full pass (gcpolicy) waits until the operator is not at the keys
         gcpolicy.quiet_when(lambda: time.monotonic() - self._last_input > QUIET_S)
-        # a pushed screen (drill-down, log, incidents) is garbage once popped: a freeze while it
-        # is open would keep its widget cycles from the collector for good
-        gcpolicy.freeze_when(lambda: len(self.screen_stack) <= 1)
 
     def on_unmount(self) -> None:
         gcpolicy.quiet_when(None)
-        gcpolicy.freeze_when(None)
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, _OPERATOR_INPUT):

@@ -11,23 +11,21 @@ snapshot on its own; the cyclic collector only needs to see what is new.
   millions of objects built meanwhile sit in generation 0, and the first allocation after
   ``gc.enable()`` (any thread, often the UI's) would walk them all in one collection (up to
   ~0.5 s at 100k jobs, counted as a full collection because they swamp generation 2).
-* :func:`settle` - after a snapshot is applied: when enough objects wait outside the frozen
-  set (``FREEZE_AT``), collect them and ``gc.freeze()`` the survivors, so later full
-  collections skip them. Frozen acyclic objects are still freed by reference counting when the
-  hub drops them.
+* :func:`settle` - after a snapshot is applied: ``gc.freeze()`` what is alive (O(1)),
+  so later full collections skip it. Frozen acyclic objects are still freed
+  by reference counting when the hub drops them.
 
-A freeze also takes in whatever is alive at that moment: widgets, screens, styles and messages
-are cycles, and a frozen cycle is never collected (an operator moving between views for a
-simulated week froze ~55 MiB a day of popped screens). So a freeze waits until only the base
-screen is open (:func:`freeze_when`: a pushed drill-down or log would be garbage once popped),
-happens only when ``FREEZE_AT`` objects are waiting (freezing at every poll also froze the
-short-lived parts of the base screen each time: a footer's keys, Textual's virtual style nodes),
-and collects what is not frozen first. What still ends up frozen and dead is handed back when
-the frozen set has grown by ``HANDBACK_GROWTH`` (at most every ``UNFREEZE_EVERY`` settles), on
-the reaper thread: one full collection, the only long pause this policy leaves (it holds the
-GIL: ~0.1-0.4 s at 10k jobs). It waits for a moment the operator is not at the keys
-(:func:`quiet_when`; the TUI says "no key or mouse for ``QUIET_S``"), unless the frozen set
-has doubled.
+A freeze also takes in whatever is alive or not yet collected at that moment: widgets,
+screens, styles and messages are cycles, and a frozen cycle is never collected (an operator
+moving between views for a simulated week froze ~55 MiB a day of popped screens). So
+:func:`settle` collects what is not frozen yet (a poll's worth of UI work: cheap) before it
+freezes, and when the frozen set has grown by ``HANDBACK_GROWTH`` since the last hand-back
+(and at most every ``UNFREEZE_EVERY`` settles) it is handed back and collected once, on the
+reaper thread: one full collection, the only pause this policy leaves (it holds the GIL: ~0.1-0.4
+s at 10k jobs). It waits for a moment the operator is not at the keys (:func:`quiet_when`; the
+TUI says "no key or mouse for ``QUIET_S``"), unless the frozen set has doubled: a pause nobody
+sees beats one that eats a keypress. (A hand-back left to the automatic collector never
+happened: the next poll froze it again.)
 """
 
 from __future__ import annotations
@@ -44,15 +42,6 @@ from contextlib import contextmanager
 UNFREEZE_EVERY = 20  # settles (polls) at least between hand-backs of the frozen set
 HANDBACK_GROWTH = 0.25  # frozen objects grown by this fraction since the last hand-back
 FORCE_GROWTH = 1.0  # ... and by this fraction: hand back even while the operator types
-# a freeze only when this many tracked objects wait outside the frozen set: fewer cost the
-# automatic collector ~10-20 ms a walk, and every freeze also keeps what is alive but
-# short-lived at that moment (a footer's keys, the virtual nodes Textual styles component
-# classes with) from the collector for good: freezing at every poll froze ~2k of those a poll
-FREEZE_AT = 20_000
-# ... and a poll that built this many is frozen even while a pushed screen is open: the first
-# collection would walk all of it at once (~0.5 s at 100k jobs), a worse pause than the screen
-# it keeps alive
-FREEZE_ANYWAY_AT = 500_000
 CHUNK = 1000  # objects freed per GIL hold by the reaper (~0.3-1 ms)
 PAUSE_S = 0.001  # the reaper's sleep between chunks: the UI thread gets the GIL in between
 GRACE_S = 0.15  # wait before freeing: the frame that shows the new data is drawn first
@@ -70,20 +59,12 @@ def _always() -> bool:
 
 
 _quiet: Callable[[], bool] = _always  # is now a moment a pause goes unseen?
-_calm: Callable[[], bool] = _always  # is everything alive now long-lived (safe to freeze)?
 
 
 def quiet_when(test: Callable[[], bool] | None) -> None:
     """Tell the policy when a full collection would go unseen (None: any time)."""
     global _quiet
     _quiet = test or _always
-
-
-def freeze_when(test: Callable[[], bool] | None) -> None:
-    """Tell the policy when what is alive is long-lived, so a freeze keeps no future garbage
-    (the TUI: only its base screen is open; None: any time)."""
-    global _calm
-    _calm = test or _always
 
 
 @contextmanager
@@ -101,9 +82,7 @@ def bulk() -> Iterator[None]:
         with _lock:
             _bulk_depth -= 1
             if _bulk_depth == 0:
-                built = gc.get_count()[0]  # collection is off: what this poll built, net
-                if (built >= FREEZE_AT and _calm()) or built >= FREEZE_ANYWAY_AT:
-                    gc.freeze()  # O(1): what was built here never enters a collection
+                gc.freeze()  # O(1): what was built here never enters a collection
                 if _was_enabled:
                     gc.enable()
 
@@ -115,14 +94,11 @@ def settle() -> None:
         _settles += 1
         if _bulk_depth:  # a poll is building (not frozen yet): its end freezes
             return
-        if not _calm():
-            return  # a pushed screen would be frozen with it, and never freed once popped
-        # what is not frozen (gc.get_objects() lists it: ~1 ms): below FREEZE_AT the automatic
-        # collector walks it quickly, and no freeze keeps anything
-        if len(gc.get_objects()) >= FREEZE_AT:
-            # collected first (~10-20 ms at FREEZE_AT) so its garbage is not frozen with it
-            gc.collect()
-            gc.freeze()
+        # what is not frozen yet is what was allocated since the last freeze (a poll's worth
+        # of UI work): collecting it is cheap (~0.2 ms at 10k jobs: a poll's own objects were
+        # frozen as they were built) and keeps its garbage out of the freeze
+        gc.collect()
+        gc.freeze()
         frozen = gc.get_freeze_count()
         if (
             frozen <= _frozen_base * (1 + HANDBACK_GROWTH)

@@ -44,7 +44,6 @@ def test_garbage_waiting_for_the_collector_when_a_poll_lands_is_not_frozen():
 
 
 def test_cycles_frozen_alive_are_handed_back_and_collected_once_the_frozen_set_grew(monkeypatch):
-    monkeypatch.setattr(gcpolicy, "FREEZE_AT", 0)  # every poll a big one: each freezes
     monkeypatch.setattr(gcpolicy, "_frozen_base", 0, raising=False)
     monkeypatch.setattr(gcpolicy, "_last_handback", gcpolicy._settles, raising=False)
     obj = _Cycle()
@@ -124,7 +123,6 @@ def test_the_demo_keeps_one_copy_of_a_log_however_many_polls_read_it():
 def _grow_frozen_set_and_settle(monkeypatch, base: int) -> weakref.ref:
     """A cycle frozen alive, then dead; UNFREEZE_EVERY polls land with the frozen set at
     ``base``'s growth: returns a weakref to the dead cycle."""
-    monkeypatch.setattr(gcpolicy, "FREEZE_AT", 0)  # each poll big enough to freeze
     monkeypatch.setattr(gcpolicy, "_frozen_base", base, raising=False)
     monkeypatch.setattr(gcpolicy, "_last_handback", gcpolicy._settles, raising=False)
     obj = _Cycle()
@@ -167,41 +165,3 @@ def test_a_doubled_frozen_set_is_collected_even_while_the_operator_types(monkeyp
         assert ref() is None
     finally:
         gcpolicy.quiet_when(None)
-
-
-def test_nothing_is_frozen_while_a_pushed_screen_is_open(monkeypatch):
-    """A drill-down open while a poll lands is garbage once popped: freezing then kept its
-    widget cycles from the collector for good (the soak's leak hunt: half the frozen garbage)."""
-    monkeypatch.setattr(gcpolicy, "FREEZE_AT", 0)
-    screen_open = [True]
-    gcpolicy.freeze_when(lambda: not screen_open[0])
-    try:
-        obj = _Cycle()  # the open screen
-        ref = weakref.ref(obj)
-        with gcpolicy.bulk():  # a poll lands while it is open
-            pass
-        gcpolicy.settle()
-        assert gc.get_freeze_count() == 0
-        del obj  # popped
-        screen_open[0] = False
-        gcpolicy.settle()  # the next poll, on the dashboard: collected before the freeze
-        assert ref() is None
-        assert gc.get_freeze_count() > 0
-    finally:
-        gcpolicy.freeze_when(None)
-
-
-def test_a_quiet_poll_freezes_nothing_and_leaves_the_base_screens_churn_to_the_collector():
-    """Below FREEZE_AT waiting objects a poll freezes nothing: what the base screen builds and
-    drops between polls (footer keys, style nodes) stays collectable."""
-    gc.freeze()  # the cockpit after its first big poll: the live heap frozen
-    frozen = gc.get_freeze_count()
-    obj = _Cycle()  # alive at the poll, dropped after (a footer key replaced on a recompose)
-    ref = weakref.ref(obj)
-    with gcpolicy.bulk():
-        small = [_Cycle() for _ in range(100)]  # a quiet poll: a few changed rows
-    gcpolicy.settle()
-    assert gc.get_freeze_count() == frozen
-    del obj, small
-    gc.collect(2)  # what the automatic collector does in time
-    assert ref() is None

@@ -84,6 +84,17 @@ async def test_readonly_refuses_and_says_why(tmp_path):
         assert any("read-only" in str(n.message) for n in app._notifications)
 
 
+async def test_readonly_says_so_in_the_title_line_before_any_key(tmp_path):
+    # an operator who started with --readonly (or took over someone's tmux) sees it up front,
+    # not only when an action is refused
+    for readonly in (True, False):
+        app = make_app(tmp_path / str(readonly), readonly=readonly)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await ready(app, pilot)
+            title = str(app.screen.query_one("#title", Static).render())
+            assert ("read-only" in title) is readonly
+
+
 async def test_a_cluster_without_allow_actions_offers_none(tmp_path):
     app = make_app(tmp_path)
     for st in app.hub.states.values():

@@ -60,6 +60,19 @@ async def test_i_from_a_log_replaces_it_so_one_esc_is_home(tmp_path):
         assert isinstance(app.screen, DashboardScreen)
 
 
+async def test_z_in_a_drill_down_says_it_zooms_dashboard_panes(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        app.open_subject(Subject("job", "demo-hpc", "48104"))
+        await pilot.pause(0.3)
+        screen = app.screen
+        await pilot.press("z")
+        await pilot.pause()
+        assert app.screen is screen  # nothing else happened
+        assert any("zooms a dashboard pane" in str(n.message) for n in app._notifications)
+
+
 async def test_z_zooms_the_focused_pane_and_esc_restores(tmp_path):
     app = make_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
