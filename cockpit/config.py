@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cockpit.errors import ConfigError
+from cockpit.errors import ConfigError, ConfigErrors
 
 MIN_INTERVAL = 5.0  # seconds; faster polling loads the controller for nothing
 
@@ -289,6 +289,135 @@ def _table(ld: _Loader, data: dict[str, Any], key: str) -> dict[str, Any]:
     return v
 
 
+def _cluster(ld: _Loader, name: str, raw: Any) -> ClusterConfig:
+    """One ``[clusters.NAME]`` table; raises ConfigError on its first problem."""
+    prefix = f"clusters.{name}"
+    if not isinstance(raw, dict):
+        raise ld.error(prefix, "must be a table")
+    if not _NAME_RE.match(name):
+        raise ld.error(prefix, "cluster names use letters, digits, '.', '_' and '-'")
+    v = ld.check(prefix, raw, _CLUSTER_KEYS)
+    transport = v.get("transport", "local")
+    if transport not in ("local", "ssh", "rest"):
+        raise ld.error(
+            f"{prefix}.transport",
+            f"transport must be 'local', 'ssh' or 'rest', not {transport!r}",
+        )
+    if transport == "rest":
+        _check_rest(ld, prefix, v)
+    if transport == "ssh" and not v.get("host"):
+        raise ld.error(f"{prefix}.host", "an ssh cluster needs host")
+    port = v.get("port", 22)
+    if not 0 < port < 65536:
+        raise ld.error(f"{prefix}.port", f"port {port} is out of range")
+    kh = v.get("known_hosts", "~/.ssh/known_hosts")
+    insecure = v.get("insecure_ignore_host_key", False)
+    if kh.lower() == "none":
+        if not insecure:
+            raise ld.error(
+                f"{prefix}.known_hosts",
+                'known_hosts = "none" needs insecure_ignore_host_key = true',
+            )
+        kh = None
+    tz = v.get("timezone", "UTC")
+    try:
+        from zoneinfo import ZoneInfo
+
+        ZoneInfo(tz)
+    except Exception:
+        raise ld.error(f"{prefix}.timezone", f"unknown time zone {tz!r}") from None
+    evidence = v.get("evidence", "failures")
+    if evidence not in ("failures", "drill-down"):
+        raise ld.error(
+            f"{prefix}.evidence", f"must be 'failures' or 'drill-down', not {evidence!r}"
+        )
+    backfill = v.get("backfill_hours", 12.0)
+    if not 0 < backfill <= 24 * 7:
+        raise ld.error(f"{prefix}.backfill_hours", "must be between 0 and 168 hours")
+    return ClusterConfig(
+        name=name,
+        transport=transport,
+        host=v.get("host", ""),
+        port=port,
+        user=v.get("user"),
+        key=v.get("key"),
+        known_hosts=kh,
+        interval=ld.interval(f"{prefix}.interval", v.get("interval", 15)),
+        # the field defaults (on a slots dataclass the class attribute is a
+        # member_descriptor, not the default)
+        slurmctld_log=v.get(
+            "slurmctld_log", ClusterConfig.__dataclass_fields__["slurmctld_log"].default
+        ),
+        slurmd_log=v.get("slurmd_log", ClusterConfig.__dataclass_fields__["slurmd_log"].default),
+        timezone=tz,
+        storage_paths=tuple(v.get("storage_paths", ())),
+        allow_actions=v.get("allow_actions", False),
+        ssh_config=v.get("ssh_config", True),
+        insecure_ignore_host_key=insecure,
+        connect_timeout=ld.timeout(f"{prefix}.connect_timeout", v.get("connect_timeout", 10.0)),
+        command_timeout=ld.timeout(f"{prefix}.command_timeout", v.get("command_timeout", 20.0)),
+        evidence=evidence,
+        url=v.get("url", ""),
+        token_env=v.get("token_env"),
+        token_file=v.get("token_file"),
+        backfill_hours=float(backfill),
+    )
+
+
+def _modelarts(ld: _Loader, name: str, raw: Any) -> ModelArtsConfig:
+    """One ``[modelarts.NAME]`` table; raises ConfigError on its first problem."""
+    prefix = f"modelarts.{name}"
+    if not isinstance(raw, dict):
+        raise ld.error(prefix, "must be a table")
+    if not _NAME_RE.match(name):
+        raise ld.error(prefix, "project names use letters, digits, '.', '_' and '-'")
+    v = ld.check(prefix, raw, _MODELARTS_KEYS)
+    if not v.get("project_id"):
+        raise ld.error(f"{prefix}.project_id", "project_id is required")
+    if not v.get("region") and not v.get("endpoint"):
+        raise ld.error(f"{prefix}.region", "region (or endpoint) is required")
+    for k in ("ak_env", "sk_env"):
+        if k in v and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v[k]):
+            raise ld.error(
+                f"{prefix}.{k}",
+                f"{k} names an environment variable, e.g. "
+                "HUAWEICLOUD_SDK_AK (never the key itself)",
+            )
+    return ModelArtsConfig(
+        name=name,
+        region=v.get("region", ""),
+        endpoint=v.get("endpoint", ""),
+        project_id=v["project_id"],
+        workspace=v.get("workspace", ""),
+        ak_env=v.get("ak_env", "HUAWEICLOUD_SDK_AK"),
+        sk_env=v.get("sk_env", "HUAWEICLOUD_SDK_SK"),
+        interval=ld.interval(f"{prefix}.interval", v.get("interval", 30)),
+        verify_ssl=v.get("verify_ssl", True),
+        allow_actions=v.get("allow_actions", False),
+    )
+
+
+def _ui(ld: _Loader, data: dict) -> UiConfig:
+    ui_raw = _table(ld, data, "ui")
+    ui_v = ld.check("ui", ui_raw, _UI_KEYS)
+    return UiConfig(
+        bell=ui_v.get("bell", True), theme=ui_v.get("theme"), export_dir=ui_v.get("export_dir")
+    )
+
+
+def _store(ld: _Loader, data: dict) -> StoreConfig:
+    store_v = ld.check("store", _table(ld, data, "store"), _STORE_KEYS)
+    retention = float(store_v.get("retention_days", 7.0))
+    if not (0 < retention <= 3650) or math.isnan(retention):
+        raise ld.error("store.retention_days", "retention_days must be between 0 and 3650")
+    url = store_v.get("url", "").strip()
+    if url and not url.startswith(("sqlite:", "postgresql:", "postgresql+psycopg:", "postgres:")):
+        raise ld.error("store.url", 'url must start with "sqlite:///" or "postgresql://"')
+    if url.startswith("postgres:"):  # libpq's spelling; SQLAlchemy wants the long one
+        url = "postgresql:" + url[len("postgres:") :]
+    return StoreConfig(url=url, retention_days=retention)
+
+
 def load_config(path: str | Path | None = None) -> Config:
     """Read and validate the config. ``path=None``: the default path, absent -> empty Config.
 
@@ -315,139 +444,47 @@ def load_config(path: str | Path | None = None) -> Config:
             f"TOML syntax error: {msg}", path=str(p), line=int(m.group(1)) if m else None
         ) from None
     ld = _Loader(str(p), text)
-    for k in data:
-        if k not in _TOP:
-            raise ld.error(k, f"unknown top-level key {k!r} (known: {', '.join(sorted(_TOP))})")
+    # every table checked, each problem reported: an operator fixing a config should not learn
+    # of the next mistake only after fixing the first
+    problems: list[ConfigError] = [
+        ld.error(k, f"unknown top-level key {k!r} (known: {', '.join(sorted(_TOP))})")
+        for k in data
+        if k not in _TOP
+    ]
 
     clusters: dict[str, ClusterConfig] = {}
     for name, raw in _table(ld, data, "clusters").items():
-        prefix = f"clusters.{name}"
-        if not isinstance(raw, dict):
-            raise ld.error(prefix, "must be a table")
-        if not _NAME_RE.match(name):
-            raise ld.error(prefix, "cluster names use letters, digits, '.', '_' and '-'")
-        v = ld.check(prefix, raw, _CLUSTER_KEYS)
-        transport = v.get("transport", "local")
-        if transport not in ("local", "ssh", "rest"):
-            raise ld.error(
-                f"{prefix}.transport",
-                f"transport must be 'local', 'ssh' or 'rest', not {transport!r}",
-            )
-        if transport == "rest":
-            _check_rest(ld, prefix, v)
-        if transport == "ssh" and not v.get("host"):
-            raise ld.error(f"{prefix}.host", "an ssh cluster needs host")
-        port = v.get("port", 22)
-        if not 0 < port < 65536:
-            raise ld.error(f"{prefix}.port", f"port {port} is out of range")
-        kh = v.get("known_hosts", "~/.ssh/known_hosts")
-        insecure = v.get("insecure_ignore_host_key", False)
-        if kh.lower() == "none":
-            if not insecure:
-                raise ld.error(
-                    f"{prefix}.known_hosts",
-                    'known_hosts = "none" needs insecure_ignore_host_key = true',
-                )
-            kh = None
-        tz = v.get("timezone", "UTC")
         try:
-            from zoneinfo import ZoneInfo
-
-            ZoneInfo(tz)
-        except Exception:
-            raise ld.error(f"{prefix}.timezone", f"unknown time zone {tz!r}") from None
-        evidence = v.get("evidence", "failures")
-        if evidence not in ("failures", "drill-down"):
-            raise ld.error(
-                f"{prefix}.evidence", f"must be 'failures' or 'drill-down', not {evidence!r}"
-            )
-        backfill = v.get("backfill_hours", 12.0)
-        if not 0 < backfill <= 24 * 7:
-            raise ld.error(f"{prefix}.backfill_hours", "must be between 0 and 168 hours")
-        clusters[name] = ClusterConfig(
-            name=name,
-            transport=transport,
-            host=v.get("host", ""),
-            port=port,
-            user=v.get("user"),
-            key=v.get("key"),
-            known_hosts=kh,
-            interval=ld.interval(f"{prefix}.interval", v.get("interval", 15)),
-            # the field defaults (on a slots dataclass the class attribute is a
-            # member_descriptor, not the default)
-            slurmctld_log=v.get(
-                "slurmctld_log", ClusterConfig.__dataclass_fields__["slurmctld_log"].default
-            ),
-            slurmd_log=v.get(
-                "slurmd_log", ClusterConfig.__dataclass_fields__["slurmd_log"].default
-            ),
-            timezone=tz,
-            storage_paths=tuple(v.get("storage_paths", ())),
-            allow_actions=v.get("allow_actions", False),
-            ssh_config=v.get("ssh_config", True),
-            insecure_ignore_host_key=insecure,
-            connect_timeout=ld.timeout(f"{prefix}.connect_timeout", v.get("connect_timeout", 10.0)),
-            command_timeout=ld.timeout(f"{prefix}.command_timeout", v.get("command_timeout", 20.0)),
-            evidence=evidence,
-            url=v.get("url", ""),
-            token_env=v.get("token_env"),
-            token_file=v.get("token_file"),
-            backfill_hours=float(backfill),
-        )
-
+            clusters[name] = _cluster(ld, name, raw)
+        except ConfigError as exc:
+            problems.append(exc)
     modelarts: dict[str, ModelArtsConfig] = {}
     for name, raw in _table(ld, data, "modelarts").items():
-        prefix = f"modelarts.{name}"
-        if not isinstance(raw, dict):
-            raise ld.error(prefix, "must be a table")
-        if not _NAME_RE.match(name):
-            raise ld.error(prefix, "project names use letters, digits, '.', '_' and '-'")
-        v = ld.check(prefix, raw, _MODELARTS_KEYS)
-        if not v.get("project_id"):
-            raise ld.error(f"{prefix}.project_id", "project_id is required")
-        if not v.get("region") and not v.get("endpoint"):
-            raise ld.error(f"{prefix}.region", "region (or endpoint) is required")
-        for k in ("ak_env", "sk_env"):
-            if k in v and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v[k]):
-                raise ld.error(
-                    f"{prefix}.{k}",
-                    f"{k} names an environment variable, e.g. "
-                    "HUAWEICLOUD_SDK_AK (never the key itself)",
-                )
-        modelarts[name] = ModelArtsConfig(
-            name=name,
-            region=v.get("region", ""),
-            endpoint=v.get("endpoint", ""),
-            project_id=v["project_id"],
-            workspace=v.get("workspace", ""),
-            ak_env=v.get("ak_env", "HUAWEICLOUD_SDK_AK"),
-            sk_env=v.get("sk_env", "HUAWEICLOUD_SDK_SK"),
-            interval=ld.interval(f"{prefix}.interval", v.get("interval", 30)),
-            verify_ssl=v.get("verify_ssl", True),
-            allow_actions=v.get("allow_actions", False),
-        )
+        try:
+            modelarts[name] = _modelarts(ld, name, raw)
+        except ConfigError as exc:
+            problems.append(exc)
 
-    ui_raw = _table(ld, data, "ui")
-    ui_v = ld.check("ui", ui_raw, _UI_KEYS)
-    ui = UiConfig(
-        bell=ui_v.get("bell", True), theme=ui_v.get("theme"), export_dir=ui_v.get("export_dir")
-    )
-    alerts = _table(ld, data, "alerts")
-    store_v = ld.check("store", _table(ld, data, "store"), _STORE_KEYS)
-    retention = float(store_v.get("retention_days", 7.0))
-    if not (0 < retention <= 3650) or math.isnan(retention):
-        raise ld.error("store.retention_days", "retention_days must be between 0 and 3650")
-    url = store_v.get("url", "").strip()
-    if url and not url.startswith(("sqlite:", "postgresql:", "postgresql+psycopg:", "postgres:")):
-        raise ld.error("store.url", 'url must start with "sqlite:///" or "postgresql://"')
-    if url.startswith("postgres:"):  # libpq's spelling; SQLAlchemy wants the long one
-        url = "postgresql:" + url[len("postgres:") :]
-    store = StoreConfig(url=url, retention_days=retention)
+    ui, alerts, store = UiConfig(), {}, StoreConfig()
+    try:
+        ui = _ui(ld, data)
+    except ConfigError as exc:
+        problems.append(exc)
+    try:
+        alerts = dict(_table(ld, data, "alerts"))
+    except ConfigError as exc:
+        problems.append(exc)
+    try:
+        store = _store(ld, data)
+    except ConfigError as exc:
+        problems.append(exc)
+    if problems:
+        raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
     return Config(
         path=str(p),
         clusters=clusters,
         modelarts=modelarts,
         ui=ui,
-        alerts=dict(alerts),
+        alerts=alerts,
         store=store,
     )

@@ -20,6 +20,19 @@ class ConfigError(UserError):
         self.path, self.line, self.key = path, line, key
 
 
+class ConfigErrors(ConfigError):
+    """Several config problems at once, one line each (the first's file, line and key)."""
+
+    def __init__(self, errors: list[ConfigError]) -> None:
+        first = errors[0]
+        super().__init__("", first.path, first.line, first.key)
+        self.errors = errors
+        self.args = (f"{len(errors)} problems:\n" + "\n".join(f"  {e}" for e in errors),)
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
 class ParseError(ValueError):
     """Command output or a file could not be parsed; the project's only parser exception.
 

@@ -166,3 +166,35 @@ def test_check_config_reports_unset_modelarts_keys_and_still_checks_the_cluster(
     here = next(ln for ln in out if "cluster here" in ln)
     assert "FAILS [config]" in prod and "NO_SUCH_AK" in prod
     assert "FAILS" in here and "[config]" not in here  # polled, failed on its own (no squeue)
+
+
+def test_every_table_with_a_problem_is_reported_at_once(tmp_path):
+    # an operator fixing a config learned of the next mistake only after fixing the first
+    p = tmp_path / "c.toml"
+    p.write_text(
+        '[clusters.a]\nhost = "h"\npoll_interval = 5\n\n'
+        '[clusters.b]\ntransport = "carrier-pigeon"\n\n'
+        '[modelarts.p]\nregion = "cn-north-4"\n\n'
+        '[store]\nretention_days = 0\n'
+    )
+    with pytest.raises(ConfigError) as err:
+        load_config(p)
+    text = str(err.value)
+    assert text.startswith("4 problems:")
+    for where, words in (
+        (":3: [clusters.a.poll_interval]", "unknown key"),
+        (":6: [clusters.b.transport]", "carrier-pigeon"),
+        ("[modelarts.p.project_id]", "project_id is required"),
+        ("[store.retention_days]", "between 0 and 3650"),
+    ):
+        line = next(ln for ln in text.splitlines() if where in ln)
+        assert words in line
+    # the CLI prints them all and exits 2, no traceback
+    out = subprocess.run(
+        [sys.executable, "-m", "cockpit", "--config", str(p), "check-config"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2
+    assert "carrier-pigeon" in out.stderr and "poll_interval" in out.stderr
+    assert "Traceback" not in out.stderr
