@@ -175,7 +175,7 @@ def test_every_table_with_a_problem_is_reported_at_once(tmp_path):
         '[clusters.a]\nhost = "h"\npoll_interval = 5\n\n'
         '[clusters.b]\ntransport = "carrier-pigeon"\n\n'
         '[modelarts.p]\nregion = "cn-north-4"\n\n'
-        '[store]\nretention_days = 0\n'
+        "[store]\nretention_days = 0\n"
     )
     with pytest.raises(ConfigError) as err:
         load_config(p)
