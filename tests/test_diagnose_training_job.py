@@ -124,3 +124,13 @@ def test_evidence_excerpt_keeps_the_matched_phrase_of_a_huge_line():
     assert (
         head.startswith("FailedMount early") and len(head) == 400
     )  # match within the cap: plain cut
+
+
+def test_the_job_asked_about_leads_by_name_and_its_pool_follows(capsys):
+    # detr-4gpu-dedicated waits on a fragmented pool that also has an Abnormal node: the answer
+    # to "why is this job stuck" is the job's own finding, named as asked; the pool is context
+    main(["diagnose", "--demo", "--training-job", "detr-4gpu-dedicated"])
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln[:1].isalpha()]
+    assert lines[0].startswith("WARNING  training job detr-4gpu-dedicated (")
+    assert "pool a100-dedicated fragmented" in " ".join(lines[:2])
+    assert any(ln.startswith("CRITICAL pool ") for ln in lines[1:])

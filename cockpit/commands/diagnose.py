@@ -215,7 +215,13 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
         for f in findings
         if f.subject.kind == "training_job" or (f.subject.kind == "pool" and f.subject.id in pools)
     ]
-    return mine, payload(mine)
+    # the job asked about first, its pool's state after as context (a critical pool finding
+    # led the answer to "why is this training job stuck" before); stable: severity order kept
+    mine.sort(key=lambda f: f.subject.kind != "training_job")
+    data = payload(mine)
+    # asked by name, answered by name (as the TUI and `cockpit incidents` show it)
+    data["names"] = {j.job_id: j.name for j in snap.training_jobs if j.name}
+    return mine, data
 
 
 async def _resolve_training_job(source: Source, wanted: str) -> str:
@@ -429,14 +435,20 @@ def safe_json(value, _seen: dict[str, str] | None = None):
 
 def _emit(args: argparse.Namespace, findings: list[Finding], data: dict) -> int:
     if args.json:
-        print(json.dumps(safe_json(data), indent=2, ensure_ascii=False))
+        shown_data = {k: v for k, v in data.items() if k != "names"}  # the text's labels only
+        print(json.dumps(safe_json(shown_data), indent=2, ensure_ascii=False))
     else:
-        _print_findings(findings, data.get("first_error"), data.get("notes", ()))
+        _print_findings(
+            findings, data.get("first_error"), data.get("notes", ()), data.get("names") or {}
+        )
     return 1 if any(f.severity == "critical" for f in findings) else 0
 
 
 def _print_findings(
-    findings: list[Finding], first_error: dict | None, notes: list[str] | tuple = ()
+    findings: list[Finding],
+    first_error: dict | None,
+    notes: list[str] | tuple = (),
+    names: dict[str, str] | None = None,
 ) -> None:
     from rich.text import Text
 
@@ -454,7 +466,11 @@ def _print_findings(
     for i, f in enumerate(findings):
         head = Text()
         head.append(f"{f.severity.upper():8} ", style=_STYLE.get(f.severity, ""))
-        head.append(f"{shown(subject_label(f.subject), 200)}: ", style="bold")
+        label = subject_label(f.subject)
+        name = (names or {}).get(f.subject.id) if f.subject.kind == "training_job" else None
+        if name:
+            label = f"training job {name} ({f.subject.id})"
+        head.append(f"{shown(label, 200)}: ", style="bold")
         head.append(shown(f.title, MAX_LINE))
         head.append(f"  [{f.root_cause}]", style="dim")
         con.print(head)
