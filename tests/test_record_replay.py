@@ -13,6 +13,7 @@ from cockpit.demo.site import DEMO_START, demo_sources
 from cockpit.errors import UserError
 from cockpit.record import ReplayClock, replay_sources, start_recording
 from cockpit.transport import CommandResult
+from tests.ui_support import replay_app
 
 
 class Clock:
@@ -116,22 +117,12 @@ def test_replay_clock_reads_the_poll_time_and_answers_its_window():
 async def test_replay_keys_step_the_tui_through_the_recorded_polls(tmp_path):
     from textual.widgets import Static
 
-    from cockpit.app import CockpitApp
     from cockpit.screens.panes import QueueTable
-    from cockpit.store.acks import AckStore
 
     from .test_ui_flows import until
 
     live = await _record(tmp_path / "rec")
-    sources, clock = replay_sources(tmp_path / "rec")
-    app = CockpitApp(
-        sources,
-        clock=clock,
-        replay=clock,
-        banner=clock.label(),
-        readonly=True,
-        acks=AckStore(tmp_path / "state.json"),
-    )
+    app, clock = replay_app(tmp_path / "rec", tmp_path / "state.json")
     async with app.run_test(size=(100, 30)) as pilot:
         st = app.hub.states["demo-hpc"]
 
@@ -275,22 +266,12 @@ async def test_replay_poll_one_shows_what_poll_one_showed_live(tmp_path):
 
 
 async def test_replay_opens_without_an_invented_outage(tmp_path):
-    from cockpit.app import CockpitApp
     from cockpit.screens.panes import QueueTable
-    from cockpit.store.acks import AckStore
 
     from .test_ui_flows import until
 
     await _record_demo(tmp_path / "rec")
-    sources, clock = replay_sources(tmp_path / "rec")
-    app = CockpitApp(
-        sources,
-        clock=clock,
-        replay=clock,
-        banner=clock.label(),
-        readonly=True,
-        acks=AckStore(tmp_path / "state.json"),
-    )
+    app, clock = replay_app(tmp_path / "rec", tmp_path / "state.json")
     async with app.run_test(size=(120, 30)) as pilot:
         states = app.hub.states
         await app.hub.first_round.wait()

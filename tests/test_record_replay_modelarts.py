@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ui_support import replay_app
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 from modelarts_server import AK, NOW, PROJECT_ID, SK, ModelArtsServer  # noqa: E402
@@ -216,22 +218,12 @@ async def test_slurm_and_modelarts_replay_together(server, tmp_path):
 
 
 async def test_replay_keys_step_the_training_pane_from_running_to_failed(server, tmp_path):
-    from cockpit.app import CockpitApp
     from cockpit.screens.panes import TrainingJobTable
-    from cockpit.store.acks import AckStore
 
     from .test_ui_flows import until
 
     live, jid = await _record(server, tmp_path / "rec", Clock())
-    sources, clock = replay_sources(tmp_path / "rec")
-    app = CockpitApp(
-        sources,
-        clock=clock,
-        replay=clock,
-        banner=clock.label(),
-        readonly=True,
-        acks=AckStore(tmp_path / "state.json"),
-    )
+    app, clock = replay_app(tmp_path / "rec", tmp_path / "state.json")
     async with app.run_test(size=(120, 40)) as pilot:
 
         def verdict() -> str:

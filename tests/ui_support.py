@@ -150,3 +150,22 @@ def small_site(n_jobs: int = 30, hostile: str = "") -> FakeSource:
         for i in range(5)
     ]
     return FakeSource(jobs=jobs, nodes=nodes, files={"/home/u/slurm-4.out": LOG})
+
+
+def replay_app(rec, state):
+    """The app ``cockpit --replay rec`` runs (read-only, the replay's clock and banner), with
+    its acks in ``state``: (app, clock)."""
+    from cockpit.app import CockpitApp
+    from cockpit.record import replay_sources
+    from cockpit.store.acks import AckStore
+
+    sources, clock = replay_sources(rec)
+    app = CockpitApp(
+        sources,
+        clock=clock,
+        replay=clock,
+        banner=clock.label(),
+        readonly=True,
+        acks=AckStore(state),
+    )
+    return app, clock
