@@ -85,7 +85,28 @@ def actions_for(subject: Subject, obj: object = None) -> tuple[ActionKind, ...]:
             first = "resume"
     elif subject.kind == "job" and str(getattr(obj, "reason", "")).startswith("JobHeld"):
         first = "release"
+    if subject.kind == "job" and state:
+        # only what Slurm would do for the job's state: "Release held job" on a job nobody
+        # held, or "Requeue" on a pending one, only earn an error from scontrol
+        ok = _job_actions(state, str(getattr(obj, "reason", "") or ""))
+        kinds = [k for k in kinds if k.verb in ok]
     return tuple(sorted(kinds, key=lambda k: k.verb != first))
+
+
+_ACTIVE = ("PENDING", "RUNNING", "SUSPENDED", "CONFIGURING", "REQUEUED", "RESIZING")
+
+
+def _job_actions(state: str, reason: str) -> set[str]:
+    """The job actions that make sense in ``state`` (squeue's long state name)."""
+    held = reason.startswith("JobHeld")
+    out: set[str] = set()
+    if state == "PENDING":
+        out |= {"release"} if held else {"hold"}
+    if state in _ACTIVE:
+        out |= {"timelimit", "cancel"}
+    if state != "PENDING":
+        out.add("requeue")  # a running or ended batch job goes back to the queue
+    return out
 
 
 def validate_reason(reason: str) -> str:

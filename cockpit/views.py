@@ -227,7 +227,9 @@ INCIDENT_COLUMNS = (
     Column("SEV", 5, 0),
     Column("SUBJECT", 22, 0),
     Column("CAUSE", 20, 2),
-    Column("TITLE", 30, 0, flex=True),
+    # the title is the deciding fact: at 80 columns it keeps 34+ cells and CAUSE makes way
+    # (with few rows and no scrollbar CAUSE stayed and left the title 16: "(gone) 20 jobs:…")
+    Column("TITLE", 30, 0, flex=True, min_width=34),
     Column("FIRST SEEN", 16, 3),
     Column("AFFECTED", 8, 1, justify="right"),
     Column("ACK", 3, 1),
@@ -679,7 +681,7 @@ MEMBER_COLUMNS = (
     Column("SEV", 5, 0),
     Column("SUBJECT", 22, 0),
     Column("CAUSE", 20, 2),
-    Column("TITLE", 30, 0, flex=True),
+    Column("TITLE", 30, 0, flex=True, min_width=34),  # as in the incident view
     Column("SINCE", 16, 3),
 )
 

@@ -172,3 +172,18 @@ def test_check_config_says_which_clusters_allow_actions(tmp_path):
     ).stdout
     line = {ln.split(":")[0].strip(): ln for ln in out.splitlines() if "cluster " in ln}
     assert "actions ON" in line["cluster a"] and "read-only" in line["cluster b"], out
+
+
+def test_a_job_is_offered_only_what_slurm_would_do_in_its_state():
+    from types import SimpleNamespace as Job
+
+    def verbs(state, reason=""):
+        return [k.verb for k in actions_for(JOB, Job(state=state, reason=reason))]
+
+    # pending: hold (not release: nobody held it; not requeue: it never ran); cancel last
+    assert verbs("PENDING", "PartitionConfig") == ["hold", "timelimit", "cancel"]
+    # held: release first, no second hold
+    assert verbs("PENDING", "JobHeldAdmin") == ["release", "timelimit", "cancel"]
+    assert verbs("RUNNING") == ["requeue", "timelimit", "cancel"]
+    # ended: only requeue (scancel or a time limit on it is an error from Slurm)
+    assert verbs("FAILED") == ["requeue"]

@@ -7,6 +7,7 @@ import json
 
 from textual.widgets import Input, Static
 
+from cockpit.actions import ActionResult
 from cockpit.model import Subject
 from cockpit.screens.actions import ActionMenu, ConfirmAction
 from cockpit.screens.subject import NodeScreen
@@ -128,5 +129,12 @@ async def test_a_refused_action_shows_slurms_answer(tmp_path):
         await pilot.press("enter")
         await until(pilot, lambda: dialog.result is not None, "the action's result")
         assert not dialog.result.ok and dialog.result.exit_status == 1
-        assert "failed (exit 1)" in str(dialog.query_one("#result", Static).render())
+        shown = str(dialog.query_one("#result", Static).render())
+        assert "failed (exit 1)" in shown and "polling now" in shown
         assert json.loads(journal.read_text().splitlines()[-1])["ok"] is False
+        # Slurm's two messages (both on stderr) stay two lines, not "…job 12slurm_suspend…"
+        two = "Requested partition configuration not available now for job 12\n"
+        two += "slurm_suspend error: Requested partition configuration not available now"
+        dialog._show(ActionResult(False, 1, two), "")
+        shown = str(dialog.query_one("#result", Static).render())
+        assert "job 12\nslurm_suspend error" in shown

@@ -279,3 +279,18 @@ async def test_row_count_changes_keep_the_scrollbar_and_view_right():
         table.set_rows(make_rows(40))
         await pilot.pause()
         assert table.show_vertical_scrollbar and table.vertical_scrollbar.window_virtual_size == 41
+
+
+def test_at_80_columns_an_incident_title_keeps_room_and_cause_makes_way():
+    # with a few incidents (no scrollbar: the full 80 cells) CAUSE stayed and the title got 16
+    # cells, "(gone) 20 jobs:…": the deciding fact was gone
+    from cockpit.views import INCIDENT_COLUMNS, MEMBER_COLUMNS
+
+    for columns in (INCIDENT_COLUMNS, MEMBER_COLUMNS):
+        table = VirtualTable(columns)
+        for width in (78, 80):
+            shown = {table.columns[i].label: w for i, w in table._columns_for(width)}
+            assert "CAUSE" not in shown
+            assert shown["TITLE"] >= 34
+        wide = {table.columns[i].label: w for i, w in table._columns_for(158)}
+        assert "CAUSE" in wide and wide["TITLE"] >= 34

@@ -168,7 +168,9 @@ class ConfirmAction(ModalScreen["ActionResult | None"]):
         journal_error = await self._journal(command, result)
         self.result, self.running = result, False
         self._show(result, journal_error)
-        if result.ok:
+        if result.ok or result.exit_status is not None:
+            # an answered command may have changed something even when it failed (Slurm 22.05
+            # holds a PartitionConfig job and still exits 1): the next poll shows the state
             self.app.hub.refresh_now()  # type: ignore[attr-defined]
 
     async def _journal(self, command: str, result: ActionResult) -> str:
@@ -193,8 +195,13 @@ class ConfirmAction(ModalScreen["ActionResult | None"]):
         else:
             status = f" (exit {result.exit_status})" if result.exit_status is not None else ""
             t.append(f"✗ failed{status}", style="bold red")
+            if result.exit_status is not None:
+                t.append("  (polling now: the state shows what it did change)", style="dim")
         if result.output:
-            t.append("\n" + clean(result.output, 1500))
+            # line by line: clean() drops control characters, newlines included, and Slurm's
+            # two messages ran together ("…for job 12slurm_suspend error: …")
+            lines = result.output.splitlines()[-12:]
+            t.append("".join("\n" + clean(line, 300) for line in lines if line.strip()))
         if journal_error:
             t.append(f"\n{clean(journal_error, 300)}", style="yellow")
         self.query_one("#result", Static).update(t)

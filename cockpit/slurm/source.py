@@ -607,7 +607,15 @@ class SlurmSource(Source):
             res = await self.transport.run(action.argv, timeout=self.command_timeout)
         except TransportError as exc:
             return ActionResult(False, None, f"{exc.kind}: {exc.message}")
-        out = (res.stdout + res.stderr).decode("utf-8", errors="replace").strip()
+        # one line each: joined bare, "…for job 1" ran into "slurm_suspend error: …"
+        out = "\n".join(
+            part
+            for part in (
+                res.stdout.decode("utf-8", errors="replace").strip(),
+                res.stderr.decode("utf-8", errors="replace").strip(),
+            )
+            if part
+        )
         return ActionResult(res.exit_status == 0, res.exit_status, out[-2000:])
 
     async def close(self) -> None:

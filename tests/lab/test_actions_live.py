@@ -44,3 +44,18 @@ async def test_a_refused_action_returns_slurms_answer(lab_env, lab_source):
     )
     assert not res.ok and res.exit_status not in (0, None)
     assert "Invalid job id" in res.output
+
+
+async def test_a_hold_slurm_calls_failed_still_shows_what_slurm_did(lab_env, lab_source):
+    # a job that can never run (64 CPUs on 2-CPU nodes, Reason=PartitionConfig): Slurm 22.05's
+    # `scontrol hold` holds it and still exits 1; whatever the exit, the poll the dialog asks
+    # for has the truth
+    jid = lab_env.sbatch("-p", "debug", "-c", "64", "-J", "cockpit-hold-pc", "--wrap", "true")
+    try:
+        res = await lab_source.run_action(build(kind("hold"), Subject("job", lab_source.name, jid)))
+        assert res.exit_status is not None
+        snap = await lab_source.poll()
+        job = next(j for j in snap.jobs if j.job_id == jid)
+        assert (job.state, job.reason) == tuple(lab_env.job_state(jid))
+    finally:
+        lab_env.scancel(jid)
