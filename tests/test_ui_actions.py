@@ -138,3 +138,23 @@ async def test_a_refused_action_shows_slurms_answer(tmp_path):
         dialog._show(ActionResult(False, 1, two), "")
         shown = str(dialog.query_one("#result", Static).render())
         assert "job 12\nslurm_suspend error" in shown
+
+
+async def test_j_and_k_move_in_the_action_menu(tmp_path):
+    # j moved nothing here and enter then ran the first action (hold) instead of the one chosen
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await _open_node(app, pilot)
+        await pilot.press("a")
+        menu = app.screen
+        assert isinstance(menu, ActionMenu)
+        first = menu.kinds[0].verb
+        await pilot.press("j")
+        await pilot.press("enter")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmAction)
+        assert dialog.kind.verb == menu.kinds[1].verb != first
+        await pilot.press("escape")
+        await pilot.press("a", "j", "k", "enter")
+        assert app.screen.kind.verb == first

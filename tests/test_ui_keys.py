@@ -4,6 +4,7 @@ from anywhere, z zooms the focused pane, i replaces what was open instead of sta
 from __future__ import annotations
 
 from cockpit.widgets.logview import LogView
+from textual import events
 
 from cockpit.model import Subject
 from cockpit.screens.dashboard import DashboardScreen, Pane
@@ -95,3 +96,21 @@ async def test_z_zooms_the_focused_pane_and_esc_restores(tmp_path):
         await pilot.press("z")
         await pilot.pause()
         assert screen.maximized is None
+
+
+async def test_keys_typed_fast_after_slash_go_into_the_filter(tmp_path):
+    # `/oom⏎` typed in one go: the letters reached the table before the filter had focus, and
+    # enter opened the top row (another job); back from it, the filter still held the focus
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        queue = app.screen.query_one(QueueTable)
+        # as a terminal delivers a fast typist's (or tmux send-keys') bytes: one batch, the
+        # app handles none of them before all are queued
+        for key, char in (("slash", "/"), ("o", "o"), ("o", "o"), ("m", "m"), ("enter", "\r")):
+            app.post_message(events.Key(key, char))
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, DashboardScreen)
+        assert queue.filter_text == "oom"
+        assert app.screen.focused is queue
+        assert queue.row_count >= 1

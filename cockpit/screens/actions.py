@@ -41,7 +41,12 @@ _PLACEHOLDER = {
 class ActionMenu(ModalScreen["ActionKind | None"]):
     """The actions of one subject; ``enter`` picks one, ``esc`` closes."""
 
-    BINDINGS = [Binding("escape,q", "dismiss_none", "Close")]
+    BINDINGS = [
+        Binding("escape,q", "dismiss_none", "Close"),
+        # the cockpit's j/k everywhere else: here they moved nothing and enter ran the first
+        Binding("j", "move('cursor_down')", "Down", show=False),
+        Binding("k", "move('cursor_up')", "Up", show=False),
+    ]
     DEFAULT_CSS = """
     ActionMenu { align: center middle; }
     ActionMenu > Vertical { width: 64; max-width: 100%; height: auto; border: round $accent;
@@ -66,6 +71,9 @@ class ActionMenu(ModalScreen["ActionKind | None"]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(next(k for k in self.kinds if k.verb == event.option.id))
+
+    def action_move(self, how: str) -> None:
+        getattr(self.query_one(OptionList), f"action_{how}")()
 
     def action_dismiss_none(self) -> None:
         self.dismiss(None)

@@ -34,7 +34,9 @@ class FilterBar(Input):
         self.target = table
         self.value = table.filter_text
         self.add_class("-shown")
-        self.focus()
+        # at once, not on the next idle (Widget.focus): keys typed right after `/` arrive in
+        # the same batch and went to the table, enter opening its top row
+        self.screen.set_focus(self)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         # not stopped: the screen updates its pane titles ("12 of 650, filter …")

@@ -156,6 +156,7 @@ class FindingList(OptionList):
         super().__init__(*args, **kw)
         self._shown: tuple | None = None  # what set_findings last drew (skip identical redraws)
         self._identity: dict[str, tuple] = {}  # option id -> what it shows, stable across polls
+        self._default: tuple | None = None  # where set_findings put the cursor by itself
 
     def highlighted_identity(self) -> tuple | None:
         """What the cursor is on (finding cause + subject, evidence text, log name), or None."""
@@ -171,6 +172,11 @@ class FindingList(OptionList):
         if shown == self._shown:
             return
         keep = self.highlighted_identity()
+        if keep is not None and keep == self._default:
+            # the operator did not move it: the new top finding, not the old one (evidence
+            # arriving ranked a new cause first, and the cursor followed the old one down,
+            # scrolling the headline off an 80x24 screen)
+            keep = None
         self._shown = shown
         self.findings = list(findings)
         self.clear_options()
@@ -235,6 +241,8 @@ class FindingList(OptionList):
             first = next((i for i, o in enumerate(opts) if not o.disabled), None)
         if first is not None:
             self.highlighted = first
+            self._default = identity.get(opts[first].id or "")
+            self.scroll_to(y=0, animate=False)
 
 
 def _hanging(lead: Text, body: Text) -> Table:
