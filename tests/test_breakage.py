@@ -247,3 +247,22 @@ async def test_ssh_read_of_a_remote_fifo_is_an_error_and_later_reads_still_work(
         assert await asyncio.wait_for(t.read_range(str(ok), 22, 5), 10) == b"error"
     finally:
         await t.close()
+
+
+def test_check_config_tries_once_and_says_nothing_of_retries(tmp_path):
+    # a refused SSH port: the one-shot check said "connection refused (next retry in 1 s)"
+    # after "config …: OK", as if it would try again and as if all were fine
+    p = tmp_path / "c.toml"
+    p.write_text(
+        '[clusters.far]\ntransport = "ssh"\nhost = "127.0.0.1"\nport = 1\n'
+        'known_hosts = "none"\ninsecure_ignore_host_key = true\n'
+    )
+    res = subprocess.run(
+        [sys.executable, "-m", "cockpit", "check-config", "--config", str(p)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 2
+    assert "FAILS [unreachable]" in res.stdout and "connection refused" in res.stdout
+    assert "next retry" not in res.stdout and ": OK" not in res.stdout

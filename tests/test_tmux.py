@@ -90,3 +90,24 @@ def test_no_color_is_honoured(tmp_path):
     finally:
         if alive(session):
             tmux("kill-session", "-t", session)
+
+
+def test_the_demo_without_a_config_writes_nothing_a_real_site_reads(tmp_path):
+    # `cockpit` with no config opens the demo; its alerts went to the real alerts.jsonl (and
+    # `cockpit alerts --config real.toml` then listed /scratch @demo-hpc) and its baselines
+    # to init-baselines.json
+    session = f"cockpit-test-{uuid.uuid4().hex[:8]}"
+    env = f"XDG_STATE_HOME={tmp_path} XDG_CONFIG_HOME={tmp_path} TERM=xterm-256color"
+    cmd = f"cd {tmp_path} && {env} {sys.executable} -m cockpit; echo EXITED=$?; sleep 1"
+    tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd)
+    try:
+        wait_for(session, "DEMO SITE", "no config", "critical")
+        time.sleep(3)  # a few polls: the demo's alerts fire on the first
+        press(session, "Q")
+        wait_for(session, "EXITED=0")
+    finally:
+        if alive(session):
+            tmux("kill-session", "-t", session)
+    written = sorted(p.name for p in (tmp_path / "cockpit").glob("*"))
+    assert "alerts.jsonl" not in written and "init-baselines.json" not in written, written
+    assert any(name.startswith("cockpit-demo.db") for name in written), written

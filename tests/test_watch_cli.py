@@ -94,3 +94,13 @@ def test_once_alerts_name_the_cause_from_evidence_not_the_symptom(capsys):
     assert "command not found" in alerts["48104"]["title"]
     assert "non-zero exit" not in alerts["48104"]["title"]
     assert "MaxRSS" in alerts["48102"]["title"]
+
+
+def test_watch_with_no_config_file_says_so_and_offers_the_demo(tmp_path, capsys, monkeypatch):
+    # it said "<path>: no [clusters.NAME] ... to watch" about a file that does not exist
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    assert main(["watch", "--once"]) == 2
+    err = capsys.readouterr().err
+    assert "no config file" in err and "--demo" in err
+    assert "Traceback" not in err

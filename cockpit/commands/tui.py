@@ -103,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
         sources = select_sources(args, clock=clock)
     if not sources:
         raise UserError("no sources to watch")
-    demo = bool(getattr(args, "demo", False)) or replay is not None
+    # the demo by --demo or by having no config (the banner says which): its alerts and
+    # baselines stay in memory, never in the real alert history a real site's run reads
+    demo = bool(getattr(args, "demo", False)) or replay is not None or banner.startswith("DEMO")
     record_dir = getattr(args, "record", None)
     if record_dir and replay is not None:
         raise UserError("--record and --replay: one at a time (a replay is already recorded)")

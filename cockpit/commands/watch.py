@@ -317,6 +317,11 @@ def run(args: argparse.Namespace) -> int:
         from cockpit.store import open_store
 
         config = load_config(args.config)
+        if not config.exists:  # unlike the other commands, no demo: a cron job must not page
+            raise UserError(
+                f"no config file ({config.path}): watch needs one with [clusters.NAME] or "
+                "[modelarts.NAME] (see `cockpit check-config`), or --demo to try it"
+            )
         if not config.has_sources:
             raise UserError(
                 f"{config.path}: no [clusters.NAME] or [modelarts.NAME] to watch (try --demo)"
