@@ -70,3 +70,20 @@ async def test_m_opens_the_members_and_enter_opens_a_member(tmp_path):
         assert getattr(app.screen, "subject", None) == job
         await pilot.press("escape")
         assert isinstance(app.screen, MembersScreen)
+
+
+async def test_the_members_header_names_what_affected_counts(tmp_path):
+    # job 48106 shows AFFECTED 4 (its nodes) and m listed "1 finding(s)": the header now says
+    # which 4 the incident view counted
+    app = CockpitApp(
+        demo_sources(7, clock=lambda: NOW), clock=lambda: NOW, acks=AckStore(tmp_path / "s.json")
+    )
+    async with app.run_test(size=(160, 40)) as pilot:
+        await app.hub.first_round.wait()
+        inc = next(i for i in app.hub.incidents if i.subject == Subject("job", "demo-hpc", "48106"))
+        assert len(inc.affected) == 4 and len(inc.findings) == 1
+        app.push_screen(MembersScreen(inc))
+        await pilot.pause()
+        title = str(app.screen.query_one("#members-title").render())
+        assert "1 finding(s)" in title and "affected 4: node " in title
+        await app.hub.close()

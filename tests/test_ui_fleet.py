@@ -77,3 +77,37 @@ async def test_fleet_screen_and_enter_narrows_the_dashboard(tmp_path):
         assert nodes.row_count > 0 and {r.cells[-1] for r in nodes.rows} == {"hpc-03"}
         await pilot.press("escape")  # the kept filter goes first: every cluster again
         assert queue.row_count > len({r.key for r in queue.rows if r.cells[-1] == "hpc-03"})
+
+
+async def test_enter_on_a_cluster_in_the_fleet_hides_the_modelarts_pane_until_esc(tmp_path):
+    # the demo's one cluster and one ModelArts project: "showing demo-hpc only" left the
+    # ModelArts pane listing its 15 training jobs (it has no PROJECT column to filter on)
+    from cockpit.screens.dashboard import Pane
+    from cockpit.screens.panes import TrainingJobTable
+
+    from .test_ui_flows import make_app, ready
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        training = app.screen.query_one(TrainingJobTable)
+        assert training.row_count > 0
+        await pilot.press("F")
+        table = app.screen.query_one(FleetTable)
+        assert table.move_to_key("demo-hpc")
+        await pilot.press("enter")
+        await pilot.pause()
+        dash = app.screen
+        assert isinstance(dash, DashboardScreen)
+        assert not training.parent.display
+        assert dash.query_one(QueueTable).parent.display
+        await pilot.press("escape")
+        await pilot.pause()
+        assert all(p.display for p in dash.query(Pane))
+        assert training.region.height > 0
+        # and the other way round: the project alone hides the cluster's panes
+        await pilot.press("F")
+        assert app.screen.query_one(FleetTable).move_to_key("demo-modelarts")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert training.parent.display and not dash.query_one(QueueTable).parent.display

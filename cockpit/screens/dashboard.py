@@ -46,6 +46,7 @@ class DashboardScreen(CockpitScreen):
         self._applied = -1
         self._titles: dict[str, Text] = {}  # pane id -> title last drawn
         self._rows: dict[str, list] = {}  # pane id -> the hub's row list its table shows
+        self._only: str | None = None  # the fleet's enter: the one source shown
 
     def compose(self) -> ComposeResult:
         hub = self.hub
@@ -151,19 +152,44 @@ class DashboardScreen(CockpitScreen):
         self.notify("no such pane for the configured sources", timeout=2)
 
     def show_source(self, source: str) -> None:
-        """The fleet's ``enter``: every pane filtered to ``source`` (its CLUSTER/PROJECT
-        column; esc clears the filter as any other)."""
-        tables = [
-            t
-            for t in self.query(VirtualTable)
-            if any(c.label in ("CLUSTER", "PROJECT") for c in t.columns)
-        ]
-        for table in tables:  # a pane of one source has no such column: nothing to filter
-            table.set_filter(source)
-            table.post_message(VirtualTable.Filtered(table))
-        if tables:
-            tables[0].focus()
+        """The fleet's ``enter``: only ``source`` on the dashboard. A pane fed by several
+        sources is filtered to it (its CLUSTER/PROJECT column); a pane of another kind of
+        source (the ModelArts pane when a cluster was chosen) is hidden. ``esc`` shows all."""
+        st = self.hub.states.get(source)
+        kind = st.source.kind if st is not None else ""
+        pane_kind = {"queue": "slurm", "nodes": "slurm", "training": "modelarts"}
+        shown: list[VirtualTable] = []
+        for table in self.query(VirtualTable):
+            pane = table.parent
+            if not isinstance(pane, Pane) or table.id not in pane_kind:
+                continue
+            if pane_kind[table.id] != kind:
+                pane.display = False
+                continue
+            pane.display = True
+            shown.append(table)
+            if any(c.label in ("CLUSTER", "PROJECT") for c in table.columns):
+                table.set_filter(source)
+                table.post_message(VirtualTable.Filtered(table))
+        self._only = source
+        if shown:
+            shown[0].focus()
         self.notify(f"showing {source} only (esc: all sources)", timeout=3, markup=False)
+
+    def action_back(self) -> None:
+        if self._only is not None and self.maximized is None:
+            # back from the fleet's one-source view: every pane, unfiltered
+            self._only = None
+            for pane in self.query(Pane):
+                pane.display = True
+            for table in self.query(VirtualTable):
+                if table.filter_text:
+                    table.set_filter("")
+                    table.post_message(VirtualTable.Filtered(table))
+            for bar in self.query(FilterBar):
+                bar.value = ""
+            return
+        super().action_back()
 
     def action_columns(self) -> None:
         """``c``: choose the focused pane's columns; remembered across sessions."""

@@ -13,6 +13,7 @@ from textual.app import ComposeResult
 from textual.widgets import Footer, Static
 
 from cockpit.model import Incident, Subject
+from cockpit.text import clean
 from cockpit.views import MEMBER_COLUMNS, SEP, member_rows
 from cockpit.widgets.table import VirtualTable
 
@@ -58,6 +59,12 @@ class MembersScreen(CockpitScreen):
             t.append(f"  {shown} of {total} finding(s) shown", style="")
         else:
             t.append(f"  {shown} finding(s)", style="")
+        if inc.affected:
+            # the incident view's AFFECTED counts these (a job's nodes, a node's jobs), not
+            # the findings listed here: name them, so 4 there and 1 here do not disagree
+            names = ", ".join(clean(f"{a.kind} {a.id}", 40) for a in inc.affected[:3])
+            more = ", …" if len(inc.affected) > 3 else ""
+            t.append(f" · affected {len(inc.affected)}: {names}{more}")
         if current is None:
             t.append("  (no longer open in the live data)", style="yellow")
         t.append("   enter: drill down  /: filter  esc: back", style="dim")
