@@ -5,6 +5,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
@@ -321,3 +324,24 @@ def test_the_incident_table_marks_what_left_the_live_data(capsys):
     out = capsys.readouterr().out
     assert "bwa-mem2: command not found (gone)" in out
     assert "other (gone)" not in out and "other (resolved)" not in out
+
+
+@pytest.mark.skipif(shutil.which("script") is None, reason="needs script(1) for a terminal")
+def test_an_80_column_terminal_gets_a_table_a_person_can_read(tmp_path):
+    # at 80 columns every column folded: the title was ~10 cells a line, 24 incidents took
+    # 155 lines; now the root cause makes way and the title has room
+    cmd = f"stty cols 80 rows 40; {sys.executable} -m cockpit incidents --demo"
+    out = subprocess.run(
+        ["script", "-qc", cmd, "/dev/null"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "XDG_STATE_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)},
+    ).stdout
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
+    lines = plain.splitlines()
+    n = int(re.search(r"(\d+) incident\(s\)", plain).group(1))
+    assert len(lines) < 4 * n  # a few lines per incident, not seven
+    assert all(len(ln) <= 80 for ln in lines)
+    row = next(ln for ln in lines if "job 48101" in ln)
+    assert "never runs: 64 CPUs" in row

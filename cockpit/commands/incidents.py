@@ -197,21 +197,51 @@ def _table(
     # piped (| less, | grep, > file): one incident per line, never folded or padded out;
     # a title longer than the line is cut with an ellipsis (the JSON has it whole)
     piped = not sys.stdout.isatty()
+    console = stdout_console()
     table = Table(title=f"{len(incidents)} incident(s), {n_acked} acknowledged", expand=not piped)
+    # a terminal under 120 columns drops the root cause (the title says it in words) and cuts
+    # the subject: at 80 every column folded and the title was 10 cells a line (155 lines for
+    # 24 incidents)
+    narrow = not piped and console.width < 120
+    if narrow:
+        from rich import box
+
+        table = Table(
+            title=f"{len(incidents)} incident(s), {n_acked} acknowledged",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            expand=True,
+        )
+        table.add_column("sev", no_wrap=True)
+        table.add_column("subject", no_wrap=True, overflow="ellipsis", max_width=22)
+        table.add_column("title", ratio=1)
+        table.add_column("aff", no_wrap=True, justify="right")
+        table.add_column("since", no_wrap=True)
+        table.add_column("ack", no_wrap=True)
     # piped widths: at most 8+36+48+100+8+12+3 plus borders, under the piped line's 240
     for col, most in (
-        ("severity", None),
-        ("root cause", 36),
-        ("subject", 48),
-        ("title", 100),
-        ("affected", None),
-        ("first seen", None),
-        ("ack", None),
+        ()
+        if narrow
+        else (
+            ("severity", None),
+            ("root cause", 36),
+            ("subject", 48),
+            ("title", 100),
+            ("affected", None),
+            ("first seen", None),
+            ("ack", None),
+        )
     ):
         if piped:
             table.add_column(col, no_wrap=True, overflow="ellipsis", max_width=most)
+        elif col == "title":  # the room left over goes to the title
+            table.add_column(col, ratio=1)
+        elif col in ("root cause", "subject"):
+            table.add_column(
+                col, no_wrap=True, overflow="ellipsis", max_width=26 if col[0] == "r" else 36
+            )
         else:
-            table.add_column(col)
+            table.add_column(col, no_wrap=True)
     for i in incidents:
         at = (taken or {}).get(i.subject.source, now)
         # the TUI's words for an age (3h10m ago), not a second house style
@@ -225,7 +255,7 @@ def _table(
             state = " (gone)"
         elif kept is not None and getattr(kept, "resolved_at", None) is not None:
             state = " (resolved)"
-        table.add_row(
+        cells = [
             Text(i.severity, style=colour.get(i.severity, "")),
             Text(i.root_cause),
             Text(clean(str(i.subject))),
@@ -233,5 +263,16 @@ def _table(
             Text(str(affected_count(i))),
             Text(age),
             Text("yes" if i.key in acked else "", style="green"),
-        )
-    stdout_console().print(table)
+        ]
+        if narrow:  # CRIT, 3h10m, ✓: the words the TUI's incident view uses
+            sev = {"critical": "CRIT", "warning": "WARN", "info": "INFO"}.get(i.severity, "?")
+            cells = [
+                Text(sev, style=colour.get(i.severity, "")),
+                cells[2],
+                cells[3],
+                cells[4],
+                Text(age.removesuffix(" ago")),
+                Text("✓" if i.key in acked else "", style="green"),
+            ]
+        table.add_row(*cells)
+    console.print(table)
