@@ -150,6 +150,14 @@ def _job(
     return DemoJob(job_id, name, user, uid, acct, partition, cpus, mem_mib, limit, submit, **kw)
 
 
+def _stepd_oom(job: int) -> str:
+    """The line slurmstepd appends to an OOM-killed job's output (cgroup v1/v2, 22.05+)."""
+    return (
+        f"slurmstepd: error: Detected 1 oom-kill event(s) in StepId={job}.batch. Some of your "
+        "processes may have been killed by the cgroup out-of-memory handler."
+    )
+
+
 def _script(job_id: int) -> str:
     return f"/var/spool/slurmd/job{job_id}/slurm_script"
 
@@ -207,6 +215,9 @@ def scenario_jobs() -> list[DemoJob]:
                     "STAR --runThreadN 16 --genomeDir /shared/ref/GRCh38_star "
                     "--readFilesIn S12_R1.fq.gz S12_R2.fq.gz",
                 ),
+                # slurmstepd writes its own account into the job's output too (real Slurm):
+                # without it the log viewer counted the OOM as a warning ("Killed" alone)
+                (34 * 60, _stepd_oom(48102)),
             ),
             slurmd=(
                 (
@@ -591,6 +602,7 @@ def scenario_jobs() -> list[DemoJob]:
                     f"{_script(48130)}: line 7: 51877 "
                     "Killed                  python tokenize.py --workers 8",
                 ),
+                (300, _stepd_oom(48130)),
             ),
             slurmd=(
                 (
