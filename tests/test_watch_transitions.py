@@ -241,3 +241,22 @@ def test_repeated_failures_counts_history_within_window():
     # other users' failures do not count
     bob = [replace(a, user="bob") for a in old]
     assert rules(detect(prev, cur, [], T1, config=cfg, recent=bob)) == [("job_failed", "3")]
+
+
+def test_repeated_failures_count_when_jobs_ended_not_when_a_first_run_saw_them():
+    # `watch --once` on a new machine sees failures from hours ago all at once: "4 jobs of kim
+    # failed within 60 min" named jobs that died 1.5 h before
+    cfg = AlertConfig(failures_count=3, failures_window_s=3600)
+
+    def failed(i: str, ended_ago: timedelta) -> Alert:
+        f = Finding("x", "critical", Subject("job", "hpc", i), "x", first_seen=T1 - ended_ago)
+        return Alert(T1, "job_failed", "critical", Subject("job", "hpc", i), "x", f, "hpc", "alice")
+
+    long_ago = [failed(str(i), timedelta(minutes=90)) for i in range(1, 4)]
+    prev = snap(jobs=[job("9")])
+    cur = snap(T1, jobs=[job("9", state="FAILED")])
+    out = detect(prev, cur, [], T1, config=cfg, recent=long_ago)
+    assert "repeated_failures" not in {r for r, _ in rules(out)}
+    recent = [failed(str(i), timedelta(minutes=10)) for i in range(1, 4)]
+    out = detect(prev, cur, [], T1, config=cfg, recent=recent)
+    assert "repeated_failures" in {r for r, _ in rules(out)}

@@ -320,10 +320,17 @@ def _repeated(
     fresh_users = {a.user for a in new if a.rule in kinds and a.user}
     out = []
     for user in sorted(fresh_users):
-        seen: set[str] = set()
+        seen: dict[str, str] = {}  # id -> what to call it (a training job by its name)
         for a in [*recent, *new]:
-            if a.rule in kinds and a.user == user and a.source == source and a.time >= start:
-                seen.add(a.subject.id)
+            # when the job failed, not when this run noticed it: a first run sees failures
+            # from hours ago, and called them "within 60 min" (a Slurm job's finding is
+            # first seen at its end; a training job's at its creation: not a failure time)
+            when = a.time
+            f = a.finding
+            if a.rule == "job_failed" and f is not None and f.first_seen is not None:
+                when = min(when, f.first_seen)
+            if a.rule in kinds and a.user == user and a.source == source and when >= start:
+                seen[a.subject.id] = a.subject.name or a.subject.id
         if len(seen) >= cfg.failures_count:
             win = cfg.failures_window_s // 60
             out.append(
@@ -333,7 +340,7 @@ def _repeated(
                     "warning",
                     Subject("user", source, user),
                     f"{len(seen)} jobs of {user} failed within {win} min: "
-                    + ", ".join(sorted(seen)),
+                    + ", ".join(sorted(seen.values())),
                     None,
                     source,
                     user,
