@@ -297,7 +297,9 @@ def _cluster(ld: _Loader, name: str, raw: Any) -> ClusterConfig:
     if not _NAME_RE.match(name):
         raise ld.error(prefix, "cluster names use letters, digits, '.', '_' and '-'")
     v = ld.check(prefix, raw, _CLUSTER_KEYS)
-    transport = v.get("transport", "local")
+    # a host with no transport is an SSH cluster: "local" would silently watch whatever Slurm
+    # the cockpit's own machine answers for, and call it this cluster
+    transport = v.get("transport", "ssh" if v.get("host") else "local")
     if transport not in ("local", "ssh", "rest"):
         raise ld.error(
             f"{prefix}.transport",

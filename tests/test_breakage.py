@@ -266,3 +266,16 @@ def test_check_config_tries_once_and_says_nothing_of_retries(tmp_path):
     assert res.returncode == 2
     assert "FAILS [unreachable]" in res.stdout and "connection refused" in res.stdout
     assert "next retry" not in res.stdout and ": OK" not in res.stdout
+
+
+def test_check_config_of_a_file_naming_no_source_says_what_happens(tmp_path):
+    p = tmp_path / "empty.toml"
+    p.write_text("")
+    res = subprocess.run(
+        [sys.executable, "-m", "cockpit", "check-config", "--config", str(p)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert res.returncode == 0
+    assert "names no [clusters.NAME]" in res.stdout and "demo" in res.stdout

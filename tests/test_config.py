@@ -198,3 +198,12 @@ def test_every_table_with_a_problem_is_reported_at_once(tmp_path):
     assert out.returncode == 2
     assert "carrier-pigeon" in out.stderr and "poll_interval" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_host_without_a_transport_is_an_ssh_cluster(tmp_path):
+    # transport defaulted to local: check-config said the cluster answered (the local Slurm)
+    p = tmp_path / "c.toml"
+    p.write_text('[clusters.q]\nhost = "login01"\n')
+    assert load_config(p).clusters["q"].transport == "ssh"
+    p.write_text('[clusters.q]\ntransport = "local"\n')
+    assert load_config(p).clusters["q"].transport == "local"

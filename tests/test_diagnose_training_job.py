@@ -134,3 +134,10 @@ def test_the_job_asked_about_leads_by_name_and_its_pool_follows(capsys):
     assert lines[0].startswith("WARNING  training job detr-4gpu-dedicated (")
     assert "pool a100-dedicated fragmented" in " ".join(lines[:2])
     assert any(ln.startswith("CRITICAL pool ") for ln in lines[1:])
+
+
+def test_an_empty_training_job_name_is_an_error_not_the_whole_site(capsys):
+    # a script's `--training-job "$JOB"` with JOB unset printed the whole site's report, exit 0
+    assert main(["diagnose", "--demo", "--training-job", ""]) == 2
+    err = capsys.readouterr().err
+    assert "--training-job needs" in err and "Traceback" not in err

@@ -107,7 +107,9 @@ async def test_keys_typed_fast_after_slash_go_into_the_filter(tmp_path):
         queue = app.screen.query_one(QueueTable)
         # as a terminal delivers a fast typist's (or tmux send-keys') bytes: one batch, the
         # app handles none of them before all are queued
-        for key, char in (("slash", "/"), ("o", "o"), ("o", "o"), ("m", "m"), ("enter", "\r")):
+        batch = [("slash", "/"), *((c, c) for c in "dr"), ("backspace", None), ("backspace", None)]
+        batch += [("o", "o"), ("o", "o"), ("m", "m"), ("enter", "\r")]
+        for key, char in batch:  # "/dr⌫⌫oom⏎": the backspaces lost, "droom" was the filter
             app.post_message(events.Key(key, char))
         await pilot.pause(0.3)
         assert isinstance(app.screen, DashboardScreen)

@@ -18,7 +18,6 @@ from operator import itemgetter
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
-from textual import events
 from textual.binding import Binding
 from textual.geometry import Region, Size
 from textual.message import Message
@@ -635,25 +634,6 @@ class VirtualTable(ScrollView, can_focus=True):
             layout.append((i, w))
         self._layout, self._layout_for = layout, width
         return layout
-
-    def on_key(self, event: events.Key) -> None:
-        """`/oom⏎` arrives as one batch, and this table handles all of it before a binding
-        of its screen would run (bindings are checked once a key has bubbled up): so `/`
-        opens the filter here, at once, and the keys queued behind it go to the filter."""
-        from textual.widgets import Input
-
-        target = self.screen.focused  # has_focus lags: it changes when Blur is handled
-        if event.key == "slash" and target is self:
-            opener = getattr(self.screen, "action_filter", None)
-            if opener is not None:
-                event.stop()
-                event.prevent_default()
-                opener()
-            return
-        if target is not self and isinstance(target, Input):
-            event.stop()
-            event.prevent_default()
-            target.post_message(events.Key(event.key, event.character))
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width

@@ -46,6 +46,12 @@ def run(args: argparse.Namespace) -> int:
     if not config.exists:
         print(f"no config at {config.path}: the cockpit runs the demo site")
         return 0
+    if not config.has_sources:  # valid, and watching nothing: say what the cockpit does then
+        print(
+            f"config {config.path}: the file is valid but names no [clusters.NAME] or "
+            "[modelarts.NAME]: the TUI runs the demo site, watch refuses"
+        )
+        return 0
     tried = "" if args.no_poll else "; each source, tried now:"
     print(f"config {config.path}: the file is valid{tried}")
     lines: dict[str, str] = {}

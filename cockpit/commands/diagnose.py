@@ -80,6 +80,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.training_job is not None and not args.training_job.strip():
+        # `--training-job "$JOB"` with JOB unset: not a request for the whole site
+        raise UserError("--training-job needs a training job's name or id")
     offline = args.bundle or _offline_target(args)
     if not offline and not args.training_job:
         from cockpit.commands.output import say_if_demo

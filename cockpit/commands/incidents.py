@@ -199,10 +199,12 @@ def _table(
     piped = not sys.stdout.isatty()
     console = stdout_console()
     table = Table(title=f"{len(incidents)} incident(s), {n_acked} acknowledged", expand=not piped)
-    # a terminal under 120 columns drops the root cause (the title says it in words) and cuts
+    # a terminal under 160 columns drops the root cause (the title says it in words) and cuts
     # the subject: at 80 every column folded and the title was 10 cells a line (155 lines for
     # 24 incidents)
-    narrow = not piped and console.width < 120
+    # the boxed seven columns need ~160 cells to leave the title room (at 120 it had 7)
+    narrow = not piped and console.width < 160
+    tiny = narrow and console.width < 70  # subject over title in one column
     if narrow:
         from rich import box
 
@@ -213,11 +215,15 @@ def _table(
             expand=True,
         )
         table.add_column("sev", no_wrap=True)
-        table.add_column("subject", no_wrap=True, overflow="ellipsis", max_width=22)
-        table.add_column("title", ratio=1)
-        table.add_column("aff", no_wrap=True, justify="right")
+        if tiny:
+            table.add_column("subject / title", ratio=1)
+        else:
+            table.add_column("subject", no_wrap=True, overflow="ellipsis", max_width=26)
+            table.add_column("title", ratio=1)
+            table.add_column("aff", no_wrap=True, justify="right")
         table.add_column("since", no_wrap=True)
-        table.add_column("ack", no_wrap=True)
+        if not tiny:
+            table.add_column("ack", no_wrap=True)
     # piped widths: at most 8+36+48+100+8+12+3 plus borders, under the piped line's 240
     for col, most in (
         ()
@@ -266,13 +272,19 @@ def _table(
         ]
         if narrow:  # CRIT, 3h10m, ✓: the words the TUI's incident view uses
             sev = {"critical": "CRIT", "warning": "WARN", "info": "INFO"}.get(i.severity, "?")
-            cells = [
-                Text(sev, style=colour.get(i.severity, "")),
-                cells[2],
-                cells[3],
-                cells[4],
-                Text(age.removesuffix(" ago")),
-                Text("✓" if i.key in acked else "", style="green"),
-            ]
+            since = Text(age.removesuffix(" ago"))
+            if tiny:
+                both = Text.assemble(cells[2], "\n", cells[3])
+                ack = Text(" ✓ acknowledged" if i.key in acked else "", style="green")
+                cells = [Text(sev, style=colour.get(i.severity, "")), both + ack, since]
+            else:
+                cells = [
+                    Text(sev, style=colour.get(i.severity, "")),
+                    cells[2],
+                    cells[3],
+                    cells[4],
+                    since,
+                    Text("✓" if i.key in acked else "", style="green"),
+                ]
         table.add_row(*cells)
     console.print(table)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from textual import events
+from textual.actions import SkipAction
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input
@@ -15,7 +17,33 @@ if TYPE_CHECKING:
     from cockpit.runtime.hub import Hub
 
 
-class FilterBar(Input):
+class InOrderInput(Input):
+    """An Input whose editing keys act in the order typed. Input's backspace, enter and arrows
+    are bindings, and a binding runs only once its key has bubbled up to the app: in a batch
+    (a fast typist, tmux send-keys, a paste of keystrokes) the letters behind it were
+    inserted first, so `/drain⌫⌫⌫⌫⌫cn013⏎` filtered on "drainc"."""
+
+    _IN_ORDER = {
+        "backspace": "delete_left",
+        "delete": "delete_right",
+        "left": "cursor_left",
+        "right": "cursor_right",
+        "home": "home",
+        "end": "end",
+        "enter": "submit",
+    }
+
+    async def on_key(self, event: events.Key) -> None:
+        action = self._IN_ORDER.get(event.key)
+        if action is None and event.key == "escape" and hasattr(self, "action_cancel"):
+            action = "cancel"
+        if action is not None:
+            event.stop()
+            event.prevent_default()
+            await self.run_action(action)
+
+
+class FilterBar(InOrderInput):
     """The ``/`` input; filters the table that had focus, live, by any column text."""
 
     DEFAULT_CSS = (
@@ -34,9 +62,7 @@ class FilterBar(Input):
         self.target = table
         self.value = table.filter_text
         self.add_class("-shown")
-        # at once, not on the next idle (Widget.focus): keys typed right after `/` arrive in
-        # the same batch and went to the table, enter opening its top row
-        self.screen.set_focus(self)
+        self.screen.set_focus(self)  # at once, not on the next idle: see the "/" binding
 
     def on_input_changed(self, event: Input.Changed) -> None:
         # not stopped: the screen updates its pane titles ("12 of 650, filter …")
@@ -65,7 +91,11 @@ class CockpitScreen(Screen):
 
     BINDINGS = [
         Binding("escape", "back", "Back"),
-        Binding("slash", "filter", "Filter"),
+        # priority: checked as the app takes the key from the terminal, before the next key of
+        # the same batch is handed out, so `/drain⌫⌫cn013⏎` typed at once all lands in the
+        # filter it opens (a plain binding runs only once the key has bubbled up: the keys
+        # behind it had gone to the table). In an input, "/" is a character (SkipAction).
+        Binding("slash", "filter", "Filter", priority=True),
         Binding("z", "zoom", "Zoom", show=False),
     ]
 
@@ -110,7 +140,13 @@ class CockpitScreen(Screen):
             return focused
         return next(iter(self.query(VirtualTable)), None)
 
+    def check_typing(self) -> None:
+        """A priority key in a text box is the text's: the binding steps aside."""
+        if isinstance(self.focused, Input):
+            raise SkipAction()
+
     def action_filter(self) -> None:
+        self.check_typing()
         table = self.filter_target()
         bars = self.query(FilterBar)
         if table is None or not bars:

@@ -19,7 +19,7 @@ from cockpit.diagnosis.logscan import ScanHit, guess_kind, iter_errors
 from cockpit.text import clean
 from cockpit.widgets.logview import LogReader, LogView
 
-from .base import CockpitScreen
+from .base import CockpitScreen, InOrderInput
 
 
 def log_kind(name: str) -> str:
@@ -70,7 +70,7 @@ class BytesLogReader(_Scanned):
         return len(self.data)
 
 
-class SearchBar(Input):
+class SearchBar(InOrderInput):
     """The log's one input line: ``/`` search forward, ``?`` backward, ``&`` keep matching
     lines (``mode``)."""
 
@@ -90,7 +90,7 @@ class SearchBar(Input):
         self.placeholder = self.PROMPTS[mode]
         self.value = value
         self.add_class("-shown")
-        self.focus()
+        self.screen.set_focus(self)  # at once: the keys typed behind / come here (FilterBar)
 
     def action_cancel(self) -> None:
         self.remove_class("-shown")
@@ -165,6 +165,7 @@ class LogScreen(CockpitScreen):
             self.query_one(Tabs).active = f"log-{(self.active + step) % len(self.logs)}"
 
     def action_filter(self) -> None:  # '/' searches in a log
+        self.check_typing()
         self.query_one(SearchBar).open("/")
 
     def action_search_back(self) -> None:
