@@ -187,6 +187,7 @@ def _table(
     from rich.table import Table
     from rich.text import Text
 
+    from cockpit.model import SEVERITY_MARK
     from cockpit.report import affected_count
     from cockpit.safety import redact
     from cockpit.text import clean
@@ -194,65 +195,68 @@ def _table(
 
     colour = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
     n_acked = sum(1 for i in incidents if i.key in acked)
-    # piped (| less, | grep, > file): one incident per line, never folded or padded out;
-    # a title longer than the line is cut with an ellipsis (the JSON has it whole)
-    piped = not sys.stdout.isatty()
     console = stdout_console()
-    table = Table(title=f"{len(incidents)} incident(s), {n_acked} acknowledged", expand=not piped)
-    # a terminal under 160 columns drops the root cause (the title says it in words) and cuts
-    # the subject: at 80 every column folded and the title was 10 cells a line (155 lines for
-    # 24 incidents)
-    # the boxed seven columns need ~160 cells to leave the title room (at 120 it had 7)
-    narrow = not piped and console.width < 160
-    tiny = narrow and console.width < 70  # subject over title in one column
-    if narrow:
+    # piped (| less, | grep, > file): one incident per line, never folded or padded out; a
+    # title longer than the line is cut with an ellipsis (the JSON has it whole). A terminal:
+    # the boxed seven columns need ~160 cells to leave the title room (at 120 it had 7, at 80
+    # every column folded: 155 lines for 24 incidents), so narrower ones drop the cause (the
+    # title says it in words), and under 70 the subject goes over the title.
+    piped = not sys.stdout.isatty()
+    mode = "piped" if piped else "wide" if console.width >= 160 else "narrow"
+    if mode == "narrow" and console.width < 70:
+        mode = "tiny"
+    cut = {"no_wrap": True, "overflow": "ellipsis"}
+    fixed = {"no_wrap": True}
+    # (header, cell, column options) per mode; piped widths at most 8+36+48+100+8+12+3 plus
+    # borders, under the piped line's 240
+    columns = {
+        "piped": [
+            ("severity", "severity", fixed),
+            ("root cause", "cause", {**cut, "max_width": 36}),
+            ("subject", "subject", {**cut, "max_width": 48}),
+            ("title", "title", {**cut, "max_width": 100}),
+            ("affected", "affected", fixed),
+            ("first seen", "age", fixed),
+            ("ack", "ack", fixed),
+        ],
+        "wide": [
+            ("severity", "severity", fixed),
+            ("root cause", "cause", {**cut, "max_width": 26}),
+            ("subject", "subject", {**cut, "max_width": 36}),
+            ("title", "title", {"ratio": 1}),  # the room left over goes to the title
+            ("affected", "affected", fixed),
+            ("first seen", "age", fixed),
+            ("ack", "ack", fixed),
+        ],
+        # CRIT, 3h10m, ✓: the words the TUI's incident view uses
+        "narrow": [
+            ("sev", "mark", fixed),
+            ("subject", "subject", {**cut, "max_width": 26}),
+            ("title", "title", {"ratio": 1}),
+            ("aff", "affected", {**fixed, "justify": "right"}),
+            ("since", "since", fixed),
+            ("ack", "tick", fixed),
+        ],
+        "tiny": [
+            ("sev", "mark", fixed),
+            ("subject / title", "subject_title", {"ratio": 1}),
+            ("since", "since", fixed),
+        ],
+    }[mode]
+    title = f"{len(incidents)} incident(s), {n_acked} acknowledged"
+    if mode in ("narrow", "tiny"):
         from rich import box
 
-        table = Table(
-            title=f"{len(incidents)} incident(s), {n_acked} acknowledged",
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
-            expand=True,
-        )
-        table.add_column("sev", no_wrap=True)
-        if tiny:
-            table.add_column("subject / title", ratio=1)
-        else:
-            table.add_column("subject", no_wrap=True, overflow="ellipsis", max_width=26)
-            table.add_column("title", ratio=1)
-            table.add_column("aff", no_wrap=True, justify="right")
-        table.add_column("since", no_wrap=True)
-        if not tiny:
-            table.add_column("ack", no_wrap=True)
-    # piped widths: at most 8+36+48+100+8+12+3 plus borders, under the piped line's 240
-    for col, most in (
-        ()
-        if narrow
-        else (
-            ("severity", None),
-            ("root cause", 36),
-            ("subject", 48),
-            ("title", 100),
-            ("affected", None),
-            ("first seen", None),
-            ("ack", None),
-        )
-    ):
-        if piped:
-            table.add_column(col, no_wrap=True, overflow="ellipsis", max_width=most)
-        elif col == "title":  # the room left over goes to the title
-            table.add_column(col, ratio=1)
-        elif col in ("root cause", "subject"):
-            table.add_column(
-                col, no_wrap=True, overflow="ellipsis", max_width=26 if col[0] == "r" else 36
-            )
-        else:
-            table.add_column(col, no_wrap=True)
+        table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, expand=True)
+    else:
+        table = Table(title=title, expand=not piped)
+    for header, _cell, options in columns:
+        table.add_column(header, **options)
     for i in incidents:
         at = (taken or {}).get(i.subject.source, now)
         # the TUI's words for an age (3h10m ago), not a second house style
         since = None if i.first_seen is None else (at - i.first_seen).total_seconds()
-        age = "" if since is None else f"{fmt_age(since)} ago"
+        age = "" if since is None else fmt_age(since)
         kept = (stored or {}).get(i.key)
         # gone from the live data (the job left squeue, the node resumed): still open until
         # acknowledged, and said so, as the incident view does
@@ -261,30 +265,27 @@ def _table(
             state = " (gone)"
         elif kept is not None and getattr(kept, "resolved_at", None) is not None:
             state = " (resolved)"
-        cells = [
-            Text(i.severity, style=colour.get(i.severity, "")),
-            Text(i.root_cause),
-            Text(clean(str(i.subject))),
-            Text(clean(redact(i.title)) + state),
-            Text(str(affected_count(i))),
-            Text(age),
-            Text("yes" if i.key in acked else "", style="green"),
-        ]
-        if narrow:  # CRIT, 3h10m, ✓: the words the TUI's incident view uses
-            sev = {"critical": "CRIT", "warning": "WARN", "info": "INFO"}.get(i.severity, "?")
-            since = Text(age.removesuffix(" ago"))
-            if tiny:
-                both = Text.assemble(cells[2], "\n", cells[3])
-                ack = Text(" ✓ acknowledged" if i.key in acked else "", style="green")
-                cells = [Text(sev, style=colour.get(i.severity, "")), both + ack, since]
-            else:
-                cells = [
-                    Text(sev, style=colour.get(i.severity, "")),
-                    cells[2],
-                    cells[3],
-                    cells[4],
-                    since,
-                    Text("✓" if i.key in acked else "", style="green"),
-                ]
-        table.add_row(*cells)
+        style = colour.get(i.severity, "")
+        is_acked = i.key in acked
+        subject = Text(clean(str(i.subject)))
+        headline = Text(clean(redact(i.title)) + state)
+        cells = {
+            "severity": Text(i.severity, style=style),
+            "mark": Text(SEVERITY_MARK.get(i.severity, "?"), style=style),
+            "cause": Text(i.root_cause),
+            "subject": subject,
+            "title": headline,
+            "subject_title": Text.assemble(
+                subject,
+                "\n",
+                headline,
+                (" ✓ acknowledged" if is_acked else "", "green"),
+            ),
+            "affected": Text(str(affected_count(i))),
+            "age": Text(f"{age} ago" if age else ""),
+            "since": Text(age),
+            "ack": Text("yes" if is_acked else "", style="green"),
+            "tick": Text("✓" if is_acked else "", style="green"),
+        }
+        table.add_row(*(cells[cell] for _header, cell, _options in columns))
     console.print(table)
