@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -454,32 +455,25 @@ def load_config(path: str | Path | None = None) -> Config:
         if k not in _TOP
     ]
 
-    clusters: dict[str, ClusterConfig] = {}
-    for name, raw in _table(ld, data, "clusters").items():
+    def kept(build: Callable[..., Any], *args: Any, default: Any = None) -> Any:
+        """``build(*args)``; its ConfigError joins ``problems`` and ``default`` stands in."""
         try:
-            clusters[name] = _cluster(ld, name, raw)
+            return build(*args)
         except ConfigError as exc:
             problems.append(exc)
-    modelarts: dict[str, ModelArtsConfig] = {}
-    for name, raw in _table(ld, data, "modelarts").items():
-        try:
-            modelarts[name] = _modelarts(ld, name, raw)
-        except ConfigError as exc:
-            problems.append(exc)
+            return default
 
-    ui, alerts, store = UiConfig(), {}, StoreConfig()
-    try:
-        ui = _ui(ld, data)
-    except ConfigError as exc:
-        problems.append(exc)
-    try:
-        alerts = dict(_table(ld, data, "alerts"))
-    except ConfigError as exc:
-        problems.append(exc)
-    try:
-        store = _store(ld, data)
-    except ConfigError as exc:
-        problems.append(exc)
+    clusters: dict[str, ClusterConfig] = {}
+    for name, raw in kept(_table, ld, data, "clusters", default={}).items():
+        if (cluster := kept(_cluster, ld, name, raw)) is not None:
+            clusters[name] = cluster
+    modelarts: dict[str, ModelArtsConfig] = {}
+    for name, raw in kept(_table, ld, data, "modelarts", default={}).items():
+        if (project := kept(_modelarts, ld, name, raw)) is not None:
+            modelarts[name] = project
+    ui = kept(_ui, ld, data, default=UiConfig())
+    alerts = dict(kept(_table, ld, data, "alerts", default={}))
+    store = kept(_store, ld, data, default=StoreConfig())
     if problems:
         raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
     return Config(
