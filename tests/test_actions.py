@@ -10,6 +10,7 @@ from cockpit import audit
 from cockpit.actions import CATALOGUE, actions_for, build
 from cockpit.errors import UserError
 from cockpit.model import Subject
+from tests.cli_support import run_cockpit
 
 NODE = Subject("node", "lab", "cn013")
 JOB = Subject("job", "lab", "48102")
@@ -155,21 +156,12 @@ def test_the_likely_action_comes_first():
 
 
 def test_check_config_says_which_clusters_allow_actions(tmp_path):
-    import subprocess
-    import sys
-
     cfg = tmp_path / "c.toml"
     cfg.write_text(
         '[clusters.a]\ntransport = "local"\nallow_actions = true\n'
         '[clusters.b]\ntransport = "local"\n'
     )
-    out = subprocess.run(
-        [sys.executable, "-m", "cockpit", "check-config", "--config", str(cfg)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    ).stdout
+    out = run_cockpit("check-config", "--config", str(cfg), timeout=120).stdout
     line = {ln.split(":")[0].strip(): ln for ln in out.splitlines() if "cluster " in ln}
     assert "actions ON" in line["cluster a"] and "read-only" in line["cluster b"], out
 

@@ -24,6 +24,7 @@ from cockpit.screens.incidents import IncidentScreen
 from cockpit.screens.subject import JobScreen
 from cockpit.store.acks import AckStore
 from cockpit.transport import LocalTransport, RemoteFileError, SshTransport
+from tests.cli_support import run_cockpit
 
 NOW = datetime(2026, 11, 29, 20, 45, 0, tzinfo=UTC)
 
@@ -65,12 +66,7 @@ def test_config_rejects_non_finite_intervals_and_timeouts(tmp_path, line, key):
     p.write_text(f'[clusters.lab]\ntransport = "local"\n{line}\n')
     with pytest.raises(ConfigError, match=rf"c.toml:3: \[clusters.lab.{key}\]"):
         load_config(p)
-    res = subprocess.run(
-        [sys.executable, "-m", "cockpit", "check-config", "--config", str(p)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    res = run_cockpit("check-config", "--config", str(p))
     assert res.returncode == 2 and "Traceback" not in res.stderr and key in res.stderr
 
 
@@ -257,12 +253,7 @@ def test_check_config_tries_once_and_says_nothing_of_retries(tmp_path):
         '[clusters.far]\ntransport = "ssh"\nhost = "127.0.0.1"\nport = 1\n'
         'known_hosts = "none"\ninsecure_ignore_host_key = true\n'
     )
-    res = subprocess.run(
-        [sys.executable, "-m", "cockpit", "check-config", "--config", str(p)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    res = run_cockpit("check-config", "--config", str(p))
     assert res.returncode == 2
     assert "FAILS [unreachable]" in res.stdout and "connection refused" in res.stdout
     assert "next retry" not in res.stdout and ": OK" not in res.stdout
@@ -271,11 +262,6 @@ def test_check_config_tries_once_and_says_nothing_of_retries(tmp_path):
 def test_check_config_of_a_file_naming_no_source_says_what_happens(tmp_path):
     p = tmp_path / "empty.toml"
     p.write_text("")
-    res = subprocess.run(
-        [sys.executable, "-m", "cockpit", "check-config", "--config", str(p)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    res = run_cockpit("check-config", "--config", str(p))
     assert res.returncode == 0
     assert "names no [clusters.NAME]" in res.stdout and "demo" in res.stdout

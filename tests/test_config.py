@@ -1,10 +1,10 @@
-import subprocess
 import sys
 
 import pytest
 
 from cockpit.config import load_config
 from cockpit.errors import ConfigError
+from tests.cli_support import run_cockpit
 
 EXAMPLE = """\
 [clusters.lab]
@@ -117,12 +117,7 @@ def test_known_hosts_none_needs_explicit_insecure(tmp_path):
 
 def test_check_config_cli_exit_2_one_line(tmp_path):
     p = write(tmp_path, EXAMPLE.replace("interval = 15 ", "interval = 1  "))
-    res = subprocess.run(
-        [sys.executable, "-m", "cockpit", "check-config", "--config", str(p)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    res = run_cockpit("check-config", "--config", str(p))
     assert res.returncode == 2
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert f"{p}:8" in res.stderr and "clusters.lab.interval" in res.stderr
@@ -153,13 +148,7 @@ def test_check_config_reports_unset_modelarts_keys_and_still_checks_the_cluster(
     )
     env = {k: v for k, v in os.environ.items() if k not in ("NO_SUCH_AK", "NO_SUCH_SK")}
     env["PATH"] = f"{empty}{os.pathsep}{os.path.dirname(sys.executable)}"
-    res = subprocess.run(
-        [sys.executable, "-m", "cockpit", "check-config", "--config", str(p), "--timeout", "10"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
+    res = run_cockpit("check-config", "--config", str(p), "--timeout", "10", env=env)
     assert res.returncode == 2 and "Traceback" not in res.stderr
     out = res.stdout.splitlines()
     prod = next(ln for ln in out if "modelarts prod" in ln)
@@ -190,11 +179,7 @@ def test_every_table_with_a_problem_is_reported_at_once(tmp_path):
         line = next(ln for ln in text.splitlines() if where in ln)
         assert words in line
     # the CLI prints them all and exits 2, no traceback
-    out = subprocess.run(
-        [sys.executable, "-m", "cockpit", "--config", str(p), "check-config"],
-        capture_output=True,
-        text=True,
-    )
+    out = run_cockpit("--config", str(p), "check-config")
     assert out.returncode == 2
     assert "carrier-pigeon" in out.stderr and "poll_interval" in out.stderr
     assert "Traceback" not in out.stderr

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -47,12 +49,28 @@ def alive(session: str) -> bool:
     )
 
 
-def test_demo_in_tmux(tmp_path):
+@contextmanager
+def cockpit_in_tmux(
+    tmp_path, args: str, env: str = "TERM=xterm-256color", size=("120", "40"), linger: int = 1
+) -> Iterator[str]:
+    """``cockpit ARGS`` in a detached tmux session with its state and config dirs in
+    ``tmp_path``; prints EXITED=<status> when it ends, then lingers ``linger`` s so the screen
+    can be read. Yields the session name; the session is killed on the way out."""
     session = f"cockpit-test-{uuid.uuid4().hex[:8]}"
-    env = f"XDG_STATE_HOME={tmp_path} XDG_CONFIG_HOME={tmp_path} TERM=xterm-256color"
-    cmd = f"cd {tmp_path} && {env} {sys.executable} -m cockpit --demo; echo EXITED=$?; sleep 1"
-    tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd)
+    env = f"{env} XDG_STATE_HOME={tmp_path} XDG_CONFIG_HOME={tmp_path}"
+    cmd = (
+        f"cd {tmp_path} && {env} {sys.executable} -m cockpit {args}; echo EXITED=$?; sleep {linger}"
+    )
+    tmux("new-session", "-d", "-s", session, "-x", size[0], "-y", size[1], cmd)
     try:
+        yield session
+    finally:
+        if alive(session):
+            tmux("kill-session", "-t", session)
+
+
+def test_demo_in_tmux(tmp_path):
+    with cockpit_in_tmux(tmp_path, "--demo") as session:
         # header, the three panes, the incidents strip after the first poll, the DOWN* node
         wait_for(session, "DEMO SITE", "JOBID", "Nodes", "ModelArts", "critical", "DOWN*")
         press(session, "i")
@@ -69,45 +87,27 @@ def test_demo_in_tmux(tmp_path):
         while alive(session) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert not alive(session), "the session should end after q"
-    finally:
-        if alive(session):
-            tmux("kill-session", "-t", session)
 
 
 def test_no_color_is_honoured(tmp_path):
     """NO_COLOR: still usable (states readable as text)."""
-    session = f"cockpit-test-{uuid.uuid4().hex[:8]}"
-    env = f"NO_COLOR=1 XDG_STATE_HOME={tmp_path} XDG_CONFIG_HOME={tmp_path}"
-    cmd = (
-        f"cd {tmp_path} && {env} {sys.executable} -m "
-        "cockpit --demo --no-bell; echo EXITED=$?; sleep 5"
-    )
-    tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", cmd)
-    try:
+    with cockpit_in_tmux(
+        tmp_path, "--demo --no-bell", env="NO_COLOR=1", size=("80", "24"), linger=5
+    ) as session:
         wait_for(session, "JOBID", "STATE", "critical", "Nodes")
         press(session, "q")
         assert "EXITED=0" in wait_for(session, "EXITED=")
-    finally:
-        if alive(session):
-            tmux("kill-session", "-t", session)
 
 
 def test_the_demo_without_a_config_writes_nothing_a_real_site_reads(tmp_path):
     # `cockpit` with no config opens the demo; its alerts went to the real alerts.jsonl (and
     # `cockpit alerts --config real.toml` then listed /scratch @demo-hpc) and its baselines
     # to init-baselines.json
-    session = f"cockpit-test-{uuid.uuid4().hex[:8]}"
-    env = f"XDG_STATE_HOME={tmp_path} XDG_CONFIG_HOME={tmp_path} TERM=xterm-256color"
-    cmd = f"cd {tmp_path} && {env} {sys.executable} -m cockpit; echo EXITED=$?; sleep 1"
-    tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd)
-    try:
+    with cockpit_in_tmux(tmp_path, "") as session:
         wait_for(session, "DEMO SITE", "no config", "critical")
         time.sleep(3)  # a few polls: the demo's alerts fire on the first
         press(session, "Q")
         wait_for(session, "EXITED=0")
-    finally:
-        if alive(session):
-            tmux("kill-session", "-t", session)
     written = sorted(p.name for p in (tmp_path / "cockpit").glob("*"))
     assert "alerts.jsonl" not in written and "init-baselines.json" not in written, written
     assert any(name.startswith("cockpit-demo.db") for name in written), written
