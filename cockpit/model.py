@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 Severity = Literal["critical", "warning", "info"]
 SEVERITY_RANK: Mapping[str, int] = {"critical": 0, "warning": 1, "info": 2}
-SEVERITY_MARK: Mapping[str, str] = {"critical": "CRIT", "warning": "WARN", "info": "INFO"}
 
 SubjectKind = Literal[
     "job", "node", "partition", "training_job", "pool", "cluster", "project", "file", "user"

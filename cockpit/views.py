@@ -21,16 +21,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from cockpit.model import (
-    SEVERITY_MARK,
-    SEVERITY_RANK,
-    ExitCode,
-    Finding,
-    FsUsage,
-    Incident,
-    SlurmJob,
-    Snapshot,
-)
+from cockpit.model import SEVERITY_RANK, ExitCode, Finding, FsUsage, Incident, SlurmJob, Snapshot
 from cockpit.text import clean
 from cockpit.units import squeue_time
 from cockpit.widgets.fmt import age
@@ -79,6 +70,7 @@ __all__ = [
 # ------------------------------------------------------------------ values
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+SEVERITY_MARK = {"critical": "CRIT", "warning": "WARN", "info": "INFO"}
 
 _JOB_STATE_STYLE = {
     "PENDING": "yellow",

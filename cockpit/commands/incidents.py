@@ -187,13 +187,14 @@ def _table(
     from rich.table import Table
     from rich.text import Text
 
-    from cockpit.model import SEVERITY_MARK
     from cockpit.report import affected_count
     from cockpit.safety import redact
     from cockpit.text import clean
     from cockpit.widgets.fmt import age as fmt_age
 
     colour = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+    # the TUI's marks (views.SEVERITY_MARK), spelled here: the views module imports Textual
+    mark = {"critical": "CRIT", "warning": "WARN", "info": "INFO"}
     n_acked = sum(1 for i in incidents if i.key in acked)
     console = stdout_console()
     # piped (| less, | grep, > file): one incident per line, never folded or padded out; a
@@ -271,7 +272,7 @@ def _table(
         headline = Text(clean(redact(i.title)) + state)
         cells = {
             "severity": Text(i.severity, style=style),
-            "mark": Text(SEVERITY_MARK.get(i.severity, "?"), style=style),
+            "mark": Text(mark.get(i.severity, "?"), style=style),
             "cause": Text(i.root_cause),
             "subject": subject,
             "title": headline,
