@@ -410,8 +410,13 @@ def _tolerant(
     return items, warnings
 
 
-def parse_scontrol_nodes(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmNode], list[str]]:
-    """``scontrol show node [-o]`` -> (nodes, warnings); reason split into text, user, time."""
+def parse_scontrol_nodes(
+    text: str, tz: tzinfo = UTC, memo: dict[str, SlurmNode] | None = None
+) -> tuple[list[SlurmNode], list[str]]:
+    """``scontrol show node [-o]`` -> (nodes, warnings); reason split into text, user, time.
+
+    ``memo`` (the caller's, kept between polls): one-line records (``-o``) seen last time give
+    back the same node object instead of a new one; it is refilled with this call's lines."""
 
     def build(r: dict[str, str]) -> SlurmNode:
         base, flags = split_node_state(r.get("State", "UNKNOWN"))
@@ -441,12 +446,45 @@ def parse_scontrol_nodes(text: str, tz: tzinfo = UTC) -> tuple[list[SlurmNode], 
             tmp_disk_mib=_int(r.get("TmpDisk")),  # slurm.conf TmpDisk is in MB already
         )
 
-    return _tolerant(
-        _records_or_raise(text, "NodeName", "scontrol show node"),
-        "NodeName",
-        "scontrol show node",
-        build,
-    )
+    where = "scontrol show node"
+    if memo is None or "\n " in text or "\n\t" in text or text[:1].isspace():
+        return _tolerant(_records_or_raise(text, "NodeName", where), "NodeName", where, build)
+    # One record per line: a node whose line did not change (most of them, every poll) is the
+    # same object as last poll's, so the later stages see it unchanged at once.
+    items: list[SlurmNode] = []
+    warnings: list[str] = []
+    seen: dict[str, SlurmNode] = {}
+    n = 0
+    for line in text.split("\n"):
+        line = line.removesuffix("\r")
+        node = memo.get(line)
+        if node is None:
+            if "=" not in line or not line.strip():
+                continue
+            recs = list(_record([line.strip()]))
+            if not recs:
+                continue
+            n += 1
+            rec = recs[0]
+            if not rec.get("NodeName", "").strip():
+                warnings.append(f"{where}: record {n} has no NodeName")
+                continue
+            try:
+                node = build(rec)
+            except _BAD_VALUE as exc:
+                warnings.append(f"{where}: record {n} ({rec['NodeName']}) skipped: {exc}")
+                continue
+        else:
+            n += 1
+        seen[line] = node
+        items.append(node)
+    if n and not items:
+        raise ParseError(f"no usable record ({warnings[0]})", where=where)
+    if not n and text.strip() and "=" in text:
+        raise ParseError("no Key=value records", where=where)
+    memo.clear()
+    memo.update(seen)
+    return items, warnings
 
 
 def parse_scontrol_partitions(text: str) -> tuple[list[Partition], list[str]]:

@@ -23,6 +23,7 @@ from cockpit.model import (
     Artifacts,
     LogLocation,
     SlurmJob,
+    SlurmNode,
     Snapshot,
     SourceError,
     Subject,
@@ -123,6 +124,7 @@ class SlurmSource(Source):
         # job id -> scontrol show job (paths), until next poll
         self._detail: dict[str, SlurmJob] = {}
         self._squeue_carry = SqueueCarry()  # what parse_squeue keeps from the last poll
+        self._node_memo: dict[str, SlurmNode] = {}  # scontrol's node lines -> last poll's node
         # who each job runs as (a job's owner never changes), and which paths a job chose:
         # those are read only where its user could (cockpit.slurm.paths)
         self._owners: dict[str, JobOwner] = {}
@@ -358,7 +360,7 @@ class SlurmSource(Source):
                 if has_only_job_state(self.version) and self._states_ok:
                     self._full_jobs, self._full_warnings = jobs, w1
                     self._recheck = any(j.state == "PENDING" and j.reason == "None" for j in jobs)
-            nodes, w2 = parse_scontrol_nodes(nodes_out, self.tz)
+            nodes, w2 = parse_scontrol_nodes(nodes_out, self.tz, self._node_memo)
             parts, w3 = parse_scontrol_partitions(parts_out)
         return jobs, w1, nodes, w2, parts, w3
 
