@@ -13,11 +13,12 @@ from datetime import datetime
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from cockpit.text import clean
 from cockpit.views import SEVERITY_MARK, SEVERITY_STYLE
 from cockpit.watch.alerts import Alert, Mute
+from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.table import Column, Row, VirtualTable
 
 from .base import CockpitScreen, FilterBar
@@ -72,7 +73,7 @@ class AlertScreen(CockpitScreen):
         yield AlertTable(id="alert-table")
         yield Static(id="alert-detail")
         yield FilterBar()
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.refresh_data()

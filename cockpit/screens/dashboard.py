@@ -6,11 +6,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from cockpit.model import Subject
 from cockpit.text import clean
 from cockpit.views import split_key, storage_groups, storage_threshold
+from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.storage import StorageStrip
 from cockpit.widgets.table import VirtualTable
 
@@ -69,7 +70,7 @@ class DashboardScreen(CockpitScreen):
                     yield Static(id="training-title", classes="pane-title")
                     yield TrainingJobTable(multi_ma, id="training")
         yield FilterBar()
-        yield Footer()
+        yield KeyBar()
 
     def set_banner(self, banner: str) -> None:
         """A new banner (the replay's poll and time) in the title line."""

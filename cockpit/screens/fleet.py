@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from cockpit.fleet import FleetRow, source_row
 from cockpit.screens.panes import CockpitTable
 from cockpit.text import clean
+from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.table import Column, Row
 
 from .base import CockpitScreen, FilterBar
@@ -72,7 +73,7 @@ class FleetScreen(CockpitScreen):
         yield Static(id="fleet-title")
         yield FleetTable(id="fleet")
         yield FilterBar()
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.refresh_data()

@@ -17,12 +17,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, Label, Static
+from textual.widgets import Input, Label, Static
 
 from cockpit.runtime.lifecycle import ago
 from cockpit.store.types import StoredIncident
 from cockpit.text import clean
 from cockpit.views import incident_rows, incident_summary
+from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.table import VirtualTable
 
 from .base import CockpitScreen, FilterBar
@@ -106,7 +107,7 @@ class IncidentScreen(CockpitScreen):
         yield IncidentTable(id="incident-table")
         yield Static(id="incident-detail")
         yield FilterBar()
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.refresh_data()

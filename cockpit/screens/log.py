@@ -13,10 +13,11 @@ from collections.abc import Iterator, Sequence
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Input, Static, Tab, Tabs
+from textual.widgets import Input, Static, Tab, Tabs
 
 from cockpit.diagnosis.logscan import ScanHit, guess_kind, iter_errors
 from cockpit.text import clean
+from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.logview import LogReader, LogView
 
 from .base import CockpitScreen, InOrderInput
@@ -130,7 +131,7 @@ class LogScreen(CockpitScreen):
         yield LogView(id="logview")
         yield Static(id="log-status")
         yield SearchBar(placeholder=SearchBar.PROMPTS["/"], id="search")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         tabs = self.query_one(Tabs)

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from cockpit.model import Incident, Subject
 from cockpit.text import clean
 from cockpit.views import MEMBER_COLUMNS, SEP, member_rows
+from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.table import VirtualTable
 
 from .base import CockpitScreen, FilterBar
@@ -38,7 +39,7 @@ class MembersScreen(CockpitScreen):
         yield Static(id="members-title", classes="pane-title")
         yield MemberTable(id="member-table")
         yield FilterBar()
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.refresh_data()

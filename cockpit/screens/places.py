@@ -12,12 +12,13 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from cockpit.diagnosis.rules.modelarts import _fits, is_initializing
 from cockpit.fleet import source_row
 from cockpit.model import Artifacts, Finding, Pool, Subject, TrainingJob
 from cockpit.text import clean
+from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.table import Column, Row
 
 from .base import CockpitScreen, FilterBar
@@ -278,7 +279,7 @@ class PoolsScreen(CockpitScreen):
         yield Static(id="pools-title")
         yield PoolTable(id="pools")
         yield FilterBar()
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.refresh_data()

@@ -17,7 +17,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 
 from cockpit.model import (
     Artifacts,
@@ -43,6 +43,7 @@ from cockpit.views import (
     split_key,
     stamp,
 )
+from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.logview import LogReader
 from cockpit.widgets.table import VirtualTable
 
@@ -88,7 +89,7 @@ class SubjectScreen(CockpitScreen):
         yield FindingList(id="findings")
         yield from self.compose_extra()
         yield FilterBar()
-        yield Footer()
+        yield KeyBar()
 
     def compose_extra(self) -> ComposeResult:
         return iter(())
