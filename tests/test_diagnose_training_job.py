@@ -141,3 +141,22 @@ def test_an_empty_training_job_name_is_an_error_not_the_whole_site(capsys):
     assert main(["diagnose", "--demo", "--training-job", ""]) == 2
     err = capsys.readouterr().err
     assert "--training-job needs" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("job", ["qwen-7b-sft-a100", "detr-4gpu-dedicated", "bert-base-zh"])
+def test_a_pool_reads_the_same_under_every_job_on_it_as_in_the_incident_list(job, capsys):
+    """One verdict per subject: the demo's a100-dedicated pool has an Abnormal node and two
+    jobs Initializing on it. ``diagnose --training-job`` read only the asked job, so the pool
+    was CRITICAL under a waiting job, WARNING under the running one, and counted 1 job."""
+    main(["incidents", "--demo", "--json"])
+    site = json.loads(capsys.readouterr().out)
+    pool = next(i for i in site["incidents"] if i["root_cause"] == "pool_node_abnormal")
+    main(["diagnose", "--demo", "--training-job", job, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    mine = [f for f in data["findings"] if f["root_cause"] == "pool_node_abnormal"]
+    assert len(mine) == 1
+    assert mine[0]["severity"] == pool["severity"] == "critical"
+    assert f"{pool['affected_count']} job(s) are Initializing" in mine[0]["explanation"]
+    # the asked job's own findings only, not those of the jobs the list brought in
+    jobs = {f["subject"] for f in data["findings"] if f["subject"].startswith("training job")}
+    assert len(jobs) <= 1

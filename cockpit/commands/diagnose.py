@@ -196,6 +196,8 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
     try:
         job_id = await asyncio.wait_for(_resolve_training_job(source, wanted), args.timeout)
         snap, arts = await asyncio.wait_for(source.snapshot_for_job(job_id), args.timeout)
+        if snap.error is None:
+            snap = await asyncio.wait_for(_with_the_other_jobs(source, snap), args.timeout)
         # where a stuck start stopped vs a good run of the same pool/image (an extra: bounded)
         from cockpit.watch.baseline import diff_for_cli
 
@@ -212,11 +214,13 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
             )
         raise UserError(f"{source.name}: {snap.error.message}")
     findings = diagnose(snap, arts, now=snap.taken_at)
-    pools = {p for j in snap.training_jobs for p in (j.pool_id, j.pool_name) if p}
+    asked = [j for j in snap.training_jobs if j.job_id == job_id]
+    pools = {p for j in asked for p in (j.pool_id, j.pool_name) if p}
     mine = [
         f
         for f in findings
-        if f.subject.kind == "training_job" or (f.subject.kind == "pool" and f.subject.id in pools)
+        if (f.subject.kind == "training_job" and f.subject.id == job_id)
+        or (f.subject.kind == "pool" and f.subject.id in pools)
     ]
     # the job asked about first, its pool's state after as context (a critical pool finding
     # led the answer to "why is this training job stuck" before); stable: severity order kept
@@ -225,6 +229,21 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
     # asked by name, answered by name (as the TUI and `cockpit incidents` show it)
     data["names"] = {j.job_id: j.name for j in snap.training_jobs if j.name}
     return mine, data
+
+
+async def _with_the_other_jobs(source: Source, snap: Snapshot) -> Snapshot:
+    """``snap`` (the asked job, read in full, and the pools) with the project's other training
+    jobs from the list the TUI polls. The pool rules count the jobs waiting on a pool: with the
+    asked job alone, an Abnormal pool was CRITICAL under a waiting job and WARNING under a
+    running one, and "1 job Initializing" where the TUI counted 2. A failed list keeps ``snap``
+    as it was, with a warning."""
+    full = await source.poll()
+    if full.error is not None:
+        note = f"other training jobs not read ({full.error.message}): pool counts are this job's"
+        return dataclasses.replace(snap, warnings=(*snap.warnings, note))
+    asked = {j.job_id for j in snap.training_jobs}
+    others = tuple(j for j in full.training_jobs if j.job_id not in asked)
+    return dataclasses.replace(snap, training_jobs=(*snap.training_jobs, *others))
 
 
 async def _resolve_training_job(source: Source, wanted: str) -> str:
