@@ -160,3 +160,13 @@ def test_a_pool_reads_the_same_under_every_job_on_it_as_in_the_incident_list(job
     # the asked job's own findings only, not those of the jobs the list brought in
     jobs = {f["subject"] for f in data["findings"] if f["subject"].startswith("training job")}
     assert len(jobs) <= 1
+
+
+def test_a_queued_jobs_info_event_is_not_called_its_first_red_error(capsys):
+    """A job queued for public-pool capacity (a warning): its top line is the Info event
+    "queuing and awaiting resource allocation", which is not an error."""
+    main(["diagnose", "--demo", "--training-job", "sd-xl-4gpu-public"])
+    out = capsys.readouterr().out
+    assert "queuing and awaiting resource allocation" in out
+    assert "first red error" not in out
+    assert "where it shows: events:" in out

@@ -507,19 +507,23 @@ def _print_findings(
                     Text(f"  {loc:28} ", style="dim") + Text(evidence_excerpt(e.text, f.root_cause))
                 )
     if first_error:
-        _print_first_error(con, first_error, findings[0].root_cause)
+        top = findings[0]
+        _print_first_error(con, first_error, top.root_cause, top.severity == "critical")
     _print_notes(con, notes)
 
 
-def _print_first_error(con, first_error: dict, label: str) -> None:
+def _print_first_error(con, first_error: dict, label: str, red: bool = True) -> None:
+    """The line that shows the cause. "first red error" only under a critical finding: a
+    queued job's top line is an Info event ("queuing and awaiting resource allocation")."""
     from rich.text import Text
 
+    heading = "first red error" if red else "where it shows"
     con.print(
         Text(
-            f"\nfirst red error: {shown(str(first_error['file']), 200)}:{first_error['line']}: ",
+            f"\n{heading}: {shown(str(first_error['file']), 200)}:{first_error['line']}: ",
             style="bold",
         )
-        + Text(evidence_excerpt(first_error["text"], label), style="red")
+        + Text(evidence_excerpt(first_error["text"], label), style="red" if red else "yellow")
     )
 
 
