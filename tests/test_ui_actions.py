@@ -158,3 +158,27 @@ async def test_j_and_k_move_in_the_action_menu(tmp_path):
         await pilot.press("escape")
         await pilot.press("a", "j", "k", "enter")
         assert app.screen.kind.verb == first
+
+
+async def test_an_oom_killed_jobs_menu_says_a_requeue_will_likely_be_killed_again(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        st = app.hub.states["demo-hpc"]
+        oom = next(j for j in st.snapshot.jobs if j.state == "OUT_OF_MEMORY")
+        app.open_subject(Subject("job", "demo-hpc", oom.job_id))
+        await until(pilot, lambda: not isinstance(app.screen, type(app.screen_stack[0])), "job")
+        await pilot.press("a")
+        menu = app.screen
+        assert isinstance(menu, ActionMenu)
+        assert [k.verb for k in menu.kinds] == ["requeue"]
+        hint = str(menu.query_one("#oom-hint", Static).render())
+        assert "same memory" in hint and "--mem" in hint
+        await pilot.press("escape")
+        # a job that did not run out of memory gets no such line
+        other = next(j for j in st.snapshot.jobs if j.state == "FAILED")
+        app.pop_screen()
+        app.open_subject(Subject("job", "demo-hpc", other.job_id))
+        await pilot.pause()
+        await pilot.press("a")
+        assert isinstance(app.screen, ActionMenu) and not app.screen.query("#oom-hint")

@@ -58,10 +58,22 @@ class ActionMenu(ModalScreen["ActionKind | None"]):
         super().__init__()
         self.subject = subject
         self.kinds = actions_for(subject, obj)
+        self.oom = getattr(obj, "state", None) == "OUT_OF_MEMORY"
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text(f"Act on {clean(str(self.subject), 60)}", style="bold"))
+            if self.oom and any(k.verb == "requeue" for k in self.kinds):
+                # requeue re-runs the same script with the same --mem: the likely outcome is
+                # the same OOM kill, so say so where the operator picks it
+                yield Static(
+                    Text(
+                        "OOM-killed: a requeue asks for the same memory and will likely be "
+                        "killed again; resubmit with a larger --mem (see MaxRSS in the job view)",
+                        style="yellow",
+                    ),
+                    id="oom-hint",
+                )
             yield OptionList(
                 *[
                     Option(Text(k.label, style="red" if k.danger else ""), id=k.verb)
