@@ -7,11 +7,11 @@ from __future__ import annotations
 import gc
 import weakref
 
+from cockpit.widgets.keybar import KeyBar
 from textual.dom import DOMNode
 
 from cockpit.app import CockpitApp
 from cockpit.screens.incidents import IncidentScreen
-from cockpit.widgets.keybar import KeyBar
 from tests.ui_support import small_site
 
 

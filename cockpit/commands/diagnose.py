@@ -196,12 +196,13 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
     try:
         job_id = await asyncio.wait_for(_resolve_training_job(source, wanted), args.timeout)
         snap, arts = await asyncio.wait_for(source.snapshot_for_job(job_id), args.timeout)
-        if snap.error is None:
-            snap = await asyncio.wait_for(_with_the_other_jobs(source, snap), args.timeout)
-        # where a stuck start stopped vs a good run of the same pool/image (an extra: bounded)
+        # where a stuck start stopped vs a good run of the same pool/image (an extra: bounded;
+        # it reads the one-job snapshot, so before the other jobs join it)
         from cockpit.watch.baseline import diff_for_cli
 
         arts = await diff_for_cli(args, source, snap, arts)
+        if snap.error is None:
+            snap = await asyncio.wait_for(_with_the_other_jobs(source, snap), args.timeout)
     except TimeoutError as exc:
         raise UserError(f"{source.name}: no answer within {args.timeout:g} s") from exc
     finally:
