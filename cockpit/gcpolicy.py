@@ -23,7 +23,7 @@ freezes, and when the heap has grown by ``HANDBACK_GROWTH`` since the last hand-
 (and at most every ``UNFREEZE_EVERY`` settles) it is handed back and collected once, on the
 reaper thread: one full collection, the only pause this policy leaves (it holds the GIL: ~0.1-0.4
 s at 10k jobs). It waits for a moment the operator is not at the keys (:func:`quiet_when`; the
-TUI says "no key or mouse for ``QUIET_S``"), unless the frozen set has doubled: a pause nobody
+TUI says "no key or mouse for ``QUIET_S``"), unless the heap has doubled: a pause nobody
 sees beats one that eats a keypress. (A hand-back left to the automatic collector never
 happened: the next poll froze it again.)
 

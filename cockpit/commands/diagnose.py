@@ -227,9 +227,15 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
     # led the answer to "why is this training job stuck" before); stable: severity order kept
     mine.sort(key=lambda f: f.subject.kind != "training_job")
     data = payload(mine)
+    notes = [w for w in snap.warnings if w.startswith(_OTHERS_NOT_READ)]
+    if notes:
+        data["notes"] = notes
     # asked by name, answered by name (as the TUI and `cockpit incidents` show it)
     data["names"] = {j.job_id: j.name for j in snap.training_jobs if j.name}
     return mine, data
+
+
+_OTHERS_NOT_READ = "other training jobs not read"
 
 
 async def _with_the_other_jobs(source: Source, snap: Snapshot) -> Snapshot:
@@ -237,10 +243,10 @@ async def _with_the_other_jobs(source: Source, snap: Snapshot) -> Snapshot:
     jobs from the list the TUI polls. The pool rules count the jobs waiting on a pool: with the
     asked job alone, an Abnormal pool was CRITICAL under a waiting job and WARNING under a
     running one, and "1 job Initializing" where the TUI counted 2. A failed list keeps ``snap``
-    as it was, with a warning."""
+    as it was, with a warning the answer prints as a note."""
     full = await source.poll()
     if full.error is not None:
-        note = f"other training jobs not read ({full.error.message}): pool counts are this job's"
+        note = f"{_OTHERS_NOT_READ} ({full.error.message}): a pool's counts are this job's only"
         return dataclasses.replace(snap, warnings=(*snap.warnings, note))
     asked = {j.job_id for j in snap.training_jobs}
     others = tuple(j for j in full.training_jobs if j.job_id not in asked)
