@@ -15,7 +15,7 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.color import Color
+from textual.color import Color, ColorParseError
 from textual.screen import Screen
 from textual.widget import Widget
 
@@ -59,7 +59,7 @@ class KeyBar(Widget, can_focus=False):
             value = self.app.get_css_variables().get("footer-key-foreground", "")
             try:
                 color = Color.parse(value).rich_color if value else None
-            except Exception:  # a theme's value Textual's parser does not take: plain bold
+            except ColorParseError:  # a theme's value Textual's parser does not take: plain bold
                 color = None
             self._key_style = (theme, Style(bold=True, color=color))
         return self._key_style[1]
