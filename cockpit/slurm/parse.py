@@ -396,18 +396,36 @@ def _tolerant(
     items: list[Any] = []
     warnings: list[str] = []
     n = 0
-    for i, rec in enumerate(records, 1):
-        n += 1
-        if key not in rec or not rec[key].strip():
-            warnings.append(f"{where}: record {i} has no {key}")
-            continue
-        try:
-            items.append(build(rec))
-        except _BAD_VALUE as exc:
-            warnings.append(f"{where}: record {i} ({rec.get(key, '?')}) skipped: {exc}")
+    for n, rec in enumerate(records, 1):
+        item = _built(rec, n, key, where, build, warnings)
+        if item is not None:
+            items.append(item)
+    _some_usable(n, items, warnings, where)
+    return items, warnings
+
+
+def _built(
+    rec: dict[str, str],
+    i: int,
+    key: str,
+    where: str,
+    build: Callable[[dict[str, str]], Any],
+    warnings: list[str],
+) -> Any:
+    """``build(rec)``, or None with the reason in ``warnings`` (record ``i``)."""
+    if key not in rec or not rec[key].strip():
+        warnings.append(f"{where}: record {i} has no {key}")
+        return None
+    try:
+        return build(rec)
+    except _BAD_VALUE as exc:
+        warnings.append(f"{where}: record {i} ({rec.get(key, '?')}) skipped: {exc}")
+        return None
+
+
+def _some_usable(n: int, items: list[Any], warnings: list[str], where: str) -> None:
     if n and not items:
         raise ParseError(f"no usable record ({warnings[0]})", where=where)
-    return items, warnings
 
 
 def parse_scontrol_nodes(
@@ -465,21 +483,14 @@ def parse_scontrol_nodes(
             if not recs:
                 continue
             n += 1
-            rec = recs[0]
-            if not rec.get("NodeName", "").strip():
-                warnings.append(f"{where}: record {n} has no NodeName")
-                continue
-            try:
-                node = build(rec)
-            except _BAD_VALUE as exc:
-                warnings.append(f"{where}: record {n} ({rec['NodeName']}) skipped: {exc}")
+            node = _built(recs[0], n, "NodeName", where, build, warnings)
+            if node is None:
                 continue
         else:
             n += 1
         seen[line] = node
         items.append(node)
-    if n and not items:
-        raise ParseError(f"no usable record ({warnings[0]})", where=where)
+    _some_usable(n, items, warnings, where)
     if not n and text.strip() and "=" in text:
         raise ParseError("no Key=value records", where=where)
     memo.clear()
