@@ -172,21 +172,16 @@ def test_a_queued_jobs_info_event_is_not_called_its_first_red_error(capsys):
     assert "where it shows: events:" in out
 
 
-async def test_a_failed_job_list_keeps_the_asked_job_and_says_the_pool_counts_are_partial():
+def test_a_failed_job_list_keeps_the_asked_job_and_says_the_pool_counts_are_partial():
     from cockpit.commands.diagnose import _with_the_other_jobs
     from cockpit.model import Snapshot, SourceError, TrainingJob
-    from tests.ui_support import NOW, BareSource
+    from tests.ui_support import NOW
 
-    class ListFails(BareSource):
-        kind = "modelarts"
-
-        async def poll(self) -> Snapshot:
-            err = SourceError("http", "503 Service Unavailable", "POST /training-job-searches")
-            return Snapshot(self.name, self.kind, NOW, error=err)
-
+    err = SourceError("http", "503 Service Unavailable", "POST /training-job-searches")
+    failed = Snapshot("ma", "modelarts", NOW, error=err)
     asked = TrainingJob("j1", "asked", "Running", pool_id="p1")
     snap = Snapshot("ma", "modelarts", NOW, training_jobs=(asked,))
-    got = await _with_the_other_jobs(ListFails(), snap)
+    got = _with_the_other_jobs(snap, failed)
     assert got.training_jobs == (asked,)
     (note,) = got.warnings
     assert "503 Service Unavailable" in note and "this job's only" in note

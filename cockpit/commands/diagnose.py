@@ -196,13 +196,18 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
     try:
         job_id = await asyncio.wait_for(_resolve_training_job(source, wanted), args.timeout)
         snap, arts = await asyncio.wait_for(source.snapshot_for_job(job_id), args.timeout)
+        # the project's job list, read once: the pool rules count the other jobs, and the
+        # baseline diff learns from the good runs in it
+        listing = None
+        if snap.error is None:
+            listing = await asyncio.wait_for(source.poll(), args.timeout)
         # where a stuck start stopped vs a good run of the same pool/image (an extra: bounded;
         # it reads the one-job snapshot, so before the other jobs join it)
         from cockpit.watch.baseline import diff_for_cli
 
-        arts = await diff_for_cli(args, source, snap, arts)
-        if snap.error is None:
-            snap = await asyncio.wait_for(_with_the_other_jobs(source, snap), args.timeout)
+        arts = await diff_for_cli(args, source, snap, arts, listing)
+        if listing is not None:
+            snap = _with_the_other_jobs(snap, listing)
     except TimeoutError as exc:
         raise UserError(f"{source.name}: no answer within {args.timeout:g} s") from exc
     finally:
@@ -238,13 +243,12 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
 _OTHERS_NOT_READ = "other training jobs not read"
 
 
-async def _with_the_other_jobs(source: Source, snap: Snapshot) -> Snapshot:
+def _with_the_other_jobs(snap: Snapshot, full: Snapshot) -> Snapshot:
     """``snap`` (the asked job, read in full, and the pools) with the project's other training
-    jobs from the list the TUI polls. The pool rules count the jobs waiting on a pool: with the
-    asked job alone, an Abnormal pool was CRITICAL under a waiting job and WARNING under a
-    running one, and "1 job Initializing" where the TUI counted 2. A failed list keeps ``snap``
-    as it was, with a warning the answer prints as a note."""
-    full = await source.poll()
+    jobs from ``full``, the list the TUI polls. The pool rules count the jobs waiting on a pool:
+    with the asked job alone, an Abnormal pool was CRITICAL under a waiting job and WARNING
+    under a running one, and "1 job Initializing" where the TUI counted 2. A failed list keeps
+    ``snap`` as it was, with a warning the answer prints as a note."""
     if full.error is not None:
         note = f"{_OTHERS_NOT_READ} ({full.error.message}): a pool's counts are this job's only"
         return dataclasses.replace(snap, warnings=(*snap.warnings, note))

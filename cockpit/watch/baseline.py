@@ -369,11 +369,17 @@ class BaselineRecorder:
 
 
 async def with_learned_diff(
-    source: object, snap: object, arts: Artifacts, store: BaselineStore, now: datetime
+    source: object,
+    snap: object,
+    arts: Artifacts,
+    store: BaselineStore,
+    now: datetime,
+    listing: object = None,
 ) -> Artifacts:
     """``arts`` of a one-job snapshot (``cockpit diagnose --training-job``) with its
     :class:`StartupDiff`. When ``store`` holds no good run of the job's pool or image yet, the
-    project's Running jobs of that pool or image are learned first (one listing, at most
+    project's Running jobs of that pool or image are learned first (from ``listing``, the
+    project's job list when the caller has read it, else one listing; at most
     ``BaselineRecorder.per_poll`` startup logs read). Never raises: the diff is an extra."""
     jobs = getattr(snap, "training_jobs", ())
     if len(jobs) != 1 or jobs[0].console_phase != "Initializing":
@@ -381,7 +387,8 @@ async def with_learned_diff(
     job = jobs[0]
     try:
         if store.closest_baseline(job) is None:
-            listing = await source.poll()  # type: ignore[attr-defined]
+            if listing is None:
+                listing = await source.poll()  # type: ignore[attr-defined]
             pool = job.pool_name or job.pool_id
             alike = tuple(
                 t
@@ -401,7 +408,9 @@ async def with_learned_diff(
     return arts if d is None else dataclasses.replace(arts, startup_diffs=(d,))
 
 
-async def diff_for_cli(args: object, source: object, snap: object, arts: Artifacts) -> Artifacts:
+async def diff_for_cli(
+    args: object, source: object, snap: object, arts: Artifacts, listing: object = None
+) -> Artifacts:
     """:func:`with_learned_diff` with the store the config names (the demo's in memory),
     bounded by ``args.timeout``; the diagnosis goes on without a diff on any failure."""
     import asyncio
@@ -418,6 +427,7 @@ async def diff_for_cli(args: object, source: object, snap: object, arts: Artifac
                 store = BaselineStore(cfg.baselines_path or None)
         now = getattr(snap, "taken_at", None) or datetime.now(UTC)
         timeout = float(getattr(args, "timeout", 30) or 30)
-        return await asyncio.wait_for(with_learned_diff(source, snap, arts, store, now), timeout)
+        learned = with_learned_diff(source, snap, arts, store, now, listing)
+        return await asyncio.wait_for(learned, timeout)
     except Exception:  # noqa: BLE001 - a config or timeout problem costs the diff, not the answer
         return arts
