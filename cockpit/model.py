@@ -90,6 +90,19 @@ class SlurmJob:
     # ``gres/gpu:a100:2``; "" for N/A) and the GPUs in it per node (None: no GPU asked)
     gres: str = ""
     gpus_per_node: int | None = None
+    # when ``elapsed_s`` was read (POSIX seconds), for a job whose time runs on (RUNNING,
+    # CONFIGURING): its elapsed time now is ``elapsed_by(now)``. A poll that finds it still
+    # running keeps the same row object (nothing else about it changed), so the stages that
+    # follow pay nothing for the clock. None: ``elapsed_s`` is final (or pending: 0).
+    elapsed_at: float | None = None
+
+    def elapsed_by(self, now: datetime | float | None) -> int | None:
+        """Elapsed seconds at ``now`` (a datetime or POSIX time; None: as read)."""
+        el, at = self.elapsed_s, self.elapsed_at
+        if el is None or at is None or now is None:
+            return el
+        t = now if isinstance(now, float | int) else now.timestamp()
+        return el + max(0, int(t - at))
 
     @property
     def gpus(self) -> int | None:

@@ -12,16 +12,15 @@ cleans them when it draws them.
 from __future__ import annotations
 
 import dataclasses
-import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from itertools import compress
-from operator import attrgetter, is_not
+from operator import is_not
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from cockpit.model import SEVERITY_RANK, ExitCode, Finding, FsUsage, Incident, SlurmJob, Snapshot
+from cockpit.model import SEVERITY_RANK, ExitCode, Finding, FsUsage, Incident, Snapshot
 from cockpit.text import clean
 from cockpit.units import squeue_time
 from cockpit.widgets.fmt import age
@@ -147,6 +146,18 @@ def slurm_duration(seconds: int | None) -> str:
     return squeue_time(seconds, "-")
 
 
+WAIT_MINUTES_FROM_S = 3600  # a pending job's wait past an hour is shown to the minute
+PATCH_SHARE = 2  # more changed rows than 1/PATCH_SHARE of them: rebuild the list
+
+
+def time_text(seconds: int, coarse: bool = False) -> str:
+    """The TIME column's text (``Column.clock``): ``coarse`` (a pending job's wait) to the
+    minute past an hour, so its line changes once a minute, not every poll."""
+    if coarse and seconds >= WAIT_MINUTES_FROM_S:
+        seconds -= seconds % 60
+    return slurm_duration(seconds)
+
+
 def since(t: datetime | None, now: datetime) -> float | None:
     return None if t is None else (now - t).total_seconds()
 
@@ -187,7 +198,7 @@ JOB_COLUMNS = (
     Column("USER", 9, 2),
     Column("PART", 8, 4),
     Column("STATE", 13, 0),
-    Column("TIME", 10, 3),
+    Column("TIME", 10, 3, clock=time_text),
     Column("N/CPU", 8, 5),
     Column("REASON", 16, 4),
     # the verdict is what matters: at 80 columns TIME and USER go before it shrinks below 30
@@ -245,46 +256,41 @@ def _verdict(verdicts: Verdicts, kind: str, source: str, ident: str) -> tuple[st
 
 class RowMemo:
     """A source's job rows kept from one poll to the next (``job_rows(..., memo=)``): a job
-    whose row object, verdict and shown TIME are those of the last poll keeps its
-    :class:`Row` and search text, so a poll pays for the rows that changed. Only the latest
-    poll's jobs are held.
+    whose row object, verdict and exit code are those of the last poll keeps its :class:`Row`
+    and search text, so a poll pays for the rows that changed. Only the latest poll's jobs are
+    held. TIME is not part of a row's identity: a running job's and a pending job's TIME
+    count from an origin the table draws at the poll's time (``Row.tick``).
 
     With ``dirty`` (the job ids whose verdict may have changed, from the diagnosis delta)
     :func:`job_rows` patches the last :class:`RowList` instead of walking every job: the
-    rows whose object, verdict, exit code or shown TIME changed are rebuilt in place (a
-    pending job's TIME changes on a known schedule: ``due`` holds when each shows the next
-    value), anything that moves a row (a job arriving, leaving, changing group) rebuilds."""
+    rows whose object, verdict or exit code changed are rebuilt in place; anything that moves
+    a row (a job arriving, leaving, changing group) rebuilds."""
 
-    __slots__ = ("jobs", "out", "snap_jobs", "now", "exits", "due", "src", "patched")
+    __slots__ = ("jobs", "out", "snap_jobs", "now", "exits", "src", "patched")
 
     def __init__(self) -> None:
-        # job id -> (job, verdict, TIME seconds shown, row, search text, bucket, EXIT shown)
+        # job id -> (job, verdict, row, search text, bucket, EXIT shown)
         self.jobs: dict[str, tuple] = {}
         self.out: RowList | None = None  # the last answer
         self.snap_jobs: tuple = ()
         self.now: datetime | None = None
         self.exits: Mapping[str, ExitCode] = {}
-        self.due: list[tuple[float, str]] = []  # heap: (when its TIME changes, job id)
         self.src = ""
         self.patched = 0  # polls answered by a patch (for tests)
 
 
-WAIT_MINUTES_FROM_S = 3600  # a pending job's wait past an hour is shown to the minute
-PATCH_SHARE = 2  # more changed rows than 1/PATCH_SHARE of them: rebuild the list
-
-
 class _RowCaches:
     """What many rows share, built once per pass: styles per state and verdict, N/CPU per
-    size, EXIT text per code, per-state facts."""
+    size, EXIT text per code, per-state facts, TIME origins per submit time."""
 
-    __slots__ = ("per_state", "styles_for", "sizes", "exit_texts", "waited")
+    __slots__ = ("per_state", "styles_for", "sizes", "exit_texts", "origins")
 
     def __init__(self) -> None:
         self.per_state: dict[str, tuple[bool, bool, int, str, str]] = {}
         self.styles_for: dict[tuple[str, str], tuple[str, ...]] = {}
         self.sizes: dict[tuple[int | None, int | None], str] = {}
         self.exit_texts: dict[object, str] = {}  # ExitCode -> "code:signal"
-        self.waited: dict[datetime, int] = {}
+        self.origins: dict[datetime, float] = {}  # submit time -> its POSIX time
 
     def state(self, state: str, j) -> tuple[bool, bool, int, str, str]:
         st = self.per_state.get(state)
@@ -299,33 +305,23 @@ class _RowCaches:
         return st
 
 
-def _shown_time(j, pending: bool, now: datetime, waited: dict[datetime, int]) -> int | None:
-    """The TIME a job's row shows, in seconds: a pending job's wait (to the second under an
-    hour, to the minute past it), else squeue's elapsed."""
+def _tick(j, pending: bool, origins: dict[datetime, float]) -> tuple[float, bool] | None:
+    """A job's TIME when it counts on (``Row.tick``: origin, coarse): a pending job's wait
+    since submission, a running job's elapsed time from when squeue read it
+    (``SlurmJob.elapsed_at``); None: squeue's elapsed, fixed."""
     submit = j.submit_time
-    if pending and submit is not None:  # pending jobs share submit times: one subtraction each
-        t_s = waited.get(submit)
-        if t_s is None:
-            t_s = int((now - submit).total_seconds())
-            if t_s >= WAIT_MINUTES_FROM_S:
-                t_s -= t_s % 60
-            waited[submit] = t_s
-        return t_s
-    return j.elapsed_s
+    if pending and submit is not None:  # pending jobs share submit times: one conversion each
+        origin = origins.get(submit)
+        if origin is None:
+            origin = origins[submit] = submit.timestamp()
+        return origin, True
+    at, el = j.elapsed_at, j.elapsed_s
+    if at is not None and el is not None:
+        return at - el, False
+    return None
 
 
-# a job's row besides its elapsed time (what a TIME-only change leaves as it was)
-_row_fields = attrgetter(*(f.name for f in dataclasses.fields(SlurmJob) if f.name != "elapsed_s"))
-
-
-def _next_change(j, t_s: int) -> float:
-    """When a pending job's shown wait changes next (a POSIX time; now: every poll)."""
-    if t_s < WAIT_MINUTES_FROM_S:
-        return 0.0
-    return j.submit_time.timestamp() + t_s + 60
-
-
-def _job_row(j, f: Finding | None, t_s, ec, src: str, c: _RowCaches) -> tuple[Row, str, int]:
+def _job_row(j, f: Finding | None, ec, src: str, c: _RowCaches) -> tuple[Row, str, int]:
     """One job's (row, search text, bucket)."""
     state = j.state
     pending, active, order, state_style, alias = c.state(state, j)
@@ -337,7 +333,10 @@ def _job_row(j, f: Finding | None, t_s, ec, src: str, c: _RowCaches) -> tuple[Ro
             SEVERITY_STYLE.get(f.severity, ""),
             SEVERITY_RANK.get(f.severity, 3),
         )
-    dur = slurm_duration(t_s)
+    tick = _tick(j, pending, c.origins)
+    # a ticking TIME is drawn by the table: the row stays the same while the clock moves
+    t_s = None if tick is not None else j.elapsed_s
+    dur = "" if tick is not None else slurm_duration(t_s)
     size_key = (j.node_count, j.cpus)
     size = c.sizes.get(size_key)
     if size is None:
@@ -378,7 +377,7 @@ def _job_row(j, f: Finding | None, t_s, ec, src: str, c: _RowCaches) -> tuple[Ro
         sort = (*sort, None, None, None, None, gpus)
     group = 0 if rank < 2 else 1 if active else 2
     bucket = (group * 4 + rank) * 4 + order  # == sorting by (group, rank, order), stable
-    row = Row(row_key(src, j.job_id), cells, styles, sort, alias)
+    row = Row(row_key(src, j.job_id), cells, styles, sort, alias, tick)
     return row, search_text(row), bucket
 
 
@@ -394,41 +393,39 @@ def job_rows(
     (pending before running), then finished ones; squeue order inside each group.
 
     A pending job's TIME is how long it has waited (squeue prints 0:00): to the second under
-    an hour, to the minute past it (a row that changes once a minute, not every poll).
-    ``dirty``: the job ids whose verdict may differ from the last call's (None: any), so the
-    last answer in ``memo`` can be patched (:class:`RowMemo`)."""
+    an hour, to the minute past it. A running job's counts on from squeue's elapsed. Both
+    are drawn by the table at ``now`` (the list's ``as_of``), so the rows stay the same while
+    only the clock moves. ``dirty``: the job ids whose verdict may differ from the last
+    call's (None: any), so the last answer in ``memo`` can be patched (:class:`RowMemo`)."""
+    now_ts = now.timestamp()
     if memo is not None and dirty is not None:
         got = _patch_rows(snapshot, verdicts, now, memo, exits or {}, dirty)
         if got is not None:
             memo.patched += 1
+            got.as_of = now_ts
             return got
     # Hot path (100k jobs at a big site): what many jobs share (styles per state and verdict,
-    # TIME per submit time or elapsed, N/CPU) is built once and the tuples/strings shared;
+    # TIME origin per submit time, N/CPU) is built once and the tuples/strings shared;
     # grouping is a stable bucket pass instead of a sort with a key tuple per job.
     buckets: dict[int, tuple[list[Row], list[str]]] = {}
     src = snapshot.source
     c = _RowCaches()
-    per_state, waited = c.per_state, c.waited
+    per_state = c.per_state
     old = memo.jobs if memo is not None else {}
     kept: dict[str, tuple] = {}
-    due: list[tuple[float, str]] = []
     for j in snapshot.jobs:
         state = j.state
         st = per_state.get(state) or c.state(state, j)
-        pending = st[0]
         f = verdicts.get(("job", src, j.job_id))
-        t_s = _shown_time(j, pending, now, waited)
         e = old.get(j.job_id)
         # squeue prints no exit code: an ended job's comes from its sacct row (the evidence)
         ec = None if st[1] else (j.exit_code or (exits.get(j.job_id) if exits else None))
-        if e is not None and e[0] is j and e[1] is f and e[2] == t_s and e[6] == ec:
-            row, hay, bucket = e[3], e[4], e[5]
+        if e is not None and e[0] is j and e[1] is f and e[5] == ec:
+            row, hay, bucket = e[2], e[3], e[4]
         else:
-            row, hay, bucket = _job_row(j, f, t_s, ec, src, c)
+            row, hay, bucket = _job_row(j, f, ec, src, c)
         if memo is not None:
-            kept[j.job_id] = (j, f, t_s, row, hay, bucket, ec)
-            if pending and t_s is not None and j.submit_time is not None:
-                due.append((_next_change(j, t_s), j.job_id))
+            kept[j.job_id] = (j, f, row, hay, bucket, ec)
         pair = buckets.get(bucket)
         if pair is None:
             pair = buckets[bucket] = ([], [])
@@ -441,10 +438,10 @@ def job_rows(
         hays.extend(buckets[b][1])
     out.key_index = {r.key: i for i, r in enumerate(out)}
     out.haystack = hays
+    out.as_of = now_ts
     if memo is not None:
         memo.jobs = kept
-        heapq.heapify(due)
-        memo.out, memo.snap_jobs, memo.now, memo.due, memo.src = out, snapshot.jobs, now, due, src
+        memo.out, memo.snap_jobs, memo.now, memo.src = out, snapshot.jobs, now, src
         memo.exits = dict(exits or {})
     return out
 
@@ -490,17 +487,6 @@ def _patch_rows(
                 e = old.get(jid)
                 if e is not None:
                     todo.setdefault(jid, e[0])
-    due = memo.due
-    now_ts = now.timestamp()
-    popped: list[str] = []
-    while due and due[0][0] <= now_ts + 1.0:  # a second early: exact values are checked below
-        popped.append(heapq.heappop(due)[1])
-        if len(popped) + len(todo) > n // PATCH_SHARE + 8:
-            return None
-    for jid in popped:
-        e = old.get(jid)
-        if e is not None:
-            todo.setdefault(jid, e[0])
     if len(todo) > n // PATCH_SHARE + 8:
         return None
     src = snapshot.source
@@ -508,31 +494,17 @@ def _patch_rows(
     rows = None
     hays: list[str] | None = None
     index = last.key_index
-    pushed: list[tuple[float, str]] = []
     for jid, j in todo.items():
         e = old.get(jid)
         if e is None:
             return None
-        pending, active = c.state(j.state, j)[:2]
+        active = c.state(j.state, j)[1]
         f = verdicts.get(("job", src, jid))
-        t_s = _shown_time(j, pending, now, c.waited)
         ec = None if active else (j.exit_code or exits.get(jid))
-        if pending and t_s is not None and j.submit_time is not None:
-            pushed.append((_next_change(j, t_s), jid))
-        if e[0] is j and e[1] is f and e[2] == t_s and e[6] == ec:
+        if e[0] is j and e[1] is f and e[5] == ec:
             continue
-        if e[1] is f and e[6] == ec and (e[0] is j or _row_fields(e[0]) == _row_fields(j)):
-            # only TIME moved (a running job's elapsed, a pending job's wait): the same row
-            # with that cell and its sort value replaced
-            was = e[3]
-            cells = (*was.cells[:5], slurm_duration(t_s), *was.cells[6:])
-            srt = was.sort
-            sort = (*srt[:5], t_s, *srt[6:]) if srt is not None else None
-            row = Row(was.key, cells, was.styles, sort, was.alias)
-            hay, bucket = search_text(row), e[5]
-        else:
-            row, hay, bucket = _job_row(j, f, t_s, ec, src, c)
-        if bucket != e[5]:
+        row, hay, bucket = _job_row(j, f, ec, src, c)
+        if bucket != e[4]:
             return None  # the row moves to another group
         i = index.get(row.key)
         if i is None:
@@ -541,9 +513,7 @@ def _patch_rows(
             rows, hays = RowList(last), list(last.haystack)
         rows[i] = row
         hays[i] = hay  # type: ignore[index]
-        old[jid] = (j, f, t_s, row, hay, bucket, ec)
-    for item in pushed:
-        heapq.heappush(due, item)
+        old[jid] = (j, f, row, hay, bucket, ec)
     memo.snap_jobs, memo.now = jobs, now
     memo.exits = dict(exits)
     if rows is None:  # nothing changed: a new list of the same rows (the table is told)

@@ -445,3 +445,35 @@ def test_alerts_look_only_at_changed_rows_and_miss_nothing(base, seed: int) -> N
     assert sorted(key, key=str) == sorted(
         [(a.rule, a.subject) for a in detect(flipped, cur, findings, AT)], key=str
     )
+
+
+def test_job_rows_keep_their_objects_while_the_table_draws_time_passing() -> None:
+    """A running job's TIME counts on from squeue's elapsed and a pending job's wait from its
+    submission (to the minute past an hour), drawn at each poll's time; the rows themselves
+    are the last poll's objects, so nothing downstream pays for the clock."""
+    from cockpit.views import JOB_COLUMNS
+
+    t0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    run = SlurmJob(
+        "7", "train", "ana", "gpu", "RUNNING", "None", elapsed_s=600, elapsed_at=t0.timestamp()
+    )
+    wait = SlurmJob(
+        "8", "eval", "ana", "gpu", "PENDING", "Priority", submit_time=t0 - timedelta(seconds=4000)
+    )
+    done = SlurmJob("9", "prep", "ana", "gpu", "COMPLETED", "None", elapsed_s=42)
+    snap = Snapshot("c", "slurm", t0, jobs=(run, wait, done))
+    memo = RowMemo()
+    clock = next(c.clock for c in JOB_COLUMNS if c.label == "TIME")
+    at = JOB_COLUMNS.index(next(c for c in JOB_COLUMNS if c.label == "TIME"))
+
+    def drawn(rows) -> dict[str, str]:
+        return {
+            r.cells[0]: clock(int(rows.as_of - r.tick[0]), r.tick[1]) if r.tick else r.cells[at]
+            for r in rows
+        }
+
+    first = job_rows(snap, {}, t0 + timedelta(seconds=30), memo)
+    assert drawn(first) == {"7": "10:30", "8": "1:07:00", "9": "0:42"}
+    later = job_rows(snap, {}, t0 + timedelta(seconds=95), memo, dirty=frozenset())
+    assert drawn(later) == {"7": "11:35", "8": "1:08:00", "9": "0:42"}
+    assert all(a is b for a, b in zip(first, later, strict=True))

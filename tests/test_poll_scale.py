@@ -104,7 +104,7 @@ def _row_by_row(text: str) -> tuple[list[SlurmJob], int]:
         try:
             if len(fields) != len(SQUEUE_FIELDS):
                 raise ValueError("field count")
-            jobs.append(slurm._job_from_fields([*fields, ""], ix, memo))
+            jobs.append(slurm._job_from_fields([*fields, ""], ix, memo, None))
         except (ValueError, ParseError):
             rejected += 1
     return jobs, rejected

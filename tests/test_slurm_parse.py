@@ -431,3 +431,40 @@ def test_nodes_memo_raises_as_the_plain_parse_does(text):
     with pytest.raises(ParseError) as memoized:
         parse_scontrol_nodes(text, memo={})
     assert str(memoized.value) == str(plain.value)
+
+
+def test_a_running_job_is_the_same_row_while_squeue_time_follows_the_clock() -> None:
+    """squeue prints a running job's TIME anew each poll. While it is what the last read
+    carried on by the clock says, the job is last poll's object (nothing the diagnosis or
+    the rows read changed) and ``elapsed_by`` gives squeue's value; when it strays (suspended
+    and resumed between two polls) the job is read anew. A suspended job's time stands."""
+    from cockpit.slurm.squeue import SqueueCarry
+
+    t0 = 1_796_000_000.0
+
+    def poll(run: str, susp: str) -> str:
+        return "\n".join(
+            (
+                _native_row(elapsed=run),
+                _native_row(job_id="43", state="SUSPENDED", elapsed=susp),
+                _native_row(job_id="44", state="PENDING", reason="Priority", elapsed="0:00"),
+            )
+        )
+
+    carry = SqueueCarry()
+    first, _ = parse_squeue(poll("10:00", "3:00"), carry=carry, now=t0)
+    assert first[0].elapsed_at == t0 and first[1].elapsed_at is None
+    again, _ = parse_squeue(poll("10:05", "3:00"), carry=carry, now=t0 + 5)
+    assert again[0] is first[0] and again[1] is first[1] and again[2] is first[2]
+    assert again[0].elapsed_by(t0 + 5) == 605
+    late, _ = parse_squeue(poll("10:09", "3:00"), carry=carry, now=t0 + 12)  # 3 s of latency
+    assert late[0] is first[0]
+    # suspended for a minute between polls: squeue's TIME is 50 s behind the carried clock
+    resumed, _ = parse_squeue(poll("10:20", "3:00"), carry=carry, now=t0 + 80)
+    assert resumed[0] is not first[0]
+    assert resumed[0].elapsed_s == 620 and resumed[0].elapsed_by(t0 + 90) == 630
+    assert resumed[0].job_id == "42" and resumed[0].nodes == first[0].nodes
+    assert resumed[1].elapsed_by(t0 + 90) == 180
+    # a capture parsed with no time of its own: TIME as printed
+    plain, _ = parse_squeue(poll("10:20", "3:00"))
+    assert plain[0].elapsed_at is None and plain[0].elapsed_by(t0 + 999) == 620

@@ -111,3 +111,25 @@ async def test_enter_on_a_cluster_in_the_fleet_hides_the_modelarts_pane_until_es
         await pilot.press("enter")
         await pilot.pause()
         assert training.parent.display and not dash.query_one(QueueTable).parent.display
+
+
+async def test_with_many_clusters_every_queue_row_shows_its_time(tmp_path):
+    """The clusters' queues joined into one list still draw each running job's TIME and each
+    pending job's wait (counted from the polls' time), not blank cells."""
+    import re
+
+    app = fleet(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await until(
+            pilot, lambda: all(st.polls for st in app.hub.states.values()), "every poll", 1500
+        )
+        queue = app.screen.query_one(QueueTable)
+        await until(pilot, lambda: queue.row_count > 40, "queue rows")
+        await pilot.pause()
+        header = "".join(seg.text for seg in queue.render_line(0))
+        at = header.index("TIME")
+        lines = ["".join(seg.text for seg in queue.render_line(y)) for y in range(1, 40)]
+        times = [ln[at : at + 10].strip() for ln in lines]
+        assert all(re.fullmatch(r"(\d+-)?(\d+:)?\d+:\d\d", t) for t in times), times
+        states = {ln.split()[4] if len(ln.split()) > 4 else "" for ln in lines}
+        assert any(s in ("RUNNING", "PENDING") for s in states)

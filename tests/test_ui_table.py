@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cockpit.widgets.table import Column, Row, VirtualTable
+from cockpit.widgets.table import Column, Row, RowList, VirtualTable, prepare_rows
 from textual.app import App, ComposeResult
 
 COLS = (
@@ -294,3 +294,77 @@ def test_at_80_columns_an_incident_title_keeps_room_and_cause_makes_way():
             assert shown["TITLE"] >= 34
         wide = {table.columns[i].label: w for i, w in table._columns_for(158)}
         assert "CAUSE" in wide and wide["TITLE"] >= 34
+
+
+def _clock(seconds: int, coarse: bool) -> str:
+    if coarse:
+        seconds -= seconds % 60
+    return f"{seconds}s"
+
+
+CLOCK_COLS = (Column("ID", 6), Column("TIME", 8, clock=_clock), Column("WHY", 20, 0, flex=True))
+
+
+class ClockApp(App):
+    def compose(self) -> ComposeResult:
+        yield VirtualTable(CLOCK_COLS, id="t")
+
+
+def _ticking(as_of: float) -> RowList:
+    rows = prepare_rows(
+        [
+            Row("run", ("run", "", "running"), tick=(1000.0, False)),
+            Row("wait", ("wait", "", "pending"), tick=(900.0, True)),
+            Row("done", ("done", "7s", "ended"), sort=(None, 7)),
+        ]
+    )
+    rows.as_of = as_of
+    return rows
+
+
+async def test_a_ticking_time_is_drawn_at_the_polls_time_and_repainted_when_it_moves():
+    """The same row objects, polls 30 s apart: the TIME on screen is the seconds since each
+    row's origin at the list's as_of (the pending wait to the minute), and a poll repaints
+    the lines whose time moved."""
+    app = ClockApp()
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.query_one(VirtualTable)
+        table.set_rows(_ticking(1100.0))
+        await pilot.pause()
+        text = painted_text(table)
+        assert "100s" in text[1] and "180s" in text[2] and "7s" in text[3]
+        drawn: list[int] = []
+        render_line = table.render_line
+        table.render_line = lambda y: drawn.append(y) or render_line(y)  # type: ignore[method-assign]
+        table.set_rows(_ticking(1130.0))
+        await pilot.pause()
+        text = painted_text(table)
+        assert "130s" in text[1] and "180s" in text[2] and "7s" in text[3]
+        assert drawn == [1]  # the wait is still 3 minutes: only the running row changed
+        table.set_rows(_ticking(1145.0))
+        await pilot.pause()
+        assert "240s" in painted_text(table)[2]
+
+
+async def test_sorting_by_a_ticking_column_orders_by_the_time_shown():
+    app = ClockApp()
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.query_one(VirtualTable)
+        table.set_rows(_ticking(1100.0))  # run 100 s, wait 200 s, done 7 s
+        table.sort_by(1)
+        await pilot.pause()
+        assert [r.key for r in table.rows] == ["done", "run", "wait"]
+        table.sort_by(1, reverse=True)
+        await pilot.pause()
+        assert [r.key for r in table.rows] == ["wait", "run", "done"]
+
+
+async def test_the_filter_does_not_match_a_ticking_time():
+    """A ticking cell has no text of its own: filtering for a time finds only fixed times."""
+    app = ClockApp()
+    async with app.run_test(size=(60, 8)) as pilot:
+        table = app.query_one(VirtualTable)
+        table.set_rows(_ticking(1100.0))
+        table.set_filter("7s")
+        await pilot.pause()
+        assert [r.key for r in table.rows] == ["done"]

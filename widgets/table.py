@@ -34,6 +34,9 @@ class Column:
 
     ``width`` is in terminal cells; the single ``flex`` column takes what is left, at
     least ``min_width`` (other columns are dropped by priority to give it that).
+    ``clock``: the column counts time. A row with a ``tick`` shows there
+    ``clock(seconds since the tick's origin at the rows' as_of, the tick's coarse flag)``,
+    drawn only for the lines on screen, and sorts by those seconds.
     """
 
     label: str
@@ -42,6 +45,7 @@ class Column:
     flex: bool = False
     justify: str = "left"
     min_width: int = 16
+    clock: Callable[[int, bool], str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +55,9 @@ class Row:
     ``styles`` is a per-cell Rich style string ("" = default); ``sort`` optional
     per-column sort values (defaults to the cell text); ``alias`` extra lower-case text the
     filter matches without showing it (a compact code: ``pd`` finds a PENDING row).
+    ``tick``: (origin as a POSIX time, coarse) for the cell of the table's ``clock`` column
+    when it counts time (a running job's TIME): the row stays the same object while only
+    the clock moves, and that cell's own text is "" (the filter does not search a time).
     """
 
     key: str
@@ -58,6 +65,7 @@ class Row:
     styles: tuple[str, ...] = ()
     sort: tuple[object, ...] | None = None
     alias: str = ""
+    tick: tuple[float, bool] | None = None
 
 
 # VirtualTable._window: (frame, per visible body line (cells, styles, cursor on it))
@@ -67,13 +75,15 @@ _Window = tuple[tuple, list[tuple[tuple[str, ...], tuple[str, ...], bool]]]
 class RowList(list):
     """Rows plus what the table would otherwise compute on the UI thread, built once off it
     (by :func:`prepare_rows`, where the rows are built): ``key_index`` row key -> position,
-    ``haystack`` the lower-cased search text of each row (``"\\x1f".join(cells).lower()``).
+    ``haystack`` the lower-cased search text of each row (``"\\x1f".join(cells).lower()``),
+    ``as_of`` the POSIX time ticking cells are drawn at (the poll's; unset: their text).
     Treat as immutable."""
 
-    __slots__ = ("key_index", "haystack")
+    __slots__ = ("key_index", "haystack", "as_of")
 
     key_index: dict[str, int]
     haystack: list[str]
+    as_of: float
 
 
 def _search_text(row: Row) -> str:
@@ -86,6 +96,28 @@ def prepare_rows(rows: list[Row]) -> RowList:
     out = RowList(rows)
     out.key_index = {r.key: i for i, r in enumerate(out)}
     out.haystack = [_search_text(r) for r in out]
+    return out
+
+
+def join_rows(lists: Sequence[list[Row]]) -> RowList:
+    """Several sources' rows as one :class:`RowList`, in order: their search text and key
+    index carried over (built where they were not), drawn at the latest ``as_of`` (each
+    source's clock cells count to the newest poll's time)."""
+    out = RowList()
+    hays: list[str] = []
+    index: dict[str, int] = {}
+    stamps = []
+    for rows in lists:
+        base = len(out)
+        out.extend(rows)
+        got = getattr(rows, "haystack", None)
+        hays.extend(got if got is not None else map(_search_text, rows))
+        index.update((r.key, base + i) for i, r in enumerate(rows))
+        if (t := getattr(rows, "as_of", None)) is not None:
+            stamps.append(t)
+    out.key_index, out.haystack = index, hays
+    if stamps:
+        out.as_of = max(stamps)
     return out
 
 
@@ -235,6 +267,9 @@ class VirtualTable(ScrollView, can_focus=True):
         tables hands them to a background thread so the UI thread does not stall."""
         super().__init__(name=name, id=id, classes=classes)
         self.columns = tuple(columns)
+        # the column that counts time (Column.clock) and when its ticking cells are drawn
+        self._clock_col = next((i for i, c in enumerate(self.columns) if c.clock), None)
+        self._as_of: float | None = None
         self.empty_text = empty_text
         self._release = release or _drop
         self._all: list[Row] = []
@@ -316,6 +351,7 @@ class VirtualTable(ScrollView, can_focus=True):
         )
         self._view_idx = self._pass = None
         self._all = self._rows = rows
+        self._as_of = getattr(rows, "as_of", None)
         self._haystack = rows.haystack if isinstance(rows, RowList) else None
         self._matches = None
         self._rebuild(keep, before)
@@ -441,7 +477,10 @@ class VirtualTable(ScrollView, can_focus=True):
             self._pass = None
         if self._sort_col is not None:
             col = self._sort_col
-            rows = sorted(rows, key=lambda r: _sort_value(r, col), reverse=self._sort_reverse)
+            as_of = self._as_of if col == self._clock_col else None
+            rows = sorted(
+                rows, key=lambda r: _sort_value(r, col, as_of), reverse=self._sort_reverse
+            )
             self._view_idx = None
         self._rows = rows
         self._set_virtual_height(len(rows) + 1)
@@ -503,7 +542,16 @@ class VirtualTable(ScrollView, can_focus=True):
         )
         cur = self.cursor
         shown = self._rows[top : top + max(0, region.height - 1)]
-        return frame, [(r.cells, r.styles, top + i == cur) for i, r in enumerate(shown)]
+        cells = self._cells
+        return frame, [(cells(r), r.styles, top + i == cur) for i, r in enumerate(shown)]
+
+    def _cells(self, row: Row) -> tuple[str, ...]:
+        """The row's cells as drawn: a ticking cell's time at the rows' ``as_of``."""
+        tick, col, as_of = row.tick, self._clock_col, self._as_of
+        if tick is None or col is None or as_of is None or col >= len(row.cells):
+            return row.cells
+        text = self.columns[col].clock(max(0, int(as_of - tick[0])), tick[1])  # type: ignore[misc]
+        return (*row.cells[:col], text, *row.cells[col + 1 :])
 
     def _repaint(self, before: _Window | None) -> None:
         """Refresh the lines that changed since ``before`` (all of them when the frame moved:
@@ -655,9 +703,10 @@ class VirtualTable(ScrollView, can_focus=True):
             return Strip.blank(width, base)
         row = self._rows[index]
         styles = row.styles
+        shown = self._cells(row)
         cells = [
             (
-                row.cells[i] if i < len(row.cells) else "",
+                shown[i] if i < len(shown) else "",
                 w,
                 styles[i] if i < len(styles) else "",
                 self.columns[i].justify,
@@ -705,7 +754,10 @@ class VirtualTable(ScrollView, can_focus=True):
         self._scroll_to_cursor()
 
 
-def _sort_value(row: Row, col: int) -> tuple:
+def _sort_value(row: Row, col: int, as_of: float | None = None) -> tuple:
+    """``as_of``: sorting the clock column, the time its ticking cells count to."""
+    if as_of is not None and row.tick is not None:
+        return (0, as_of - row.tick[0])
     if row.sort is not None and col < len(row.sort) and row.sort[col] is not None:
         v = row.sort[col]
         return (0, v) if isinstance(v, (int, float)) else (1, str(v))

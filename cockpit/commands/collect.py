@@ -89,7 +89,7 @@ def write_bundle(out: str, job_id: str, snap: Snapshot, arts: Artifacts) -> list
         files["squeue.txt"] = (
             "JOBID|PARTITION|NAME|USER|STATE|TIME|TIME_LIMIT|NODES|CPUS|MIN_MEMORY|NODELIST|REASON\n"
             f"{job.job_id}|{job.partition}|{job.name}|{job.user}|{job.state}|"
-            f"{fmt_duration(job.elapsed_s or 0)}|"
+            f"{fmt_duration(job.elapsed_by(snap.taken_at) or 0)}|"
             f"{fmt_duration(job.time_limit_s)}|{job.node_count or ''}|{job.cpus or ''}|"
             f"{(str(job.min_memory_mib) + 'M') if job.min_memory_mib else ''}|"
             f"{job.node_list}|{job.reason}\n"

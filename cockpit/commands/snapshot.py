@@ -154,7 +154,7 @@ def render(snap: Snapshot, console: Any) -> None:
                 T(j.reason, 80),
                 T(j.cpus if j.cpus is not None else "-"),
                 T(mem),
-                T(_fmt_s(j.elapsed_s)),
+                T(_fmt_s(j.elapsed_by(snap.taken_at))),
                 T(_fmt_s(j.time_limit_s) if j.time_limit_s is not None else "UNLIMITED"),
                 T(j.node_list or "-"),
             )

@@ -76,7 +76,8 @@ class Delta:
 # ended job's time no longer moves): a row whose TIME alone changed keeps its findings.
 # tests/test_delta.py checks the rules against it.
 ELAPSED_BLIND = frozenset({"RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "STOPPED"})
-_JOB_FIELDS = tuple(f.name for f in dataclasses.fields(SlurmJob) if f.name != "elapsed_s")
+_CLOCK_FIELDS = ("elapsed_s", "elapsed_at")  # a job's time and when it was read
+_JOB_FIELDS = tuple(f.name for f in dataclasses.fields(SlurmJob) if f.name not in _CLOCK_FIELDS)
 _but_elapsed = attrgetter(*_JOB_FIELDS)
 
 

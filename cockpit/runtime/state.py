@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import is_
 from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
@@ -30,6 +31,7 @@ from cockpit.runtime.pipeline import Analysis, Basis, IncidentTally
 from cockpit.source import Source, Unsupported
 from cockpit.store.types import Ack, StoredIncident
 from cockpit.widgets.status import StatusEntry
+from cockpit.widgets.table import RowList, join_rows
 
 if TYPE_CHECKING:
     from cockpit.views import Row
@@ -115,6 +117,7 @@ class HubState:
         self.incidents: tuple[Incident, ...] = ()
         self.incident_tally = IncidentTally()  # counts of self.incidents, built with them
         self.generation = 0  # bumps on every applied poll; panes skip work when unchanged
+        self._joined: dict[str, tuple[list, RowList]] = {}  # kind -> (sources' rows, joined)
         self.post: Callable[[Message], Any] = lambda m: None
         self.first_round = asyncio.Event()
         self.watcher: Any = None
@@ -207,9 +210,13 @@ class HubState:
         have = [st.rows[kind] for st in self.states.values() if st.rows.get(kind)]
         if len(have) == 1:
             return have[0]
-        out: list[Row] = []
-        for rows in have:
-            out.extend(rows)
+        # several: one RowList (kept while the sources' lists are the same), so the filter
+        # and the cursor use its index and the clock column has the polls' time
+        last = self._joined.get(kind)
+        if last is not None and len(last[0]) == len(have) and all(map(is_, last[0], have)):
+            return last[1]
+        out = join_rows(have)
+        self._joined[kind] = (have, out)
         return out
 
     def has_kind(self, kind: str) -> bool:

@@ -356,7 +356,7 @@ class JobScreen(SubjectScreen):
             ),
             (
                 "time",
-                f"elapsed {slurm_duration(j.elapsed_s)} of limit {limit}",
+                f"elapsed {slurm_duration(j.elapsed_by(self.hub.clock()))} of limit {limit}",
             ),
             ("submitted / start", f"{stamp(j.submit_time)} / {stamp(j.start_time)}"),
             ("nodes", j.node_list or "-"),

@@ -19,7 +19,7 @@ from cockpit.errors import ParseError
 from cockpit.model import AcctRecord, ExitCode, Partition, SlurmJob, SlurmNode
 from cockpit.slurm import hostlist
 from cockpit.slurm.parse import _text, _with_paths, resolve_output_path, split_node_state
-from cockpit.slurm.squeue import parse_tres_per_node
+from cockpit.slurm.squeue import RUNS_ON, parse_tres_per_node
 
 
 def _epoch(v: Any, tz: tzinfo = UTC) -> datetime | None:
@@ -122,13 +122,14 @@ def parse_squeue_json(
             job_id = f"{_num(j['array_job_id'])}_{task}"
         state = _state_str(j.get("job_state"))
         start, end = _epoch(j.get("start_time"), tz), _epoch(j.get("end_time"), tz)
-        elapsed = None
+        elapsed, read_at = None, None
         if state == "PENDING":
             elapsed = 0
         elif start and end and end >= start and (state != "RUNNING" or (now and end <= now)):
             elapsed = int((end - start).total_seconds())
         elif start and now:
             elapsed = max(0, int((now - start).total_seconds()))
+            read_at = now.timestamp() if state in RUNS_ON else None
         per_cpu = _num(j.get("memory_per_cpu"))
         per_node = _num(j.get("memory_per_node"))
         limit = _num(j.get("time_limit"))
@@ -152,6 +153,8 @@ def parse_squeue_json(
             mem_per_cpu=bool(per_cpu),
             time_limit_s=int(limit) * 60 if limit and limit < 0xFFFFFFFE else None,
             elapsed_s=elapsed,
+            # read at ``now``: a running job's time runs on from there (SlurmJob.elapsed_at)
+            elapsed_at=read_at,
             submit_time=_epoch(j.get("submit_time"), tz),
             start_time=start,
             end_time=end,

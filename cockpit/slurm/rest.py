@@ -25,7 +25,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
@@ -270,9 +270,9 @@ class RestSlurmSource(Source):
             since = None
             reply, doc, text = await self._get_json(path, None)
         if reply.status == 304 and prev:
-            return self._aged(kind, prev[1]), prev[2], ""
+            return prev[1], prev[2], ""  # running jobs run on from elapsed_at
         if prev and unchanged(doc, kind):
-            return self._aged(kind, prev[1]), prev[2], payload_version(doc)
+            return prev[1], prev[2], payload_version(doc)
         parse = {
             "jobs": lambda: parse_squeue_json(text, self.tz, self._clock()),
             "nodes": lambda: parse_sinfo_json(text, self.tz),
@@ -296,19 +296,6 @@ class RestSlurmSource(Source):
             kind = "unreachable" if "Unable to contact slurm controller" in errs[0] else "server"
             raise RestError(kind, f"slurmrestd {self.client.url}: {errs[0]}", path)
         return reply, doc, text
-
-    def _aged(self, kind: str, items: list[Any]) -> list[Any]:
-        """Last poll's jobs with the running ones' elapsed time brought up to now (the
-        controller said nothing changed; the clock did)."""
-        if kind != "jobs":
-            return items
-        now = self._clock()
-        return [
-            replace(j, elapsed_s=max(0, int((now - j.start_time).total_seconds())))
-            if j.state == "RUNNING" and j.start_time is not None
-            else j
-            for j in items
-        ]
 
     async def poll(self) -> Snapshot:
         if self._inflight is None or self._inflight.done():

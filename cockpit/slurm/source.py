@@ -13,7 +13,6 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
@@ -353,10 +352,10 @@ class SlurmSource(Source):
 
         with gcpolicy.bulk():
             if squeue_out is None:  # --only-job-state: nothing changed since the last full read
-                since = int((taken - self._full_at).total_seconds()) if self._full_at else 0
-                jobs, w1 = _aged(self._full_jobs or [], since), list(self._full_warnings)
+                # the same rows: a running job's time runs on from its elapsed_at
+                jobs, w1 = list(self._full_jobs or []), list(self._full_warnings)
             else:
-                jobs, w1 = parse_squeue(squeue_out, self.tz, self._squeue_carry)
+                jobs, w1 = parse_squeue(squeue_out, self.tz, self._squeue_carry, taken.timestamp())
                 if has_only_job_state(self.version) and self._states_ok:
                     self._full_jobs, self._full_warnings = jobs, w1
                     self._recheck = any(j.state == "PENDING" and j.reason == "None" for j in jobs)
@@ -627,20 +626,6 @@ class SlurmSource(Source):
 
 
 SACCT_LIST_CHARS = ",\"'"  # what sacct's --name list parsing splits at or strips
-
-
-def _aged(jobs: list[SlurmJob], since: int) -> list[SlurmJob]:
-    """The last full read's jobs with the running ones' TIME moved on by ``since`` seconds
-    (the controller said no state changed; the clock did): what squeue would print now, time
-    suspended before the full read still left out, as squeue leaves it out."""
-    if since <= 0:
-        return list(jobs)
-    out = []
-    for j in jobs:
-        if j.state == "RUNNING" and j.elapsed_s is not None:
-            j = replace(j, elapsed_s=j.elapsed_s + since)
-        out.append(j)
-    return out
 
 
 def named_runs(rows: list[AcctRecord], name: str) -> list[AcctRecord]:

@@ -44,7 +44,7 @@ _STATE_RE = re.compile(r"[A-Z_]+")
 _PRIO_RE = re.compile(r"\d+(\.\d+)?")
 
 
-_make_job = positional_constructor(SlurmJob)  # all 32 fields, ~2x faster than SlurmJob(...)
+_make_job = positional_constructor(SlurmJob)  # all 33 fields, ~2x faster than SlurmJob(...)
 
 # Column cleaners of the squeue rows, one call per distinct raw string (per-parse memos).
 # Columns that repeat across thousands of jobs (user, partition, state, reason, node list,
@@ -173,10 +173,12 @@ class _Memo(dict):
         return v
 
 
-def _job_from_fields(f: list[str], ix: dict[str, int], memo: dict[str, _Memo]) -> SlurmJob:
+def _job_from_fields(
+    f: list[str], ix: dict[str, int], memo: dict[str, _Memo], now: float | None
+) -> SlurmJob:
     """One squeue row (its fields plus a trailing ``""`` that absent columns point at).
     The reference path, used for chunks :func:`_jobs_from_chunk` cannot take whole; raises
-    ValueError/ParseError like the column pass rejects."""
+    ValueError/ParseError like the column pass rejects. ``now``: when squeue printed it."""
     job_id = f[ix["job_id"]].strip()
     if not _SQ_JOB_ID_RE.fullmatch(job_id):
         raise ValueError(f"bad job id {job_id!r}")
@@ -221,6 +223,7 @@ def _job_from_fields(f: list[str], ix: dict[str, int], memo: dict[str, _Memo]) -
         None,
         gres,
         gpus,
+        now if state in RUNS_ON else None,
     )
 
 
@@ -229,7 +232,12 @@ _second = itemgetter(1)
 
 
 def _jobs_from_chunk(
-    lines: list[str], sep: str, ix: dict[str, int], ncols: int, memo: dict[str, _Memo]
+    lines: list[str],
+    sep: str,
+    ix: dict[str, int],
+    ncols: int,
+    memo: dict[str, _Memo],
+    now: float | None,
 ) -> list[SlurmJob] | None:
     """A chunk of squeue rows column by column: split, transpose, one C-level memo lookup per
     field (``map(memo.__getitem__, column)``) and one builder call per job. None when a row
@@ -248,6 +256,7 @@ def _jobs_from_chunk(
     def col(k: str) -> Any:
         return map(memo[k].__getitem__, cols[ix[k]])
 
+    states = list(col("state"))
     nl = list(col("node_list"))  # (compact, expanded) pairs, read twice below
     mem = list(col("min_memory"))
     gres = list(col("gres"))  # (as printed, GPUs per node)
@@ -261,7 +270,7 @@ def _jobs_from_chunk(
             col("name"),
             col("user"),
             col("partition"),
-            col("state"),
+            states,
             col("reason"),
             col("cpus"),
             col("node_count"),
@@ -289,6 +298,7 @@ def _jobs_from_chunk(
             repeat(None),
             map(_first, gres),
             map(_second, gres),
+            [now if s in RUNS_ON else None for s in states] if now is not None else repeat(None),
         )
     )
     return None if _rejected(memo) else jobs
@@ -326,9 +336,18 @@ def _line_chunks(text: str, size: int) -> Iterator[list[str]]:
 
 
 _JOB_FIELDS = [f.name for f in dataclasses.fields(SlurmJob)]
-_ELAPSED_AT = _JOB_FIELDS.index("elapsed_s")
+_ELAPSED = _JOB_FIELDS.index("elapsed_s")
+_READ_AT = _JOB_FIELDS.index("elapsed_at")
 _job_values = attrgetter(*_JOB_FIELDS)
+# states whose TIME squeue prints anew each poll (its row text changes with the clock)
 _TICKING = frozenset({"RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "STOPPED"})
+# states whose elapsed time runs on between polls (``SlurmJob.elapsed_at``); a SUSPENDED job's
+# stands still, a COMPLETING job's is its final one
+RUNS_ON = frozenset({"RUNNING", "CONFIGURING"})
+# how far squeue's TIME may stray from the last poll's elapsed carried on by the clock before
+# the job is read anew: the latency of the squeue call varies by a second or two; a job
+# suspended and resumed between two polls (RUNNING both times) shows a larger gap
+DRIFT_S = 5
 
 
 def _tick_key(line: str, sep: str, ix: dict[str, int], ncols: int) -> tuple[str, str, str] | None:
@@ -342,11 +361,20 @@ def _tick_key(line: str, sep: str, ix: dict[str, int], ncols: int) -> tuple[str,
 
 
 def _retick(
-    lines: list[str], known: list, sep: str, ix: dict[str, int], ncols: int, memo, ticks: dict
+    lines: list[str],
+    known: list,
+    sep: str,
+    ix: dict[str, int],
+    ncols: int,
+    memo,
+    ticks: dict,
+    now: float | None,
 ) -> None:
     """Rows that differ from the last poll's only in TIME (%M: squeue prints a running job's
-    elapsed time anew every poll): the last poll's job with the new elapsed, filled into
-    ``known``; only that column is parsed (the rest is the same text, so the same values)."""
+    elapsed time anew every poll), filled into ``known``: the last poll's job itself when its
+    elapsed time carried on to ``now`` is what squeue printed (within :data:`DRIFT_S`), else
+    that job with the new elapsed. Only that column is parsed (the rest is the same text, so
+    the same values)."""
     el = memo["elapsed"]
     for i in compress(range(len(known)), map(is_, known, repeat(None))):
         k = _tick_key(lines[i], sep, ix, ncols)
@@ -359,8 +387,15 @@ def _retick(
         if el.bad:  # rejected: parsed (and warned about) as a row of its own
             el.bad = False
             continue
-        vals = list(_job_values(e[1]))
-        vals[_ELAPSED_AT] = v
+        job = e[1]
+        at, was = job.elapsed_at, job.elapsed_s
+        if at is not None and now is not None and v is not None and was is not None:
+            if abs(was + (now - at) - v) <= DRIFT_S:
+                known[i] = job  # still running: nothing about it changed
+                continue
+        vals = list(_job_values(job))
+        vals[_ELAPSED] = v
+        vals[_READ_AT] = now if job.state in RUNS_ON else None
         known[i] = job = _make_job(*vals)
         ticks[k[0]] = (k[1], job)
 
@@ -400,7 +435,7 @@ class SqueueCarry:
 
 
 def parse_squeue(
-    text: str, tz: tzinfo = UTC, carry: SqueueCarry | None = None
+    text: str, tz: tzinfo = UTC, carry: SqueueCarry | None = None, now: float | None = None
 ) -> tuple[list[SlurmJob], list[str]]:
     """Parse ``squeue -o`` delimited output (``commands.SQUEUE_ARGV``).
 
@@ -408,6 +443,8 @@ def parse_squeue(
     map columns; without it the column order of ``SQUEUE_FIELDS`` is assumed.
     ``carry``: a poller's :class:`SqueueCarry` from its previous parse with the same ``tz``
     (it passes the same one every poll); read, then replaced by what this parse found.
+    ``now``: when squeue ran (POSIX seconds): a running job's ``elapsed_at``, so its time
+    runs on without a new row each poll; None (a capture read later): TIME as printed.
     Returns (jobs, warnings). Raises ParseError when no row at all is usable.
     """
     # Hot path (100k rows per poll at a big site): rows are taken ~4k at a time column by
@@ -451,13 +488,13 @@ def parse_squeue(
             ticks = carry.ticks if carry is not None and ix["elapsed"] < ncols else None
         known = list(map(old_rows.get, lines)) if old_rows else None
         if known is not None and ticks:
-            _retick(lines, known, sep, ix, ncols, memo, ticks)
+            _retick(lines, known, sep, ix, ncols, memo, ticks, now)
         todo = (
             [ln for ln, j in zip(lines, known, strict=True) if j is None]
             if known is not None
             else lines
         )
-        got = _jobs_from_chunk(todo, sep, ix, ncols, memo) if todo else []
+        got = _jobs_from_chunk(todo, sep, ix, ncols, memo, now) if todo else []
         if got is not None:
             if ticks is not None and got:
                 _note_ticks(todo, got, sep, ix, ncols, ticks)
@@ -484,7 +521,7 @@ def parse_squeue(
                     continue
                 fields.append("")
                 try:
-                    job = _job_from_fields(fields, ix, memo)
+                    job = _job_from_fields(fields, ix, memo, now)
                 except _BAD_VALUE as exc:
                     warnings.append(f"squeue: row {row} skipped: {exc}")
                     continue
