@@ -310,12 +310,12 @@ def test_evidence_subjects_of_kept_rows(base) -> None:
     assert evidence_subjects(changed) != first or all(j.state == "FAILED" for j in snap.jobs[:5])
 
 
-@pytest.mark.parametrize("polls", [4])
+@pytest.mark.parametrize("polls", [4, 12])
 def test_squeue_rows_whose_time_ticked(polls: int) -> None:
     """A row that differs from the last poll's only in TIME is the last job with the new
     elapsed; the parse equals a parse without carry."""
     from cockpit.slurm.commands import SEP, SQUEUE_FIELDS
-    from cockpit.slurm.squeue import SqueueCarry, parse_squeue
+    from cockpit.slurm.squeue import DRIFT_S, SqueueCarry, parse_squeue
 
     n = len(SQUEUE_FIELDS)
     rnd = random.Random(5)
@@ -344,18 +344,31 @@ def test_squeue_rows_whose_time_ticked(polls: int) -> None:
             f[names.index(k)] = v
         return SEP.join(f)
 
-    carry = SqueueCarry()
+    carry, timed = SqueueCarry(), SqueueCarry()
     secs = [rnd.randrange(0, 5000) for _ in range(30)]
-    states = [rnd.choice(("RUNNING", "PENDING", "COMPLETED")) for _ in range(30)]
+    states = [rnd.choice(("RUNNING", "PENDING", "COMPLETED", "SUSPENDED")) for _ in range(30)]
     last = None
+    now = 1_796_000_000.0
     for _ in range(polls):
-        secs = [s + rnd.randrange(0, 3) for s in secs]
+        step = rnd.randrange(1, 4)
+        now += step
+        # a running job's time moves with the clock, or, suspended between polls, stands
+        secs = [
+            s + (step if st == "RUNNING" and rnd.random() < 0.8 else 0)
+            for s, st in zip(secs, states, strict=True)
+        ]
         text = "\n".join(
             row(i, state, f"{s // 60}:{s % 60:02d}")
             for i, (state, s) in enumerate(zip(states, secs, strict=True))
         )
         jobs, warnings = parse_squeue(text, carry=carry)
-        assert (jobs, warnings) == parse_squeue(text)
+        plain = parse_squeue(text)
+        assert (jobs, warnings) == plain
+        # carried on by the clock: the same jobs, each at squeue's TIME within DRIFT_S
+        got, _ = parse_squeue(text, carry=timed, now=now)
+        for a, b in zip(got, plain[0], strict=True):
+            assert dataclasses.replace(a, elapsed_s=b.elapsed_s, elapsed_at=None) == b
+            assert abs(a.elapsed_by(now) - b.elapsed_s) <= DRIFT_S
         if last is not None:
             for a, b in zip(last, jobs, strict=True):
                 if a.elapsed_s == b.elapsed_s:

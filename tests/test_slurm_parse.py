@@ -468,3 +468,50 @@ def test_a_running_job_is_the_same_row_while_squeue_time_follows_the_clock() -> 
     # a capture parsed with no time of its own: TIME as printed
     plain, _ = parse_squeue(poll("10:20", "3:00"))
     assert plain[0].elapsed_at is None and plain[0].elapsed_by(t0 + 999) == 620
+
+
+def test_whose_time_runs_on_is_read_from_squeue_itself() -> None:
+    """Slurm holds a completing job's time; a build (or a fake) that moves it with the clock
+    is followed: after one read that shows it moving, the job is carried on like a running
+    one (the same object while the clock explains its TIME), and read anew, fixed, once its
+    TIME stands still."""
+    from cockpit.slurm.squeue import SqueueCarry
+
+    t0 = 1_796_000_000.0
+    carry = SqueueCarry()
+
+    def poll(t: float, elapsed: str) -> SlurmJob:
+        jobs, _ = parse_squeue(
+            _native_row(state="COMPLETING", elapsed=elapsed), carry=carry, now=t0 + t
+        )
+        return jobs[0]
+
+    a = poll(0, "10:00")
+    assert a.elapsed_at is None
+    b = poll(5, "10:05")  # it moved with the clock
+    assert b.elapsed_at == t0 + 5 and b.elapsed_by(t0 + 5) == 605
+    c = poll(10, "10:10")
+    assert c is b and c.elapsed_by(t0 + 10) == 610
+    d = poll(20, "10:10")  # it stopped
+    assert d is not c and d.elapsed_at is None and d.elapsed_by(t0 + 99) == 610
+
+
+def test_a_running_job_is_carried_on_in_a_header_led_capture() -> None:
+    """A header-led capture (``squeue -o "%i|%P|%T|%M|%j"``, TIME before the name): the same
+    job while the clock explains its TIME, a new one when another field changes."""
+    from cockpit.slurm.squeue import SqueueCarry
+
+    t0 = 1_796_000_000.0
+    carry = SqueueCarry()
+
+    def poll(t: float, elapsed: str, name: str = "train") -> SlurmJob:
+        text = f"JOBID|PARTITION|STATE|TIME|NAME\n77|gpu|RUNNING|{elapsed}|{name}\n"
+        jobs, warnings = parse_squeue(text, carry=carry, now=t0 + t)
+        assert warnings == []
+        return jobs[0]
+
+    a = poll(0, "1:00:00")
+    b = poll(5, "1:00:05")
+    assert b is a and b.elapsed_by(t0 + 5) == 3605
+    c = poll(10, "1:00:10", name="train-2")
+    assert c is not a and c.name == "train-2" and c.elapsed_by(t0 + 10) == 3610

@@ -350,14 +350,20 @@ RUNS_ON = frozenset({"RUNNING", "CONFIGURING"})
 DRIFT_S = 5
 
 
-def _tick_key(line: str, sep: str, ix: dict[str, int], ncols: int) -> tuple[str, str, str] | None:
-    """(job id field, the row without its TIME field, the TIME field) of a row."""
-    e, i = ix["elapsed"], ix["job_id"]
-    if i > e or line.count(sep) != ncols - 1:
+def _time_at(line: str, sep: str, e: int, ncols: int) -> tuple[str, int, int] | None:
+    """(job id: the first field, where the TIME field (the ``e``-th) starts, where it ends)
+    in a well-formed row."""
+    if line.count(sep) != ncols - 1:
         return None
-    f = line.split(sep, e + 1)  # the fields up to TIME, then the rest of the row unsplit
-    tail = f[e + 1]
-    return f[i], line[: len(line) - len(tail) - len(f[e]) - 1] + tail, f[e]
+    start = 0
+    for _ in range(e):
+        start = line.index(sep, start) + 1
+    end = line.find(sep, start)
+    return line[: line.find(sep)], start, end if end >= 0 else len(line)
+
+
+def _carried(job: SlurmJob | None) -> bool:
+    return job is not None and job.elapsed_at is not None
 
 
 def _retick(
@@ -369,35 +375,53 @@ def _retick(
     memo,
     ticks: dict,
     now: float | None,
+    last: float | None,
 ) -> None:
     """Rows that differ from the last poll's only in TIME (%M: squeue prints a running job's
     elapsed time anew every poll), filled into ``known``: the last poll's job itself when its
     elapsed time carried on to ``now`` is what squeue printed (within :data:`DRIFT_S`), else
     that job with the new elapsed. Only that column is parsed (the rest is the same text, so
-    the same values)."""
+    the same values).
+
+    Whose time runs on is read from squeue itself: a job of another state (COMPLETING,
+    SUSPENDED: Slurm holds their time, some builds and fakes do not) whose TIME moved with
+    the clock since the last read (``last``) is carried on from now too, like a running job;
+    one whose time then stands still is read anew, fixed."""
     el = memo["elapsed"]
     for i in compress(range(len(known)), map(is_, known, repeat(None))):
-        k = _tick_key(lines[i], sep, ix, ncols)
-        if k is None:
+        line = lines[i]
+        key = line[: line.find(sep)]  # the job id opens every layout (see parse_squeue)
+        e = ticks.get(key)
+        if e is None:
             continue
-        e = ticks.get(k[0])
-        if e is None or e[0] != k[1]:
+        # the same row but for TIME: last poll's text before and after that field
+        head, tail = e[0], e[1]
+        if not (line.startswith(head) and line.endswith(tail)):
             continue
-        v = el[k[2]]
+        end = len(line) - len(tail)
+        if end < len(head):
+            continue
+        raw = line[len(head) : end]
+        if sep in raw:
+            continue
+        v = el[raw]
         if el.bad:  # rejected: parsed (and warned about) as a row of its own
             el.bad = False
             continue
-        job = e[1]
+        job = e[2]
         at, was = job.elapsed_at, job.elapsed_s
-        if at is not None and now is not None and v is not None and was is not None:
-            if abs(was + (now - at) - v) <= DRIFT_S:
-                known[i] = job  # still running: nothing about it changed
+        runs = job.state in RUNS_ON
+        if now is not None and v is not None and was is not None:
+            if at is not None and abs(was + (now - at) - v) <= DRIFT_S:
+                known[i] = job  # its time runs on as carried: nothing about it changed
                 continue
+            if not runs and at is None and last is not None:
+                runs = v > was and abs(was + (now - last) - v) <= DRIFT_S
         vals = list(_job_values(job))
         vals[_ELAPSED] = v
-        vals[_READ_AT] = now if job.state in RUNS_ON else None
+        vals[_READ_AT] = now if runs else None
         known[i] = job = _make_job(*vals)
-        ticks[k[0]] = (k[1], job)
+        ticks[key] = (head, tail, job)
 
 
 def _note_ticks(
@@ -406,9 +430,9 @@ def _note_ticks(
     """Remember the rows of running jobs parsed this poll, for :func:`_retick` next poll."""
     for line, job in zip(lines, jobs, strict=True):
         if job.state in _TICKING:
-            k = _tick_key(line, sep, ix, ncols)
-            if k is not None:
-                ticks[k[0]] = (k[1], job)
+            at = _time_at(line, sep, ix["elapsed"], ncols)
+            if at is not None:
+                ticks[at[0]] = (line[: at[1]], line[at[2] :], job)
         elif ticks:
             ticks.pop(job.job_id, None)  # it stopped running: its old row is not kept
 
@@ -421,17 +445,19 @@ class SqueueCarry:
     lookup next poll, an unchanged submit time or node list in a changed row is not parsed
     again."""
 
-    __slots__ = ("tables", "rows", "layout", "ticks")
+    __slots__ = ("tables", "rows", "layout", "ticks", "read_at")
 
     def __init__(self) -> None:
         self.tables: dict[str, dict[str, Any]] = {}
         self.rows: dict[str, SlurmJob] = {}
         self.layout: tuple = ()
-        # running jobs: job id -> (row without its TIME, job), see _retick
-        self.ticks: dict[str, tuple[str, SlurmJob]] = {}
+        # running jobs: job id -> (its row's text before TIME, after TIME, job), see _retick
+        self.ticks: dict[str, tuple[str, str, SlurmJob]] = {}
+        self.read_at: float | None = None  # the ``now`` of the last parse
 
     def clear(self) -> None:
         self.tables, self.rows, self.layout, self.ticks = {}, {}, (), {}
+        self.read_at = None
 
 
 def parse_squeue(
@@ -485,10 +511,19 @@ def parse_squeue(
                 old_rows = carry.rows
             elif carry is not None:
                 carry.ticks = {}
-            ticks = carry.ticks if carry is not None and ix["elapsed"] < ncols else None
+            # rows whose TIME alone changed (_retick): with a TIME column, the job id first
+            ticks = (
+                carry.ticks
+                if carry is not None and 0 == ix["job_id"] < ix["elapsed"] < ncols
+                else None
+            )
         known = list(map(old_rows.get, lines)) if old_rows else None
         if known is not None and ticks:
-            _retick(lines, known, sep, ix, ncols, memo, ticks, now)
+            # the same text as last poll, but the clock moved: a job carried on from its
+            # elapsed_at is checked against the TIME printed (its time may have stood still)
+            for i in compress(range(len(known)), map(_carried, known)):
+                known[i] = None
+            _retick(lines, known, sep, ix, ncols, memo, ticks, now, carry.read_at)
         todo = (
             [ln for ln, j in zip(lines, known, strict=True) if j is None]
             if known is not None
@@ -533,9 +568,9 @@ def parse_squeue(
     if carry is not None:
         for m in memo.values():
             m.prev = {}  # the old tables die with this parse
-        carry.tables, carry.layout = memo, layout
+        carry.tables, carry.layout, carry.read_at = memo, layout, now
         carry.rows = new_rows if new_rows is not None else {}
         if len(carry.ticks) > 2 * len(jobs) + 1024:  # jobs that left: keep the present ones
             present = {id(j) for j in jobs}
-            carry.ticks = {k: e for k, e in carry.ticks.items() if id(e[1]) in present}
+            carry.ticks = {k: e for k, e in carry.ticks.items() if id(e[2]) in present}
     return jobs, warnings
