@@ -515,3 +515,24 @@ def test_a_running_job_is_carried_on_in_a_header_led_capture() -> None:
     assert b is a and b.elapsed_by(t0 + 5) == 3605
     c = poll(10, "1:00:10", name="train-2")
     assert c is not a and c.name == "train-2" and c.elapsed_by(t0 + 10) == 3610
+
+
+def test_a_running_time_that_squeue_holds_is_shown_as_printed() -> None:
+    """squeue printing the same TIME poll after poll (a stalled controller's cache, a replay):
+    once the carried clock is further off than DRIFT_S the job is read anew as printed and
+    stays that one object while the text does not change; it runs on again when it moves."""
+    from cockpit.slurm.squeue import SqueueCarry
+
+    t0 = 1_796_000_000.0
+    carry = SqueueCarry()
+
+    def poll(t: float, elapsed: str) -> SlurmJob:
+        return parse_squeue(_native_row(elapsed=elapsed), carry=carry, now=t0 + t)[0][0]
+
+    a = poll(0, "10:00")
+    assert poll(5, "10:00") is a  # within DRIFT_S of the carried clock
+    b = poll(10, "10:00")
+    assert b is not a and b.elapsed_at is None and b.elapsed_by(t0 + 60) == 600
+    assert poll(15, "10:00") is b and poll(20, "10:00") is b
+    c = poll(25, "10:05")
+    assert c.elapsed_at == t0 + 25 and c.elapsed_by(t0 + 30) == 610

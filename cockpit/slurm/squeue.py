@@ -386,7 +386,8 @@ def _retick(
     Whose time runs on is read from squeue itself: a job of another state (COMPLETING,
     SUSPENDED: Slurm holds their time, some builds and fakes do not) whose TIME moved with
     the clock since the last read (``last``) is carried on from now too, like a running job;
-    one whose time then stands still is read anew, fixed."""
+    one whose time then stands still (even a running one: squeue printed the same TIME as
+    before) is read anew, fixed, until it moves again."""
     el = memo["elapsed"]
     for i in compress(range(len(known)), map(is_, known, repeat(None))):
         line = lines[i]
@@ -415,8 +416,10 @@ def _retick(
             if at is not None and abs(was + (now - at) - v) <= DRIFT_S:
                 known[i] = job  # its time runs on as carried: nothing about it changed
                 continue
-            if not runs and at is None and last is not None:
-                runs = v > was and abs(was + (now - last) - v) <= DRIFT_S
+            if v <= was:
+                runs = False  # it stood still (squeue printed the same time): shown as printed
+            elif at is None and not runs and last is not None:
+                runs = abs(was + (now - last) - v) <= DRIFT_S
         vals = list(_job_values(job))
         vals[_ELAPSED] = v
         vals[_READ_AT] = now if runs else None
