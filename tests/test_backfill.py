@@ -292,6 +292,58 @@ def test_a_slow_slurmdbd_does_not_hold_the_poll_its_answer_comes_with_the_next(m
     asyncio.run(main())
 
 
+def test_a_cockpit_on_screen_shows_the_queue_without_waiting_for_the_backfill():
+    """A poller's first poll (``first_backfill_grace`` 0, as a poller sets it) publishes the
+    queue as soon as it is read, with no warning; the backfill's jobs come with the next
+    poll. A one-shot command's single poll still waits for them."""
+
+    answered: list[str] = []
+
+    class Slow(Cluster):
+        async def run(self, argv, timeout: float = 30.0) -> CommandResult:
+            if argv[0] == "sacct":
+                await asyncio.sleep(0.3)
+                answered.append("sacct")
+            return await super().run(argv, timeout)
+
+    async def main():
+        tr, clock = Slow(), [T]
+        src = _source(tr, clock)
+        src.first_backfill_grace = 0.0
+        snap = await src.poll()
+        assert answered == []  # the queue came back before sacct did
+        assert snap.ok and snap.jobs == () and not snap.warnings
+        await asyncio.sleep(0.4)
+        clock[0] = T + timedelta(seconds=15)
+        snap = await src.poll()
+        assert len(snap.jobs) == 5 and not snap.warnings
+        assert len(tr.sacct_calls()) == 1
+        await src.close()
+        once = _source(Slow(), [T])
+        assert len((await once.poll()).jobs) == 5  # the one poll waited
+        await once.close()
+
+    asyncio.run(main())
+
+
+def test_a_poller_sets_the_first_poll_not_to_wait_for_the_backfill():
+    from cockpit.runtime.poller import Poller
+    from cockpit.runtime.state import HubState
+
+    async def main():
+        src = _source(Cluster(), [T])
+        hub = HubState([src])
+        poller = Poller(hub.states[src.name], hub)
+        task = asyncio.ensure_future(poller.run())
+        await asyncio.sleep(0)
+        assert src.first_backfill_grace == 0.0
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await src.close()
+
+    asyncio.run(main())
+
+
 def test_output_that_is_not_saccts_cannot_grow_one_value_without_bound():
     """A fake or broken sacct printing 200k separator-less lines after a row: each glued
     value stops at MAX_VALUE_BYTES (gluing them all was quadratic: a third of a poll's CPU)."""

@@ -490,3 +490,39 @@ def test_job_rows_keep_their_objects_while_the_table_draws_time_passing() -> Non
     later = job_rows(snap, {}, t0 + timedelta(seconds=95), memo, dirty=frozenset())
     assert drawn(later) == {"7": "11:35", "8": "1:08:00", "9": "0:42"}
     assert all(a is b for a, b in zip(first, later, strict=True))
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1))
+def test_starvation_candidates_are_the_rule_read_plainly(seed: int) -> None:
+    """Large jobs pending on Resources/Priority with 3+ later jobs of their partition running,
+    in queue order, as the rule's text says, whatever the mix of states, sizes and gaps."""
+    import bisect
+
+    rnd = random.Random(seed)
+    snap = _starving_site(rnd, 80)
+    jobs = tuple(
+        dataclasses.replace(
+            j,
+            state=rnd.choice((j.state, j.state, "COMPLETED", "SUSPENDED")),
+            cpus=rnd.choice((j.cpus, None)),
+            submit_time=rnd.choice((j.submit_time, j.submit_time, None)),
+        )
+        for j in snap.jobs
+    )
+    running = [j for j in jobs if j.state == "RUNNING" and j.submit_time is not None]
+    sizes = sorted(j.cpus for j in running if j.cpus)
+    median = sizes[len(sizes) // 2] if sizes else 1
+    want = []
+    for j in jobs if running else ():
+        if j.state != "PENDING" or j.reason not in ("Resources", "Priority"):
+            continue
+        if j.submit_time is None:
+            continue
+        if not ((j.cpus or 0) >= max(4 * median, 8) or (j.node_count or 1) >= 2):
+            continue
+        later = sorted(r.submit_time for r in running if r.partition == j.partition)
+        n = len(later) - bisect.bisect_right(later, j.submit_time)
+        if n >= 3:
+            want.append((j, n))
+    assert slurm_site.starvation_candidates(jobs) == want

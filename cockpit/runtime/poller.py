@@ -62,6 +62,9 @@ class Poller:
 
     async def run(self) -> None:
         """Poll forever; returns only by cancellation."""
+        if hasattr(self.st.source, "first_backfill_grace"):
+            # the queue on screen first: the next poll brings what the backfill sacct found
+            self.st.source.first_backfill_grace = 0.0
         await self._resume()
         while True:
             # cleared before the poll, not after: an r (or a replay step) pressed while a

@@ -133,6 +133,11 @@ class SlurmSource(Source):
         # drill-down mode none: that mode runs no background sacct
         self._backfill = Backfill(hours=backfill_hours, cap=backfill_cap)
         self._bf_task: asyncio.Future[Any] | None = None
+        # how long the first poll waits for it after the queue answered: a cockpit on screen
+        # sets 0 (the queue first; the backfill's jobs come with the next poll), a one-shot
+        # command keeps the grace (its one poll is all it shows)
+        self.first_backfill_grace = BACKFILL_GRACE
+        self._polled = False
         # job id -> (stdout, stderr) found from sacct after slurmctld forgot the job
         self._acct_paths: dict[str, tuple[str, str]] = {}
         self._sacct_fields: frozenset[str] | None = None  # sacct --helpformat, asked once
@@ -299,11 +304,14 @@ class SlurmSource(Source):
         if not self.background_evidence:
             warnings.append(DRILL_DOWN_NOTE)
             return jobs
+        first, self._polled = not self._polled, True
         if task is not None:
+            grace = self.first_backfill_grace if first else BACKFILL_GRACE
             try:
-                await asyncio.wait_for(asyncio.shield(task), BACKFILL_GRACE)
+                await asyncio.wait_for(asyncio.shield(task), grace)
             except TimeoutError:
-                warnings.append("sacct backfill: slurmdbd is slow; its answer comes next poll")
+                if not first or grace >= BACKFILL_GRACE:
+                    warnings.append("sacct backfill: slurmdbd is slow; its answer comes next poll")
             except Exception:  # noqa: BLE001 - read below from the task
                 pass
             if task.done():
