@@ -259,6 +259,8 @@ class CockpitApp(App[int]):
             self.bell()
         if not self.screen_stack:  # a poll that ended while the app was closing
             return
+        if not self.screen.is_mounted:  # still composing: its on_mount reads the hub
+            return
         refresh = getattr(self.screen, "refresh_data", None)
         if refresh is not None:
             refresh()

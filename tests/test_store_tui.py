@@ -249,3 +249,23 @@ async def test_the_source_resumes_from_the_stores_cursor(tmp_path):
         await until(pilot, lambda: app.hub.remembered is not None, "the first poll")
     assert seen == [NOW - timedelta(hours=9)]
     assert open_store(url).cursor("lab") == NOW - timedelta(seconds=5)
+
+
+async def test_a_poll_landing_while_a_view_composes_is_left_to_its_mount(tmp_path):
+    """`i` pressed as a poll ends: the poll's update reaches the incident view before its
+    table exists. The view reads the hub when it mounts; the update must not crash the app
+    (it raised NoMatches for IncidentTable in CI)."""
+    from cockpit.runtime.state import HubUpdated
+    from cockpit.screens.incidents import IncidentScreen
+
+    src = FakeSource("lab", jobs=(failed_job("50"),))
+    app = CockpitApp(
+        [src], clock=lambda: NOW, bell=False, store=open_store(f"sqlite:///{tmp_path}/s.db")
+    )
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: "50" in job_keys(app), "the failed job's incident")
+        app.action_incidents()  # pushed, not composed yet
+        app.on_hub_updated(HubUpdated("lab"))
+        await pilot.pause()
+        assert isinstance(app.screen, IncidentScreen)
+        assert app.screen.query_one("#incident-table").row_count >= 1
