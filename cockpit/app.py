@@ -257,8 +257,8 @@ class CockpitApp(App[int]):
         if fresh and self.bell_enabled:
             self.bells += 1
             self.bell()
-        if not self.screen_stack:  # a poll that ended while the app was closing
-            return
+        if not self.is_running or not self.screen_stack:  # a poll ended as the app closed
+            return  # (its screens' widgets are being removed)
         if not self.screen.is_mounted:  # still composing: its on_mount reads the hub
             return
         refresh = getattr(self.screen, "refresh_data", None)
