@@ -46,14 +46,19 @@ def fleet(tmp_path) -> CockpitApp:
     return CockpitApp(sources, clock=frozen, acks=AckStore(tmp_path / "state.json"))
 
 
+async def polled_queue(app: CockpitApp, pilot, more_than: int) -> QueueTable:
+    """The dashboard's queue once every cluster has been polled and it holds more than
+    ``more_than`` rows."""
+    await until(pilot, lambda: all(st.polls for st in app.hub.states.values()), "every poll", 1500)
+    queue = app.screen.query_one(QueueTable)
+    await until(pilot, lambda: queue.row_count > more_than, "queue rows")
+    return queue
+
+
 async def test_fleet_screen_and_enter_narrows_the_dashboard(tmp_path):
     app = fleet(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(
-            pilot, lambda: all(st.polls for st in app.hub.states.values()), "every poll", 1500
-        )
-        queue = app.screen.query_one(QueueTable)
-        await until(pilot, lambda: queue.row_count > 0, "queue rows")
+        queue = await polled_queue(app, pilot, 0)
         # at 80 columns the CLUSTER column is still drawn: the same job id on two clusters
         header = "".join(seg.text for seg in queue.render_line(0))
         assert "CLUSTER" in header
@@ -120,11 +125,7 @@ async def test_with_many_clusters_every_queue_row_shows_its_time(tmp_path):
 
     app = fleet(tmp_path)
     async with app.run_test(size=(160, 48)) as pilot:
-        await until(
-            pilot, lambda: all(st.polls for st in app.hub.states.values()), "every poll", 1500
-        )
-        queue = app.screen.query_one(QueueTable)
-        await until(pilot, lambda: queue.row_count > 40, "queue rows")
+        queue = await polled_queue(app, pilot, 40)
         await pilot.pause()
         header = "".join(seg.text for seg in queue.render_line(0))
         at = header.index("TIME")
