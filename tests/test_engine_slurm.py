@@ -355,6 +355,15 @@ def test_backfill_starvation_and_surge():
     )
     f = verdicts(diagnose(Snapshot("lab", "slurm", NOW, jobs=(big, *small)), None, NOW))
     assert f[("job", "lab", "1")].root_cause == "backfill_starvation"
+    # its text moves with the hours waited, not each minute: a minute's tick made a new
+    # incident body (encoded, written and read back by the store) for every starved job
+    def starved(at):
+        snap = Snapshot("lab", "slurm", at, jobs=(big, *small))
+        return next(x for x in diagnose(snap, None, at) if x.root_cause == "backfill_starvation")
+
+    assert starved(NOW) == starved(NOW + timedelta(minutes=40))
+    later = starved(NOW + timedelta(minutes=61))
+    assert "pending 6h" in later.title and "over 6 h" in later.explanation
     pend = tuple(SlurmJob(str(100 + i), "p", "u", "p", "PENDING", "Priority") for i in range(60))
     canc = tuple(
         SlurmJob(str(200 + i), "c", "u", "p", "CANCELLED", "None", end_time=NOW) for i in range(25)

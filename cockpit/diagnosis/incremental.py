@@ -122,7 +122,7 @@ _STARVATION = (slurm_site.backfill_starvation,)
 def _starvation_step(reuse: Reuse):
     """``slurm_site.backfill_starvation`` keeping what it reads besides the clock (its
     candidates, while the rows are the same objects) and each finding until the clock moves
-    its text: a finding changes when its job has waited another whole minute (or reaches the
+    its text: a finding changes when its job has waited another whole hour (or reaches the
     threshold), so each candidate waits in a heap for that moment and a poll touches only the
     ones due (at a 100k-job site the rule made 12k findings every poll)."""
 
@@ -163,15 +163,15 @@ def _starvation_step(reuse: Reuse):
                 f = None
                 nxt = submit + slurm_site.STARVE_S
             else:
-                minutes = int(waited // 60)
-                key = (minutes, n_later)  # the hours shown follow the minutes
+                hours = int(waited // 3600)
+                key = (hours, n_later)  # what the finding's text says
                 e = made.get(j.job_id)
                 if e is not None and e[0] is j and e[1] == key:
                     f = e[2]
                 else:
                     f = slurm_site.starvation_finding(j, n_later, waited, src, ctx)
                     made[j.job_id] = (j, key, f)
-                nxt = submit + 60.0 * (minutes + 1)
+                nxt = submit + 3600.0 * (hours + 1)
             if f is not slots[i]:
                 slots[i] = f
                 changed = True

@@ -113,16 +113,18 @@ _STARVE_REASONS = frozenset({"Resources", "Priority"})
 def starvation_finding(
     j: SlurmJob, n_later: int, waited: float, source: str, ctx: RuleContext
 ) -> Finding:
-    """The starvation finding of a candidate that has waited ``waited`` seconds (its text
-    changes with the whole minutes waited)."""
+    """The starvation finding of a candidate that has waited ``waited`` seconds. Its text
+    says the whole hours waited, not the minutes: a text that changed every minute made a new
+    finding, a new incident body and a store write for each starved job every minute (the
+    drill-down's pending time is drawn live)."""
+    hours = int(waited // 3600)
     return Finding(
         root_cause="backfill_starvation",
         severity="warning",
         subject=Subject("job", source, j.job_id),
-        title=f"starved: {j.cpus} CPUs pending {int(waited // 3600)}h while {n_later} later "
-        "jobs started",
+        title=f"starved: {j.cpus} CPUs pending {hours}h while {n_later} later jobs started",
         explanation=f"Job {j.job_id} ({j.cpus} CPUs, {j.node_count or 1} node(s)) has waited "
-        f"{int(waited // 60)} min with Reason={j.reason} while {n_later} smaller jobs "
+        f"over {hours} h with Reason={j.reason} while {n_later} smaller jobs "
         "submitted after it were started by backfill; without a reservation it may wait "
         "indefinitely.",
         remedy="Give it a realistic --time so backfill can plan around it; admins: check "
