@@ -355,6 +355,7 @@ def test_backfill_starvation_and_surge():
     )
     f = verdicts(diagnose(Snapshot("lab", "slurm", NOW, jobs=(big, *small)), None, NOW))
     assert f[("job", "lab", "1")].root_cause == "backfill_starvation"
+
     # its text moves with the hours waited, not each minute: a minute's tick made a new
     # incident body (encoded, written and read back by the store) for every starved job
     def starved(at):
