@@ -31,6 +31,7 @@ from cockpit.screens.help import HelpScreen
 from cockpit.screens.incidents import IncidentScreen
 from cockpit.store.acks import AckStore
 from cockpit.store.book import AckBook
+from cockpit.store.opening import OpeningStore
 
 if TYPE_CHECKING:  # cockpit.watch is imported after the first frame (_start_polls)
     from cockpit.record import ReplayClock
@@ -233,12 +234,22 @@ class CockpitApp(App[int]):
         store = self._baselines if self._baselines is not None else BaselineStore(persist=False)
         self.hub.baselines = BaselineRecorder(store)
         self.hub.start(self)
+        if isinstance(self.store, OpeningStore):  # opens while the first poll runs
+            self.store.start()
+            self.run_worker(self._store_opened(self.store), name="store-open")
         recorders = [
             r for st in self.hub.states.values() if (r := _recorder(st.source)) is not None
         ]
         if recorders:  # --record: a full disk must not end a recording unnoticed
             self._record_errors: dict[int, str] = {}
             self.set_interval(5.0, lambda: self._check_recorders(recorders))
+
+    async def _store_opened(self, opening: OpeningStore) -> None:
+        """A store that cannot be opened (a newer schema, a bad ``[store] url``) ends the
+        TUI; ``cockpit`` then prints why, as one line (``commands.tui``)."""
+        error = await asyncio.to_thread(opening.settled)
+        if error is not None:
+            self.exit(return_code=2)
 
     def _check_recorders(self, recorders: list) -> None:
         for r in recorders:

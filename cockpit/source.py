@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +90,10 @@ class Source(ABC):
 
         await asyncio.gather(*(one(s) for s in subjects))
         return out
+
+    # the poller's resume_from still under way (the store opening, cockpit.store.opening):
+    # a source that looks back for what ended waits for it before it looks
+    resuming: Awaitable[None] | None = None
 
     def resume_from(self, at: datetime | None) -> None:  # noqa: B027 - optional hook
         """Look for what ended while no cockpit ran from ``at`` on (the store's cursor for this

@@ -353,3 +353,99 @@ def test_output_that_is_not_saccts_cannot_grow_one_value_without_bound():
     good, warnings = split_rows(text, 5)
     assert len(good) == 1 and len(good[0][-1]) < 2 * MAX_VALUE_BYTES
     assert warnings and all("expected 5" in w for w in warnings)
+
+
+def test_a_first_poll_on_screen_starts_its_sacct_after_squeue_answered():
+    """Queue first: on a cold start the backfill's sacct does not run beside squeue (on a
+    local transport they share the login node's cores); later polls, and a one-shot
+    command's single poll, run them side by side."""
+
+    events: list[str] = []
+
+    class Ordered(Cluster):
+        async def run(self, argv, timeout: float = 30.0) -> CommandResult:
+            events.append(f"start {argv[0]}")
+            if argv[0] == "squeue":
+                await asyncio.sleep(0.05)
+            got = await super().run(argv, timeout)
+            events.append(f"end {argv[0]}")
+            return got
+
+    def sacct_after_squeue() -> bool:
+        return events.index("start sacct") > events.index("end squeue")
+
+    async def main():
+        clock = [T]
+        src = _source(Ordered(), clock)
+        src.first_backfill_grace = 0.0
+        await src.poll()
+        await asyncio.sleep(0.05)
+        assert sacct_after_squeue()
+        events.clear()
+        clock[0] = T + timedelta(seconds=15)
+        await src.poll()
+        clock[0] = T + timedelta(seconds=30)
+        events.clear()
+        await src.poll()
+        assert not sacct_after_squeue()  # from then on, beside it
+        await src.close()
+        events.clear()
+        once = _source(Ordered(), [T])
+        await once.poll()
+        assert not sacct_after_squeue()
+        await once.close()
+
+    asyncio.run(main())
+
+
+def test_with_the_store_still_opening_the_queue_comes_first_and_sacct_asks_from_its_cursor(
+    tmp_path,
+):
+    """The TUI opens the store on a thread (cockpit.store.opening) while the first poll
+    runs: the queue is published without it, and the backfill still looks back from the
+    stored cursor (a cockpit closed since yesterday misses nothing)."""
+    import threading
+
+    from cockpit.runtime.poller import Poller
+    from cockpit.runtime.state import HubState
+    from cockpit.store import open_store
+    from cockpit.store.opening import OpeningStore
+
+    real = open_store(f"sqlite:///{tmp_path}/c.db")
+    real.set_cursor("lab", T - timedelta(hours=30))
+    gate = threading.Event()
+
+    def slow_open():
+        gate.wait(10)
+        return real
+
+    async def main():
+        tr = Cluster()
+        src = _source(tr, [T])
+        hub = HubState([src])
+        hub.store = OpeningStore(slow_open)
+        hub.store.start()
+        poller = Poller(hub.states[src.name], hub)
+        task = asyncio.ensure_future(poller.run())
+        for _ in range(200):
+            if hub.states[src.name].snapshot is not None:
+                break
+            await asyncio.sleep(0.01)
+        assert hub.states[src.name].snapshot is not None  # the queue, published
+        assert not hub.store.ready and tr.sacct_calls() == []
+        gate.set()
+        for _ in range(300):
+            if tr.sacct_calls():
+                break
+            await asyncio.sleep(0.01)
+        (argv,) = tr.sacct_calls()
+        assert _since(argv) == sacct_time(T - timedelta(hours=30, minutes=1), UTC)
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await src.close()
+
+    try:
+        asyncio.run(main())
+    finally:
+        gate.set()
+        real.close()

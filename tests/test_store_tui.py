@@ -10,6 +10,8 @@ import subprocess
 import sys
 from datetime import timedelta
 
+import pytest
+
 from cockpit.app import CockpitApp
 from cockpit.model import ExitCode, SlurmJob, SourceError
 from cockpit.screens.panes import SourceStatus
@@ -269,3 +271,82 @@ async def test_a_poll_landing_while_a_view_composes_is_left_to_its_mount(tmp_pat
         await pilot.pause()
         assert isinstance(app.screen, IncidentScreen)
         assert app.screen.query_one("#incident-table").row_count >= 1
+
+
+async def test_the_queue_is_on_screen_before_the_store_has_opened(tmp_path):
+    """The TUI opens the store on a thread while the first poll runs (it cost ~0.5 s before
+    the first frame): the queue and the status line do not wait for it, and once it is open
+    the incidents are kept in it."""
+    import threading
+
+    from cockpit.store.opening import OpeningStore
+
+    gate = threading.Event()
+    url = f"sqlite:///{tmp_path}/c.db"
+
+    def slow_open():
+        gate.wait(20)
+        return open_store(url)
+
+    src = FakeSource("lab", jobs=(failed_job("60"),))
+    store = OpeningStore(slow_open)
+    app = CockpitApp([src], clock=lambda: NOW, bell=False, store=store)
+    try:
+        async with app.run_test() as pilot:
+            title = app.screen.query_one("#queue-title")
+            await until(pilot, lambda: " Queue 1" in str(title.render()), "the queue on screen")
+            assert not store.ready
+            assert "store" not in str(app.screen.query_one(SourceStatus).render())
+            gate.set()
+            await until(pilot, lambda: app.hub.remembered is not None, "the store's answer")
+            assert "60" in job_keys(app)
+        assert [s.incident.subject.id for s in open_store(url).incidents(NOW)] == ["60"]
+    finally:
+        gate.set()
+
+
+async def test_a_store_that_cannot_open_ends_the_tui_and_says_why_in_one_line(
+    tmp_path, monkeypatch
+):
+    """A database of a newer cockpit: refused before the TUI started, when the store opened
+    first; now it opens with the first poll, and the TUI ends on it with the same line."""
+    import argparse
+
+    import sqlalchemy as sa
+
+    from cockpit.errors import UserError
+    from cockpit.store import schema as store_schema
+    from cockpit.store.opening import OpeningStore
+
+    url = f"sqlite:///{tmp_path}/c.db"
+    with open_store(url).engine.begin() as conn:
+        conn.execute(sa.update(store_schema.schema_version).values(version=99))
+    app = CockpitApp(
+        [FakeSource("lab")],
+        clock=lambda: NOW,
+        bell=False,
+        store=OpeningStore(lambda: open_store(url)),
+    )
+    async with app.run_test() as pilot:
+        await until(pilot, lambda: app.return_code == 2, "the app to end")
+    # and `cockpit` prints it as one line, exit status 2
+    import cockpit.app
+
+    class Started:
+        def __init__(self, sources, **kw) -> None:
+            self.store = kw["store"]
+            self.return_code = None
+
+        def run(self):
+            self.store.start()
+            self.store.settled()
+            return 2
+
+    monkeypatch.setattr(cockpit.app, "CockpitApp", Started)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f'[clusters.lab]\ntransport = "local"\n[store]\nurl = "{url}"\n')
+    from cockpit.commands import tui
+
+    args = argparse.Namespace(demo=False, config=str(cfg), no_bell=True)
+    with pytest.raises(UserError, match="newer than this cockpit"):  # cli: one line, exit 2
+        tui.run(args)

@@ -11,7 +11,14 @@ set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 VENV=${PEER_VENV:-/tmp/peer-venv}
 [ -x "$VENV/bin/turm" ] || { python3 -m venv "$VENV" && "$VENV/bin/pip" install -q turm==0.17.0; }
-COCKPIT=${COCKPIT:-cockpit}
+# the console script next to the interpreter, as a venv has it: a version manager's shim
+# (pyenv's `cockpit` is a bash script that runs pyenv) would add its own start-up to the
+# cockpit's first rows
+PYBIN=$(python3 -c 'import os, sys; print(os.path.dirname(sys.executable))')
+if [ -z "${COCKPIT:-}" ]; then
+  COCKPIT=cockpit
+  [ -x "$PYBIN/cockpit" ] && COCKPIT="$PYBIN/cockpit"
+fi
 CONF=$(mktemp /tmp/cockpit-peer-XXXXXX.toml)
 # a fresh user's state (the incident store, acks): not what other runs left in ~/.local/state
 export XDG_STATE_HOME=$(mktemp -d /tmp/cockpit-peer-state-XXXXXX)
@@ -24,6 +31,9 @@ for n in ${NS:-10000 100000}; do
     "$HERE/run_peer.sh" "$VENV/bin/turm"
   N=$n LABEL="cockpit interval 5" PEER_VERSION="" OUT="$HERE/out/cockpit-$n" \
     "$HERE/run_peer.sh" $COCKPIT --config "$CONF"
+  # the floor under any Python + Textual TUI: squeue's lines in one Static, nothing parsed
+  N=$n DURATION=${FLOOR_DURATION:-20} LABEL="textual floor" PEER_VERSION="" \
+    OUT="$HERE/out/floor-$n" "$HERE/run_peer.sh" "$PYBIN/python3" "$HERE/textual_floor.py"
 done
 python3 "$HERE/peerbench.py" report
 for n in ${NS:-10000 100000}; do

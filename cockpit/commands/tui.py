@@ -122,9 +122,13 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     config = watcher = baselines = None
-    # the incident store: a newer schema (or a bad [store] url) fails here, as one line; a
+    # the incident store opens on a thread while the first poll runs (cockpit.store.opening):
+    # a newer schema (or a bad [store] url) ends the TUI and is printed below, as one line; a
     # database that cannot be reached does not (the TUI says "store unavailable")
+    from functools import partial
+
     from cockpit.store import open_store
+    from cockpit.store.opening import OpeningStore
 
     state = getattr(args, "state_file", None)
     on_demo = banner.startswith("DEMO")  # demo acks must not reappear on a real site
@@ -134,11 +138,11 @@ def run(args: argparse.Namespace) -> int:
 
         config = load_config(getattr(args, "config", None))
     if replay is not None:  # the replay's incidents and acks stay with the recording
-        store = open_store(f"sqlite:///{Path(replay_dir).expanduser() / 'replay-store.db'}")
+        url = f"sqlite:///{Path(replay_dir).expanduser() / 'replay-store.db'}"
+        store = OpeningStore(partial(open_store, url))
     else:
-        store = open_store(
-            config=config, demo=on_demo, legacy_acks=Path(state).expanduser() if state else None
-        )
+        legacy = Path(state).expanduser() if state else None
+        store = OpeningStore(partial(open_store, config=config, demo=on_demo, legacy_acks=legacy))
     if not demo:
         watcher, baselines = watcher_for(config, store=store), baselines_for(config)
     from cockpit.audit import default_audit_path
@@ -165,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         code = app.run()
     finally:
-        queued = getattr(store, "pending", 0)
+        queued = store.pending
         store.close()
         if queued:  # the TUI is gone: say it on the terminal, once
             print(
@@ -173,5 +177,7 @@ def run(args: argparse.Namespace) -> int:
                 "unavailable when the cockpit quit; give them again when it is back",
                 file=sys.stderr,
             )
+    if store.error is not None:  # the app quit on it (CockpitApp._store_opened)
+        raise store.error
     # a crash returns None after Textual printed the traceback; its return_code is then 1
     return int(code if code is not None else (app.return_code or 0))

@@ -65,7 +65,13 @@ class Poller:
         if hasattr(self.st.source, "first_backfill_grace"):
             # the queue on screen first: the next poll brings what the backfill sacct found
             self.st.source.first_backfill_grace = 0.0
-        await self._resume()
+        store = self.hub.store
+        if store is not None and not getattr(store, "ready", True):
+            # the store still opening (cockpit.store.opening): the queue does not wait for
+            # it; the source's first backfill waits for the cursor instead
+            self.st.source.resuming = asyncio.ensure_future(self._resume())
+        else:
+            await self._resume()
         while True:
             # cleared before the poll, not after: an r (or a replay step) pressed while a
             # slow poll runs asks for one more poll, it is not swallowed by that poll's end
@@ -93,6 +99,8 @@ class Poller:
             self.st.source.use_store(store)  # evidence kept at first sight, for forgotten jobs
             self.st.source.resume_from(at)
         except Exception:  # a backfill that cannot start must not stop polling
+            if getattr(store, "error", None) is not None:
+                return  # a store that could not be opened: the app ends on it, saying why
             log.exception("resume_from for %s failed", self.st.name)
 
     def next_delay(self) -> float:

@@ -185,7 +185,10 @@ class SlurmSource(Source):
             await self._ensure_version()
         except Exception:  # noqa: BLE001 - asked again next poll; the queue says what is wrong
             self._version_conn = None
-        backfill = self._backfill_start(taken)
+        # a poller's first poll shows the queue first (first_backfill_grace 0): its sacct
+        # starts once squeue has answered, not beside it (a cold start's CPU, a busy dbd)
+        later = not self._polled and self.first_backfill_grace <= 0
+        backfill = None if later else self._backfill_start(taken)
         results = await asyncio.gather(
             self._queue(taken),
             self._run(NODES_ARGV),
@@ -213,6 +216,8 @@ class SlurmSource(Source):
                 )
         squeue_out, nodes_out, parts_out = results
         results.clear()
+        if later:  # its answer comes with the next poll
+            backfill = self._backfill_start(taken)
         if not self.version:  # scontrol --version unanswered: the nodes' slurmd release
             m = re.search(r"\bVersion=(\S+)", nodes_out)
             self.version = m.group(1) if m else ""
@@ -279,11 +284,14 @@ class SlurmSource(Source):
         if bf.off_until is not None and now < bf.off_until:
             return None
         if self._bf_task is None:
-            argv = sacct_backfill_argv(
-                sacct_time(bf.since(now, self._overlap()), self.tz), BACKFILL_STATES
-            )
 
             async def query() -> tuple[datetime, str]:
+                if self.resuming is not None:  # the store's cursor, read as the queue is polled
+                    await self.resuming
+                    self.resuming = None
+                argv = sacct_backfill_argv(
+                    sacct_time(bf.since(now, self._overlap()), self.tz), BACKFILL_STATES
+                )
                 return now, await self._run(argv)
 
             self._bf_task = asyncio.ensure_future(query())
