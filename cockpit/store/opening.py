@@ -93,7 +93,7 @@ class OpeningStore:
 
     @property
     def pending(self) -> int:
-        return getattr(self._store, "pending", 0) if self.ready and self._store else 0
+        return getattr(self._store, "pending", 0) if self._store is not None else 0
 
     def close(self) -> None:
         """Close the store if it was opened (waits for an open under way; never raises for
