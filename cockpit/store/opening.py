@@ -63,10 +63,9 @@ class OpeningStore:
     def wait(self) -> Any:
         """The store, once open (starting the open if nobody did); raises what the open
         raised."""
-        self.start()
-        self._done.wait()
-        if self._error is not None:
-            raise self._error
+        error = self.settled()
+        if error is not None:
+            raise error
         return self._store
 
     def settled(self) -> BaseException | None:
