@@ -79,8 +79,7 @@ def load_snapshot(jobs: int, nodes: int):
 
 
 async def measure_app(snap, presses: int = 15) -> dict:
-    from cockpit.app import CockpitApp
-    from cockpit.runtime.hub import HubUpdated
+    from cockpit.app import CockpitApp, HubUpdated
     from cockpit.screens.panes import QueueTable
     from cockpit.store.acks import AckStore
 

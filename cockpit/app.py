@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING
 from textual import events
 from textual.app import App
 from textual.binding import Binding
+from textual.message import Message
 from textual.screen import Screen
 
 from cockpit import gcpolicy
-from cockpit.model import Subject
+from cockpit.model import Incident, Subject
 from cockpit.prefs import Prefs
-from cockpit.runtime.hub import Hub, HubUpdated
+from cockpit.runtime.hub import Hub
 from cockpit.screens.commands import CockpitCommands
 from cockpit.screens.dashboard import DashboardScreen
 from cockpit.screens.help import HelpScreen
@@ -69,6 +70,16 @@ _OPERATOR_INPUT = (
     events.MouseScrollUp,
     events.Paste,
 )
+
+
+class HubUpdated(Message):
+    """The core's :class:`~cockpit.runtime.state.HubUpdated`, as a Textual message: a source
+    finished a poll; ``new_critical`` the incidents not seen before (they ring the bell)."""
+
+    def __init__(self, source: str, new_critical: tuple[Incident, ...] = ()) -> None:
+        super().__init__()
+        self.source = source
+        self.new_critical = new_critical
 
 
 class CockpitApp(App[int]):
@@ -233,7 +244,7 @@ class CockpitApp(App[int]):
             self._late(self)
         store = self._baselines if self._baselines is not None else BaselineStore(persist=False)
         self.hub.baselines = BaselineRecorder(store)
-        self.hub.start(self)
+        self.hub.start(self, lambda u: self.post_message(HubUpdated(u.source, u.new_critical)))
         if isinstance(self.store, OpeningStore):  # opens while the first poll runs
             self.store.start()
             self.run_worker(self._store_opened(self.store), name="store-open")

@@ -24,9 +24,9 @@ from cockpit.model import SEVERITY_RANK, ExitCode, Finding, FsUsage, Incident, S
 from cockpit.text import clean
 from cockpit.units import squeue_time
 from cockpit.widgets.fmt import age
-from cockpit.widgets.status import StatusEntry
-from cockpit.widgets.table import Column, Row, RowList, prepare_rows
-from cockpit.widgets.table import _search_text as search_text  # prepare_rows' own
+from cockpit.widgets.rows import Column, Row, RowList, prepare_rows
+from cockpit.widgets.rows import _search_text as search_text  # prepare_rows' own
+from cockpit.widgets.status_entry import StatusEntry
 
 if TYPE_CHECKING:
     from cockpit.runtime.hub import Hub

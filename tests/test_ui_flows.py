@@ -7,10 +7,9 @@ from datetime import UTC, datetime
 import pytest
 from cockpit.widgets.logview import LogView
 
-from cockpit.app import CockpitApp
+from cockpit.app import CockpitApp, HubUpdated
 from cockpit.demo.site import demo_sources
 from cockpit.model import Finding, Incident, Subject
-from cockpit.runtime.hub import HubUpdated
 from cockpit.screens.dashboard import DashboardScreen
 from cockpit.screens.help import KEYS, HelpScreen
 from cockpit.screens.incidents import IncidentScreen

@@ -1,20 +1,25 @@
-"""The hub: the one object the app holds for its live data (a facade over the runtime).
+"""The hub: the one headless core every head reads (a facade over the runtime).
 
-:class:`Hub` is the :class:`~cockpit.runtime.state.HubState` the screens read (latest good
-snapshot per source, findings, rows, incidents, status) plus one
-:class:`~cockpit.runtime.poller.Poller` per source, run as Textual workers. Data flows one
-way: poller (I/O) -> :mod:`~cockpit.runtime.pipeline` (off the UI thread) -> state
-(swap-only publish) -> :class:`HubUpdated` to the app -> panes.
+:class:`Hub` is the :class:`~cockpit.runtime.state.HubState` (latest good snapshot per source,
+findings, verdicts, rows, incidents, status) plus one :class:`~cockpit.runtime.poller.Poller`
+per source. Data flows one way: poller (I/O) -> :mod:`~cockpit.runtime.pipeline` (off the
+event loop) -> state (swap-only publish) -> :class:`HubUpdated` to whoever listens.
+
+The heads differ only in how they run it: the TUI starts the pollers as Textual workers
+(:meth:`Hub.start`), ``cockpit watch`` runs them as plain asyncio tasks (:meth:`Hub.run`),
+and the one-shot commands (``incidents``, ``snapshot``, ``diagnose --site``, ``watch
+--once``) take one poll of every source with its evidence round (:meth:`Hub.poll_all_once`).
+No head runs a pipeline of its own, so they all say the same thing about a subject. Nothing
+here imports Textual.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
-
-from textual.message import Message
 
 from cockpit.model import Artifacts, Finding, Incident, Snapshot, Subject
 from cockpit.runtime import pipeline
@@ -39,8 +44,18 @@ log = logging.getLogger(__name__)
 class Hub(HubState):
     """The state the app reads, and the pollers that keep it fresh."""
 
-    def __init__(self, sources: list[Source], clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        sources: list[Source],
+        clock: Clock | None = None,
+        evidence_budget: int | None = None,
+    ) -> None:
         super().__init__(sources, clock)
+        if evidence_budget is not None:  # a one-shot head: every failure's evidence at once
+            from cockpit.runtime.evidence import EvidenceCache
+
+            for st in self.states.values():
+                st.evidence = EvidenceCache(budget=evidence_budget, concurrency=8)
         # the pipeline is looked up on the hub at every poll, so a test or a benchmark can
         # stand in for it (``hub._analyse = ...``) after the hub is built
         self.pollers: dict[str, Poller] = {
@@ -56,9 +71,11 @@ class Hub(HubState):
 
     # ------------------------------------------------------------------ lifecycle
 
-    def start(self, app: Any) -> None:
-        """Start one poller worker per source on ``app`` (a Textual App)."""
-        self.post = app.post_message
+    def start(self, app: Any, post: Callable[[HubUpdated], Any] | None = None) -> None:
+        """Start one poller worker per source on ``app`` (anything with Textual's
+        ``run_worker``); ``post`` hands each :class:`HubUpdated` to the app."""
+        if post is not None:
+            self.post = post
         self._app = app
         for name in self.pollers:
             self._start_poller(name)
@@ -68,6 +85,30 @@ class Hub(HubState):
         self._workers[name] = self._app.run_worker(
             poller.run(), name=f"poll:{name}", group="poll", exit_on_error=False
         )
+
+    async def run(self) -> None:
+        """Headless: every source's poller until cancelled (``cockpit watch``)."""
+        self._app = _TaskRunner()
+        for name in self.pollers:
+            self._start_poller(name)
+        try:
+            await asyncio.gather(*(w.task for w in self._workers.values()))
+        finally:
+            for w in self._workers.values():
+                w.task.cancel()
+
+    async def poll_all_once(self) -> None:
+        """One poll of every source, each with its evidence round, incidents settled over all
+        of them (the one-shot heads). Like a poller's first round: the store's cursor first,
+        so a backfill looks back as far as the store remembers."""
+        for poller in self.pollers.values():
+            await poller.resume()
+        await asyncio.gather(*(p.poll_once() for p in self.pollers.values()))
+        # sources that answered at different times: the incidents over what all now hold
+        if any(st.snapshot is not None for st in self.states.values()):
+            basis = tuple(st.findings for st in self.states.values())
+            incidents, counted = await asyncio.to_thread(pipeline.incident_stage, basis)
+            self.incidents, self.incident_tally = incidents, counted
 
     def stopped(self) -> list[str]:
         """Sources whose poller is no longer running (cancelled, or killed by what even its
@@ -128,9 +169,28 @@ class Hub(HubState):
         return self.new_critical(source, incidents, settled)
 
     @property
-    def _post(self) -> Callable[[Message], Any]:
+    def _post(self) -> Callable[[HubUpdated], Any]:
         return self.post
 
     @_post.setter
-    def _post(self, post: Callable[[Message], Any]) -> None:
+    def _post(self, post: Callable[[HubUpdated], Any]) -> None:
         self.post = post
+
+
+class _Task:
+    """A poller run as a plain asyncio task, with the one thing the hub asks of a worker."""
+
+    def __init__(self, coro: Any, name: str) -> None:
+        self.task = asyncio.ensure_future(coro)
+        self.task.set_name(name)
+
+    @property
+    def is_finished(self) -> bool:
+        return self.task.done()
+
+
+class _TaskRunner:
+    """``run_worker`` for a head without Textual."""
+
+    def run_worker(self, coro: Any, name: str = "", **_: Any) -> _Task:
+        return _Task(coro, name)

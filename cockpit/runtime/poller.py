@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 from collections.abc import Callable
 
 from cockpit.model import Artifacts, Finding, Snapshot, SourceError, Subject
@@ -69,9 +70,9 @@ class Poller:
         if store is not None and not getattr(store, "ready", True):
             # the store still opening (cockpit.store.opening): the queue does not wait for
             # it; the source's first backfill waits for the cursor instead
-            self.st.source.resuming = asyncio.ensure_future(self._resume())
+            self.st.source.resuming = asyncio.ensure_future(self.resume())
         else:
-            await self._resume()
+            await self.resume()
         while True:
             # cleared before the poll, not after: an r (or a replay step) pressed while a
             # slow poll runs asks for one more poll, it is not swallowed by that poll's end
@@ -87,7 +88,7 @@ class Poller:
             except TimeoutError:
                 pass
 
-    async def _resume(self) -> None:
+    async def resume(self) -> None:
         """Tell the source the last poll the store remembers, so it can look back for what
         ended meanwhile (``Source.resume_from``: sacct for jobs that failed while no cockpit
         was open)."""
@@ -126,8 +127,10 @@ class Poller:
         try:
             now = hub.clock()
             st.last_attempt = now
+            started = time.monotonic()
             snap = await self._poll(now)
             st.polls += 1
+            hub.polled(st, snap, time.monotonic() - started)
             if snap.error is not None:
                 await self._failed(snap)
             else:

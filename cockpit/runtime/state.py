@@ -21,8 +21,6 @@ from datetime import UTC, datetime
 from operator import is_
 from typing import TYPE_CHECKING, Any
 
-from textual.message import Message
-
 from cockpit import gcpolicy
 from cockpit.model import Artifacts, Finding, Incident, Snapshot, SourceError, Subject
 from cockpit.runtime.evidence import EvidenceCache, subject_findings
@@ -30,8 +28,8 @@ from cockpit.runtime.lifecycle import Remembered, open_tally
 from cockpit.runtime.pipeline import Analysis, Basis, IncidentTally
 from cockpit.source import Source, Unsupported
 from cockpit.store.types import Ack, StoredIncident
-from cockpit.widgets.status import StatusEntry
-from cockpit.widgets.table import RowList, join_rows
+from cockpit.widgets.rows import RowList, join_rows
+from cockpit.widgets.status_entry import StatusEntry
 
 if TYPE_CHECKING:
     from cockpit.views import Row
@@ -48,13 +46,14 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-class HubUpdated(Message):
-    """A source finished a poll (good or failed). ``new_critical``: incidents not seen before."""
+@dataclass(frozen=True, slots=True)
+class HubUpdated:
+    """A source finished a poll (good or failed). ``new_critical``: incidents not seen before.
 
-    def __init__(self, source: str, new_critical: tuple[Incident, ...] = ()) -> None:
-        super().__init__()
-        self.source = source
-        self.new_critical = new_critical
+    Plain data: the core runs without Textual; the app wraps it in its own message."""
+
+    source: str
+    new_critical: tuple[Incident, ...] = ()
 
 
 @dataclass
@@ -118,9 +117,10 @@ class HubState:
         self.incident_tally = IncidentTally()  # counts of self.incidents, built with them
         self.generation = 0  # bumps on every applied poll; panes skip work when unchanged
         self._joined: dict[str, tuple[list, RowList]] = {}  # kind -> (sources' rows, joined)
-        self.post: Callable[[Message], Any] = lambda m: None
+        self.post: Callable[[HubUpdated], Any] = lambda m: None
         self.first_round = asyncio.Event()
         self.watcher: Any = None
+        self.on_poll: Callable[[Snapshot, float], Any] | None = None
         self.baselines: Any = None
         # the incident store (cockpit.store; None: incidents live as long as the poll) and
         # what it last answered: every open incident, gone ones included, with the acks
@@ -146,6 +146,15 @@ class HubState:
             self.incidents, self.incident_tally = a.incidents, a.tally
         gcpolicy.settle()  # freeze what the UI thread built since the last poll
         self.generation += 1
+
+    def polled(self, st: SourceState, snap: Snapshot, seconds: float) -> None:
+        """A poll answered (good or failed) after ``seconds``, before any analysis: a head's
+        hook (``cockpit watch`` counts polls for /metrics). Must not raise."""
+        if self.on_poll is not None:
+            try:
+                self.on_poll(snap, seconds)
+            except Exception:  # a head's counter must not fail the poll
+                log.exception("on_poll for %s failed", st.name)
 
     def fail(self, st: SourceState, error: SourceError) -> None:
         """A poll brought no good data: show ``error``; the last good data stays, now stale."""
