@@ -207,3 +207,107 @@ def test_no_module_over_800_lines() -> None:
         if lines > MAX_LINES:
             long.append(f"{path.relative_to(ROOT)}: {lines} lines")
     assert not long, f"modules over {MAX_LINES} lines (split by meaning):\n" + "\n".join(long)
+
+
+# the app's side: what draws (Textual) and what starts it; everything else is the core or a
+# head that formats the core's state. The TUI's launcher (commands/tui.py) loads the app only
+# when it runs, so `cockpit incidents` never loads Textual.
+UI_MODULES = ("cockpit.app", "cockpit.screens", "cockpit.driver")
+LAUNCHERS = ("cockpit.commands.tui",)
+
+
+def _is_textual(name: str) -> bool:
+    return name == "textual" or name.startswith("textual.")
+
+
+def _ui(name: str) -> bool:
+    if any(name == m or name.startswith(m + ".") for m in UI_MODULES):
+        return True
+    # widgets/ draws, except its plain-data modules (rows, status entries, formats, text)
+    return name.startswith("cockpit.widgets") and any(
+        _is_textual(i.name) for i in COLLECTED[name].imports
+    )
+
+
+def _loaded_with(name: str) -> set[str]:
+    """What importing ``name`` imports: its imports outside functions (and TYPE_CHECKING)."""
+    tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+    package = name if MODULES[name].name == "__init__.py" else name.rsplit(".", 1)[0]
+    c = _Collector(package)
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            c.visit(node)
+        elif isinstance(node, ast.ClassDef):  # a class body runs at import; its methods do not
+            for item in node.body:
+                if not isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+                    c.visit(item)
+    return {i.name for i in c.imports}
+
+
+def test_only_the_app_imports_textual() -> None:
+    """No core module or CLI head imports Textual, nor imports (when loaded) what does; only
+    the launcher starts the app, from inside its run."""
+    loaded = {n: _loaded_with(n) for n in COLLECTED}
+    bad = []
+    for name in sorted(COLLECTED):
+        if _ui(name):
+            continue
+        for i in COLLECTED[name].imports:
+            if _is_textual(i.name):
+                bad.append(f"{_where(name, i.line)}: imports {i.name}")
+            elif i.name in MODULES and _ui(i.name) and name not in LAUNCHERS:
+                bad.append(f"{_where(name, i.line)}: imports {i.name} (the app's)")
+        # what loading it loads, module by module
+        seen, todo = {name}, [name]
+        while todo:
+            cur = todo.pop()
+            for dep in loaded[cur]:
+                if _is_textual(dep) or (dep in MODULES and _ui(dep)):
+                    bad.append(f"{name}: loads {dep} (through {cur})")
+                elif dep in MODULES and dep not in seen:
+                    seen.add(dep)
+                    todo.append(dep)
+    assert not bad, "the core and the CLI heads must run without Textual:\n" + "\n".join(
+        sorted(set(bad))
+    )
+
+
+# a head that polls a source itself runs a pipeline of its own: its verdicts drift from the
+# TUI's (cockpit.runtime.hub runs one for every head). diagnose JOB and collect JOB read one
+# job's records for a drill-down or a bundle, not the site: they may poll, never in a loop.
+SINGLE_POLL_COMMANDS = ("cockpit.commands.diagnose", "cockpit.commands.collect")
+
+
+class _Polls(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.loops = 0
+        self.found: list[tuple[int, bool]] = []  # (line, inside a loop)
+
+    def _loop(self, node: ast.AST) -> None:
+        self.loops += 1
+        self.generic_visit(node)
+        self.loops -= 1
+
+    visit_For = visit_AsyncFor = visit_While = _loop
+
+    def visit_Call(self, node: ast.Call) -> None:
+        f = node.func
+        named = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if named in {"poll", "refresh_and_diagnose", "diagnose_with_evidence"}:
+            self.found.append((node.lineno, self.loops > 0))
+        self.generic_visit(node)
+
+
+def test_no_command_runs_a_pipeline_of_its_own() -> None:
+    bad = []
+    for name, path in MODULES.items():
+        if not name.startswith("cockpit.commands."):
+            continue
+        v = _Polls()
+        v.visit(ast.parse(path.read_text(encoding="utf-8")))
+        for line, in_loop in v.found:
+            if in_loop or name not in SINGLE_POLL_COMMANDS:
+                bad.append(f"{_where(name, line)}" + (" (in a loop)" if in_loop else ""))
+    assert not bad, "commands poll through cockpit.runtime.hub, not on their own:\n" + "\n".join(
+        bad
+    )

@@ -118,7 +118,7 @@ async def test_two_tuis_and_a_watch_deliver_every_alert_once_and_share_acks(
             printed = []
             watchers.append(watcher(stores[2]))  # started by cron after the TUIs fired
             watchers[2].channels.append(PrintChannel(printed.append))
-            await watch_once([sources[2]], watchers[2], lambda: NOW, {})
+            await watch_once([sources[2]], watchers[2], stores[2], {})
             for w in watchers:
                 w.join(30)
             await _until(

@@ -38,18 +38,19 @@ def test_once_reports_each_condition_once_across_runs(tmp_path):
     async def go():
         sources = demo_sources(7, clock)
         w1 = Watcher(AlertConfig())
-        first, state = await watch_cmd.watch_once(sources, w1, clock, {})
+        first, state, critical = await watch_cmd.watch_once(sources, w1, None, {})
         w2 = Watcher(AlertConfig())  # a new cron run: new process, state from the file
         watch_cmd.save_state(tmp_path / "s.json", state)
-        again, _ = await watch_cmd.watch_once(
-            sources, w2, clock, watch_cmd.load_state(tmp_path / "s.json")
+        again, _, still = await watch_cmd.watch_once(
+            sources, w2, None, watch_cmd.load_state(tmp_path / "s.json")
         )
         muted = Watcher(AlertConfig(mutes=(Mute.parse("rule:storage"),)))
-        third, _ = await watch_cmd.watch_once(sources, muted, clock, {})
-        return first, again, third
+        third, _, _ = await watch_cmd.watch_once(sources, muted, None, {})
+        return first, again, third, critical and still
 
-    first, again, third = asyncio.run(go())
+    first, again, third, critical = asyncio.run(go())
     assert len(first) > 10 and again == []
+    assert critical  # nothing new the second time, and the critical incidents are still open
     assert "storage" in {a.rule for a in first} and "storage" not in {a.rule for a in third}
 
 

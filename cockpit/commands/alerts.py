@@ -101,29 +101,22 @@ def demo_alerts(seed: int, polls: int = 12, step_s: int = 60) -> list[Alert]:
         from cockpit.demo.site import DEMO_START, demo_sources
     except ImportError:
         raise UserError("the demo site is not available in this build") from None
-    try:
-        from cockpit.diagnosis.engine import diagnose
-    except ImportError:  # engine not built: alerts still fire, just without findings
-        diagnose = None
+    from cockpit.runtime.hub import Hub
     from cockpit.watch.watcher import Watcher
 
     now = [DEMO_START]  # the demo's story starts here: a node drains at +8 min
     watcher = Watcher(AlertConfig())
 
     async def play() -> None:
-        sources = demo_sources(seed, lambda: now[0])
+        # the core the TUI runs, its clock stepped: the alerts the TUI would have raised
+        hub = Hub(demo_sources(seed, lambda: now[0]), clock=lambda: now[0])
+        hub.watcher = watcher
         try:
             for _ in range(polls):
-                for s in sources:
-                    snap = await s.poll()
-                    findings = (
-                        diagnose(snap, None, now[0]) if snap.ok and diagnose is not None else []
-                    )
-                    watcher.observe(snap, findings, now[0])
+                await hub.poll_all_once()
                 now[0] += timedelta(seconds=step_s)
         finally:
-            for s in sources:
-                await s.close()
+            await hub.close()
 
     asyncio.run(play())
     return watcher.alerts

@@ -403,29 +403,22 @@ def _site(args: argparse.Namespace) -> int:
 async def _site_findings(
     args: argparse.Namespace, taken: list[datetime] | None = None
 ) -> tuple[list[Finding], list[Incident]]:
+    """Every source's findings and incidents after one poll through the core (the TUI's)."""
     from cockpit.connect import select_sources
-    from cockpit.diagnosis.correlate import correlate
     from cockpit.diagnosis.engine import sort_key
-    from cockpit.runtime.evidence import EvidenceCache, refresh_and_diagnose
+    from cockpit.runtime.hub import one_shot
 
-    sources = select_sources(args)
+    hub = await one_shot(select_sources(args), evidence_budget=MAX_DEEPEN, timeout=args.timeout)
     findings: list[Finding] = []
-    try:
-        for s in sources:
-            snap = await asyncio.wait_for(s.poll(), args.timeout)
+    for st in hub.states.values():
+        if st.snapshot is not None and st.error is None:
             if taken is not None:
-                taken.append(snap.taken_at)  # the site's clock (the demo's is not the wall clock)
-            # failed jobs, sick nodes, stuck training jobs: their evidence names the cause
-            cache = EvidenceCache(budget=MAX_DEEPEN, concurrency=8, timeout=args.timeout)
-            findings.extend(await refresh_and_diagnose(s, snap, cache))
-    finally:
-        for s in sources:
-            await s.close()
+                taken.append(
+                    st.snapshot.taken_at
+                )  # the site's clock (the demo's is not the wall's)
+            findings.extend(st.findings)
     findings.sort(key=sort_key)
-    return findings, correlate(findings)
-
-
-# --------------------------------------------------------------------------- output
+    return findings, list(hub.incidents)
 
 
 MAX_DEEPEN = 200  # subjects whose evidence is fetched (sacct, scontrol, log ranges) per source

@@ -20,7 +20,6 @@ import sys
 from datetime import UTC, datetime
 
 from cockpit.commands.output import stdout_console
-from cockpit.model import Finding
 
 MAX_ARTIFACTS = 200  # subjects whose evidence is fetched per source
 
@@ -47,44 +46,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-async def collect(
-    sources: list,
-    now_fn=None,
-    taken: dict[str, datetime] | None = None,
-    failed: dict | None = None,
-) -> tuple[list[Finding], list[str]]:
-    """Poll each source once, fetch evidence (cockpit.runtime.evidence), diagnose.
+async def collect(sources: list, store=None):  # -> cockpit.runtime.hub.Hub
+    """One poll of each source through the core (evidence, diagnosis, incidents, and with
+    ``store`` their lifecycle), as the TUI's pollers run it: the same incidents."""
+    from cockpit.runtime.hub import one_shot
 
-    Returns (findings, source errors).
+    return await one_shot(sources, store=store, evidence_budget=MAX_ARTIFACTS)
 
-    ``taken`` (optional) is filled with source name -> the snapshot's ``taken_at``: the "now" of
-    that source's ages (the demo's clock is not the wall clock); ``failed`` with source name ->
-    the failed poll's snapshot (its error).
-    """
-    from cockpit.runtime.evidence import EvidenceCache, refresh_and_diagnose
 
-    errors: list[str] = []
-    findings: list[Finding] = []
-
-    async def one(src) -> None:
-        snap = await src.poll()
-        if snap.error is not None:
-            errors.append(f"{src.name}: {snap.error.kind}: {snap.error.message}")
-            if failed is not None:
-                failed[src.name] = snap
-            return
-        if taken is not None:  # only sources that answered
-            taken[src.name] = snap.taken_at
-        cache = EvidenceCache(budget=MAX_ARTIFACTS, concurrency=8)
-        findings.extend(await refresh_and_diagnose(src, snap, cache))
-        errors.extend(cache.errors)
-
-    try:
-        await asyncio.gather(*(one(s) for s in sources))
-    finally:
-        for s in sources:
-            await s.close()
-    return findings, errors
+def source_errors(hub) -> list[str]:
+    """What went wrong, one line each: the sources that did not answer, evidence not fetched."""
+    out = []
+    for name, st in hub.states.items():
+        if st.error is not None:
+            out.append(f"{name}: {st.error.kind}: {st.error.message}")
+        out.extend(st.evidence.errors)
+    return out
 
 
 def _select(args: argparse.Namespace) -> list:
@@ -99,21 +76,21 @@ def _select(args: argparse.Namespace) -> list:
 
 def run(args: argparse.Namespace) -> int:
     from cockpit.commands.output import say_if_demo
-    from cockpit.diagnosis.correlate import correlate
     from cockpit.report import incidents_json, incidents_markdown, sort_incidents
 
     sources = _select(args)
     say_if_demo(args)
     names = [s.name for s in sources]
-    kinds = {s.name: s.kind for s in sources}
     store = store_for(args)  # a newer schema fails here, before any poll
-    taken: dict[str, datetime] = {}
-    failed: dict = {}
-    findings, errors = asyncio.run(collect(sources, taken=taken, failed=failed))
-    incidents = correlate(findings)
+    hub = asyncio.run(collect(sources, store))
+    errors = source_errors(hub)
+    taken = {
+        n: st.snapshot.taken_at for n, st in hub.states.items() if st.error is None and st.snapshot
+    }
+    failed = {n for n, st in hub.states.items() if st.error is not None}
     # ages count from each source's snapshot time, as in the TUI (demo clock != wall clock)
     now = max(taken.values(), default=None) or datetime.now(UTC)
-    stored = _remember(store, names, kinds, incidents, failed, taken, now)
+    stored = [s for s in store.incidents(now) if s.incident.subject.source in names]
     incidents = [s.incident for s in stored]
     acks = store.acks()
     acked = frozenset(acks)
@@ -135,25 +112,6 @@ def run(args: argparse.Namespace) -> int:
     if sources and not taken:
         return 2
     return 1 if failed else 0
-
-
-def _remember(store, names, kinds, incidents, failed, taken, now) -> list:
-    """Sync each source that answered into the store, add an outage incident for each that did
-    not; returns the store's open incidents of these sources."""
-    from cockpit.runtime.lifecycle import outage_incident
-
-    outages = []
-    for name, snap in failed.items():
-        start = store.open_outage(name, snap.taken_at, snap.error.message)
-        outages.append(outage_incident(name, kinds[name], start, snap.error))
-    for name in names:
-        if name in taken:
-            store.close_outage(name, taken[name])
-            store.sync_incidents([name], incidents, taken[name])
-    for o in outages:
-        # the source's other incidents are left as they were: it could not say they ended
-        store.sync_incidents([], [o], now)
-    return [s for s in store.incidents(now) if s.incident.subject.source in names]
 
 
 def store_for(args: argparse.Namespace):  # -> cockpit.store.sql.Store

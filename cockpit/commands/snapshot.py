@@ -67,26 +67,43 @@ def to_jsonable(obj: Any) -> Any:
 
 
 async def poll_all(sources: list[Any], timeout: float) -> list[Snapshot]:
-    """One poll per source, concurrently; a source exceeding ``timeout`` gets an error snapshot."""
-    from cockpit.model import SourceError
+    """One poll per source through the core, concurrently; a source exceeding ``timeout``
+    gets an error snapshot. Each good snapshot's verdicts are the TUI's (see :func:`verdicts`)."""
+    hub = await poll_core(sources, timeout)
+    return [_snapshot_of(st) for st in hub.states.values()]
 
-    async def one(src: Any) -> Snapshot:
-        try:
-            return await asyncio.wait_for(src.poll(), timeout)
-        except TimeoutError:
-            from datetime import UTC
 
-            return Snapshot(
-                src.name,
-                src.kind,
-                datetime.now(UTC),
-                error=SourceError("timeout", f"no answer within {timeout:g} s", src.name),
-            )
+async def poll_core(sources: list[Any], timeout: float):  # -> cockpit.runtime.hub.Hub
+    from cockpit.commands.incidents import MAX_ARTIFACTS
+    from cockpit.runtime.hub import one_shot
 
-    try:
-        return list(await asyncio.gather(*(one(s) for s in sources)))
-    finally:
-        await asyncio.gather(*(s.close() for s in sources), return_exceptions=True)
+    return await one_shot(sources, evidence_budget=MAX_ARTIFACTS, timeout=timeout)
+
+
+def _snapshot_of(st: Any) -> Snapshot:
+    from datetime import UTC
+
+    if st.error is not None or st.snapshot is None:
+        at = st.last_attempt or datetime.now(UTC)
+        return Snapshot(st.name, st.source.kind, at, error=st.error)
+    return st.snapshot
+
+
+def verdicts(st: Any) -> list[dict]:
+    """One verdict per subject of a source, as every head shows it."""
+    out = []
+    for f in st.verdicts.values():
+        s = f.subject
+        out.append(
+            {
+                "subject": {"kind": s.kind, "source": s.source, "id": s.id},
+                "root_cause": f.root_cause,
+                "severity": f.severity,
+                "title": f.title,
+                "first_seen": f.first_seen.isoformat() if f.first_seen else None,
+            }
+        )
+    return out
 
 
 def _fmt_mib(v: int | None) -> str:
@@ -257,10 +274,16 @@ def run(args: argparse.Namespace) -> int:
 
     sources = select_sources(args)
     say_if_demo(args)
-    snaps = asyncio.run(poll_all(sources, args.timeout))
+    hub = asyncio.run(poll_core(sources, args.timeout))
+    states = list(hub.states.values())
+    snaps = [_snapshot_of(st) for st in states]
     try:
         if args.json:
-            json.dump([to_jsonable(s) for s in snaps], sys.stdout, indent=2)
+            docs = [
+                {**to_jsonable(s), "verdicts": verdicts(st)}
+                for s, st in zip(snaps, states, strict=True)
+            ]
+            json.dump(docs, sys.stdout, indent=2)
             sys.stdout.write("\n")
         else:
             console = stdout_console()

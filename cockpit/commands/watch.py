@@ -29,7 +29,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,7 +43,6 @@ from cockpit.watch.transitions import detect, storage_alerts
 from cockpit.watch.watcher import Watcher
 
 if TYPE_CHECKING:
-    from cockpit.source import Source
     from cockpit.watch.outputs import Outputs
 
 
@@ -143,23 +141,6 @@ def save_state(path: Path, active: dict[str, list[str]]) -> None:
 # --------------------------------------------------------------------------- running
 
 
-async def _findings(source: Source, snap: Snapshot, cache, now: datetime) -> list[Finding]:
-    """Findings with the evidence fetched for failed jobs / sick nodes (cockpit.runtime.evidence),
-    so an alert names the cause ("command not found") as the TUI does, not the symptom
-    ("non-zero exit"). A failed poll has none here: the watcher reports the outage itself."""
-    if not snap.ok:
-        return []
-    from cockpit.runtime.evidence import refresh_and_diagnose
-
-    # evidence = "drill-down": no fetch in the background, watch included
-    findings = await refresh_and_diagnose(
-        source, snap, cache, now, fetch=source.background_evidence
-    )
-    for err in cache.errors:
-        print(f"cockpit: {err}", file=sys.stderr)
-    return findings
-
-
 def _printer(as_json: bool) -> Callable[[Alert], None]:
     from cockpit.commands.alerts import format_alert
 
@@ -171,49 +152,45 @@ def _printer(as_json: bool) -> Callable[[Alert], None]:
     return emit
 
 
-async def _poll(source) -> Snapshot:
-    try:
-        return await source.poll()
-    except Exception as exc:  # noqa: BLE001 - a source bug is an unreachable source, not a crash
-        from cockpit.model import SourceError
-
-        return Snapshot(
-            source.name,
-            source.kind,
-            datetime.now(UTC),
-            error=SourceError("server", f"{type(exc).__name__}: {exc}"),
-        )
-
-
 async def watch_once(
-    sources: list, watcher: Watcher, clock: Callable[[], datetime], previous: dict[str, list[str]]
-) -> tuple[list[Alert], dict[str, list[str]]]:
-    """Poll each source once; returns (alerts that fired, the new active-condition state)."""
+    sources: list, watcher: Watcher, store, previous: dict[str, list[str]]
+) -> tuple[list[Alert], dict[str, list[str]], bool]:
+    """Poll each source once through the core; returns (alerts that fired, the new
+    active-condition state, whether a critical incident is open)."""
     from cockpit.commands.incidents import MAX_ARTIFACTS
-    from cockpit.runtime.evidence import EvidenceCache
+    from cockpit.runtime.hub import one_shot
 
-    snaps = await asyncio.gather(*(_poll(s) for s in sources))
-    now = clock()
-    found = await asyncio.gather(
-        *(
-            _findings(s, snap, EvidenceCache(budget=MAX_ARTIFACTS, concurrency=8), now)
-            for s, snap in zip(sources, snaps, strict=True)
-        )
-    )
+    hub = await one_shot(sources, store=store, evidence_budget=MAX_ARTIFACTS)
+    for st in hub.states.values():
+        for err in st.evidence.errors:
+            print(f"cockpit: {err}", file=sys.stderr)
     fired: list[Alert] = []
     active = dict(previous)
-    for source, snap, findings in zip(sources, snaps, found, strict=True):
+    now = hub.clock()
+    for name, st in hub.states.items():
+        if st.error is not None:
+            snap = Snapshot(name, st.source.kind, st.last_attempt or now, error=st.error)
+            findings: tuple[Finding, ...] = ()
+        else:
+            assert st.snapshot is not None
+            snap, findings = st.snapshot, st.findings
         conds = current_conditions(snap, findings, now, watcher)
-        fresh = new_conditions(conds, previous.get(snap.source, ()))
+        fresh = new_conditions(conds, previous.get(name, ()))
         if snap.ok:
-            active[snap.source] = sorted({a.key for a in conds})
+            active[name] = sorted({a.key for a in conds})
         else:  # keep what we knew about jobs and nodes; remember the outage itself
-            active[snap.source] = sorted(
-                set(previous.get(snap.source, ())) | {a.key for a in conds}
-            )
+            active[name] = sorted(set(previous.get(name, ())) | {a.key for a in conds})
         fired += watcher.record(fresh, now, snap)
-        await asyncio.to_thread(_sync_incidents, watcher, snap, findings, now, source.cursor())
-    return fired, active
+        # the incident channels (Alertmanager, /metrics): the store has them from the core
+        if st.outage is not None:
+            await asyncio.to_thread(watcher.incidents, name, [st.outage], now, ok=False)
+        else:
+            mine = [i for i in hub.incidents if i.subject.source == name]
+            await asyncio.to_thread(watcher.incidents, name, mine, now)
+    critical = any(i.severity == "critical" for i in hub.incidents) or any(
+        st.outage is not None for st in hub.states.values()
+    )
+    return fired, active, critical
 
 
 class PrintChannel:
@@ -232,58 +209,35 @@ class PrintChannel:
         self.count += len(alerts)
 
 
-def _sync_incidents(
-    watcher: Watcher, snap: Snapshot, findings: Sequence[Finding], now, cursor=None
-) -> None:
-    """This poll's incidents to the watcher's incident channels (Alertmanager, /metrics) and to
-    the store (their lifecycle, as the TUI keeps it). A failed poll adds the outage incident
-    and leaves the source's other incidents as they were: it cannot say they ended."""
-    from cockpit.diagnosis.correlate import correlate
-    from cockpit.runtime.lifecycle import outage_incident
-
-    store = watcher.store
-    if snap.error is not None:
-        start = watcher.outage_start(snap.source, now, snap.error.message)
-        outage = outage_incident(snap.source, snap.kind, start, snap.error)
-        watcher.incidents(snap.source, [outage], now, ok=False)  # fires in Alertmanager
-        if store is not None:
-            store.sync_incidents([], [outage], now)
-        return
-    incidents = correlate(list(findings))
-    watcher.incidents(snap.source, incidents, now)
-    if store is not None:
-        store.sync_incidents([snap.source], incidents, now)
-        if cursor is not None:  # how far the source's sacct backfill looked: the next start's
-            store.set_cursor(snap.source, cursor)
-
-
 async def watch_loop(
     sources: list,
     watcher: Watcher,
     clock: Callable[[], datetime],
-    emit: Callable[[Alert], None],
+    store=None,
     outputs: Outputs | None = None,
 ) -> None:
-    """Poll each source on its interval forever; transitions as in the TUI."""
+    """Poll each source on its interval forever through the core (the TUI's pollers, without
+    the UI): the watcher hears every poll, the store keeps the incidents' lifecycle."""
+    from cockpit.runtime.hub import Hub
 
-    from cockpit.runtime.evidence import EvidenceCache
+    hub = Hub(sources, clock=clock)
+    hub.watcher, hub.store = watcher, store
+    if outputs is not None:
+        hub.on_poll = outputs.polled
 
-    async def one(source) -> None:
-        cache = EvidenceCache()  # kept across polls: each failure's evidence is fetched once
-        while True:
-            started = time.monotonic()
-            snap = await _poll(source)
-            if outputs is not None:
-                outputs.polled(snap, time.monotonic() - started)
-            now = clock()
-            findings = await _findings(source, snap, cache, now)
-            await asyncio.to_thread(watcher.observe, snap, findings, now)  # channels print
-            await asyncio.to_thread(_sync_incidents, watcher, snap, findings, now, source.cursor())
-            for line in outputs.news() if outputs is not None else ():
-                print(f"cockpit: {line}", file=sys.stderr, flush=True)
-            await asyncio.sleep(max(1.0, float(source.interval)))
+    said: set[str] = set()  # evidence errors already printed (each once while it lasts)
 
-    await asyncio.gather(*(one(s) for s in sources))
+    def news(_update: object) -> None:
+        now_failing = {e for st in hub.states.values() for e in st.evidence.errors}
+        for err in sorted(now_failing - said):
+            print(f"cockpit: {err}", file=sys.stderr, flush=True)
+        said.clear()
+        said.update(now_failing)
+        for line in outputs.news() if outputs is not None else ():
+            print(f"cockpit: {line}", file=sys.stderr, flush=True)
+
+    hub.post = news
+    await hub.run()
 
 
 def _port(text: str) -> int:
@@ -331,16 +285,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"cockpit: {store.last_error} (alerts may repeat)", file=sys.stderr)
         cfg = AlertConfig.from_table(config.alerts, config.path)
         watcher = Watcher(
-            cfg, history=AlertHistory(args.history), notifier=Notifier(cfg.notify), store=store
+            cfg,
+            history=AlertHistory(args.history),
+            notifier=Notifier(cfg.notify),
+            store=store,
+            announce_open=not args.once,  # a watch started late still says what is open
         )
         if watcher.last_error:
             print(f"cockpit: {watcher.last_error}", file=sys.stderr)
     sources = select_sources(args, clock=clock)
     if not sources:
         raise UserError("no sources to watch")
-    for s in sources if store is not None else ():
-        s.use_store(store)  # evidence kept at first sight, for jobs slurmctld has forgotten
-        s.resume_from(store.cursor(s.name))  # failures that ended while nothing watched
     now_fn = clock or (lambda: datetime.now(UTC))
     emit = _printer(args.json)
     printer = PrintChannel(emit)
@@ -363,7 +318,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             if args.once:
                 previous = {} if demo else load_state(state_path)
-                fired, active = await watch_once(sources, watcher, now_fn, previous)
+                fired, active, critical = await watch_once(sources, watcher, store, previous)
                 for line in outputs.news():
                     print(f"cockpit: {line}", file=sys.stderr)
                 if not demo:
@@ -374,9 +329,9 @@ def run(args: argparse.Namespace) -> int:
                             f"cockpit: cannot write {state_path}: {exc.strerror or exc}",
                             file=sys.stderr,
                         )
-                # printed here: what no other process on the store had delivered
-                return 1 if printer.count else 0
-            await watch_loop(sources, watcher, now_fn, emit, outputs)
+                # 1: something to act on, printed here now or still open since an earlier run
+                return 1 if printer.count or critical else 0
+            await watch_loop(sources, watcher, now_fn, store, outputs)
             return 0
         finally:
             outputs.close()

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from cockpit.model import Artifacts, Finding, Incident, Snapshot, Subject
+from cockpit.model import Artifacts, Finding, Incident, Snapshot, SourceError, Subject
 from cockpit.runtime import pipeline
 from cockpit.runtime.pipeline import Analysis, Basis, IncidentTally, tally
 from cockpit.runtime.poller import Poller
@@ -97,13 +97,22 @@ class Hub(HubState):
             for w in self._workers.values():
                 w.task.cancel()
 
-    async def poll_all_once(self) -> None:
+    async def poll_all_once(self, timeout: float | None = None) -> None:
         """One poll of every source, each with its evidence round, incidents settled over all
         of them (the one-shot heads). Like a poller's first round: the store's cursor first,
-        so a backfill looks back as far as the store remembers."""
+        so a backfill looks back as far as the store remembers. ``timeout``: a source whose
+        poll and evidence take longer is failed with a ``timeout`` error."""
+        self.one_shot = True
         for poller in self.pollers.values():
             await poller.resume()
-        await asyncio.gather(*(p.poll_once() for p in self.pollers.values()))
+
+        async def one(poller: Poller) -> None:
+            try:
+                await asyncio.wait_for(poller.poll_once(), timeout)
+            except TimeoutError:
+                self.fail(poller.st, SourceError("timeout", f"no answer within {timeout:g} s"))
+
+        await asyncio.gather(*(one(p) for p in self.pollers.values()))
         # sources that answered at different times: the incidents over what all now hold
         if any(st.snapshot is not None for st in self.states.values()):
             basis = tuple(st.findings for st in self.states.values())
@@ -175,6 +184,26 @@ class Hub(HubState):
     @_post.setter
     def _post(self, post: Callable[[HubUpdated], Any]) -> None:
         self.post = post
+
+
+async def one_shot(
+    sources: list[Source],
+    store: Any = None,
+    evidence_budget: int = 200,
+    timeout: float | None = None,
+) -> Hub:
+    """The core after one poll of every source (``incidents``, ``snapshot``, ``diagnose``
+    of a site, ``watch --once``), the sources closed. Its clock is the newest snapshot's time
+    (the demo's clock is not the wall clock); ``store`` keeps the incidents' lifecycle as a
+    TUI on the same store would."""
+    hub = Hub(sources, evidence_budget=evidence_budget)
+    hub.clock = hub.polled_clock
+    hub.store = store
+    try:
+        await hub.poll_all_once(timeout)
+    finally:
+        await hub.close()
+    return hub
 
 
 class _Task:

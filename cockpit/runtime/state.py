@@ -121,6 +121,8 @@ class HubState:
         self.first_round = asyncio.Event()
         self.watcher: Any = None
         self.on_poll: Callable[[Snapshot, float], Any] | None = None
+        self.one_shot = False  # one poll then done: no rows-first publish before the verdicts
+        self.latest_taken: datetime | None = None  # the newest snapshot polled
         self.baselines: Any = None
         # the incident store (cockpit.store; None: incidents live as long as the poll) and
         # what it last answered: every open incident, gone ones included, with the acks
@@ -150,11 +152,18 @@ class HubState:
     def polled(self, st: SourceState, snap: Snapshot, seconds: float) -> None:
         """A poll answered (good or failed) after ``seconds``, before any analysis: a head's
         hook (``cockpit watch`` counts polls for /metrics). Must not raise."""
+        if self.latest_taken is None or snap.taken_at > self.latest_taken:
+            self.latest_taken = snap.taken_at
         if self.on_poll is not None:
             try:
                 self.on_poll(snap, seconds)
             except Exception:  # a head's counter must not fail the poll
                 log.exception("on_poll for %s failed", st.name)
+
+    def polled_clock(self) -> datetime:
+        """The newest snapshot's time (a one-shot head's clock: a site's own, the demo's too),
+        the wall clock before any answered."""
+        return self.latest_taken or _utcnow()
 
     def fail(self, st: SourceState, error: SourceError) -> None:
         """A poll brought no good data: show ``error``; the last good data stays, now stale."""

@@ -121,8 +121,13 @@ class Watcher:
         *,
         store: Any = None,
         channels: Sequence[Channel] | None = None,
+        announce_open: bool = False,
     ) -> None:
         self.config = config or AlertConfig()
+        # a source's first poll compared with an empty site: what is already wrong is
+        # announced (a channel that another process served already is skipped by the store's
+        # claim); False: the first poll is the baseline (the TUI: no bell for what it opens on)
+        self.announce_open = announce_open
         self.rules = AlertRules(self.config)
         self.history = history
         self.notifier = notifier
@@ -175,6 +180,8 @@ class Watcher:
             storage_findings = [f for f in findings if f.subject.kind == "file"]
         with self._lock:
             prev, good = self._prev.get(src), self._good.get(src)
+            if prev is None and self.announce_open:
+                prev = good = Snapshot(src, snapshot.kind, snapshot.taken_at)
             raw = detect(
                 prev,
                 snapshot,
