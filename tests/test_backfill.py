@@ -449,3 +449,24 @@ def test_with_the_store_still_opening_the_queue_comes_first_and_sacct_asks_from_
     finally:
         gate.set()
         real.close()
+
+
+def test_sacct_placeholder_rows_are_never_jobs():
+    """Right after a job ends, slurmdbd may list a stand-in row (JobName ``allocation``, no
+    partition, ReqMem ``?``): counted as a job it became a ghost failure in `watch`."""
+    from cockpit.slurm.commands import BACKFILL_FIELDS
+
+    real = CAPTURE.splitlines()[1].split("\x1f")
+    at = {f: i for i, f in enumerate(BACKFILL_FIELDS)}
+
+    def row(**over: str) -> str:
+        r = list(real)
+        for k, v in over.items():
+            r[at[k]] = v
+        return "\x1f".join(r) + "\n"
+
+    ghost = row(JobID="77", JobIDRaw="77", JobName="allocation", Partition="")
+    unknown_mem = row(JobID="78", JobIDRaw="78", ReqMem="0?")
+    step = row(JobID="79.extern", JobIDRaw="79.extern")
+    found, warnings = parse_backfill(ghost + unknown_mem + step + row(JobID="80"), UTC)
+    assert [j.job_id for j, _ in found] == ["80"] and warnings == []

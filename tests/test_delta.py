@@ -411,14 +411,19 @@ def test_a_replaced_finding_patches_its_group(base, monkeypatch) -> None:
 
     snap, evidence = base
     every = list(diagnose_with_evidence(snap, evidence, AT))
+    # the demo's two OOM jobs as one failure (one signature): a group to patch
+    ooms = [i for i, f in enumerate(every) if f.root_cause == "oom_killed"]
+    assert len(ooms) >= 2, "the demo has two OOM jobs"
+    for i in ooms:
+        every[i] = dataclasses.replace(every[i], title="OUT_OF_MEMORY: ReqMem 64G")
     memo: dict = {}
     correlate(every, presorted=True, memo=memo)
     grouped = [k for k, (_, members) in memo["struct"]["groups"].items() if len(members) > 1]
-    assert grouped, "the demo has jobs sharing a cause"
+    assert grouped, "jobs sharing a cause and a signature"
     member = memo["struct"]["groups"][grouped[0]][1][-1]
     i = every.index(member)
     now = list(every)
-    now[i] = dataclasses.replace(member, title=member.title + " (refined)")
+    now[i] = dataclasses.replace(member, confidence=member.confidence / 2)  # same group
     folds: list = []
     real = correlate_mod._fold_bulk
     monkeypatch.setattr(correlate_mod, "_fold_bulk", lambda *a: folds.append(1) or real(*a))

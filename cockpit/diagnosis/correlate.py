@@ -14,14 +14,24 @@ not found`` once the evidence arrives):
   id is another failure);
 * a node: ``node|<source>|<node>|<time of its DRAIN/DOWN reason>`` (empty when Slurm does not
   report it: the store keeps the time it was first seen);
-* jobs sharing a cause: ``group|<source>|<cause>|<scope>`` (scope: the user, or empty for the
-  whole cluster).
+* jobs sharing a cause and a signature: ``group|<source>|<cause>|<scope>|<signature digest>``
+  (scope: the user, or empty for the whole cluster).
+
+A group is one cause *and* one signature: what the failure itself names (the missing program
+or library, the signal, the partition limit, the node, the image), read from the finding's
+title without the facts that differ from job to job of one failure (how long each ran, each
+task's peak memory). Three jobs missing three programs are three incidents; the group's title
+is that signature, never one member's own text.
 """
 
 from __future__ import annotations
 
+import hashlib
 import operator
+import re
 from dataclasses import replace
+from datetime import timedelta
+from functools import lru_cache
 from itertools import compress
 
 from cockpit.diagnosis.engine import sort_findings
@@ -51,6 +61,40 @@ _NODE_SYMPTOMS = frozenset(
 # new one (a cluster group of the same jobs would be a second verdict on one failure): the
 # job's own view still shows its finding, the stored node incident still lists them.
 _NODE_CASUALTIES = frozenset({"node_drain_kill_task_failed", "node_drain_prolog_epilog_failed"})
+
+
+# A job that ended this long before its node's DRAIN/DOWN reason was set can still be that
+# node's casualty: slurmctld drains a node for "Kill task failed" after UnkillableStepTimeout
+# (60 s by default) and a few retries. A job that ended earlier than this is not.
+NODE_GRACE = timedelta(minutes=5)
+
+# Facts in a title that differ between the jobs of one failure: how long each ran, whether it
+# died at once, each task's peak memory.
+_PER_JOB = (
+    re.compile(r" after \d[\d:\-]*"),
+    re.compile(r" within seconds"),
+    re.compile(r"MaxRSS [\d.]+ ?[KMGTP]?i?B?(?: \([^)]*\))? of "),
+)
+_OOM_NODES = re.compile(r" on \S+$")  # the node an OOM job ran on is not the failure
+
+
+@lru_cache(maxsize=1 << 14)
+def _signature(cause: str, title: str) -> str:
+    for rx in _PER_JOB:
+        title = rx.sub("", title)
+    if cause == "oom_killed":
+        title = _OOM_NODES.sub("", title)
+    return title
+
+
+def signature(f: Finding) -> str:
+    """What a job finding's failure names, the same for every job of that one failure (see the
+    module's docstring): the jobs of a group share it, and it is the group's title."""
+    return _signature(f.root_cause, f.title)
+
+
+def _digest(sig: str) -> str:
+    return hashlib.blake2s(sig.encode("utf-8", "replace"), digest_size=6).hexdigest()
 
 
 def correlate(
@@ -94,7 +138,8 @@ def correlate(
         target = None
         if f.root_cause in _NODE_SYMPTOMS:
             for rel in f.related:
-                if rel.kind == "node" and (rel.source, rel.id) in node_heads:
+                head = node_heads.get((rel.source, rel.id)) if rel.kind == "node" else None
+                if head is not None and _in_window(f, head):
                     target = (rel.source, rel.id)
                     break
         if target is not None:
@@ -189,10 +234,20 @@ def _single(f: Finding) -> Incident:
 
 
 def _node_target(f: Finding, node_heads: frozenset | dict) -> bool:
-    """Whether a sick node's incident takes ``f`` in (see :func:`correlate`)."""
+    """Whether a sick node's incident may take ``f`` in (see :func:`correlate`): the patch
+    path then correlates from scratch, where the time window is checked."""
     return f.root_cause in _NODE_SYMPTOMS and any(
         rel.kind == "node" and (rel.source, rel.id) in node_heads for rel in f.related
     )
+
+
+def _in_window(f: Finding, head: Finding) -> bool:
+    """Whether job finding ``f`` failed on the node after the node's problem began (within
+    :data:`NODE_GRACE`): a job that ended before a drain is not that drain's casualty. Either
+    time unknown: linked, as the node names it."""
+    if f.first_seen is None or head.first_seen is None:
+        return True
+    return f.first_seen >= head.first_seen - NODE_GRACE
 
 
 def _casualty(f: Finding) -> bool:
@@ -237,7 +292,7 @@ def _patched(ordered: list[Finding], memo: dict) -> list[Incident] | None:
             continue
         if g.subject.kind != "job":
             return None
-        if (g.subject.source, g.root_cause, _scope(g)) != w[1]:
+        if (g.subject.source, g.root_cause, _scope(g), signature(g)) != w[1]:
             return None  # it moves to another group
         members = touched.get(w[1])
         if members is None:
@@ -280,8 +335,8 @@ def single_key(f: Finding) -> str:
     return f.key
 
 
-def group_key(source: str, cause: str, scope: str) -> str:
-    return f"group|{source}|{cause}|{scope}"
+def group_key(source: str, cause: str, scope: str, sig: str = "") -> str:
+    return f"group|{source}|{cause}|{scope}|{_digest(sig)}"
 
 
 def _scope(f: Finding) -> str:
@@ -295,11 +350,11 @@ def _fold_bulk(singles: list[Finding], memo: dict | None = None) -> list[Finding
     finding (an incident of its own). A surge is an incident of its own about the cluster: it
     absorbs no job, so a user's QOS-limited jobs keep one key whether or not the queue counts
     as a surge this poll (the surge comes and goes with the poll history; the jobs do not)."""
-    groups: dict[tuple[str, str, str], list[Finding]] = {}
+    groups: dict[tuple[str, str, str, str], list[Finding]] = {}
     out: list[Finding | Incident] = []
     for f in singles:
         if f.subject.kind == "job":
-            key = (f.subject.source, f.root_cause, _scope(f))
+            key = (f.subject.source, f.root_cause, _scope(f), signature(f))
             g = groups.get(key)
             if g is None:
                 groups[key] = [f]
@@ -313,12 +368,11 @@ def _fold_bulk(singles: list[Finding], memo: dict | None = None) -> list[Finding
         memo["groups"] = made
     layout_plain = {id(f): (f, i) for i, f in enumerate(out)} if memo is not None else {}
     layout_groups: dict[tuple, tuple[int, list[Finding]]] = {}
-    for (source, cause, scope), members in groups.items():
-        layout_groups[(source, cause, scope)] = (len(out), members)
+    for k, members in groups.items():
+        layout_groups[k] = (len(out), members)
         if len(members) == 1:
             out.append(members[0])
             continue
-        k = (source, cause, scope)
         e = built.get(k)
         if e is not None and len(e[0]) == len(members) and all(map(operator.is_, e[0], members)):
             made[k] = e  # the same members: the same incident
@@ -333,11 +387,12 @@ def _fold_bulk(singles: list[Finding], memo: dict | None = None) -> list[Finding
 
 
 def _group(
-    k: tuple[str, str, str], members: list[Finding], affected: tuple | None = None
+    k: tuple[str, str, str, str], members: list[Finding], affected: tuple | None = None
 ) -> Incident:
     """The incident of a group of job findings (not a surge): ``_fold_bulk``'s (``affected``:
-    its members' subjects, when the caller knows them)."""
-    source, cause, scope = k
+    its members' subjects, when the caller knows them). Its title is the members' shared
+    signature with their count; its first sight the earliest member's failure."""
+    source, cause, scope, sig = k
     head = members[0]
     rest = members[1:]
     if affected is None:
@@ -345,11 +400,11 @@ def _group(
     firsts = [x.first_seen for x in members if x.first_seen is not None]
     who = f" ({scope})" if scope else ""
     return Incident(
-        key=group_key(source, cause, scope),
+        key=group_key(source, cause, scope, sig),
         root_cause=head.root_cause,
         severity=min(members, key=lambda x: SEVERITY_RANK[x.severity]).severity,
         subject=Subject("cluster", source, source),
-        title=f"{len(members)} jobs{who}: {head.title}",
+        title=f"{len(affected)} jobs{who}: {sig}",
         findings=(head, *rest),
         affected=affected,
         first_seen=min(firsts) if firsts else None,

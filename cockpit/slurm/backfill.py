@@ -129,6 +129,19 @@ def _job(c: dict[str, str], tz: tzinfo, folded: bool = False) -> tuple[SlurmJob,
     return job, owner
 
 
+def is_placeholder(c: dict[str, str]) -> bool:
+    """sacct's transient row for a job whose record slurmdbd has not completed (``JobName``
+    ``allocation`` with no partition, or a ``ReqMem`` of ``?``), or a step row (``.batch``,
+    ``.extern``) that ``-X`` should have left out: never a job of its own."""
+    job_id = c.get("JobID", "").strip()
+    if "." in job_id:
+        return True
+    name, partition = c.get("JobName", "").strip(), c.get("Partition", "").strip()
+    if name in {"allocation", "batch", "extern"} and not partition:
+        return True
+    return c.get("ReqMem", "").strip().endswith("?")
+
+
 def parse_backfill(
     text: str, tz: tzinfo, version: str = ""
 ) -> tuple[list[tuple[SlurmJob, JobOwner | None]], list[str]]:
@@ -139,8 +152,11 @@ def parse_backfill(
     rows, warnings = split_rows(text, len(BACKFILL_FIELDS))
     out: list[tuple[SlurmJob, JobOwner | None]] = []
     for i, r in enumerate(rows, 1):
+        c = dict(zip(BACKFILL_FIELDS, r, strict=True))
+        if is_placeholder(c):
+            continue  # slurmdbd's stand-in for a record still being written: not a job
         try:
-            out.append(_job(dict(zip(BACKFILL_FIELDS, r, strict=True)), tz, folded))
+            out.append(_job(c, tz, folded))
         except (ValueError, ParseError, OverflowError) as exc:
             warnings.append(f"sacct backfill: row {i} skipped: {exc}")
     return out, warnings
