@@ -481,3 +481,13 @@ def test_mem_usage_omits_the_unknown_half():
     assert mem_usage(None, 65536) == "ReqMem 64G"  # job row: no "MaxRSS -"
     assert mem_usage(65625, None) == "MaxRSS 64.1G"  # step row: no "of -"
     assert mem_usage(None, None) == ""
+
+
+def test_a_timeout_is_never_an_exit_the_program_chose():
+    """The lab's TIMEOUT job: sacct says ExitCode 0:0 for the job, yet Slurm killed it."""
+    snap, arts = lab_case("timeout", nodes_from="drained")
+    top = _top_for(diagnose(snap, arts, NOW), "job", snap.jobs[0].job_id)
+    assert top.root_cause == "time_limit"
+    assert "exited normally" not in top.explanation
+    assert "exited normally" not in explain_exit(ExitCode(0, 0), "TIMEOUT")
+    assert "exited normally" in explain_exit(ExitCode(0, 0), "COMPLETED")

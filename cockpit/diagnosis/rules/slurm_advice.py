@@ -38,7 +38,9 @@ def mem_advice(job: SlurmJob, rss: int | None, req: int | None, ctx: RuleContext
             else f" Its sampled MaxRSS {fmt_mib(rss)} is below the limit it was killed at, so "
             "this is sized on the request."
         )
-    if rs is not None and rs.mem_peak_mib and rs.mem_peak_mib >= (peak or 0):
+    # the history only when it shows more than this run: a peak equal to the request is the
+    # request again (runs killed at their limit count at ReqMem), not a measured MaxRSS
+    if rs is not None and rs.mem_peak_mib and rs.mem_peak_mib > (peak or 0):
         name = next(
             (r.job_name for r in ctx.artifacts.history if r.step == "" and r.job_name), job.name
         )

@@ -319,8 +319,14 @@ def exit_meaning(ec: ExitCode | None) -> str:
     return EXIT_MEANING.get(ec.code, "an error status from the program")
 
 
-def explain_exit(job_ec: ExitCode | None) -> str:
-    """'ExitCode 0:9': first number the application's status, second the signal."""
+# States in which Slurm ended the job, not the program: their ExitCode 0:0 says nothing of it
+SLURM_ENDED = frozenset({"TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "DEADLINE"})
+
+
+def explain_exit(job_ec: ExitCode | None, state: str = "") -> str:
+    """'ExitCode 0:9': first number the application's status, second the signal. ``state``:
+    the job's; a job Slurm ended (TIMEOUT, NODE_FAIL...) did not exit normally, whatever 0:0
+    says."""
     if job_ec is None:
         return ""
     code, sig = job_ec.code, job_ec.signal
@@ -334,6 +340,8 @@ def explain_exit(job_ec: ExitCode | None) -> str:
             6: " (the program aborted itself)",
         }.get(sig, "")
         return f"ExitCode {code}:{sig}: ended by {name}{extra}."
+    if code == 0 and state in SLURM_ENDED:
+        return f"ExitCode 0:0: Slurm ended the job ({state}); the program did not exit itself."
     if code == 0:
         return "ExitCode 0:0: the program exited normally."
     meaning = EXIT_MEANING.get(code, "an error status from the program")

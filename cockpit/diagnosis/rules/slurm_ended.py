@@ -82,7 +82,14 @@ def _facts(job: SlurmJob, ctx: RuleContext) -> _Ended:
     ]
     ev.extend(log_evidence(lt, h, tier_for(lt, h)) for lt, h in hits[:4])
     facts = _Ended(
-        rows, row, ec, tuple(ev), hits, strong, [h.label for _, h in strong], explain_exit(ec)
+        rows,
+        row,
+        ec,
+        tuple(ev),
+        hits,
+        strong,
+        [h.label for _, h in strong],
+        explain_exit(ec, job.state),
     )
     ctx.cache["ended_facts"] = (job, facts)
     return facts
