@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cockpit.diagnosis.domains import DOMAINS
 from cockpit.ingest.bundle import diagnose_bundle, sniff
 from cockpit.model import SEVERITY_RANK
 
@@ -57,6 +58,7 @@ def test_bundle(case: Path):
         )
         assert set(f) == {
             "root_cause",
+            "domain",
             "severity",
             "subject",
             "title",
@@ -65,6 +67,7 @@ def test_bundle(case: Path):
             "evidence",
         }
         assert f["severity"] in SEVERITY_RANK and f["title"] and "\n" not in f["title"]
+        assert f["domain"] in DOMAINS
         for e in f["evidence"]:
             assert set(e) == {"file", "line", "text"}
     fe = report["first_error"]

@@ -159,7 +159,11 @@ def test_non_utf8_text_is_read_and_nothing_known_still_shows_the_first_red_error
     (tmp_path / "gbk.log").write_bytes("开始\n运行 ERROR: 奇怪的故障\n".encode("gbk") + b"\xff\n")
     rc, out = run_json([str(tmp_path / "gbk.log")], capsys)
     assert out["first_error"]["line"] == 2
-    assert "no finding; the first red error is shown" in out["notes"]
+    # never "nothing wrong" while a log holds an error line: an honest unrecognised failure
+    (top, *_) = out["findings"]
+    assert top["root_cause"] == "unrecognised_failure" and "奇怪的故障" in top["title"]
+    assert top["evidence"][0]["line"] == 2 and "no rule knows" in top["explanation"].lower()
+    assert top["severity"] == "warning"  # no failed job or state in the input: not critical
 
 
 def test_notes_are_printed_for_people_too(tmp_path, capsys):

@@ -228,10 +228,13 @@ def test_incidents_command_output_is_redacted(flag, monkeypatch, capsys):
     from cockpit.commands import incidents as cmd
     from cockpit.store import open_store
 
-    async def collect(sources, now_fn=None, taken=None, failed=None):
-        if taken is not None:
-            taken["hpc"] = NOW
-        return [_finding()], []
+    async def collect(sources, store=None):
+        # what the core leaves after a poll: the incident in the store, the source answered
+        store.sync_incidents(["hpc"], [_incident()], NOW)
+        st = SimpleNamespace(
+            error=None, snapshot=SimpleNamespace(taken_at=NOW), evidence=SimpleNamespace(errors=[])
+        )
+        return SimpleNamespace(states={"hpc": st})
 
     monkeypatch.setattr(cmd, "collect", collect)
     monkeypatch.setattr(cmd, "_select", lambda args: [SimpleNamespace(name="hpc", kind="slurm")])

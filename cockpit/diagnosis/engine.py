@@ -291,10 +291,22 @@ def subject_label(s: Subject) -> str:
     return f"{ {'training_job': 'training job'}.get(s.kind, s.kind) } {s.id}"
 
 
+def unrecognised_domain(f: Finding) -> str:
+    """An unrecognised failure's domain (read from its error line), "" for any other finding."""
+    if f.root_cause != "unrecognised_failure":
+        return ""
+    from cockpit.diagnosis.domains import domain_of_line
+
+    return domain_of_line(f.evidence[0].text if f.evidence else f.title)
+
+
 def finding_json(f: Finding) -> dict:
     """One finding in the JSON contract of ``cockpit diagnose`` (live, bundle and paste)."""
+    from cockpit.diagnosis.domains import domain_of
+
     return {
         "root_cause": f.root_cause,
+        "domain": unrecognised_domain(f) or domain_of(f.root_cause),
         "severity": f.severity,
         "subject": subject_label(f.subject),
         "title": f.title,

@@ -40,8 +40,8 @@ from cockpit.ingest.sniff import STRUCTURED, docker_prefix_len, engine_kind, sni
 from cockpit.ingest.sources import Input, read_inputs
 from cockpit.ingest.split import command_word, split_parts
 from cockpit.ingest.tables import parse_fixed_table, parse_pipe_table
-from cockpit.model import Artifacts, Finding, LogText, Snapshot
-from cockpit.text import strip_ansi
+from cockpit.model import Artifacts, Evidence, Finding, LogText, Snapshot, Subject
+from cockpit.text import clean, strip_ansi
 
 __all__ = [
     "Bundle",
@@ -375,6 +375,43 @@ def _bundle_time(files: list[BundleFile]) -> datetime:
 # --------------------------------------------------------------------------- diagnosis
 
 
+def unrecognised_failure(snap: Snapshot, line: FirstError) -> Finding:
+    """The honest finding for error evidence no rule knows: its domain from the line's words,
+    the line as its headline; critical when a job or training job failed, else a warning."""
+    from cockpit.diagnosis.domains import describe, domain_of_line
+    from cockpit.diagnosis.slurm_states import FAILED_STATES
+
+    failed = any(
+        j.state in FAILED_STATES or bool(j.exit_code and (j.exit_code.code or j.exit_code.signal))
+        for j in snap.jobs
+    ) or any(t.phase in {"Failed", "Abnormal"} for t in snap.training_jobs)
+    if len(snap.jobs) == 1:
+        subject = Subject("job", snap.source, snap.jobs[0].job_id)
+    elif len(snap.training_jobs) == 1:
+        subject = Subject("training_job", snap.source, snap.training_jobs[0].job_id)
+    else:
+        subject = Subject("file", snap.source, line.file)
+    domain = describe(domain_of_line(line.text))
+    text = clean(line.text, 200)
+    return Finding(
+        "unrecognised_failure",
+        "critical" if failed else "warning",
+        subject,
+        f"unrecognised failure ({domain}): {text}",
+        explanation=(
+            f"No rule knows this yet. The first red error line is {line.file}:{line.line}; its "
+            f"words point to the {domain} domain. The cockpit does not say nothing is wrong "
+            "while a log holds an error line."
+        ),
+        remedy=(
+            f"Read {line.file} from line {line.line} (the lines before it often name the "
+            "cause); route it to whoever owns the " + domain + " layer."
+        ),
+        evidence=(Evidence(line.file, text, line.line, tier=2),),
+        confidence=0.3,
+    )
+
+
 def diagnose_bundle(
     path: str, now: datetime | None = None, stdin: BinaryIO | None = None
 ) -> BundleReport:
@@ -391,11 +428,14 @@ def diagnose_bundle(
     first = first_error(top, bundle.files)
     # rows a parser could not use are input not read, too
     notes = [*bundle.notes, *bundle.warnings, *findings.errors]
-    if top is None:
-        first = unrecognised_error(bundle.files)
-        notes.append(
-            "no finding; the first red error is shown" if first else "no finding and no error line"
-        )
+    if top is None or top.root_cause == "no_failure":
+        # never "nothing wrong" while a log holds an error line: no rule knows it yet
+        line = unrecognised_error(bundle.files)
+        if line is not None:
+            first = line
+            located = [unrecognised_failure(bundle.snapshot, line), *located]
+        elif top is None:
+            notes.append("no finding and no error line")
     return BundleReport(
         bundle=bundle,
         findings=tuple(located),
