@@ -139,3 +139,38 @@ def test_not_a_directory_is_a_user_error(tmp_path):
 
     with pytest.raises(UserError):
         diagnose_bundle(os.fspath(tmp_path / "missing"))
+
+
+def test_every_label_has_a_domain_and_every_domain_is_documented():
+    from cockpit.diagnosis.domains import LABEL_DOMAIN
+
+    text = (Path(__file__).parent.parent / "docs" / "root-causes.md").read_text(encoding="utf-8")
+    labels = LABELS - set(DOMAINS) - {"unrecognised_failure"}  # the domain table's rows too
+    unrouted = sorted(label for label in labels if label not in LABEL_DOMAIN)
+    assert not unrouted, f"labels without a domain: {unrouted}"
+    assert set(LABEL_DOMAIN.values()) <= set(DOMAINS)
+    for domain in DOMAINS:
+        assert f"| `{domain}` |" in text
+
+
+@pytest.mark.parametrize(
+    "line,domain",
+    [
+        ("slurmstepd: error: Munge decode failed: Expired credential", "auth"),
+        ("srun: error: task 0 launch failed: Slurmd could not create a batch directory", "launch"),
+        ("NCCL WARN NET/IB : Got completion from peer with error 12", "network"),
+        (
+            "EH9999: Inner Error! rtStreamSynchronize execute failed, reason=[aicore exception]",
+            "accelerator",
+        ),
+        ('Failed to pull image "swr.cn-north-4.myhuaweicloud.com/x/y:v2": not found', "image"),
+        ("ImportError: libcudnn.so.8: cannot open shared object file", "software"),
+        ("OSError: [Errno 122] Disk quota exceeded", "storage"),
+        ("训练作业挂载存储失败", "storage"),
+        ("ValueError: shapes (3,4) and (5,6) not aligned", "application"),
+    ],
+)
+def test_an_unrecognised_lines_words_route_it(line, domain):
+    from cockpit.diagnosis.domains import domain_of_line
+
+    assert domain_of_line(line) == domain
