@@ -491,3 +491,35 @@ def test_a_timeout_is_never_an_exit_the_program_chose():
     assert "exited normally" not in top.explanation
     assert "exited normally" not in explain_exit(ExitCode(0, 0), "TIMEOUT")
     assert "exited normally" in explain_exit(ExitCode(0, 0), "COMPLETED")
+
+
+def _down_node(reason: str, log: str):
+    from cockpit.model import SlurmNode
+
+    at = datetime(2026, 11, 29, 20, 10, tzinfo=UTC)
+    node = SlurmNode(
+        "c3", "DOWN", ("NOT_RESPONDING",), ("debug",), reason=reason, reason_user="slurm",
+        reason_time=at,
+    )  # fmt: skip
+    snap = Snapshot(source="lab", kind="slurm", taken_at=NOW, nodes=(node,))
+    logs = (LogText("slurmd-c3.log", "slurmd", log.encode(), subject_id="c3"),)
+    top = _top_for(diagnose(snap, Artifacts(logs=logs), NOW), "node", "c3")
+    return top
+
+
+def test_a_killed_slurmd_is_not_responding_not_an_old_config_line():
+    """slurmd killed at 20:10: its log holds a benign 'config differs' line from its start 20
+    minutes earlier, then its shutdown. The node is not responding; the old line is not why."""
+    log = (
+        "[2026-11-29T19:50:01.002] error: Node configuration differs from hardware: CPUs=4:8(hw)"
+        "\n[2026-11-29T19:50:01.100] slurmd version 22.05.8 started\n"
+        "[2026-11-29T20:09:58.414] Slurmd shutdown completing\n"
+    )
+    top = _down_node("Not responding", log)
+    assert top.root_cause == "node_not_responding", top
+    assert "config" not in top.title
+
+
+def test_a_nodes_log_line_after_its_reason_still_names_the_cause():
+    log = "[2026-11-29T20:10:30.000] error: Node configuration differs from hardware: CPUs=4\n"
+    assert _down_node("Not responding", log).root_cause == "node_config_mismatch"

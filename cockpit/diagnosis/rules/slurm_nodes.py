@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from itertools import compress
 from operator import attrgetter
 
@@ -54,6 +55,28 @@ _PLANNED_REASON = re.compile(r"Reboot ASAP|reboot requested|[Ss]cheduled reboot"
 
 
 _state = attrgetter("state")
+
+# Slurm's log stamp: [2026-12-01T21:09:30.123] (local time, no zone)
+_STAMP = re.compile(r"^\[?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)")
+# A line this long before the node's reason was set is not why it was set (the reason's time
+# is when slurmctld recorded it, a little after the node's own log said why)
+_BEFORE_REASON = timedelta(minutes=2)
+
+
+def _before_the_problem(text: str, node: SlurmNode) -> bool:
+    """Whether a log line is stamped before the node's DRAIN/DOWN reason was set: an old or
+    benign line (a startup's config note, a drain already resumed) is not this problem's cause.
+    A line without a stamp, or a node without a reason time, is kept."""
+    if node.reason_time is None:
+        return False
+    m = _STAMP.match(text)
+    if m is None:
+        return False
+    try:
+        at = datetime.fromisoformat(m.group(1)).replace(tzinfo=node.reason_time.tzinfo)
+    except ValueError:
+        return False
+    return at < node.reason_time - _BEFORE_REASON
 
 
 def _oom_jobs_by_node(ctx: RuleContext) -> dict[str, int]:
@@ -136,6 +159,8 @@ def _out_of_service(node: SlurmNode, ctx: RuleContext, kinds: set[str], unknown:
     # the node's own logs often name the cause the drain reason only summarises
     for lt in ctx.logs_for(node.name):
         for h in ctx.strong_hits(lt, 20):
+            if _before_the_problem(h.text, node):
+                continue
             hl = h.label
             if hl == "gpu_hardware_error" and not _has_gpus(node) and not _GPU_WORDS.search(h.text):
                 hl = "host_memory_error"
