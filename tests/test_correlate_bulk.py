@@ -163,15 +163,20 @@ def test_different_missing_programs_are_different_incidents_and_an_array_is_one(
         _ended(str(i), "command_not_found", f"{prog}: command not found ({fast})")
         for i, prog in enumerate(("no_such_tool_qq", "bwa-mem3", "samtoolz"))
     ]
+    # the exit code as sacct had it when each task was diagnosed: known, or not yet
     array = [
-        _ended(f"16_{t}", "command_not_found", "missing_prog_zz: command not found (exit 127)")
+        _ended(
+            f"16_{t}",
+            "command_not_found",
+            f"missing_prog_zz: command not found ({'exit 127' if t % 3 else 'non-zero exit'})",
+        )
         for t in range(20)
     ]
     array.append(array[0])  # the same task seen twice is one member
     incidents = correlate([*three, *array])
     titles = sorted(i.title for i in incidents)
     assert len(incidents) == 4
-    assert "20 jobs: missing_prog_zz: command not found (exit 127)" in titles
+    assert "20 jobs: missing_prog_zz: command not found" in titles
     for prog in ("no_such_tool_qq", "bwa-mem3", "samtoolz"):
         assert sum(prog in t for t in titles) == 1
     assert not any("no_such_tool_qq" in t and "jobs" in t for t in titles)

@@ -69,8 +69,10 @@ _NODE_CASUALTIES = frozenset({"node_drain_kill_task_failed", "node_drain_prolog_
 NODE_GRACE = timedelta(minutes=5)
 
 # Facts in a title that differ between the jobs of one failure: how long each ran, whether it
-# died at once, each task's peak memory.
+# died at once, each task's peak memory, whether sacct had its exit code yet (a headline that
+# names the cause ends with the exit: "x: command not found (exit 127)", "(non-zero exit)").
 _PER_JOB = (
+    re.compile(r" \((?:exit \d+|non-zero exit)(?: within seconds)?\)$"),
     re.compile(r" after \d[\d:\-]*"),
     re.compile(r" within seconds"),
     re.compile(r"MaxRSS [\d.]+ ?[KMGTP]?i?B?(?: \([^)]*\))? of "),
