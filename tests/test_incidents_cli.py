@@ -308,3 +308,12 @@ def test_an_80_column_terminal_gets_a_table_a_person_can_read(tmp_path):
     assert all(len(ln) <= 80 for ln in lines)
     row = next(ln for ln in lines if "job 48101" in ln)
     assert "never runs: 64 CPUs" in row
+
+
+def test_the_cli_and_a_fresh_tui_fetch_the_same_evidence():
+    """Same evidence in the first round, same verdicts: a fresh TUI must not show symptoms
+    where `cockpit incidents` names causes."""
+    from cockpit.commands.incidents import MAX_ARTIFACTS
+    from cockpit.runtime.evidence import FIRST_ROUND_EVIDENCE, EvidenceCache
+
+    assert MAX_ARTIFACTS == FIRST_ROUND_EVIDENCE == EvidenceCache().first_budget

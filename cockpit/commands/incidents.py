@@ -21,7 +21,9 @@ from datetime import UTC, datetime
 
 from cockpit.commands.output import stdout_console
 
-MAX_ARTIFACTS = 200  # subjects whose evidence is fetched per source
+# subjects whose evidence is fetched per source: the TUI's first round (runtime.evidence's
+# FIRST_ROUND_EVIDENCE; spelled here so the CLI's start does not load the runtime)
+MAX_ARTIFACTS = 200
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -249,6 +249,12 @@ class _Failed:
         self.print, self.attempts, self.retry_at, self.error = fp, attempts, retry_at, error
 
 
+# Subjects whose evidence a head's first round fetches: the same for the TUI and the one-shot
+# heads (incidents, snapshot, watch --once), so a fresh TUI names the causes the CLI names
+# instead of showing symptoms for minutes while its per-poll budget catches up.
+FIRST_ROUND_EVIDENCE = 200
+
+
 class EvidenceCache:
     """Per-source evidence, fetched once per subject fingerprint, again only after a failure.
 
@@ -271,7 +277,7 @@ class EvidenceCache:
         budget: int = 4,
         concurrency: int = 4,
         timeout: float = 30.0,
-        first_budget: int | None = 24,
+        first_budget: int | None = FIRST_ROUND_EVIDENCE,
         max_subjects: int = MAX_SUBJECTS,
         max_bytes: int = MAX_BYTES,
     ) -> None:

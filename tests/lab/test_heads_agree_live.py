@@ -129,3 +129,42 @@ def test_heads_give_each_job_one_cause_and_incidents_are_one_per_signature(site)
             report = json.loads(_cockpit(site, "diagnose", jid, "--cluster", "lab", "--json"))
             top = next(f for f in report["findings"] if f["subject"] == f"job {jid}")
             assert top["root_cause"] == cause, (name, jid, top["title"], verdicts[jid]["title"])
+
+
+async def test_the_tui_says_what_the_cli_heads_say(site, lab_env, tmp_path, monkeypatch):
+    """The TUI (Pilot) on the same cluster: each job's verdict and its incident's cause are
+    the ones `snapshot --json` and `incidents --json` give."""
+    from cockpit.app import CockpitApp
+    from cockpit.slurm.source import SlurmSource
+    from cockpit.store import open_store
+    from cockpit.store.acks import AckStore
+    from cockpit.transport import LocalTransport
+    from tests.conftest import await_for
+
+    snapshot = json.loads(_cockpit(site, "snapshot", "--json"))
+    cli = {v["subject"]["id"]: v["root_cause"] for s in snapshot for v in s["verdicts"]}
+    incidents = json.loads(_cockpit(site, "incidents", "--json"))["incidents"]
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    src = SlurmSource(
+        "lab",
+        LocalTransport(env={"PATH": lab_env.env["PATH"]} if "PATH" in lab_env.env else None),
+        slurmctld_log=lab_env.ctld_log,
+        slurmd_log=lab_env.slurmd_log_pattern,
+        interval=3600,
+    )
+    app = CockpitApp(
+        [src], bell=False, acks=AckStore(tmp_path / "acks.json"), store=open_store("sqlite://")
+    )
+    ids = [jid for ids in site["jobs"].values() for jid in ids]
+    async with app.run_test(size=(160, 48)) as pilot:
+        await await_for(lambda: app.hub.states["lab"].settled, 120, "the TUI's first poll")
+        st = app.hub.states["lab"]
+        tui = {jid: st.verdicts[("job", "lab", jid)].root_cause for jid in ids}
+        tui_incidents = {
+            s.id: i for i in app.hub.incidents for s in (i.subject, *i.affected) if s.kind == "job"
+        }
+        await pilot.press("Q")
+    for jid in ids:
+        assert tui[jid] == cli[jid], (jid, tui[jid], cli[jid])
+        assert tui_incidents[jid].root_cause == _incident_of(incidents, jid)["root_cause"], jid
+        assert tui_incidents[jid].title == _incident_of(incidents, jid)["title"], jid
