@@ -523,3 +523,31 @@ def test_a_killed_slurmd_is_not_responding_not_an_old_config_line():
 def test_a_nodes_log_line_after_its_reason_still_names_the_cause():
     log = "[2026-11-29T20:10:30.000] error: Node configuration differs from hardware: CPUs=4\n"
     assert _down_node("Not responding", log).root_cause == "node_config_mismatch"
+
+
+def test_an_oom_remedy_never_sizes_from_a_maxrss_that_was_not_recorded():
+    """The lab's OOM job: MaxRSS 0 (cgroup killed it before a sample) and a history of runs
+    killed at the same 200M request. The remedy says MaxRSS was not recorded and sizes from the
+    request; it never calls the request a 'peak MaxRSS'."""
+    from cockpit.model import AcctRecord
+
+    job = SlurmJob(
+        "8", "eat-mem", "ana", "debug", "OUT_OF_MEMORY", "OutOfMemory", cpus=1, node_count=1,
+        nodes=("c1",), node_list="c1", min_memory_mib=200, end_time=NOW,
+        exit_code=ExitCode(0, 125),
+    )  # fmt: skip
+
+    def run(jid: str) -> tuple[AcctRecord, ...]:
+        return (
+            AcctRecord(jid, "", "eat-mem", "debug", "OUT_OF_MEMORY", ExitCode(0, 125), 200, 0,
+                       12, 300, "c1"),
+            AcctRecord(jid, "batch", "batch", "", "OUT_OF_MEMORY", ExitCode(0, 125), None, 0,
+                       12, None, "c1"),
+        )  # fmt: skip
+
+    snap = Snapshot(source="lab", kind="slurm", taken_at=NOW, jobs=(job,))
+    arts = Artifacts(acct=run("8"), history=(*run("6"), *run("7"), *run("8")))
+    top = _top_for(diagnose(snap, arts, NOW), "job", "8")
+    assert top.root_cause == "oom_killed"
+    assert "MaxRSS was not recorded" in top.remedy and "ReqMem 200M" in top.remedy
+    assert "peak MaxRSS" not in top.remedy

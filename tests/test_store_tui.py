@@ -193,19 +193,13 @@ def test_cockpit_incidents_exits_1_when_one_of_its_sources_could_not_be_read(
     tmp_path, monkeypatch, capsys
 ):
     import argparse
-    from types import SimpleNamespace
 
     from cockpit.commands import incidents as cmd
-    from cockpit.model import Snapshot
+    from tests.ui_support import FakeSource
 
-    async def collect(sources, now_fn=None, taken=None, failed=None):
-        taken["hpc"] = NOW
-        error = SourceError("unreachable", "slurmctld: Connection refused")
-        failed["lab"] = Snapshot("lab", "slurm", NOW, error=error)
-        return [], ["lab: unreachable: slurmctld: Connection refused"]
-
-    sources = [SimpleNamespace(name=n, kind="slurm") for n in ("hpc", "lab")]
-    monkeypatch.setattr(cmd, "collect", collect)
+    down = FakeSource("lab")
+    down.fail = SourceError("unreachable", "slurmctld: Connection refused")
+    sources = [FakeSource("hpc"), down]
     monkeypatch.setattr(cmd, "_select", lambda args: sources)
     monkeypatch.setattr(cmd, "store_for", lambda args: open_store(f"sqlite:///{tmp_path}/c.db"))
     assert cmd.run(argparse.Namespace(json=True, markdown=False)) == 1

@@ -39,7 +39,7 @@ import platformdirs
 from cockpit.errors import UserError
 from cockpit.model import Finding, Snapshot
 from cockpit.watch.alerts import Alert
-from cockpit.watch.transitions import detect, storage_alerts
+from cockpit.watch.transitions import detect, fold_by_incident, storage_alerts
 from cockpit.watch.watcher import Watcher
 
 if TYPE_CHECKING:
@@ -175,6 +175,8 @@ async def watch_once(
             assert st.snapshot is not None
             snap, findings = st.snapshot, st.findings
         conds = current_conditions(snap, findings, now, watcher)
+        # one alert per incident of several jobs (its key is the condition's)
+        conds = fold_by_incident(conds, [i for i in hub.incidents if i.subject.source == name])
         fresh = new_conditions(conds, previous.get(name, ()))
         if snap.ok:
             active[name] = sorted({a.key for a in conds})

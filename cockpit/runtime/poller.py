@@ -325,7 +325,9 @@ class Poller:
             # storage (df of the cluster's storage_paths) only from a good poll: a failed one
             # has none, and "no data" must not read as "all filesystems gone"
             storage = snap.storage if snap.ok and snap.storage else None
-            await asyncio.to_thread(watcher.observe, snap, findings, self.hub.clock(), storage)
+            await asyncio.to_thread(
+                watcher.observe, snap, findings, self.hub.clock(), storage, (), self.hub.incidents
+            )
         except Exception as exc:  # an alerting bug must not stop polling
             log.exception("alerting for %s failed", snap.source)
             return f"alerting failed: {exc}"

@@ -92,10 +92,16 @@ class Alert:
     finding: Finding | None = None
     source: str = ""
     user: str = ""
+    # an alert about an incident of several jobs (27 failed array tasks, the jobs on a drained
+    # node): the incident's key and its jobs; one alert for all of them
+    incident: str = ""
+    members: tuple[Subject, ...] = ()
 
     @property
     def key(self) -> str:
-        """Rate-limit key: rule + subject."""
+        """Rate-limit key: rule + subject (+ the incident: one per incident, whoever joins it)."""
+        if self.incident:
+            return f"{self.rule}|incident|{self.incident}"
         s = self.subject
         return f"{self.rule}|{s.kind}|{s.source}|{s.id}"
 
@@ -111,6 +117,9 @@ class Alert:
         }
         if self.user:
             out["user"] = self.user
+        if self.incident:
+            out["incident"] = self.incident
+            out["members"] = [_subject_json(s) for s in self.members]
         if self.finding is not None:
             out["finding"] = finding_to_json(self.finding)
         return out
@@ -134,6 +143,8 @@ class Alert:
             finding=finding_from_json(f) if f else None,
             source=str(d.get("source", "")),
             user=str(d.get("user", "")),
+            incident=str(d.get("incident", "")),
+            members=tuple(_subject_from(s) for s in d.get("members", ())),
         )
 
 

@@ -31,6 +31,8 @@ def delivery_key(
     store); ``window_s``: level alerts with no time of their own (storage, repeated failures)
     count once per window."""
     s = alert.subject
+    if alert.incident:  # the incident's key is already the failure's identity
+        return alert.key
     if alert.rule in ("source_down", "source_recovered") and outage_start is not None:
         return f"{alert.rule}|{outage_key(s.source, outage_start)}"
     if snapshot is not None:

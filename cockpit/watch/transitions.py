@@ -16,7 +16,16 @@ from itertools import compress
 from operator import attrgetter, is_not
 
 from cockpit.diagnosis import slurm_codes, slurm_states
-from cockpit.model import Finding, Severity, SlurmJob, SlurmNode, Snapshot, Subject, TrainingJob
+from cockpit.model import (
+    Finding,
+    Incident,
+    Severity,
+    SlurmJob,
+    SlurmNode,
+    Snapshot,
+    Subject,
+    TrainingJob,
+)
 from cockpit.slurm.storage import FsUsage
 from cockpit.watch.alerts import Alert, AlertConfig
 
@@ -391,6 +400,54 @@ def storage_alerts(
                 f"{u.mount} on {source} at {u.use_pct:.0f}%{ino} (threshold {thr:g}%)",
                 by_subject.get(subj),
                 source,
+            )
+        )
+    return out
+
+
+# Job alerts that an incident of several jobs speaks for: one alert per incident, not per job.
+FOLDED_RULES = frozenset({"job_failed", "pending_never_runs"})
+
+
+def fold_by_incident(alerts: Sequence[Alert], incidents: Sequence[Incident]) -> list[Alert]:
+    """``alerts`` with the job alerts of an incident of two or more jobs (a group: 27 failed
+    array tasks of one program; a drained node's casualties) replaced by one alert about that
+    incident, titled as the incident view titles it and naming its jobs. An incident's later
+    members fold into the same alert key, so the rate limit and the store's claim keep it to
+    one alert per channel. Pure; order kept (the incident's alert where its first job's was)."""
+    owner: dict[tuple[str, str], Incident] = {}
+    for inc in incidents:
+        jobs = [s for s in inc.affected if s.kind == "job"]
+        if len(jobs) >= 2:
+            for s in jobs:
+                owner.setdefault((s.source, s.id), inc)
+    if not owner:
+        return list(alerts)
+    out: list[Alert] = []
+    done: set[str] = set()
+    for a in alerts:
+        inc = (
+            owner.get((a.subject.source, a.subject.id))
+            if a.subject.kind == "job" and a.rule in FOLDED_RULES
+            else None
+        )
+        if inc is None:
+            out.append(a)
+            continue
+        if (a.rule, inc.key) in done:
+            continue
+        done.add((a.rule, inc.key))
+        out.append(
+            Alert(
+                a.time,
+                a.rule,
+                inc.severity,
+                inc.subject,
+                inc.title,
+                inc.primary,
+                a.source,
+                incident=inc.key,
+                members=tuple(s for s in inc.affected if s.kind == "job"),
             )
         )
     return out

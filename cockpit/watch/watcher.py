@@ -44,7 +44,7 @@ from cockpit.watch.alerts import Alert, AlertConfig, AlertRules
 from cockpit.watch.history import AlertHistory
 from cockpit.watch.identity import delivery_key
 from cockpit.watch.notify import Notifier
-from cockpit.watch.transitions import detect, storage_alerts
+from cockpit.watch.transitions import detect, fold_by_incident, storage_alerts
 
 log = logging.getLogger(__name__)
 
@@ -166,8 +166,12 @@ class Watcher:
         now: datetime,
         storage: Sequence[FsUsage] | None = None,
         storage_findings: Sequence[Finding] = (),
+        incidents: Sequence[Incident] = (),
     ) -> list[Alert]:
         """Detect, filter, record and send; returns the alerts that fired now.
+
+        ``incidents``: this poll's (the core's): the job alerts of an incident of several jobs
+        become one alert about it (:func:`~cockpit.watch.transitions.fold_by_incident`).
 
         ``storage`` defaults to ``snapshot.storage`` of a good poll that collected any;
         ``storage_findings`` to the ``file`` findings among ``findings`` (the engine's
@@ -191,6 +195,8 @@ class Watcher:
                 recent=list(self._alerts),
                 last_good=good,
             )
+            if incidents:
+                raw = fold_by_incident(raw, [i for i in incidents if i.subject.source == src])
             if storage is not None:
                 raw += storage_alerts(
                     src,

@@ -38,9 +38,15 @@ def mem_advice(job: SlurmJob, rss: int | None, req: int | None, ctx: RuleContext
             else f" Its sampled MaxRSS {fmt_mib(rss)} is below the limit it was killed at, so "
             "this is sized on the request."
         )
-    # the history only when it shows more than this run: a peak equal to the request is the
-    # request again (runs killed at their limit count at ReqMem), not a measured MaxRSS
-    if rs is not None and rs.mem_peak_mib and rs.mem_peak_mib > (peak or 0):
+    # the history when it shows at least this run's measured peak; sized on the request (no
+    # MaxRSS recorded), only when it shows more: runs killed at their limit count at ReqMem,
+    # and "peak MaxRSS" of those would be the request again under another name
+    measured = basis.startswith("MaxRSS")
+    if (
+        rs is not None
+        and rs.mem_peak_mib
+        and (rs.mem_peak_mib > (peak or 0) or (measured and rs.mem_peak_mib == peak))
+    ):
         name = next(
             (r.job_name for r in ctx.artifacts.history if r.step == "" and r.job_name), job.name
         )
