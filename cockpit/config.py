@@ -110,6 +110,9 @@ class StoreConfig:
 
     url: str = ""  # "": the SQLite file in the state dir; "postgresql://..." for a team
     retention_days: float = 7.0  # resolved/acknowledged incidents are forgotten after this
+    # one poller for a team: `cockpit watch` publishes each poll to the store and the TUIs
+    # read it from there instead of polling the clusters and projects themselves
+    follow: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +175,7 @@ _UI_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
 _STORE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "url": ((str,), "string"),
     "retention_days": ((int, float), "number"),
+    "follow": ((bool,), "boolean"),
 }
 _TOP = {"clusters", "modelarts", "ui", "alerts", "store"}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -418,7 +422,7 @@ def _store(ld: _Loader, data: dict) -> StoreConfig:
         raise ld.error("store.url", 'url must start with "sqlite:///" or "postgresql://"')
     if url.startswith("postgres:"):  # libpq's spelling; SQLAlchemy wants the long one
         url = "postgresql:" + url[len("postgres:") :]
-    return StoreConfig(url=url, retention_days=retention)
+    return StoreConfig(url=url, retention_days=retention, follow=bool(store_v.get("follow", False)))
 
 
 def load_config(path: str | Path | None = None) -> Config:

@@ -145,6 +145,11 @@ def run(args: argparse.Namespace) -> int:
         store = OpeningStore(partial(open_store, config=config, demo=on_demo, legacy_acks=legacy))
     if not demo:
         watcher, baselines = watcher_for(config, store=store), baselines_for(config)
+        if config.store.follow:  # the site's `cockpit watch` polls; this TUI reads the store
+            from cockpit.runtime.follow import following
+
+            sources = following(sources, store)
+            banner = f"{banner}   following the store" if banner else "following the store"
     from cockpit.audit import default_audit_path
 
     _quiet_libraries()

@@ -217,6 +217,7 @@ async def watch_loop(
     clock: Callable[[], datetime],
     store=None,
     outputs: Outputs | None = None,
+    publish: bool = False,
 ) -> None:
     """Poll each source on its interval forever through the core (the TUI's pollers, without
     the UI): the watcher hears every poll, the store keeps the incidents' lifecycle."""
@@ -224,6 +225,7 @@ async def watch_loop(
 
     hub = Hub(sources, clock=clock)
     hub.watcher, hub.store = watcher, store
+    hub.publish_snapshots = publish  # [store] follow: the team's TUIs read its polls
     if outputs is not None:
         hub.on_poll = outputs.polled
 
@@ -262,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
 
     demo = bool(args.demo)
     clock: Callable[[], datetime] | None = None
-    store = None
+    store = config = None
     if demo:
         from cockpit.commands.tui import demo_clock
 
@@ -333,7 +335,8 @@ def run(args: argparse.Namespace) -> int:
                         )
                 # 1: something to act on, printed here now or still open since an earlier run
                 return 1 if printer.count or critical else 0
-            await watch_loop(sources, watcher, now_fn, store, outputs)
+            follow = config is not None and config.store.follow
+            await watch_loop(sources, watcher, now_fn, store, outputs, publish=follow)
             return 0
         finally:
             outputs.close()

@@ -207,6 +207,9 @@ class Poller:
             rows = await asyncio.to_thread(pipeline.queue_first, polled, hub.clock())
             hub.publish(st, polled, rows)
             hub.post(HubUpdated(st.name))
+        if hub.publish_snapshots and hub.store is not None:  # the team's TUIs follow it
+            self.stage = "store"
+            await asyncio.to_thread(hub.store.publish, polled)
         # First publish with the evidence already known (no I/O), then fetch what is missing
         # (new failures only, bounded per poll) and publish again with verdicts naming causes.
         # cached() and missing() walk the whole queue: off the UI thread, for a big site.

@@ -122,6 +122,7 @@ class HubState:
         self.watcher: Any = None
         self.on_poll: Callable[[Snapshot, float], Any] | None = None
         self.one_shot = False  # one poll then done: no rows-first publish before the verdicts
+        self.publish_snapshots = False  # the team's one poller: each good poll to the store
         self.latest_taken: datetime | None = None  # the newest snapshot polled
         self.baselines: Any = None
         # the incident store (cockpit.store; None: incidents live as long as the poll) and

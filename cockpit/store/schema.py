@@ -88,6 +88,17 @@ cursors = sa.Table(
 )
 
 
+# the latest good snapshot of each source, as the team's one poller polled it (snapshots.py):
+# what the TUIs that follow the store read instead of asking slurmctld
+published = sa.Table(
+    "published",
+    metadata,
+    sa.Column("source", sa.String, primary_key=True),
+    sa.Column("taken_at", sa.Float, nullable=False),
+    sa.Column("body", sa.LargeBinary, nullable=False),
+)
+
+
 class SchemaTooNew(UserError):
     """The database was made by a newer cockpit: refuse it, do not guess."""
 
@@ -119,7 +130,12 @@ def _v2(conn: sa.Connection) -> None:
         t.create(conn, checkfirst=True)
 
 
-STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1, _v2)
+def _v3(conn: sa.Connection) -> None:
+    """Published snapshots: one poller for a team, the TUIs follow the store."""
+    published.create(conn, checkfirst=True)
+
+
+STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1, _v2, _v3)
 VERSION = len(STEPS)
 _LOCK_ID = 0x636F636B  # "cock": PostgreSQL advisory lock held while migrating
 

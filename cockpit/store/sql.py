@@ -26,7 +26,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 import cockpit.store.codec as codec
 import cockpit.store.schema as schema
-from cockpit.model import Artifacts, Incident, Subject
+from cockpit.model import Artifacts, Incident, Snapshot, Subject
 from cockpit.safety import redact
 from cockpit.store.types import Ack, StoredIncident, operator
 
@@ -56,6 +56,10 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
 
 def _subject_key(s: Subject) -> str:
     return f"{s.kind}|{s.id}"
+
+
+class StoreDown(Exception):
+    """The database cannot be read now (its last error is the message)."""
 
 
 class _Down(Exception):
@@ -446,6 +450,58 @@ class Store:
         except (ValueError, KeyError, TypeError):
             log.warning("store: unreadable evidence for %s %s", source, mem[1])
             return None
+
+    # ------------------------------------------------------------------ published snapshots
+
+    def publish(self, snap: Snapshot) -> None:
+        """The team's poller: ``snap`` is its source's latest (followers read it)."""
+        from cockpit.store import snapshots
+
+        body = snapshots.encode(snap)
+        at = _ts(snap.taken_at)
+
+        def write(conn: sa.Connection) -> None:
+            ins = self._insert(conn, schema.published).values(
+                source=snap.source, taken_at=at, body=body
+            )
+            conn.execute(
+                ins.on_conflict_do_update(
+                    index_elements=["source"], set_={"taken_at": at, "body": body}
+                )
+            )
+
+        try:
+            self._db(write)
+        except _Down:
+            pass
+
+    def published_at(self, source: str) -> datetime | None:
+        """When ``source``'s published snapshot was taken (None: none published). Raises
+        :class:`StoreDown` when the database cannot be read."""
+        p = schema.published
+        try:
+            at = self._db(
+                lambda conn: conn.execute(
+                    sa.select(p.c.taken_at).where(p.c.source == source)
+                ).scalar()
+            )
+        except _Down as exc:
+            raise StoreDown(self.last_error or "store unavailable") from exc
+        return _dt(at)
+
+    def published(self, source: str) -> Snapshot | None:
+        """``source``'s published snapshot. Raises :class:`StoreDown` when the database cannot
+        be read, ValueError when the body cannot."""
+        from cockpit.store import snapshots
+
+        p = schema.published
+        try:
+            body = self._db(
+                lambda conn: conn.execute(sa.select(p.c.body).where(p.c.source == source)).scalar()
+            )
+        except _Down as exc:
+            raise StoreDown(self.last_error or "store unavailable") from exc
+        return snapshots.decode(bytes(body)) if body is not None else None
 
     # ------------------------------------------------------------------ deliveries
 

@@ -1,0 +1,77 @@
+"""One poller for a team: `cockpit watch` publishes its polls to the store, the TUIs follow.
+
+The followers never poll the platform, and they say what the poller says (same snapshot, same
+evidence, same core). A store without a published poll, or one that went away, is a source
+error on the follower's status line, never a crash.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+from cockpit.app import CockpitApp
+from cockpit.model import Artifacts, LogText, Subject
+from cockpit.runtime.follow import FollowSource
+from cockpit.runtime.hub import Hub
+from cockpit.store import open_store
+from cockpit.store import snapshots as published
+from cockpit.store.acks import AckStore
+from tests.test_store_tui import failed_job, until
+from tests.ui_support import NOW, FakeSource, small_site
+
+
+class CountingSource(FakeSource):
+    """The platform: counts its polls, and its evidence names the missing program."""
+
+    async def artifacts(self, subject: Subject, snapshot) -> Artifacts:
+        out = (
+            f"/var/spool/slurmd/job{subject.id}/slurm_script: line 3: bwa-mem3: command not found\n"
+        )
+        return Artifacts(logs=(LogText(f"slurm-{subject.id}.out", "stdout", out.encode()),))
+
+
+def test_a_published_snapshot_reads_back_equal():
+    snap = dataclasses.replace(
+        asyncio.run(small_site(40).poll()), jobs=(*small_site(40).jobs, failed_job("77"))
+    )
+    again = published.decode(published.encode(snap))
+    assert again == snap
+
+
+async def test_five_following_tuis_cost_the_platform_nothing_and_agree_with_the_poller(tmp_path):
+    url = f"sqlite:///{tmp_path}/team.db"
+    platform = CountingSource("lab", jobs=(*small_site(12).jobs, failed_job("20")))
+    poller = Hub([platform], clock=lambda: NOW)
+    poller.store = open_store(url)
+    poller.publish_snapshots = True
+    await poller.poll_all_once()
+    polls = platform.polls
+    assert poller.states["lab"].verdicts[("job", "lab", "20")].root_cause == "command_not_found"
+
+    apps = [
+        CockpitApp(
+            [FollowSource("lab", "slurm", open_store(url), interval=3600)],
+            clock=lambda: NOW,
+            bell=False,
+            acks=AckStore(tmp_path / f"acks{i}.json"),
+            store=open_store(url),
+        )
+        for i in range(5)
+    ]
+    for app in apps:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda a=app: a.hub.states["lab"].settled, "the first follow")
+            st = app.hub.states["lab"]
+            assert len(st.snapshot.jobs) == 13  # the queue, from the store
+            mine = {k: f.root_cause for k, f in st.verdicts.items()}
+            theirs = {k: f.root_cause for k, f in poller.states["lab"].verdicts.items()}
+            assert mine == theirs  # the evidence the poller kept names the same causes
+            await pilot.press("Q")
+    assert platform.polls == polls  # the followers never asked the platform
+
+
+async def test_a_follower_says_when_no_poller_has_published(tmp_path):
+    src = FollowSource("lab", "slurm", open_store(f"sqlite:///{tmp_path}/empty.db"))
+    snap = await src.poll()
+    assert snap.error is not None and "cockpit watch" in snap.error.message
