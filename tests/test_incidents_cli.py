@@ -233,7 +233,7 @@ def test_no_source_answering_is_not_all_clear(tmp_path, capsys):
     )
     from cockpit.cli import main as cli_main
 
-    assert cli_main(["incidents", "--config", str(cfg), "--json"]) == 2
+    assert cli_main(["incidents", "--config", str(cfg), "--json"]) == 1  # not 2: no usage error
     assert "dead" in capsys.readouterr().err
 
 

@@ -239,7 +239,7 @@ def test_scan_log_cli_reports_the_gpu_oom(tmp_path, capsys):
         b"Traceback (most recent call last):\n"
         b"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
     )
-    assert main(["scan-log", str(f)]) == 1
+    assert main(["scan-log", str(f)]) == 0  # as grep: found
     assert f"{f}:2: [gpu_out_of_memory] RuntimeError: CUDA out of memory" in capsys.readouterr().out
 
 

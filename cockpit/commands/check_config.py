@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     if not config.exists:
-        print(f"no config at {config.path}: the cockpit runs the demo site")
-        return 0
+        print(f"no config at {config.path}: nothing to check (the cockpit runs the demo site)")
+        return 2  # a deploy script's `check-config &&` must not pass on a missing file
     if not config.has_sources:  # valid, and watching nothing: say what the cockpit does then
         print(
             f"config {config.path}: the file is valid but names no [clusters.NAME] or "

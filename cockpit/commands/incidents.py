@@ -110,10 +110,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         _table(sort_incidents(incidents), now, acked, taken, by_key)
     store.close()
-    # No source answered: an empty list would read as "all clear". Say so with the exit status.
-    if sources and not taken:
-        return 2
-    return 1 if failed else 0
+    # a source that could not be read (all of them too: an empty list would read as "all
+    # clear") is 1, as the README says; 2 stays the usage error's
+    return 1 if failed or (sources and not taken) else 0
 
 
 def store_for(args: argparse.Namespace):  # -> cockpit.store.sql.Store

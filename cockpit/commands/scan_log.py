@@ -27,7 +27,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from cockpit.cli import add_common
 
     p = subparsers.add_parser(
-        "scan-log", help="first red error of a log file", description=__doc__.splitlines()[0]
+        "scan-log",
+        help="first red error of a log file",
+        description=__doc__.splitlines()[0],
+        epilog="exit status as grep's: 0 an error line was found, 1 none, 2 the file cannot be read",
     )
     add_common(p)
     p.add_argument("file", help="log file (any size: memory-mapped)")
@@ -74,4 +77,4 @@ def run(args: argparse.Namespace) -> int:
             mark = "" if h.strong else " (symptom)"
             name = shown(args.file, 400)
             sys.stdout.write(f"{name}:{h.line}: [{h.label}{mark}] {shown(h.text, 400)}\n")
-    return 1 if hits else 0
+    return 0 if hits else 1  # as grep: `cockpit scan-log f && echo has errors`
