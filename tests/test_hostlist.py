@@ -43,3 +43,12 @@ def test_compress():
 def test_compress_expand_roundtrip(pairs):
     hosts = [f"{p}{n}" for p, n in pairs]
     assert sorted(set(expand(compress(hosts)))) == sorted(set(hosts))
+
+
+def test_padded_numbers_across_a_decade_are_one_range():
+    from cockpit.slurm.hostlist import compress, expand
+
+    names = [f"gpu{i:02d}" for i in range(1, 17)]
+    assert compress(names) == "gpu[01-16]"
+    assert list(expand(compress(names))) == names
+    assert compress(["c1", "c2", "c10", "c11"]) == "c[1-2,10-11]"  # unpadded stays unpadded

@@ -97,6 +97,14 @@ def compress(hosts: Iterable[str]) -> str:
     groups: dict[tuple[str, int], list[int]] = {}
     plain: list[str] = []
     order: list[tuple[str, int] | str] = []
+    hosts = list(hosts)
+    # the widths of zero-padded numbers per prefix: gpu10 belongs with gpu01-gpu09 (width 2),
+    # not in a group of its own (gpu[01-09],gpu[10-16] is gpu[01-16])
+    padded: dict[str, set[int]] = {}
+    for h in hosts:
+        m = _TAIL_NUM.match(h)
+        if m and m.group(2).startswith("0") and len(m.group(2)) > 1:
+            padded.setdefault(m.group(1), set()).add(len(m.group(2)))
     for h in hosts:
         m = _TAIL_NUM.match(h)
         if not m:
@@ -106,6 +114,8 @@ def compress(hosts: Iterable[str]) -> str:
             continue
         prefix, num = m.group(1), m.group(2)
         width = len(num) if num.startswith("0") and len(num) > 1 else 0
+        if not width and len(num) in padded.get(prefix, ()):
+            width = len(num)
         key = (prefix, width)
         if key not in groups:
             groups[key] = []
