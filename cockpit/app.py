@@ -289,8 +289,9 @@ class CockpitApp(App[int]):
 
     # ------------------------------------------------------------------ navigation
 
-    def open_subject(self, subject: Subject) -> None:
-        """Push the drill-down screen for a job, node or training job."""
+    def open_subject(self, subject: Subject, then: str | None = None) -> None:
+        """Push the drill-down screen for a job, node or training job (``then``: "logs" or
+        "act", done on it once its evidence is loaded: `l` and `a` on a dashboard row)."""
         from cockpit.screens.places import SCREENS_BY_KIND
 
         screen = SCREENS_BY_KIND.get(subject.kind)
@@ -309,7 +310,10 @@ class CockpitApp(App[int]):
                 timeout=3,
                 markup=False,
             )
-        self.push_screen(screen(subject))
+        if then is not None and hasattr(screen, "action_logs"):
+            self.push_screen(screen(subject, then=then))
+        else:
+            self.push_screen(screen(subject))
 
     def _raise_or_push(self, cls: type, make: Callable[[], Screen]) -> None:
         """Back to the ``cls`` screen already in the stack (its fixed id may exist once), else

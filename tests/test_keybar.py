@@ -71,3 +71,15 @@ async def test_moving_focus_between_panes_makes_no_widgets():
         # Textual still makes style nodes for a restyled widget with component classes (the
         # two tables: 12 a move); Textual's footer made 105 a move (629 for these 6)
         assert len(made) <= 6 * 15, f"{len(made)} DOM nodes made by 6 focus moves"
+
+
+async def test_the_logs_key_line_calls_slash_search():
+    from cockpit.screens.log import LogScreen
+
+    app = CockpitApp([small_site(5)], bell=False)
+    async with app.run_test(headless=True, size=(120, 30)) as pilot:
+        await pilot.pause()
+        app.push_screen(LogScreen("job 1", [], 0))
+        await pilot.pause()
+        line = _line(app)
+        assert "/ Search" in line and "/ Filter" not in line

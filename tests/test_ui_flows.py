@@ -221,3 +221,36 @@ async def test_bell_rings_once_for_a_new_critical_incident(tmp_path):
     inc2 = Incident("k2", "oom_killed", "critical", f.subject, "OOM", (f,))
     assert hub._new_critical("demo-hpc", (inc, inc2)) == (inc2,)
     assert hub._new_critical("demo-hpc", (inc, inc2)) == ()
+
+
+async def test_l_and_a_on_a_dashboard_row_open_its_logs_and_its_actions(tmp_path):
+    """The README's `l` and `a` work on the selected row, not only in the drill-down."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        queue = app.screen.query_one(QueueTable)
+        queue.focus()
+        assert queue.move_to_key(f"demo-hpc\x1f{OOM_JOB}")
+        await pilot.press("l")
+        await until(pilot, lambda: isinstance(app.screen, LogScreen), "the job's log")
+        await pilot.press("escape")  # back to the job, then the dashboard
+        await until(pilot, lambda: isinstance(app.screen, JobScreen), "the job's drill-down")
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, DashboardScreen), "the dashboard")
+        app.screen.query_one(QueueTable).focus()
+        await pilot.press("a")
+        from cockpit.screens.actions import ActionMenu
+
+        await until(pilot, lambda: isinstance(app.screen, ActionMenu), "the job's actions")
+        job = next(s for s in app.screen_stack if isinstance(s, JobScreen))
+        assert job.subject.id == OOM_JOB
+
+
+async def test_q_closes_the_help(tmp_path):
+    app = make_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("q")
+        assert isinstance(app.screen, DashboardScreen) and app.is_running

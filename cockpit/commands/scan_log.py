@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "scan-log",
         help="first red error of a log file",
         description=__doc__.splitlines()[0],
-        epilog="exit status as grep's: 0 an error line was found, 1 none, 2 the file cannot be read",
+        epilog="exit status as grep's: 0 an error line found, 1 none, 2 the file cannot be read",
     )
     add_common(p)
     p.add_argument("file", help="log file (any size: memory-mapped)")

@@ -39,6 +39,9 @@ class DashboardScreen(CockpitScreen):
         Binding("3", "focus_pane('training')", "ModelArts", show=False),
         Binding("z", "zoom", "Zoom", show=False),
         Binding("c", "columns", "Columns", show=False),
+        # on the selected job, node or training job: its logs, its guarded actions
+        Binding("l", "on_row('logs')", "Logs", show=False),
+        Binding("a", "on_row('act')", "Act", show=False),
     ]
 
     def __init__(self, banner: str = "") -> None:
@@ -145,6 +148,18 @@ class DashboardScreen(CockpitScreen):
             return
         source, ident = split_key(event.key)
         self.cockpit.open_subject(Subject(kind, source, ident))  # type: ignore[arg-type]
+
+    def action_on_row(self, then: str) -> None:
+        """``l`` / ``a``: the focused pane's selected row, drilled into, then its logs or
+        actions."""
+        table = self.focused if isinstance(self.focused, VirtualTable) else None
+        kind = {p[0]: p[3] for p in PANES}.get(table.id or "") if table is not None else None
+        key = table.cursor_key if table is not None else None
+        if kind is None or not key:
+            self.notify("select a job, node or training job first", timeout=2)
+            return
+        source, ident = split_key(key)
+        self.cockpit.open_subject(Subject(kind, source, ident), then=then)  # type: ignore[arg-type]
 
     def action_focus_pane(self, pane_id: str) -> None:
         for table in self.query(f"#{pane_id}").results(VirtualTable):

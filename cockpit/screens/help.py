@@ -109,7 +109,7 @@ def help_table() -> Table:
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [
-        Binding("escape,question_mark", "app.pop_screen", "Close"),
+        Binding("escape,question_mark,q", "app.pop_screen", "Close"),
         Binding("j", "scroll(1)", "Down", show=False),
         Binding("k", "scroll(-1)", "Up", show=False),
         Binding("g", "scroll_edge(0)", "Top", show=False),

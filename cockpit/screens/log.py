@@ -105,6 +105,8 @@ class LogScreen(CockpitScreen):
     BINDINGS = [
         Binding("tab", "tab(1)", "Next log", show=False),
         Binding("shift+tab", "tab(-1)", "Prev log", show=False),
+        # '/' searches here (less, lnav): the key bar says so, not the tables' "Filter"
+        Binding("slash", "filter", "Search", priority=True),
         Binding("question_mark", "search_back", "Search ↑", show=False),
         Binding("ampersand", "keep", "Keep matching", show=False),
     ]

@@ -70,9 +70,12 @@ class SubjectScreen(CockpitScreen):
 
     BINDINGS = [Binding("l", "logs", "Logs"), Binding("a", "act", "Act")]
 
-    def __init__(self, subject: Subject) -> None:
+    def __init__(self, subject: Subject, then: str | None = None) -> None:
         super().__init__()
         self.subject = subject
+        # "logs" | "act": what `l` / `a` on the dashboard's row asked for, done once the
+        # subject's evidence (its log files) is here
+        self.then = then
         self.findings: list[Finding] = []
         self.logs: list[tuple[str, LogReader]] = []
         self.artifacts = Artifacts()
@@ -136,6 +139,11 @@ class SubjectScreen(CockpitScreen):
         self._show_findings()
         obj = self.hub.lookup(self.subject)
         self.query_one("#fields", Static).update(self.fields(obj))
+        then, self.then = self.then, None
+        if then == "logs":
+            self.open_log(0)
+        elif then == "act":
+            self.action_act()
 
     def build_logs(self, arts: Artifacts) -> list[tuple[str, LogReader]]:
         """Files the source names for the subject, then excerpts and command outputs."""
