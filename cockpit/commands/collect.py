@@ -123,9 +123,37 @@ def write_bundle(out: str, job_id: str, snap: Snapshot, arts: Artifacts) -> list
             name = f"{lt.kind}-{name}"
         files[name] = lt.data
     written = []
-    for name, data in files.items():
-        safe = os.path.basename(name).lstrip(".") or "file.txt"
-        with open(os.path.join(out, safe), "wb") as fh:
-            fh.write(redact(data))
-        written.append(safe)
+    try:
+        # the folder itself, not where a link in its place points: --out /tmp/ticket-N, run
+        # as root, must not write into whatever another user made that name point to
+        dir_fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        raise UserError(f"{out}: not a folder this command may write into ({why})") from exc
+    try:
+        for name, data in files.items():
+            safe = os.path.basename(name).lstrip(".") or "file.txt"
+            _write_new(dir_fd, safe, redact(data), out)
+            written.append(safe)
+    finally:
+        os.close(dir_fd)
     return written
+
+
+def _write_new(dir_fd: int, name: str, data: bytes, out: str) -> None:
+    """``name`` in the folder as a new file of this user's only (0600: it quotes job output):
+    an entry already there (a file of an earlier run, or a link planted to make us overwrite
+    another file) is removed, never written through."""
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise UserError(f"{out}/{name}: cannot replace it ({exc.strerror})") from exc
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    try:
+        fd = os.open(name, flags, 0o600, dir_fd=dir_fd)
+    except OSError as exc:
+        raise UserError(f"{out}/{name}: cannot write it ({exc.strerror})") from exc
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
