@@ -21,6 +21,7 @@ from cockpit.safety import redact
 
 # who acts is who acks: one answer for the audit journal and the store
 from cockpit.store.types import operator
+from cockpit.text import json_line, lines
 
 OUTPUT_MAX = 2000  # characters of an action's output kept in the journal
 
@@ -73,7 +74,7 @@ def entry(
 def record(item: AuditEntry, path: Path | None = None) -> str:
     """Append ``item``; returns "" or the reason it could not be written."""
     path = path or default_audit_path()
-    line = json.dumps(asdict(item), ensure_ascii=False) + "\n"
+    line = json_line(asdict(item)) + "\n"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -90,11 +91,11 @@ def read(path: Path | None = None, limit: int = 200) -> list[AuditEntry]:
     """The newest ``limit`` entries (a damaged line is skipped, not fatal)."""
     path = path or default_audit_path()
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()[-limit:]
+        got = [ln for ln in lines(path.read_text(encoding="utf-8", errors="replace")) if ln]
     except OSError:
         return []
     out = []
-    for ln in lines:
+    for ln in got[-limit:]:
         try:
             out.append(AuditEntry(**json.loads(ln)))
         except (ValueError, TypeError):

@@ -35,6 +35,7 @@ from typing import Any
 
 from cockpit.errors import UserError
 from cockpit.safety import redact, redact_in_place
+from cockpit.text import json_line, lines
 from cockpit.transport import (
     AuthError,
     CommandNotFound,
@@ -126,7 +127,7 @@ class Recorder:
             entry["data"] = _pack(entry.pop("raw"))
         if "message" in entry:
             entry["message"] = redact(str(entry["message"]))
-        line = json.dumps(entry, ensure_ascii=False)
+        line = json_line(entry)
         with self._lock:
             self._pending.append(line)
             # one gzip member per poll's worth of lines: a crash loses at most the last few
@@ -385,7 +386,7 @@ class Recording:
             raw = _decompress_members(path)
             if not raw:
                 raise UserError(f"--replay: cannot read {path}: {exc}") from None
-        for line in raw.decode("utf-8", errors="replace").splitlines():
+        for line in lines(raw.decode("utf-8", errors="replace")):
             try:
                 entry = json.loads(line)
                 t = datetime.fromisoformat(entry["t"])

@@ -120,9 +120,15 @@ _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
         r"[\"']?\s*[:=]\s*)([\"'])[^\"'\n]*\2",
         r"\1\2" + REDACTED + r"\2",
     ),
-    # command-line forms: --password VALUE, mysql -pVALUE
-    (r"(?i)(--?(?:password|passwd|pass|token|secret)\s+)(?!-)[^\s\"']+", r"\1" + REDACTED),
+    # command-line forms: --password VALUE, --hf_token VALUE, --api-key VALUE, mysql -pVALUE
+    (
+        r"(?i)(--?(?:[a-z0-9]+[_-])*(?:password|passwd|pass|token|secret|api[_-]?key"
+        r"|access[_-]?key|secret[_-]?key)\s+)(?!-)[^\s\"']+",
+        r"\1" + REDACTED,
+    ),
     (r"(\bmysql(?:dump|admin)?\b[^\n]*?\s-p)(?=\S)[^\s\"']+", r"\1" + REDACTED),
+    # sshpass -p 'a quoted secret' (spaces inside are the secret's)
+    (r"(sshpass\b[^\n]{0,256}?\s-p\s*)([\"'])[^\"'\n]*\2", r"\1\2" + REDACTED + r"\2"),
     # sshpass -p VALUE (or -pVALUE); curl -u/--user USER:PASSWORD keeps the user
     (
         r"(sshpass\b[^\n]{0,256}?\s-p\s*|curl\b[^\n]{0,256}?\s(?:-u\s*|--user[=\s]\s*)"
@@ -133,7 +139,8 @@ _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     # (xoxb-, xoxp-, xoxa-, xoxo-, xoxs-, xoxr-, xapp-). These two start with a literal (no
     # \b) so the regex engine skips ahead to it: each costs a few percent of redact's time
     (
-        r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}"
+        r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|glpat-[A-Za-z0-9_-]{20,}"
+        r"|hf_[A-Za-z0-9]{30,}"
         r"|xox[abposr]-[A-Za-z0-9-]{8,}|xapp-[0-9]-[A-Za-z0-9-]{8,})",
         REDACTED,
     ),
@@ -152,10 +159,13 @@ _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     ),
     (r"(?i)(discord(?:app)?\.com/api/webhooks/\d+/)[^\s\"'?#/]+", r"\1" + REDACTED),
     (
-        r"(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^/\s@]+(@)",
+        r"(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+(@)",
         r"\1" + REDACTED + r"\2",
     ),  # user:password@host
     (r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", REDACTED),  # AWS-style access key ids
+    (r"\bLTAI[A-Za-z0-9]{12,30}\b", REDACTED),  # Alibaba Cloud AccessKey ids
+    # a JSON Web Token anywhere (SLURM_JWT=eyJ..., a bare token in a log): three base64url parts
+    (r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", REDACTED),
     # Huawei Cloud AK: 20 upper-case letters and digits (both present)
     (
         r"(?<![A-Za-z0-9])(?=[A-Z0-9]{0,19}[0-9])(?=[A-Z0-9]{0,19}[A-Z])[A-Z0-9]{20}(?![A-Za-z0-9])",
@@ -194,6 +204,7 @@ _SECRET_WORDS = {
     "apikey",
     "accesskey",
     "secretkey",
+    "jwt",
 }
 _SECRET_PAIRS = {
     "api_key",
@@ -216,6 +227,19 @@ def _secret_key(key: str) -> bool:
     )
 
 
+def _quoted_end(text, m) -> int | None:
+    """Where the quoted value after key match ``m`` ends (its closing quote, on the same line);
+    None when the value is not quoted."""
+    q = m[1][-1:]
+    if q not in ("'", '"', b"'", b'"'):
+        return None
+    end = text.find(q, m.end())
+    nl = text.find("\n" if isinstance(text, str) else b"\n", m.end())
+    if end < 0 or (0 <= nl < end):
+        return None
+    return end
+
+
 def _redact_kv(text, rx, value_rx, mark, as_str):
     """Values of secret-named keys replaced by ``mark`` (a string, or a function of the value
     giving its replacement)."""
@@ -234,8 +258,14 @@ def _redact_kv(text, rx, value_rx, mark, as_str):
                 known[key] = secret
         if not secret:
             continue  # the scan goes on inside its value
-        v = match(text, m.end())
-        if v is not None:
+        end = _quoted_end(text, m)
+        v = None if end is not None else match(text, m.end())
+        if end is not None:  # KEY = 'a secret with spaces': all of it, up to the quote
+            out.append(text[pos : m.end()])
+            secret = text[m.end() : end]
+            out.append(mark(secret) if callable(mark) else mark)
+            pos = end
+        elif v is not None:
             out.append(text[pos : m.end()])
             out.append(mark(v[0]) if callable(mark) else mark)
             pos = v.end()

@@ -11,6 +11,26 @@ and import nothing from the cockpit); this module is the name the rest of the co
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from cockpit.widgets._safe import MAX_LINE, clean, decode, strip_ansi
 
-__all__ = ["MAX_LINE", "clean", "decode", "strip_ansi"]
+__all__ = ["MAX_LINE", "clean", "decode", "json_line", "lines", "strip_ansi"]
+
+# characters str.splitlines() (and some JSON-lines readers) break at that json.dumps leaves
+# raw with ensure_ascii=False: a job named with one would split its record in two
+_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
+_BREAK_TABLE = str.maketrans(_BREAKS)
+
+
+def json_line(obj: Any) -> str:
+    """``obj`` as one JSON line (no newline at the end), readable text kept (Chinese stays
+    Chinese) but every line break escaped, whatever a job's name holds."""
+    return json.dumps(obj, ensure_ascii=False).translate(_BREAK_TABLE)
+
+
+def lines(text: str) -> list[str]:
+    """The lines of a JSON-lines file: split at LF only (``str.splitlines`` also splits at
+    U+2028, U+0085, VT, FF ... which an older file may hold raw inside a string)."""
+    return [ln.removesuffix("\r") for ln in text.split("\n")]

@@ -14,6 +14,8 @@ from cockpit.safety import REDACTED, redact, redact_in_place
 GH_CLASSIC = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 GH_FINE = "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ"
 SLACK_BOT = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbmEiLCJleHAiOjE3MDB9.q1w2e3r4t5y6u7i8o9p0"
+GITLAB = "glpat-AbCdEfGhIjKlMnOpQrSt"
 SLACK_USER = "xoxp-123456789012-123456789012-123456789012-0123456789abcdef0123456789abcdef"
 
 CASES = [
@@ -26,6 +28,25 @@ CASES = [
     (f"GH={GH_FINE}", GH_FINE, "GH=<redacted>"),
     (f"slack post with {SLACK_BOT} failed", SLACK_BOT, f"with {REDACTED} failed"),
     (f"token {SLACK_USER}", SLACK_USER, f"token {REDACTED}"),
+    # the forms a hostile-input review found going out unredacted
+    (f"export SLURM_JWT={JWT}", JWT, "SLURM_JWT=<redacted>"),
+    (f"auth failed for token {JWT} (expired)", JWT, f"token {REDACTED} (expired)"),
+    ("celery broker redis://:hunter22@cache:6379/0 refused", "hunter22", "redis://:<redacted>@"),
+    (
+        "aliyun AccessKeyId LTAI5tAbCdEfGhIjKlMnOpQr denied",
+        "LTAI5tAbCdEfGhIjKlMnOpQr",
+        "Id <redacted>",
+    ),
+    (
+        "python train.py --hf_token hfTok3nValue99 --epochs 3",
+        "hfTok3nValue99",
+        "--hf_token <redacted>",
+    ),
+    ("python serve.py --api_key k3yValue --port 80", "k3yValue", "--api_key <redacted> --port"),
+    ("python serve.py --api-key k3yValue --port 80", "k3yValue", "--api-key <redacted> --port"),
+    ("sshpass -p 'two words' ssh ops@login01", "two words", "-p '<redacted>' ssh"),
+    (f"remote: {GITLAB} rejected", GITLAB, f"remote: {REDACTED} rejected"),
+    ("HUAWEICLOUD_SDK_SK = 'abc def'", "abc def", "SK = '<redacted>'"),
 ]
 
 

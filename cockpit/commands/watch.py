@@ -38,6 +38,7 @@ import platformdirs
 
 from cockpit.errors import UserError
 from cockpit.model import Finding, Snapshot
+from cockpit.text import json_line
 from cockpit.watch.alerts import Alert
 from cockpit.watch.transitions import detect, fold_by_incident, storage_alerts
 from cockpit.watch.watcher import Watcher
@@ -145,9 +146,7 @@ def _printer(as_json: bool) -> Callable[[Alert], None]:
     from cockpit.commands.alerts import format_alert
 
     def emit(a: Alert) -> None:
-        print(
-            json.dumps(a.to_json(), ensure_ascii=False) if as_json else format_alert(a), flush=True
-        )
+        print(json_line(a.to_json()) if as_json else format_alert(a), flush=True)
 
     return emit
 

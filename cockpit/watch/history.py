@@ -19,6 +19,7 @@ from pathlib import Path
 import platformdirs
 
 from cockpit.safety import redact
+from cockpit.text import json_line, lines
 from cockpit.watch.alerts import Alert
 
 DEFAULT_MAX_BYTES = 1024 * 1024
@@ -56,9 +57,7 @@ class AlertHistory:
         """
         # alert texts quote log lines, which may hold credentials; redacting the values (not the
         # serialised line) keeps each line valid JSON whatever the secret's quotes and escapes
-        data = "".join(
-            json.dumps(redact(a.to_json()), ensure_ascii=False) + "\n" for a in alerts
-        ).encode()
+        data = "".join(json_line(redact(a.to_json())) + "\n" for a in alerts).encode()
         if not data:
             return
         with self._lock:
@@ -98,7 +97,7 @@ class AlertHistory:
             keep: deque[Alert] | list[Alert] = (
                 deque(maxlen=last - count) if last is not None else []
             )
-            for line in text.splitlines():
+            for line in lines(text):
                 if not line.strip():
                     continue
                 try:

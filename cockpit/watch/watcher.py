@@ -40,6 +40,7 @@ from typing import Any, Protocol
 from cockpit.model import Finding, Incident, Snapshot
 from cockpit.safety import redact
 from cockpit.slurm.storage import FsUsage
+from cockpit.text import clean
 from cockpit.watch.alerts import Alert, AlertConfig, AlertRules
 from cockpit.watch.history import AlertHistory
 from cockpit.watch.identity import delivery_key
@@ -87,19 +88,35 @@ def notifier_channels(notifier: Notifier | None) -> list[NotifierChannel]:
     return out
 
 
+def _out(text: str, max_len: int = 4096) -> str:
+    """One line of job-controlled text on its way out: credentials redacted, then terminal
+    escapes (OSC 52, title, DCS passthrough, OSC 8), bidi and line separators dropped (a notify
+    command's $COCKPIT_ALERT_TITLE, a webhook's JSON read by `jq -r` and the alert history would
+    otherwise replay them on whoever reads them), then redacted again (a key cut by the cap)."""
+    return redact(clean(redact(text), max_len))
+
+
 def redacted(alert: Alert) -> Alert:
-    """``alert`` with its texts (title, the finding's explanation, remedy and evidence lines)
-    redacted; subjects and rule names stay, they key the rate limit."""
+    """``alert`` with its texts (title, the finding's explanation, remedy and evidence lines,
+    the subject's name, the user) redacted and cleaned for every channel; subject ids and rule
+    names stay, they key the rate limit."""
     f = alert.finding
     if f is not None:
         f = replace(
             f,
-            title=redact(f.title),
-            explanation=redact(f.explanation),
-            remedy=redact(f.remedy),
-            evidence=tuple(replace(e, text=redact(e.text)) for e in f.evidence),
+            title=_out(f.title),
+            explanation=_out(f.explanation, 8192),
+            remedy=_out(f.remedy, 8192),
+            evidence=tuple(replace(e, text=_out(e.text), where=_out(e.where)) for e in f.evidence),
+            subject=replace(f.subject, name=_out(f.subject.name)),
         )
-    return replace(alert, title=redact(alert.title), finding=f)
+    return replace(
+        alert,
+        title=_out(alert.title),
+        finding=f,
+        subject=replace(alert.subject, name=_out(alert.subject.name)),
+        user=_out(alert.user, 256),
+    )
 
 
 class Watcher:
