@@ -47,6 +47,7 @@ LABEL_DOMAIN: dict[str, str] = {
     "preempted": "scheduler",
     "deadline_reached": "time",
     "job_launch_failed": "launch",
+    "auth_failed": "auth",
     "inactive_limit": "scheduler",
     "job_suspended": "scheduler",
     # Slurm: waiting or refused

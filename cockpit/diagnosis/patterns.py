@@ -159,6 +159,35 @@ PATTERNS: tuple[Pattern, ...] = (
         "submit_rejected_policy",
         tier=0,
     ),
+    # authentication between Slurm's daemons and clients (munge, credentials, JWT): the
+    # controller then drops what it cannot verify, and clients see a bare "Zero Bytes" reply
+    _p(
+        "slurm_auth_failed",
+        r"Munge decode failed|Invalid authentication credential|auth/munge\b[^\n]*"
+        r"(?:fail|error|invalid)|Protocol authentication error|Munged communication error|"
+        r"[Ee]xpired credential|[Rr]ewound credential|[Rr]eplayed credential|"
+        r"Security violation, [A-Z_]+ RPC|auth/jwt\b[^\n]*(?:fail|invalid|expired)|"
+        r"Unable to (?:create|generate|obtain) (?:a )?(?:munge )?credential",
+        "auth_failed",
+        tier=0,
+    ),
+    _p(
+        "slurm_preempted",
+        r"CANCELLED AT [^\n]*DUE TO PREEMPTION|\bJob \d+ preempted\b|PREEMPTED",
+        "preempted",
+        "warning",
+        tier=0,
+    ),
+    # a step that cannot be placed in its cgroup (cpuset full, cgroup.procs unwritable):
+    # Slurm could not launch it. ENOSPC on /sys/fs/cgroup is not a full disk.
+    _p(
+        "slurm_cgroup_launch",
+        r"slurmstepd: error: [^\n]*/sys/fs/cgroup/[^\n]*(?:failed|No space left|"
+        r"Permission denied)|task/cgroup: [^\n]*(?:unable|failed)|Slurmd could not execve job|"
+        r"_spawn_job_container: Unable|cgroup namespace [^\n]* not supported",
+        "job_launch_failed",
+        tier=1,
+    ),
     _p(
         "slurm_controller_unreachable",
         r"Unable to contact slurm controller|Socket timed out on send/recv|"
@@ -299,6 +328,16 @@ PATTERNS: tuple[Pattern, ...] = (
         tier=2,
     ),
     # ---------------------------------------------------------------- Ascend (CANN, HCCL)
+    # the device's own account of a collective that timed out, inside an E*9999 message whose
+    # code alone says only "Inner Error": what it says is the cause
+    _p(
+        "hccl_device_timeout",
+        r"hccl fftsplus task timeout|event wait timeout occurred during task execution|"
+        r"notify wait timeout occurred|ProcessStars\w*(?:Hccl|Wait)\w*Timeout|"
+        r"HCCL[^\n]{0,80}(?:timeout|timed out)",
+        "nccl_communication_error",
+        tier=2,
+    ),
     *_specs(cann_codes.pattern_specs(True)),
     _p("hccl_plog", r"^\[ERROR\] (?:HCCL|HCCP|ROCE)\(", "nccl_communication_error", tier=2),
     _p(

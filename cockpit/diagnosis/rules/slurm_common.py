@@ -367,6 +367,9 @@ GPU_OOM_REMEDY = (
 )
 # label -> (what it means, remedy): "env" = the environment preflight, "" = the rule's own
 LOG_CAUSE_TEXT = {
+    "auth_failed": ("Slurm could not authenticate a message (munge credential)", ""),
+    "preempted": ("preempted: cancelled to make room for a higher-priority job", ""),
+    "job_launch_failed": ("Slurm could not launch the step (cgroup)", ""),
     "command_not_found": ("a command was not found on the compute node", "env"),
     "missing_shared_library": ("a shared library is missing on the compute node", "env"),
     "module_load_failed": ("loading an environment module failed", "env"),

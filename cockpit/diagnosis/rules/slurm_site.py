@@ -295,6 +295,14 @@ _REMEDY_BY_LABEL = {
     "submit_rejected_unsatisfiable": "Ask for what a node has: sinfo -o '%P %c %m %G' shows "
     "CPUs/memory/GPUs per node; lower --mem/--cpus-per-task/--gres to fit.",
     "controller_unreachable": "scontrol ping; systemctl status slurmctld munge on the controller.",
+    "auth_failed": "munge -n | ssh <node> unmunge on both ends (the same /etc/munge/munge.key, "
+    "clocks within a few minutes: timedatectl), then systemctl restart munge slurmd; for "
+    "slurmrestd, a fresh token (scontrol token).",
+    "preempted": "Resubmit with --requeue (or --signal to checkpoint first), or run under a QOS "
+    "or partition that is not preemptible (sacctmgr show qos format=name,preempt).",
+    "job_launch_failed": "On the node: the cgroup hierarchy (ls /sys/fs/cgroup/cpuset/slurm; "
+    "a cpuset with no CPUs or memory nodes gives ENOSPC), cgroup.conf, then scontrol update "
+    "NodeName=<node> State=RESUME once slurmd restarts cleanly.",
     "pending_launch_failed_held": "Check slurmd.log on the batch host, then scontrol release "
     "<jobid>.",
     "dependency_failed": "scancel the job and resubmit once the parent succeeds, or clear the "
