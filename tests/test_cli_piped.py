@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
@@ -35,3 +37,22 @@ def test_piped_diagnose_does_not_fold_the_remedy():
     out = _run("diagnose", "48101").stdout
     assert any("MaxCPUsPerNode" in ln and "48" in ln for ln in out.splitlines()), out
     assert max(len(ln) for ln in out.splitlines()) > 80  # not squeezed to the default 80
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["snapshot", "--demo"], ["watch", "--demo", "--json"]],
+    ids=["snapshot", "watch-loop"],
+)
+def test_every_command_whose_reader_leaves_exits_141_quietly(argv):
+    """`cockpit snapshot | head` exited 1 (Rich's own handler), `watch --json | head` ran on
+    for ever: each now ends as a Unix tool does when its reader leaves, without a traceback."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cockpit", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline()  # the first line, as `head -1` reads it
+    proc.stdout.close()
+    assert proc.wait(timeout=90) == 141
+    err = proc.stderr.read().decode()
+    assert "Traceback" not in err and "BrokenPipe" not in err

@@ -44,10 +44,16 @@ PIPED_WIDTH = 240  # wide enough for a reason or a title on one line; COLUMNS ov
 def stdout_console() -> Console:
     from rich.console import Console
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # Rich's own ends the process with status 1; every command exits 141 instead
+            # (cli.main: the reader of `| head` left, as for any Unix tool)
+            raise BrokenPipeError
+
     if sys.stdout.isatty():
-        return Console(file=sys.stdout, highlight=False)
+        return _Console(file=sys.stdout, highlight=False)
     width = os.environ.get("COLUMNS", "")
-    return Console(
+    return _Console(
         file=sys.stdout,
         highlight=False,
         width=int(width) if width.isdigit() and int(width) > 0 else PIPED_WIDTH,

@@ -277,22 +277,19 @@ def run(args: argparse.Namespace) -> int:
     hub = asyncio.run(poll_core(sources, args.timeout))
     states = list(hub.states.values())
     snaps = [_snapshot_of(st) for st in states]
-    try:
-        if args.json:
-            docs = [
-                {**to_jsonable(s), "verdicts": verdicts(st)}
-                for s, st in zip(snaps, states, strict=True)
-            ]
-            json.dump(docs, sys.stdout, indent=2)
-            sys.stdout.write("\n")
-        else:
-            console = stdout_console()
-            for s in snaps:
-                render(s, console)
-        sys.stdout.flush()
-    except BrokenPipeError:  # | head
-        sys.stderr.close()
-        return 0
+    # `| head`: BrokenPipeError goes to cli.main, which exits 141 as every command does
+    if args.json:
+        docs = [
+            {**to_jsonable(s), "verdicts": verdicts(st)}
+            for s, st in zip(snaps, states, strict=True)
+        ]
+        json.dump(docs, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        console = stdout_console()
+        for s in snaps:
+            render(s, console)
+    sys.stdout.flush()
     failed = [s for s in snaps if s.error]
     for s in failed:
         print(f"cockpit: {s.source}: {clean(s.error.message, 500)}", file=sys.stderr)

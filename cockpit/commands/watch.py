@@ -203,10 +203,23 @@ class PrintChannel:
     def __init__(self, emit: Callable[[Alert], None]) -> None:
         self.emit = emit
         self.count = 0
+        # `watch --json | head`: the reader left. Set from the delivering thread; the loop
+        # then ends (exit 141, as any command whose reader left)
+        self.reader_left: Callable[[], None] | None = None
+        self.left = False
 
     def send(self, alerts: Sequence[Alert]) -> None:
-        for a in alerts:
-            self.emit(a)
+        if self.left:
+            return
+        try:
+            for a in alerts:
+                self.emit(a)
+        except BrokenPipeError:
+            self.left = True
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error
+            if self.reader_left is not None:
+                self.reader_left()
+            return
         self.count += len(alerts)
 
 
@@ -269,7 +282,7 @@ def run(args: argparse.Namespace) -> int:
 
         clock = demo_clock()
         cfg = AlertConfig()
-        watcher = Watcher(cfg)
+        watcher = Watcher(cfg, announce_open=not args.once)
     else:
         from cockpit.store import open_store
 
@@ -335,8 +348,16 @@ def run(args: argparse.Namespace) -> int:
                 # 1: something to act on, printed here now or still open since an earlier run
                 return 1 if printer.count or critical else 0
             follow = config is not None and config.store.follow
-            await watch_loop(sources, watcher, now_fn, store, outputs, publish=follow)
-            return 0
+            loop = asyncio.get_running_loop()
+            main_task = asyncio.current_task()
+            assert main_task is not None
+            printer.reader_left = lambda: loop.call_soon_threadsafe(main_task.cancel)
+            try:
+                await watch_loop(sources, watcher, now_fn, store, outputs, publish=follow)
+            except asyncio.CancelledError:
+                if not printer.left:
+                    raise
+            return 141 if printer.left else 0
         finally:
             outputs.close()
             for s in sources:
