@@ -271,3 +271,24 @@ def test_store_settings_in_the_config(tmp_path):
     cfg.write_text("[store]\nretention_days = 0\n")
     with pytest.raises(ConfigError, match="retention_days"):
         load_config(cfg)
+
+
+def test_a_job_folded_into_a_group_is_not_a_gone_incident_of_its_own(tmp_path):
+    """Task 3 of an array failed first (its own incident); the others failed next poll and
+    the group took it in: the task is listed once, in the group, never as '(gone)'."""
+    from cockpit.diagnosis.correlate import correlate
+    from cockpit.model import Finding, Subject
+    from cockpit.store import open_store
+
+    def failed(jid: str) -> Finding:
+        return Finding(
+            "command_not_found", "critical", Subject("job", "hpc", jid),
+            "prog_zz: command not found", first_seen=T0,
+        )  # fmt: skip
+
+    store = open_store(f"sqlite:///{tmp_path}/s.db")
+    store.sync_incidents(["hpc"], correlate([failed("16_3")]), T0)
+    store.sync_incidents(["hpc"], correlate([failed(f"16_{i}") for i in range(1, 6)]), T0)
+    listed = store.incidents(T0)
+    assert len(listed) == 1 and not listed[0].gone
+    assert "16_3" in {s.id for s in listed[0].incident.affected}

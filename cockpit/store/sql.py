@@ -58,6 +58,27 @@ def _subject_key(s: Subject) -> str:
     return f"{s.kind}|{s.id}"
 
 
+def _folded(keys: Sequence[str], live: dict[str, Incident]) -> list[str]:
+    """The keys of one-job incidents (``job|source|id|...``) whose job is now a member of a
+    live incident of several (a group, a node's casualties): folded into it, not gone."""
+    if not keys:
+        return []
+    members = {
+        (s.kind, s.source, s.id)
+        for inc in live.values()
+        if len(inc.affected) > 1 or inc.subject.kind != "job"
+        for s in inc.affected
+        if s.kind in ("job", "training_job")
+    }
+    out = []
+    for k in keys:
+        parts = k.split("|")
+        if len(parts) >= 4 and parts[0] in ("job", "training_job"):
+            if (parts[0], parts[1], parts[2]) in members:
+                out.append(k)
+    return out
+
+
 class StoreDown(Exception):
     """The database cannot be read now (its last error is the message)."""
 
@@ -205,8 +226,9 @@ class Store:
                 prev = m.get(key)
                 first = prev.first_seen if prev else (inc.first_seen or now)
                 m[key] = StoredIncident(inc, first, now, False, None, self._acks.get(key))
+            folded = set(_folded([k for k in m if k not in live], live))
             for key, si in list(m.items()):
-                if si.last_seen < cutoff:
+                if si.last_seen < cutoff or key in folded:
                     del m[key]
                 elif key not in live and si.incident.subject.source in sources and not si.gone:
                     m[key] = StoredIncident(si.incident, si.first_seen, si.last_seen, True, now)
@@ -263,14 +285,20 @@ class Store:
             )
         for part in _chunks(seen):
             conn.execute(sa.update(t).where(t.c.key.in_(part)).values(last_seen=at))
-        gone = [k for k, r in known.items() if r.source in sources and k not in live and not r.gone]
+        left = [k for k, r in known.items() if r.source in sources and k not in live]
+        # a job that joined a group (the array's other tasks failed too) left its own incident
+        # for the group's: it is not gone, and one job is not two incidents
+        folded = _folded(left, live)
+        for part in _chunks(folded):
+            conn.execute(sa.delete(t).where(t.c.key.in_(part)))
+        gone = [k for k in left if not known[k].gone and k not in folded]
         for part in _chunks(gone):
             conn.execute(
                 sa.update(t)
                 .where(t.c.key.in_(part))
                 .values(gone=True, resolved_at=sa.func.coalesce(t.c.resolved_at, at))
             )
-        for k in gone:
+        for k in (*gone, *folded):
             self._written.pop(k, None)
             self._encoded.pop(k, None)
         if time.monotonic() - self._pruned > PRUNE_EVERY_S:
