@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from cockpit.model import SEVERITY_RANK, Evidence, Finding, Incident, Subject
 from cockpit.safety import redact
 from cockpit.text import clean
+from cockpit.widgets.fmt import age
 
 if TYPE_CHECKING:
     from cockpit.store.types import Ack, StoredIncident
@@ -156,15 +157,10 @@ def _fence(lines: list[str]) -> list[str]:
 
 
 def _age(first: datetime | None, now: datetime) -> str:
+    """The time and how long ago, in the one age format the TUI and every command use."""
     if first is None:
         return "unknown"
-    secs = max(0, int((now - first).total_seconds()))
-    h, rem = divmod(secs, 3600)
-    return (
-        f"{first.isoformat(timespec='seconds')} ({h} h {rem // 60} min ago)"
-        if h
-        else f"{first.isoformat(timespec='seconds')} ({rem // 60} min ago)"
-    )
+    return f"{first.isoformat(timespec='seconds')} ({age((now - first).total_seconds())} ago)"
 
 
 def incidents_markdown(

@@ -88,7 +88,7 @@ def test_a_gone_job_group_is_not_worded_as_an_outage():
     si = StoredIncident(inc, t, t, gone=True, resolved_at=t)
     line = lifecycle_line(si, None, t + timedelta(seconds=36)).plain
     assert "answers again" not in line
-    assert line.startswith("its jobs left this state 36 s ago")
+    assert line.startswith("its jobs left this state 36s ago")  # the one age format
     outage = StoredIncident(
         Incident("source|hpc|x", "source_unreachable", "critical", inc.subject, "t", (head,)),
         t,

@@ -250,7 +250,7 @@ def test_the_export_carries_who_acked_when_and_the_note():
     ack = Ack("ana", T0 - timedelta(minutes=3), "draining cn013")
     si = StoredIncident(inc, T0 - timedelta(hours=1), T0, True, T0 - timedelta(minutes=6), ack)
     md = incidents_markdown([inc], T0, acks={inc.key: ack}, stored={inc.key: si})
-    assert "**Acknowledged by** ana" in md and "(3 min ago): draining cn013" in md
+    assert "**Acknowledged by** ana" in md and "(3m ago): draining cn013" in md
     assert "Gone from the live data" in md
     [doc] = incidents_json([inc], T0, acks={inc.key: ack}, stored={inc.key: si})["incidents"]
     assert doc["acknowledged"] and doc["gone"]

@@ -103,12 +103,8 @@ def open_tally(stored: Sequence[StoredIncident]) -> IncidentTally:
 
 
 def ago(seconds: float) -> str:
-    """``45 s``, ``6 m``, ``3 h``, ``2 d``: how long ago, as the status line says it."""
-    s = max(0, int(seconds))
-    if s < 60:
-        return f"{s} s"
-    if s < 3600:
-        return f"{s // 60} m"
-    if s < 86400:
-        return f"{s // 3600} h"
-    return f"{s // 86400} d"
+    """How long ago, as every view and command says it (``45s``, ``6m``, ``3h10m``, ``2d4h``:
+    the one age format, :func:`cockpit.widgets.fmt.age`)."""
+    from cockpit.widgets.fmt import age
+
+    return age(seconds)

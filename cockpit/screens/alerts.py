@@ -18,6 +18,7 @@ from textual.widgets import Static
 from cockpit.text import clean
 from cockpit.views import SEVERITY_MARK, SEVERITY_STYLE
 from cockpit.watch.alerts import Alert, Mute
+from cockpit.widgets.fmt import age
 from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.table import Column, Row, VirtualTable
 
@@ -155,11 +156,4 @@ class AlertScreen(CockpitScreen):
 
 
 def _ago(t: datetime, now: datetime) -> str:
-    s = int((now - t).total_seconds())
-    if s < 60:
-        return f"{max(s, 0)}s ago"
-    if s < 3600:
-        return f"{s // 60} min ago"
-    if s < 86400:
-        return f"{s // 3600} h ago"
-    return f"{s // 86400} d ago"
+    return f"{age((now - t).total_seconds())} ago"  # the one age format (widgets.fmt.age)
