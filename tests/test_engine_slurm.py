@@ -551,3 +551,25 @@ def test_an_oom_remedy_never_sizes_from_a_maxrss_that_was_not_recorded():
     assert top.root_cause == "oom_killed"
     assert "MaxRSS was not recorded" in top.remedy and "ReqMem 200M" in top.remedy
     assert "peak MaxRSS" not in top.remedy
+
+
+def test_a_running_job_near_its_time_limit_is_at_risk_before_it_is_killed():
+    start = NOW - timedelta(minutes=55)
+
+    def job(jid: str, limit_min: int) -> SlurmJob:
+        return SlurmJob(
+            jid, "train", "ana", "gpu", "RUNNING", "None", cpus=4, node_count=1,
+            nodes=("c1",), node_list="c1", start_time=start, elapsed_s=55 * 60,
+            time_limit_s=limit_min * 60,
+        )  # fmt: skip
+
+    snap = Snapshot(source="lab", kind="slurm", taken_at=NOW, jobs=(job("1", 60), job("2", 120)))
+    found = diagnose(snap, Artifacts(), NOW)
+    v = verdicts(found)
+    near = v[("job", "lab", "1")]
+    assert near.root_cause == "time_limit_near" and near.severity == "warning"
+    assert "killed at 20:35" in near.title and "scontrol update JobId=1 TimeLimit=" in near.remedy
+    assert ("job", "lab", "2") not in v or v[("job", "lab", "2")].root_cause != "time_limit_near"
+    # the same finding a minute later: its incident is not rewritten every poll
+    again = verdicts(diagnose(snap, Artifacts(), NOW + timedelta(minutes=1)))[("job", "lab", "1")]
+    assert again == near

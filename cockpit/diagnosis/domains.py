@@ -29,6 +29,7 @@ LABEL_DOMAIN: dict[str, str] = {
     # Slurm: job ended
     "oom_killed": "memory",
     "time_limit": "time",
+    "time_limit_near": "time",
     "command_not_found": "software",
     "missing_shared_library": "software",
     "module_load_failed": "software",

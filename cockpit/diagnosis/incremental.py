@@ -43,7 +43,7 @@ from cockpit.diagnosis.engine import (
     plan,
     run_steps,
 )
-from cockpit.diagnosis.rules import slurm_site, storage
+from cockpit.diagnosis.rules import slurm_risk, slurm_site, storage
 from cockpit.model import Artifacts, Finding, Snapshot, Subject
 
 # Site rules that read only the snapshot and the clock, never artifacts: their findings for a
@@ -53,6 +53,7 @@ SNAPSHOT_SITE_RULES = frozenset(
         slurm_site.controller_unreachable,
         slurm_site.backfill_starvation,
         slurm_site.priority_surge,
+        slurm_risk.time_limit_near,
         storage.site_storage,
     }
 )

@@ -18,6 +18,7 @@ from cockpit.diagnosis.rules import (
     slurm_ended,
     slurm_nodes,
     slurm_pending,
+    slurm_risk,
     slurm_site,
     storage,
 )
@@ -74,6 +75,7 @@ RULES: dict[str, tuple[Rule | FirstOf, ...]] = {
         Rule(slurm_site.controller_unreachable),
         Rule(slurm_site.backfill_starvation),
         Rule(slurm_site.priority_surge),
+        Rule(slurm_risk.time_limit_near),
         Rule(slurm_site.unattributed_logs),
         Rule(storage.site_storage),
         # platform lines (CANN codes, pod reasons, Xids) in logs no job or node claims
