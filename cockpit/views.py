@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from functools import lru_cache
 from itertools import compress
 from operator import is_not
 from typing import TYPE_CHECKING
@@ -321,6 +322,17 @@ def _tick(j, pending: bool, origins: dict[datetime, float]) -> tuple[float, bool
     return None
 
 
+@lru_cache(maxsize=8192)
+def _verdict_cell(state: str, title: str) -> str:
+    """The verdict as the queue's VERDICT cell shows it: without a lead that repeats the STATE
+    cell beside it ("OUT_OF_MEMORY: MaxRSS 64.1G of ReqMem 64G" is "MaxRSS 64.1G of ReqMem
+    64G" there), so at 80 columns the cell keeps the figures that decide."""
+    for sep in (": ", " "):
+        if title.startswith(state + sep) and len(title) > len(state) + len(sep):
+            return title[len(state) + len(sep) :]
+    return title
+
+
 def _job_row(j, f: Finding | None, ec, src: str, c: _RowCaches) -> tuple[Row, str, int]:
     """One job's (row, search text, bucket)."""
     state = j.state
@@ -329,7 +341,7 @@ def _job_row(j, f: Finding | None, ec, src: str, c: _RowCaches) -> tuple[Row, st
         title, vstyle, rank = "", "", 3
     else:
         title, vstyle, rank = (
-            f.title,
+            _verdict_cell(state, f.title),
             SEVERITY_STYLE.get(f.severity, ""),
             SEVERITY_RANK.get(f.severity, 3),
         )

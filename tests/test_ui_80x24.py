@@ -39,3 +39,16 @@ async def test_a_wrapped_remedy_keeps_its_last_line_when_the_list_scrolls(tmp_pa
         shown = "\n".join(painted(screen.query_one(FindingList)))
         assert "never runs: 64 CPUs > MaxCPUsPerNode 48" in shown  # the cause on top
         assert "resubmit." in shown, shown
+
+
+def test_the_queues_verdict_cell_does_not_repeat_the_state_beside_it():
+    from cockpit.views import _verdict_cell
+
+    assert _verdict_cell("OUT_OF_MEMORY", "OUT_OF_MEMORY: MaxRSS 64.1G of ReqMem 64G") == (
+        "MaxRSS 64.1G of ReqMem 64G"
+    )
+    assert _verdict_cell("TIMEOUT", "TIMEOUT after 04:00:00 (Timelimit 04:00:00)") == (
+        "after 04:00:00 (Timelimit 04:00:00)"
+    )
+    # a verdict that does not start with the state keeps all its words
+    assert _verdict_cell("PENDING", "never runs: 64 CPUs > MaxCPUsPerNode 48").startswith("never")
