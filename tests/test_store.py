@@ -292,3 +292,29 @@ def test_a_job_folded_into_a_group_is_not_a_gone_incident_of_its_own(tmp_path):
     listed = store.incidents(T0)
     assert len(listed) == 1 and not listed[0].gone
     assert "16_3" in {s.id for s in listed[0].incident.affected}
+
+
+def test_a_group_whose_other_jobs_left_no_longer_lists_the_one_still_live(tmp_path):
+    """Nine of ten failed tasks aged out of the live data: the tenth is its own incident now,
+    and the group (gone) lists only the nine, never the tenth twice."""
+    from cockpit.diagnosis.correlate import correlate
+    from cockpit.model import Finding, Subject
+    from cockpit.store import open_store
+
+    def failed(jid: str) -> Finding:
+        return Finding(
+            "application_error", "critical", Subject("job", "hpc", jid),
+            "SIGSEGV (signal 11): segmentation fault", first_seen=T0,
+        )  # fmt: skip
+
+    store = open_store(f"sqlite:///{tmp_path}/s.db")
+    store.sync_incidents(["hpc"], correlate([failed(str(i)) for i in range(10)]), T0)
+    store.sync_incidents(["hpc"], correlate([failed("9")]), T0)
+    naming_9 = [
+        s
+        for s in store.incidents(T0)
+        if "9" in {a.id for a in (s.incident.subject, *s.incident.affected)}
+    ]
+    assert len(naming_9) == 1 and not naming_9[0].gone
+    group = next(s for s in store.incidents(T0) if s.gone)
+    assert group.incident.title.startswith("9 jobs") and len(group.incident.affected) == 9

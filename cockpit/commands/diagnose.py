@@ -354,19 +354,11 @@ def with_job(snap: Snapshot, job_id: str, arts: Artifacts) -> Snapshot:
 
 def payload(findings: list[Finding]) -> dict:
     """The bundle JSON contract for live findings; first_error from the top finding's evidence."""
-    from cockpit.diagnosis.engine import finding_json
-    from cockpit.diagnosis.patterns import classify
+    from cockpit.diagnosis.engine import finding_json, first_red_error
 
     first = None
     if findings and findings[0].root_cause != "no_failure":
-        top = findings[0]
-        with_line = [e for e in top.evidence if e.line is not None]
-        match = [
-            e
-            for e in with_line
-            if (p := classify(e.text.encode())) is not None and p.label == top.root_cause
-        ]
-        pick = (match or with_line or [None])[0]
+        pick = first_red_error(findings[0])
         if pick is not None:
             first = {"file": pick.where, "line": pick.line, "text": pick.text}
     return {

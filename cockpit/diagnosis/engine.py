@@ -19,7 +19,7 @@ from operator import attrgetter
 
 from cockpit.diagnosis import registry
 from cockpit.diagnosis.context import FirstOf, Rule, RuleContext, RuleFn, build_context
-from cockpit.model import SEVERITY_RANK, Artifacts, Finding, Snapshot, Subject
+from cockpit.model import SEVERITY_RANK, Artifacts, Evidence, Finding, Snapshot, Subject
 
 
 class Diagnosis(list[Finding]):
@@ -289,6 +289,28 @@ def _focused(snapshot: Snapshot, focus: Subject) -> Iterator[tuple[str, Iterable
 def subject_label(s: Subject) -> str:
     """``job 191``, ``node c05``, ``training job abc``: the subject without its source."""
     return f"{ {'training_job': 'training job'}.get(s.kind, s.kind) } {s.id}"
+
+
+def first_red_error(f: Finding) -> Evidence | None:
+    """The line a finding's cause is read from: the evidence with a log line whose text names
+    the finding's own cause, the deepest tier first (the job's or the node's own log before the
+    controller's summary of it: "Detected 1 oom-kill event" in slurm-8.out, not slurmctld's
+    "OOM failure"); else the first evidence with a line. ``cockpit diagnose``'s first_error and
+    the TUI's ``l`` both open this one."""
+    from cockpit.diagnosis.patterns import classify
+
+    with_line = [e for e in f.evidence if e.line is not None]
+    if not with_line:
+        return None
+    match = [
+        e
+        for e in with_line
+        if (p := classify(e.text.encode("utf-8", "replace"))) is not None
+        and p.label == f.root_cause
+    ]
+    if match:
+        return max(match, key=lambda e: e.tier)  # max keeps the first of the deepest tier
+    return with_line[0]
 
 
 def unrecognised_domain(f: Finding) -> str:

@@ -141,7 +141,7 @@ class SubjectScreen(CockpitScreen):
         self.query_one("#fields", Static).update(self.fields(obj))
         then, self.then = self.then, None
         if then == "logs":
-            self.open_log(0)
+            self.action_logs()
         elif then == "act":
             self.action_act()
 
@@ -243,7 +243,16 @@ class SubjectScreen(CockpitScreen):
         return None
 
     def action_logs(self) -> None:
-        self.open_log(0)
+        """``l``: the log at the line ``cockpit diagnose`` names as the first red error (the top
+        finding's cause line), else the first log at its first error."""
+        from cockpit.diagnosis.engine import first_red_error
+
+        top = self.findings[0] if self.findings else None
+        ev = first_red_error(top) if top is not None and top.severity != "info" else None
+        if ev is not None and self._log_for(ev) is not None:
+            self.open_evidence(ev)
+        else:
+            self.open_log(0)
 
     def action_act(self) -> None:
         """``a``: the guarded actions on this subject, if its source allows them."""

@@ -14,10 +14,12 @@ the UI loop. A down database is retried at most every ``RETRY_S`` seconds.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -291,6 +293,9 @@ class Store:
         folded = _folded(left, live)
         for part in _chunks(folded):
             conn.execute(sa.delete(t).where(t.c.key.in_(part)))
+        # ... and a group whose other jobs left the live data leaves its last job an incident
+        # of its own: the gone group no longer lists the jobs that are still live elsewhere
+        folded += self._dissolved(conn, [k for k in left if k.startswith("group|")], live)
         gone = [k for k in left if not known[k].gone and k not in folded]
         for part in _chunks(gone):
             conn.execute(
@@ -303,6 +308,46 @@ class Store:
             self._encoded.pop(k, None)
         if time.monotonic() - self._pruned > PRUNE_EVERY_S:
             self._prune(conn, now)
+
+    def _dissolved(
+        self, conn: sa.Connection, keys: Sequence[str], live: dict[str, Incident]
+    ) -> list[str]:
+        """Groups gone from the live data (``keys``) without the jobs still live in another
+        incident; a group left with none is deleted. Returns the keys deleted."""
+        if not keys:
+            return []
+        t = schema.incidents
+        jobs = {
+            (s.kind, s.source, s.id)
+            for inc in live.values()
+            for s in (inc.subject, *inc.affected)
+            if s.kind == "job"
+        }
+        deleted = []
+        for key, body in conn.execute(sa.select(t.c.key, t.c.body).where(t.c.key.in_(keys))):
+            inc = self._decode(key, body)
+            if inc is None:
+                continue
+            kept = tuple(s for s in inc.affected if (s.kind, s.source, s.id) not in jobs)
+            if len(kept) == len(inc.affected):
+                continue
+            if not kept:
+                conn.execute(sa.delete(t).where(t.c.key == key))
+                deleted.append(key)
+                continue
+            title = re.sub(r"^\d+ jobs", f"{len(kept)} jobs", inc.title)
+            out = replace(
+                inc,
+                affected=kept,
+                title=title,
+                findings=tuple(f for f in inc.findings if f.subject in kept) or inc.findings[:1],
+            )
+            conn.execute(
+                sa.update(t)
+                .where(t.c.key == key)
+                .values(title=title, body=codec.incident_to_json(out))
+            )
+        return deleted
 
     def _prune(self, conn: sa.Connection, now: datetime) -> None:
         """Forget what is past the retention: incidents not seen since, and what hangs off them

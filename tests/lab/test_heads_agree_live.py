@@ -56,6 +56,12 @@ def site(lab_env: LabEnv, tmp_path_factory) -> dict:
     jobs["sig53"] = [
         lab_env.sbatch("-p", "debug", "-t", "1", "-J", "h-sig53", "--wrap", "kill -53 $$")
     ]
+    jobs["oom"] = [
+        lab_env.sbatch(
+            "-p", "batch", "-t", "2", "--mem=100M", "-J", "h-oom",
+            "--wrap", "perl -e '$x = \"x\" x (400*1024*1024); sleep 5'",
+        )
+    ]  # fmt: skip
     for ids in jobs.values():
         lab_env.wait_state(ids[0], FINAL, 120)
     tasks = [f"{array}_{i}" for i in range(1, 21)]
@@ -135,6 +141,8 @@ async def test_the_tui_says_what_the_cli_heads_say(site, lab_env, tmp_path, monk
     """The TUI (Pilot) on the same cluster: each job's verdict and its incident's cause are
     the ones `snapshot --json` and `incidents --json` give."""
     from cockpit.app import CockpitApp
+    from cockpit.model import Subject
+    from cockpit.screens.log import LogScreen
     from cockpit.slurm.source import SlurmSource
     from cockpit.store import open_store
     from cockpit.store.acks import AckStore
@@ -163,6 +171,19 @@ async def test_the_tui_says_what_the_cli_heads_say(site, lab_env, tmp_path, monk
         tui_incidents = {
             s.id: i for i in app.hub.incidents for s in (i.subject, *i.affected) if s.kind == "job"
         }
+        # `l` on the OOM job opens the line `cockpit diagnose` names as the first red error
+        (oom,) = site["jobs"]["oom"]
+        report = json.loads(_cockpit(site, "diagnose", oom, "--cluster", "lab", "--json"))
+        first = report["first_error"]
+        assert first and first["line"], report
+        app.open_subject(Subject("job", "lab", oom))
+        await await_for(lambda: getattr(app.screen, "logs", None), 60, "the OOM job's logs")
+        await pilot.press("l")
+        await await_for(lambda: isinstance(app.screen, LogScreen), 30, "the log")
+        name, reader = app.screen.logs[app.screen.active]
+        where = {name, getattr(reader, "name", ""), os.path.basename(getattr(reader, "path", ""))}
+        assert first["file"] in where, (first, where)
+        assert app.screen._line == first["line"], (first, app.screen._line)
         await pilot.press("Q")
     for jid in ids:
         assert tui[jid] == cli[jid], (jid, tui[jid], cli[jid])
