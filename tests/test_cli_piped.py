@@ -22,15 +22,17 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_piped_incident_table_keeps_each_incident_on_one_line():
+def test_piped_incidents_are_one_line_each_with_their_fields_tab_separated():
     out = _run("incidents").stdout
-    rows = [ln for ln in out.splitlines() if ln.startswith("│")]
-    assert rows, out
+    count, header, *rows = out.splitlines()
+    assert count.startswith("# ") and "incident(s)" in count
+    assert header.split("\t")[:4] == ["severity", "root cause", "subject", "title"]
+    assert rows and all(len(r.split("\t")) == 7 for r in rows), out
     # the demo's partition-limit job: severity, cause, subject and title on the same line
-    row = next(ln for ln in rows if "48101" in ln)
-    assert "critical" in row and "pending_partition_limit" in row and "MaxCPUsPerNode" in row
-    # at 80 columns Rich folded cells over several lines: a row line with an empty severity
-    assert all(ln.split("│")[1].strip() for ln in rows), "a row was folded"
+    row = next(r.split("\t") for r in rows if "48101" in r)
+    assert row[0] == "critical" and row[1] == "pending_partition_limit"
+    assert "MaxCPUsPerNode 48" in row[3]  # whole: a pipe has no width to cut it to
+    assert not any("│" in r or "┃" in r for r in rows)  # no box a script must strip
 
 
 def test_piped_diagnose_does_not_fold_the_remedy():

@@ -136,6 +136,39 @@ def ack_store_for(args: argparse.Namespace):  # -> cockpit.store.acks.AckStore
     return AckStore(demo_state_path() if banner_for(args)[0].startswith("DEMO") else None)
 
 
+def _lines(incidents, now, acked, taken, stored) -> None:
+    """The piped form: a count (a ``#`` line), a header, then one line per incident, its
+    fields tab-separated and each cleaned to one line (severity first: `grep ^critical`)."""
+    from cockpit.report import affected_count
+    from cockpit.safety import redact
+    from cockpit.text import clean
+    from cockpit.widgets.fmt import age as fmt_age
+
+    n_acked = sum(1 for i in incidents if i.key in acked)
+    out = [
+        f"# {len(incidents)} incident(s), {n_acked} acknowledged",
+        "severity\troot cause\tsubject\ttitle\taffected\tfirst seen\tack",
+    ]
+    for i in incidents:
+        at = (taken or {}).get(i.subject.source, now)
+        since = (
+            "" if i.first_seen is None else f"{fmt_age((at - i.first_seen).total_seconds())} ago"
+        )
+        kept = (stored or {}).get(i.key)
+        state = " (gone)" if kept is not None and getattr(kept, "gone", False) else ""
+        fields = (
+            i.severity,
+            i.root_cause,
+            str(i.subject),
+            redact(i.title) + state,
+            str(affected_count(i)),
+            since,
+            "yes" if i.key in acked else "",
+        )
+        out.append("\t".join(clean(f, 1000).replace("\t", " ") for f in fields))
+    sys.stdout.write("\n".join(out) + "\n")
+
+
 def _table(
     incidents: list,
     now: datetime,
@@ -162,7 +195,10 @@ def _table(
     # every column folded: 155 lines for 24 incidents), so narrower ones drop the cause (the
     # title says it in words), and under 70 the subject goes over the title.
     piped = not sys.stdout.isatty()
-    mode = "piped" if piped else "wide" if console.width >= 160 else "narrow"
+    if piped:  # one incident per line, tab-separated: head, grep, cut -f and a chat paste
+        _lines(incidents, now, acked, taken, stored)
+        return
+    mode = "wide" if console.width >= 160 else "narrow"
     if mode == "narrow" and console.width < 70:
         mode = "tiny"
     cut = {"no_wrap": True, "overflow": "ellipsis"}

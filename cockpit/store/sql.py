@@ -528,7 +528,7 @@ class Store:
 
     def publish(self, snap: Snapshot) -> None:
         """The team's poller: ``snap`` is its source's latest (followers read it)."""
-        from cockpit.store import snapshots
+        import cockpit.store.snapshots as snapshots
 
         body = snapshots.encode(snap)
         at = _ts(snap.taken_at)
@@ -565,7 +565,7 @@ class Store:
     def published(self, source: str) -> Snapshot | None:
         """``source``'s published snapshot. Raises :class:`StoreDown` when the database cannot
         be read, ValueError when the body cannot."""
-        from cockpit.store import snapshots
+        import cockpit.store.snapshots as snapshots
 
         p = schema.published
         try:
