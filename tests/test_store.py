@@ -273,18 +273,20 @@ def test_store_settings_in_the_config(tmp_path):
         load_config(cfg)
 
 
+def _failed_job(jid: str, cause: str, title: str):
+    from cockpit.model import Finding, Subject
+
+    return Finding(cause, "critical", Subject("job", "hpc", jid), title, first_seen=T0)
+
+
 def test_a_job_folded_into_a_group_is_not_a_gone_incident_of_its_own(tmp_path):
     """Task 3 of an array failed first (its own incident); the others failed next poll and
     the group took it in: the task is listed once, in the group, never as '(gone)'."""
     from cockpit.diagnosis.correlate import correlate
-    from cockpit.model import Finding, Subject
     from cockpit.store import open_store
 
-    def failed(jid: str) -> Finding:
-        return Finding(
-            "command_not_found", "critical", Subject("job", "hpc", jid),
-            "prog_zz: command not found", first_seen=T0,
-        )  # fmt: skip
+    def failed(jid: str):
+        return _failed_job(jid, "command_not_found", "prog_zz: command not found")
 
     store = open_store(f"sqlite:///{tmp_path}/s.db")
     store.sync_incidents(["hpc"], correlate([failed("16_3")]), T0)
@@ -298,14 +300,10 @@ def test_a_group_whose_other_jobs_left_no_longer_lists_the_one_still_live(tmp_pa
     """Nine of ten failed tasks aged out of the live data: the tenth is its own incident now,
     and the group (gone) lists only the nine, never the tenth twice."""
     from cockpit.diagnosis.correlate import correlate
-    from cockpit.model import Finding, Subject
     from cockpit.store import open_store
 
-    def failed(jid: str) -> Finding:
-        return Finding(
-            "application_error", "critical", Subject("job", "hpc", jid),
-            "SIGSEGV (signal 11): segmentation fault", first_seen=T0,
-        )  # fmt: skip
+    def failed(jid: str):
+        return _failed_job(jid, "application_error", "SIGSEGV (signal 11): segmentation fault")
 
     store = open_store(f"sqlite:///{tmp_path}/s.db")
     store.sync_incidents(["hpc"], correlate([failed(str(i)) for i in range(10)]), T0)

@@ -357,9 +357,13 @@ def watcher_for(config: object | None, *, demo: bool = False, store: Any = None)
     """
     table = getattr(config, "alerts", None) or {}
     cfg = AlertConfig.from_table(table, getattr(config, "path", ""))
+    # what is open when the TUI starts is in its alert pane too; each channel still gets each
+    # alert once across every process on the store (the claims), whoever starts first
     if demo:
-        return Watcher(cfg, store=store)
-    w = Watcher(cfg, history=AlertHistory(), notifier=Notifier(cfg.notify), store=store)
+        return Watcher(cfg, store=store, announce_open=True)
+    w = Watcher(
+        cfg, history=AlertHistory(), notifier=Notifier(cfg.notify), store=store, announce_open=True
+    )
     from cockpit.watch.outputs import alertmanager_channel  # urllib only when configured
 
     if (am := alertmanager_channel(cfg, store)) is not None:  # [alerts.alertmanager]

@@ -49,8 +49,9 @@ def test_a_job_near_its_time_limit_is_at_risk_then_timed_out(lab_env, tmp_path):
         assert "killed at" in at_risk["title"]
         lab_env.wait_state(jid, {"TIMEOUT"}, 150)
         wait_for(
-            lambda: _snapshot_verdict(lab_env, str(cfg), env, jid).get("root_cause")
-            == "time_limit",
+            lambda: (
+                _snapshot_verdict(lab_env, str(cfg), env, jid).get("root_cause") == "time_limit"
+            ),
             60,
             "the TIMEOUT verdict",
         )
