@@ -81,6 +81,8 @@ def _near(j: SlurmJob, source: str, start: float, limit: int, tz) -> Finding:
                 tier=0,
             ),
         ),
-        confidence=0.9,
+        # a risk, not a cause: a failure's finding ranks before it (a bundle's head, a site's
+        # first line), while it stays this job's own verdict
+        confidence=0.5,
         first_seen=start_at + timedelta(seconds=int(NEAR_LIMIT * limit)),
     )
