@@ -122,11 +122,12 @@ _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     ),
     # command-line forms: --password VALUE, --hf_token VALUE, --api-key VALUE, mysql -pVALUE
     (
-        r"(?i)(--?(?:[a-z0-9]+[_-])*(?:password|passwd|pass|token|secret|api[_-]?key"
+        r"(?i)(--?(?:[a-z0-9]+[_-])*(?:password|passwd|token|secret|api[_-]?key"
         r"|access[_-]?key|secret[_-]?key)\s+)(?!-)[^\s\"']+",
         r"\1" + REDACTED,
     ),
-    (r"(\bmysql(?:dump|admin)?\b[^\n]*?\s-p)(?=\S)[^\s\"']+", r"\1" + REDACTED),
+    # the -p of mysql's own command, not of a command after it (mysql/8.0; srun -pgpu)
+    (r"(\bmysql(?:dump|admin)?\b[^\n;&|]*?\s-p)(?=\S)[^\s\"']+", r"\1" + REDACTED),
     # sshpass -p 'a quoted secret' (spaces inside are the secret's)
     (r"(sshpass\b[^\n]{0,256}?\s-p\s*)([\"'])[^\"'\n]*\2", r"\1\2" + REDACTED + r"\2"),
     # sshpass -p VALUE (or -pVALUE); curl -u/--user USER:PASSWORD keeps the user
@@ -145,7 +146,8 @@ _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
         REDACTED,
     ),
     # Huawei Cloud APIG signature header: Access=AK, ..., Signature=hex
-    (r"(?i)((?:Access|Signature)=)[^\s,]+", r"\1" + REDACTED),
+    (r"(?i)(Signature=)[^\s,]+", r"\1" + REDACTED),
+    (r"(Access=)[A-Z0-9]{16,}\b", r"\1" + REDACTED),  # an AK, not Access=ReadWrite
     (r"(?i)((?:X-Auth-Token|X-Security-Token):\s*)\S+", r"\1" + REDACTED),
     # a bearer token quoted without its header (curl -H lines cut, SDK debug output)
     (r"\b([Bb]earer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1" + REDACTED),
@@ -171,9 +173,11 @@ _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
         r"(?<![A-Za-z0-9])(?=[A-Z0-9]{0,19}[0-9])(?=[A-Z0-9]{0,19}[A-Z])[A-Z0-9]{20}(?![A-Za-z0-9])",
         REDACTED,
     ),
-    # Huawei Cloud SK: 40 mixed-case characters (git SHAs are lower-case hex and stay)
+    # Huawei Cloud SK: 40 mixed-case letters and digits (git SHAs are lower-case hex and stay;
+    # a path of 40 such characters between slashes is a path: /shared/Projects/Alice/Vision)
     (
-        r"(?<![A-Za-z0-9/+])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
+        r"(?<![A-Za-z0-9/+])(?=[A-Za-z0-9]{0,39}[A-Z])(?=[A-Za-z0-9]{0,39}[a-z])"
+        r"(?=[A-Za-z0-9]{0,39}[0-9])[A-Za-z0-9]{40}(?![A-Za-z0-9/+=])",
         REDACTED,
     ),
 )

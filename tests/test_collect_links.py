@@ -39,3 +39,27 @@ def test_out_itself_a_link_is_refused(tmp_path):
     with pytest.raises(UserError, match="not a folder"):
         write_bundle(str(link), "7", SNAP, ARTS)
     assert os.listdir(real) == []
+
+
+def test_out_with_a_trailing_slash_is_still_not_followed(tmp_path):
+    real = tmp_path / "dot-ssh"
+    real.mkdir()
+    link = tmp_path / "ticket-42"
+    link.symlink_to(real)
+    with pytest.raises(UserError, match="not a folder"):
+        write_bundle(f"{link}/", "7", SNAP, ARTS)
+    assert os.listdir(real) == []
+
+
+def test_a_jobs_output_name_never_takes_a_bundle_files_place(tmp_path):
+    logs = (
+        LogText("x", "stdout", b"forged\n", path="/home/ana/.squeue.txt"),
+        LogText("y", "stderr", b"forged ctld\n", path="/home/ana/slurmctld.log"),
+        LogText("z", "stdout", b"a\n", path="/home/ana/.."),
+        LogText("w", "stdout", b"b\n", path="/home/ana/..."),
+    )
+    job_snap = Snapshot("lab", "slurm", NOW)
+    written = write_bundle(str(tmp_path), "7", job_snap, Artifacts(logs=logs))
+    assert len(written) == len(set(written)) == 4  # none lost, none twice
+    assert "squeue.txt" not in written and "slurmctld.log" not in written
+    assert all((tmp_path / n).exists() for n in written)

@@ -75,3 +75,51 @@ async def test_a_follower_says_when_no_poller_has_published(tmp_path):
     src = FollowSource("lab", "slurm", open_store(f"sqlite:///{tmp_path}/empty.db"))
     snap = await src.poll()
     assert snap.error is not None and "cockpit watch" in snap.error.message
+
+
+def test_a_body_that_is_not_a_good_snapshot_is_one_clear_error_and_the_last_stays(
+    tmp_path, monkeypatch
+):
+    """Garbage, a naive time, records of the wrong kind, a zip bomb: the follower says so on its
+    status line and keeps what it showed; nothing raises out of poll()."""
+    import json
+    import zlib
+
+    import sqlalchemy as sa
+
+    from cockpit.store import schema
+
+    monkeypatch.setattr(published, "MAX_BYTES", 1 << 20)
+    url = f"sqlite:///{tmp_path}/team.db"
+    store = open_store(url)
+    store.publish(asyncio.run(small_site(5).poll()))
+    src = FollowSource("lab", "slurm", store)
+    good = asyncio.run(src.poll())
+    assert good.error is None and len(good.jobs) == 5
+
+    def body(doc) -> bytes:
+        return zlib.compress(json.dumps(doc).encode())
+
+    snap = {"@t": "Snapshot", "source": "lab", "kind": "slurm"}
+    bad = [
+        b"not zlib at all",
+        body({"format": 1, "snapshot": {**snap, "taken_at": {"@d": "2026-01-01T00:00:00"}}}),
+        body(
+            {
+                "format": 1,
+                "snapshot": {
+                    **snap,
+                    "taken_at": {"@d": "2026-01-01T00:00:00+00:00"},
+                    "jobs": ["x"],
+                },
+            }
+        ),  # fmt: skip
+        zlib.compress(b" " * (2 << 20)),  # 2 MB of spaces in a few KB, over the cap below
+    ]
+    engine = sa.create_engine(url)
+    for n, raw in enumerate(bad, 1):
+        with engine.begin() as conn:
+            conn.execute(sa.update(schema.published).values(body=raw, taken_at=1000.0 + n))
+        got = asyncio.run(src.poll())
+        assert got.error is not None and got.error.kind == "parse", (n, got.error)
+        assert "\n" not in got.error.message

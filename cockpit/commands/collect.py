@@ -19,6 +19,7 @@ from cockpit.errors import UserError
 from cockpit.model import Artifacts, Snapshot, Subject
 from cockpit.safety import redact_bytes
 from cockpit.slurm.commands import SACCT_FIELDS, SEP
+from cockpit.text import clean
 
 
 def redact(data: bytes) -> bytes:
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     snap, arts = asyncio.run(gather())
     written = write_bundle(args.out, args.jobid, snap, arts)
     for name in written:
-        print(os.path.join(args.out, name))
+        print(clean(os.path.join(args.out, name), 1000))  # names a job chose: no escapes
     return 0
 
 
@@ -118,26 +119,53 @@ def write_bundle(out: str, job_id: str, snap: Snapshot, arts: Artifacts) -> list
             for n in nodes
         ).encode()
     for lt in arts.logs:
-        name = os.path.basename(lt.path or lt.name) or lt.name
-        if name in files:
-            name = f"{lt.kind}-{name}"
+        # a job chose its output's name: it never takes the name of a file this bundle writes
+        # (".squeue.txt" is not squeue.txt, a stderr called slurmctld.log is not the controller's)
+        name = _safe_name(os.path.basename(lt.path or lt.name) or lt.name)
+        if name in files or (lt.kind not in {"slurmctld", "slurmd"} and name in _OURS):
+            name = _safe_name(f"{lt.kind}-{name}")
+        while name in files:
+            name = f"_{name}"
         files[name] = lt.data
     written = []
     try:
         # the folder itself, not where a link in its place points: --out /tmp/ticket-N, run
         # as root, must not write into whatever another user made that name point to
-        dir_fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        # "DIR/" would follow a link named DIR before O_NOFOLLOW looks at its last part
+        dir_fd = os.open(out.rstrip("/") or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as exc:
         why = exc.strerror or str(exc)
         raise UserError(f"{out}: not a folder this command may write into ({why})") from exc
     try:
         for name, data in files.items():
-            safe = os.path.basename(name).lstrip(".") or "file.txt"
+            safe = _safe_name(name)
             _write_new(dir_fd, safe, redact(data), out)
             written.append(safe)
     finally:
         os.close(dir_fd)
     return written
+
+
+# the names this command gives its own files, and the daemon logs a bundle is read by
+_OURS = frozenset(
+    {
+        "squeue.txt",
+        "sacct.txt",
+        "sacct-job-record.txt",
+        "batch-script.txt",
+        "scontrol-show-job.txt",
+        "scontrol-show-node.txt",
+        "collect-errors.txt",
+        "collect-notes.txt",
+        "slurmctld.log",
+    }
+)
+
+
+def _safe_name(name: str) -> str:
+    """One file name inside the folder: no path, no leading dot, no control characters."""
+    base = "".join(c for c in os.path.basename(name) if c.isprintable() and c not in "/\\")
+    return base.lstrip(".") or "file.txt"
 
 
 def _write_new(dir_fd: int, name: str, data: bytes, out: str) -> None:

@@ -5,8 +5,13 @@ snapshot here; the operators' TUIs that follow the store read it instead of aski
 (:mod:`cockpit.runtime.follow`), and run the same engine over it with the evidence the poller
 captured. JSON of the model's frozen dataclasses (never pickle: a shared database must not be
 able to run code in every cockpit that reads it), zlib-compressed: a 10k-job queue is ~0.5 MB.
-Free text a job carries (its name, comment, command) is redacted on the way in, as every way
-out of the cockpit is.
+
+The queue is published as squeue printed it, not redacted: a follower must see the text its
+poller saw, or a title the redaction changed would give the same failure another incident key
+in each (and lose an ack between them). What the store keeps of logs (the evidence) is
+redacted, as before. A body that is not a well-formed snapshot of this format (another
+cockpit's, a corrupt one, one that would decompress beyond :data:`MAX_BYTES`) is refused with
+one line, never half-read.
 """
 
 from __future__ import annotations
@@ -20,9 +25,17 @@ from typing import Any
 
 from cockpit import model
 from cockpit.model import Snapshot
-from cockpit.safety import redact
 
 FORMAT = 1  # bumped when the encoding changes; an older body is ignored, not misread
+MAX_BYTES = 512 << 20  # decompressed: a 100k-job queue is ~60 MB of JSON
+# the collections of a snapshot and what each must hold
+_HOLDS = {
+    "jobs": model.SlurmJob,
+    "nodes": model.SlurmNode,
+    "partitions": model.Partition,
+    "training_jobs": model.TrainingJob,
+    "pools": model.Pool,
+}
 
 
 @cache
@@ -41,10 +54,7 @@ def _fields(cls: type) -> tuple[str, ...]:
 
 def _enc(v: Any, texts: dict[str, str]) -> Any:
     if isinstance(v, str):
-        got = texts.get(v)
-        if got is None:
-            got = texts[v] = redact(v) if len(v) > 6 else v
-        return got
+        return v
     if v is None or isinstance(v, bool | int | float):
         return v
     if isinstance(v, datetime):
@@ -67,7 +77,10 @@ def _dec(v: Any) -> Any:
     if not isinstance(v, dict):
         return v
     if "@d" in v:
-        return datetime.fromisoformat(v["@d"])
+        at = datetime.fromisoformat(v["@d"])
+        if at.tzinfo is None:  # every time of the model is aware; a naive one breaks ages
+            raise ValueError("a time without a zone")
+        return at
     if "@m" in v:
         return {_dec(k): _dec(x) for k, x in v["@m"]}
     if "@b" in v:
@@ -85,16 +98,26 @@ def encode(snap: Snapshot) -> bytes:
 
 def decode(body: bytes) -> Snapshot:
     """Raises ValueError on a body this cockpit cannot read (corrupt, another format)."""
+    if not isinstance(body, bytes | bytearray | memoryview):
+        raise ValueError("unreadable published snapshot: not bytes")
     try:
-        doc = json.loads(zlib.decompress(body).decode("utf-8"))
-    except (zlib.error, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"unreadable published snapshot: {exc}") from exc
+        inflate = zlib.decompressobj()
+        raw = inflate.decompress(bytes(body), MAX_BYTES)
+        if inflate.unconsumed_tail:
+            raise ValueError(f"published snapshot larger than {MAX_BYTES >> 20} MB")
+        doc = json.loads(raw.decode("utf-8"))
+    except (zlib.error, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ValueError(f"unreadable published snapshot: {type(exc).__name__}") from exc
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError("published snapshot of another format (a newer or older cockpit)")
     try:
         snap = _dec(doc["snapshot"])
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"unreadable published snapshot: {exc}") from exc
-    if not isinstance(snap, Snapshot):
+    except (KeyError, TypeError, AttributeError, RecursionError) as exc:
+        raise ValueError(f"unreadable published snapshot: {type(exc).__name__}") from exc
+    if not isinstance(snap, Snapshot) or not isinstance(snap.taken_at, datetime):
         raise ValueError("published snapshot is not a snapshot")
+    for name, cls in _HOLDS.items():
+        items = getattr(snap, name)
+        if not isinstance(items, tuple) or not all(isinstance(x, cls) for x in items):
+            raise ValueError(f"published snapshot: its {name} are not {cls.__name__} records")
     return snap

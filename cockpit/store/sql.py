@@ -574,7 +574,7 @@ class Store:
             )
         except _Down as exc:
             raise StoreDown(self.last_error or "store unavailable") from exc
-        return snapshots.decode(bytes(body)) if body is not None else None
+        return snapshots.decode(body) if body is not None else None
 
     # ------------------------------------------------------------------ deliveries
 

@@ -185,6 +185,13 @@ async def test_the_tui_says_what_the_cli_heads_say(site, lab_env, tmp_path, monk
         assert first["file"] in where, (first, where)
         assert app.screen._line == first["line"], (first, app.screen._line)
         await pilot.press("Q")
+    # first seen, for this run's own failures (the older runs' jobs age out of squeue between
+    # the heads' polls, which may move a shared group's earliest member)
+    own = [site["jobs"][p][0] for p in PROGRAMS] + site["jobs"][ARRAY_PROGRAM][:1]
+    for jid in own:
+        cli_first = _incident_of(incidents, jid)["first_seen"]
+        tui_first = tui_incidents[jid].first_seen
+        assert tui_first is not None and cli_first == tui_first.isoformat(), (jid, cli_first)
     for jid in ids:
         assert tui[jid] == cli[jid], (jid, tui[jid], cli[jid])
         assert tui_incidents[jid].root_cause == _incident_of(incidents, jid)["root_cause"], jid
