@@ -123,3 +123,16 @@ def test_a_body_that_is_not_a_good_snapshot_is_one_clear_error_and_the_last_stay
         got = asyncio.run(src.poll())
         assert got.error is not None and got.error.kind == "parse", (n, got.error)
         assert "\n" not in got.error.message
+
+
+async def test_a_cron_watch_once_publishes_for_the_followers(tmp_path):
+    from cockpit.commands.watch import watch_once
+    from cockpit.watch.alerts import AlertConfig
+    from cockpit.watch.watcher import Watcher
+
+    url = f"sqlite:///{tmp_path}/team.db"
+    store = open_store(url)
+    platform = CountingSource("lab", jobs=(failed_job("20"),))
+    await watch_once([platform], Watcher(AlertConfig(), store=store), store, {}, publish=True)
+    snap = await FollowSource("lab", "slurm", open_store(url)).poll()
+    assert snap.error is None and [j.job_id for j in snap.jobs] == ["20"]

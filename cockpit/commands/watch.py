@@ -152,14 +152,18 @@ def _printer(as_json: bool) -> Callable[[Alert], None]:
 
 
 async def watch_once(
-    sources: list, watcher: Watcher, store, previous: dict[str, list[str]]
+    sources: list,
+    watcher: Watcher,
+    store,
+    previous: dict[str, list[str]],
+    publish: bool = False,
 ) -> tuple[list[Alert], dict[str, list[str]], bool]:
     """Poll each source once through the core; returns (alerts that fired, the new
     active-condition state, whether a critical incident is open)."""
     from cockpit.commands.incidents import MAX_ARTIFACTS
     from cockpit.runtime.hub import one_shot
 
-    hub = await one_shot(sources, store=store, evidence_budget=MAX_ARTIFACTS)
+    hub = await one_shot(sources, store=store, evidence_budget=MAX_ARTIFACTS, publish=publish)
     for st in hub.states.values():
         for err in st.evidence.errors:
             print(f"cockpit: {err}", file=sys.stderr)
@@ -334,7 +338,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             if args.once:
                 previous = {} if demo else load_state(state_path)
-                fired, active, critical = await watch_once(sources, watcher, store, previous)
+                follow = config is not None and config.store.follow
+                fired, active, critical = await watch_once(
+                    sources, watcher, store, previous, publish=follow
+                )
                 for line in outputs.news():
                     print(f"cockpit: {line}", file=sys.stderr)
                 if not demo:

@@ -191,6 +191,7 @@ async def one_shot(
     store: Any = None,
     evidence_budget: int = 200,
     timeout: float | None = None,
+    publish: bool = False,
 ) -> Hub:
     """The core after one poll of every source (``incidents``, ``snapshot``, ``diagnose``
     of a site, ``watch --once``), the sources closed. Its clock is the newest snapshot's time
@@ -199,6 +200,7 @@ async def one_shot(
     hub = Hub(sources, evidence_budget=evidence_budget)
     hub.clock = hub.polled_clock
     hub.store = store
+    hub.publish_snapshots = publish  # a cron `watch --once` is the team's poller too
     try:
         await hub.poll_all_once(timeout)
     finally:
