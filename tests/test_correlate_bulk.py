@@ -224,3 +224,20 @@ def test_a_drain_takes_in_only_the_jobs_that_ended_after_it_began():
     node = next(i for i in incidents if i.subject.kind == "node")
     assert [s.id for s in node.affected] == ["11"]
     assert any(i.subject.id == "10" for i in incidents)  # its own failure, not the drain's
+
+
+def test_two_users_missing_two_modules_are_two_incidents():
+    """The log line names the module: the title does too, so ana's cuda/12.1 and bo's
+    openmpi/4.1 are not one cluster-wide "loading a module failed"."""
+    from cockpit.diagnosis.rules.slurm_advice import env_phrase
+
+    lines = {
+        "1": 'Lmod has detected the following error: The following module(s) are unknown: '
+        '"cuda/12.1"',
+        "2": "ERROR: Unable to locate a modulefile for 'openmpi/4.1'",
+    }
+    found = [
+        _ended(jid, "module_load_failed", env_phrase("module_load_failed", text))
+        for jid, text in lines.items()
+    ]
+    assert len(correlate(found)) == 2

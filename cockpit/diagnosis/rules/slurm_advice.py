@@ -85,6 +85,12 @@ _CMD = re.compile(
     r"(?:: line \d+|: \d+)?: ([^:\s]+): (?:command not found|not found|No such file or directory)"
 )
 _LIB = re.compile(r"loading shared libraries: ([^:\s]+)")
+# Lmod / Environment Modules naming the module: "The following module(s) are unknown:
+# "cuda/12.1"", "Unable to locate a modulefile for 'openmpi/4.1'", "ModuleFile gcc/13 not found"
+_MODULE = re.compile(
+    r"(?:module\(s\) are unknown:|Unable to locate a modulefile for|[Mm]odule(?:File)?)"
+    r"\s*[\"'`]?([A-Za-z0-9_.+-]+(?:/[A-Za-z0-9_.+-]+)*)[\"'`]?"
+)
 
 
 def env_phrase(cause: str, text: str) -> str:
@@ -93,4 +99,6 @@ def env_phrase(cause: str, text: str) -> str:
         return f"{m.group(1).rsplit('/', 1)[-1]}: command not found on the compute node"
     if cause == "missing_shared_library" and (m := _LIB.search(text)):
         return f"{m.group(1)} missing on the compute node"
+    if cause == "module_load_failed" and (m := _MODULE.search(text)) and m.group(1) != "load":
+        return f"module {m.group(1)} could not be loaded on the compute node"
     return ""
