@@ -351,7 +351,12 @@ class Poller:
             message = str(exc)
         else:
             message = f"{self.stage} failed: {type(exc).__name__}: {exc}"
-        log.error("%s: %s", st.name, message, exc_info=exc)
+        if self.stage == "store" and getattr(hub.store, "error", None) is not None:
+            # a store that could not be opened (a newer schema): the app ends on it and says
+            # why in one line; this poll's use of it is not a second failure to report
+            log.debug("%s: %s", st.name, message, exc_info=exc)
+        else:
+            log.error("%s: %s", st.name, message, exc_info=exc)
         try:
             if self._published is not None:
                 self._annotate(self._published, message)
