@@ -232,7 +232,7 @@ def test_two_users_missing_two_modules_are_two_incidents():
     from cockpit.diagnosis.rules.slurm_advice import env_phrase
 
     lines = {
-        "1": 'Lmod has detected the following error: The following module(s) are unknown: '
+        "1": "Lmod has detected the following error: The following module(s) are unknown: "
         '"cuda/12.1"',
         "2": "ERROR: Unable to locate a modulefile for 'openmpi/4.1'",
     }

@@ -316,3 +316,19 @@ def test_a_group_whose_other_jobs_left_no_longer_lists_the_one_still_live(tmp_pa
     assert len(naming_9) == 1 and not naming_9[0].gone
     group = next(s for s in store.incidents(T0) if s.gone)
     assert group.incident.title.startswith("9 jobs") and len(group.incident.affected) == 9
+
+
+def test_the_title_column_is_redacted_and_clean(tmp_path):
+    """What a team's database keeps in a plain column, for psql and dashboards to read."""
+    import sqlalchemy as sa
+
+    from cockpit.diagnosis.correlate import correlate
+    from cockpit.store import open_store, schema
+
+    title = "train --api_key s3cretKey \x1b]52;c;cm0gLXJm\x07done"
+    store = open_store(f"sqlite:///{tmp_path}/s.db")
+    store.sync_incidents(["hpc"], correlate([_failed_job("5", "application_error", title)]), T0)
+    with store.engine.begin() as conn:
+        (kept,) = conn.execute(sa.select(schema.incidents.c.title)).scalars()
+    assert "s3cretKey" not in kept and "\x1b" not in kept and "\x07" not in kept
+    assert kept.startswith("train --api_key <redacted>") and kept.endswith("done")

@@ -31,6 +31,7 @@ import cockpit.store.schema as schema
 from cockpit.model import Artifacts, Incident, Snapshot, Subject
 from cockpit.safety import redact
 from cockpit.store.types import Ack, StoredIncident, operator
+from cockpit.text import clean
 
 log = logging.getLogger(__name__)
 
@@ -260,7 +261,9 @@ class Store:
                 "kind": inc.subject.kind,
                 "root_cause": inc.root_cause,
                 "severity": inc.severity,
-                "title": inc.title,
+                # a column a team's database keeps and anyone may SELECT: as the body, redacted
+                # and cleaned of escapes (a job name's OSC 52 must not reach a psql session)
+                "title": redact(clean(redact(inc.title), 1000)),
                 "body": body,
                 "last_seen": at,
                 "gone": False,
