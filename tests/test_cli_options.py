@@ -29,3 +29,24 @@ def test_missing_config_given_explicitly_is_an_error_not_the_demo(tmp_path, caps
 def test_demo_flag_before_the_subcommand(capsys):
     assert main(["--demo", "snapshot", "--json"]) == 0
     assert '"demo-hpc"' in capsys.readouterr().out
+
+
+def test_check_configs_poll_asks_no_evidence_of_the_cluster():
+    """check-config asks whether each source answers: no sacct, scontrol or log read for the
+    failed jobs it happens to see (the incidents command's evidence round is not its job)."""
+    import asyncio
+
+    from cockpit.commands.snapshot import poll_all
+    from tests.test_store_tui import failed_job
+    from tests.ui_support import FakeSource
+
+    class Counting(FakeSource):
+        asked = 0
+
+        async def artifacts(self, subject, snapshot):
+            Counting.asked += 1
+            return await super().artifacts(subject, snapshot)
+
+    (snap,) = asyncio.run(poll_all([Counting("lab", jobs=(failed_job("20"),))], 30.0))
+    assert snap.error is None and [j.job_id for j in snap.jobs] == ["20"]
+    assert Counting.asked == 0

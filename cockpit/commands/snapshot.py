@@ -67,17 +67,23 @@ def to_jsonable(obj: Any) -> Any:
 
 
 async def poll_all(sources: list[Any], timeout: float) -> list[Snapshot]:
-    """One poll per source through the core, concurrently; a source exceeding ``timeout``
-    gets an error snapshot. Each good snapshot's verdicts are the TUI's (see :func:`verdicts`)."""
-    hub = await poll_core(sources, timeout)
+    """One poll per source through the core, concurrently, and no evidence (``check-config``
+    asks whether each source answers, not why its jobs failed); a source exceeding
+    ``timeout`` gets an error snapshot."""
+    hub = await poll_core(sources, timeout, evidence_budget=0)
     return [_snapshot_of(st) for st in hub.states.values()]
 
 
-async def poll_core(sources: list[Any], timeout: float):  # -> cockpit.runtime.hub.Hub
+async def poll_core(
+    sources: list[Any], timeout: float, evidence_budget: int | None = None
+):  # -> cockpit.runtime.hub.Hub
+    """The core after one poll of every source, with the evidence round the TUI's first poll
+    has (``evidence_budget``: subjects per source; default the incidents command's)."""
     from cockpit.commands.incidents import MAX_ARTIFACTS
     from cockpit.runtime.hub import one_shot
 
-    return await one_shot(sources, evidence_budget=MAX_ARTIFACTS, timeout=timeout)
+    budget = MAX_ARTIFACTS if evidence_budget is None else evidence_budget
+    return await one_shot(sources, evidence_budget=budget, timeout=timeout)
 
 
 def _snapshot_of(st: Any) -> Snapshot:

@@ -171,6 +171,7 @@ async def watch_once(
     active = dict(previous)
     now = hub.clock()
     for name, st in hub.states.items():
+        mine = [i for i in hub.incidents if i.subject.source == name]
         if st.error is not None:
             snap = Snapshot(name, st.source.kind, st.last_attempt or now, error=st.error)
             findings: tuple[Finding, ...] = ()
@@ -179,7 +180,7 @@ async def watch_once(
             snap, findings = st.snapshot, st.findings
         conds = current_conditions(snap, findings, now, watcher)
         # one alert per incident of several jobs (its key is the condition's)
-        conds = fold_by_incident(conds, [i for i in hub.incidents if i.subject.source == name])
+        conds = fold_by_incident(conds, mine)
         fresh = new_conditions(conds, previous.get(name, ()))
         if snap.ok:
             active[name] = sorted({a.key for a in conds})
@@ -190,7 +191,6 @@ async def watch_once(
         if st.outage is not None:
             await asyncio.to_thread(watcher.incidents, name, [st.outage], now, ok=False)
         else:
-            mine = [i for i in hub.incidents if i.subject.source == name]
             await asyncio.to_thread(watcher.incidents, name, mine, now)
     critical = any(i.severity == "critical" for i in hub.incidents) or any(
         st.outage is not None for st in hub.states.values()

@@ -21,7 +21,6 @@ is one evidence fetch per newly failed job.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import operator
 import threading
@@ -446,24 +445,3 @@ class EvidenceCache:
                     self.errors.append(f"{source.name}: evidence for {subject}: {error}")
         self._refreshed = True
         return self.cached(snap)
-
-
-async def refresh_and_diagnose(
-    source: Source,
-    snap: Snapshot,
-    cache: EvidenceCache,
-    now: datetime | None = None,
-    fetch: bool = True,
-) -> Diagnosis:
-    """One poll's findings for the CLI commands (incidents, diagnose, watch): fetch what
-    evidence ``cache`` is missing for ``snap`` through ``source`` (``fetch=False``: only what
-    it already holds, no I/O), then diagnose the site with it in a thread (``now`` defaults to
-    ``snap.taken_at``). A failed poll fetches nothing and gets the engine's findings about the
-    failure. Never raises for evidence: fetch failures are in ``cache.errors``, rule errors in
-    the result's ``errors``."""
-    evidence = (
-        {} if not snap.ok else await cache.refresh(source, snap) if fetch else cache.cached(snap)
-    )
-    return await asyncio.to_thread(
-        diagnose_with_evidence, snap, evidence, now or snap.taken_at, cache.memo
-    )

@@ -55,7 +55,9 @@ class Hub(HubState):
             from cockpit.runtime.evidence import EvidenceCache
 
             for st in self.states.values():
-                st.evidence = EvidenceCache(budget=evidence_budget, concurrency=8)
+                st.evidence = EvidenceCache(
+                    budget=evidence_budget, concurrency=8, first_budget=evidence_budget
+                )
         # the pipeline is looked up on the hub at every poll, so a test or a benchmark can
         # stand in for it (``hub._analyse = ...``) after the hub is built
         self.pollers: dict[str, Poller] = {
