@@ -107,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     elif args.markdown:
         sys.stdout.write(incidents_markdown(incidents, now, acked=acked, acks=acks, stored=by_key))
+    elif not sys.stdout.isatty():  # | head, | grep, > file, a chat paste: a line each
+        _lines(sort_incidents(incidents), now, acked, taken, by_key)
     else:
         _table(sort_incidents(incidents), now, acked, taken, by_key)
     store.close()
@@ -136,13 +138,28 @@ def ack_store_for(args: argparse.Namespace):  # -> cockpit.store.acks.AckStore
     return AckStore(demo_state_path() if banner_for(args)[0].startswith("DEMO") else None)
 
 
+def _age_and_state(i, now, taken, stored) -> tuple[str, str]:
+    """An incident's age in the TUI's words (3h10m, from its source's clock: the demo's is not
+    the wall clock), and what the store says of it: gone from the live data (the job left
+    squeue, the node resumed; open until acknowledged, as the incident view says) or resolved."""
+    from cockpit.widgets.fmt import age as fmt_age
+
+    at = (taken or {}).get(i.subject.source, now)
+    age = "" if i.first_seen is None else fmt_age((at - i.first_seen).total_seconds())
+    kept = (stored or {}).get(i.key)
+    if kept is not None and getattr(kept, "gone", False):
+        return age, " (gone)"
+    if kept is not None and getattr(kept, "resolved_at", None) is not None:
+        return age, " (resolved)"
+    return age, ""
+
+
 def _lines(incidents, now, acked, taken, stored) -> None:
     """The piped form: a count (a ``#`` line), a header, then one line per incident, its
     fields tab-separated and each cleaned to one line (severity first: `grep ^critical`)."""
     from cockpit.report import affected_count
     from cockpit.safety import redact
     from cockpit.text import clean
-    from cockpit.widgets.fmt import age as fmt_age
 
     n_acked = sum(1 for i in incidents if i.key in acked)
     out = [
@@ -150,19 +167,14 @@ def _lines(incidents, now, acked, taken, stored) -> None:
         "severity\troot cause\tsubject\ttitle\taffected\tfirst seen\tack",
     ]
     for i in incidents:
-        at = (taken or {}).get(i.subject.source, now)
-        since = (
-            "" if i.first_seen is None else f"{fmt_age((at - i.first_seen).total_seconds())} ago"
-        )
-        kept = (stored or {}).get(i.key)
-        state = " (gone)" if kept is not None and getattr(kept, "gone", False) else ""
+        age, state = _age_and_state(i, now, taken, stored)
         fields = (
             i.severity,
             i.root_cause,
             str(i.subject),
             redact(i.title) + state,
             str(affected_count(i)),
-            since,
+            f"{age} ago" if age else "",
             "yes" if i.key in acked else "",
         )
         out.append("\t".join(clean(f, 1000).replace("\t", " ") for f in fields))
@@ -182,39 +194,23 @@ def _table(
     from cockpit.report import affected_count
     from cockpit.safety import redact
     from cockpit.text import clean
-    from cockpit.widgets.fmt import age as fmt_age
 
     colour = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
     # the TUI's marks (views.SEVERITY_MARK), spelled here: the views module imports Textual
     mark = {"critical": "CRIT", "warning": "WARN", "info": "INFO"}
     n_acked = sum(1 for i in incidents if i.key in acked)
     console = stdout_console()
-    # piped (| less, | grep, > file): one incident per line, never folded or padded out; a
-    # title longer than the line is cut with an ellipsis (the JSON has it whole). A terminal:
-    # the boxed seven columns need ~160 cells to leave the title room (at 120 it had 7, at 80
-    # every column folded: 155 lines for 24 incidents), so narrower ones drop the cause (the
-    # title says it in words), and under 70 the subject goes over the title.
-    piped = not sys.stdout.isatty()
-    if piped:  # one incident per line, tab-separated: head, grep, cut -f and a chat paste
-        _lines(incidents, now, acked, taken, stored)
-        return
+    # A terminal (piped output is _lines'): the boxed seven columns need ~160 cells to leave the
+    # title room (at 120 it had 7, at 80 every column folded: 155 lines for 24 incidents), so
+    # narrower ones drop the cause (the title says it in words), and under 70 the subject goes
+    # over the title.
     mode = "wide" if console.width >= 160 else "narrow"
     if mode == "narrow" and console.width < 70:
         mode = "tiny"
     cut = {"no_wrap": True, "overflow": "ellipsis"}
     fixed = {"no_wrap": True}
-    # (header, cell, column options) per mode; piped widths at most 8+36+48+100+8+12+3 plus
-    # borders, under the piped line's 240
+    # (header, cell, column options) per mode
     columns = {
-        "piped": [
-            ("severity", "severity", fixed),
-            ("root cause", "cause", {**cut, "max_width": 36}),
-            ("subject", "subject", {**cut, "max_width": 48}),
-            ("title", "title", {**cut, "max_width": 100}),
-            ("affected", "affected", fixed),
-            ("first seen", "age", fixed),
-            ("ack", "ack", fixed),
-        ],
         "wide": [
             ("severity", "severity", fixed),
             ("root cause", "cause", {**cut, "max_width": 26}),
@@ -245,22 +241,11 @@ def _table(
 
         table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, expand=True)
     else:
-        table = Table(title=title, expand=not piped)
+        table = Table(title=title, expand=True)
     for header, _cell, options in columns:
         table.add_column(header, **options)
     for i in incidents:
-        at = (taken or {}).get(i.subject.source, now)
-        # the TUI's words for an age (3h10m ago), not a second house style
-        since = None if i.first_seen is None else (at - i.first_seen).total_seconds()
-        age = "" if since is None else fmt_age(since)
-        kept = (stored or {}).get(i.key)
-        # gone from the live data (the job left squeue, the node resumed): still open until
-        # acknowledged, and said so, as the incident view does
-        state = ""
-        if kept is not None and getattr(kept, "gone", False):
-            state = " (gone)"
-        elif kept is not None and getattr(kept, "resolved_at", None) is not None:
-            state = " (resolved)"
+        age, state = _age_and_state(i, now, taken, stored)
         style = colour.get(i.severity, "")
         is_acked = i.key in acked
         subject = Text(clean(str(i.subject)))
