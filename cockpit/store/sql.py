@@ -298,7 +298,10 @@ class Store:
             conn.execute(sa.delete(t).where(t.c.key.in_(part)))
         # ... and a group whose other jobs left the live data leaves its last job an incident
         # of its own: the gone group no longer lists the jobs that are still live elsewhere
-        folded += self._dissolved(conn, [k for k in left if k.startswith("group|")], live)
+        # (the groups leaving at this sync only: one gone earlier is not read and decoded again
+        # every poll)
+        leaving = [k for k in left if k.startswith("group|") and not known[k].gone]
+        folded += self._dissolved(conn, leaving, live)
         gone = [k for k in left if not known[k].gone and k not in folded]
         for part in _chunks(gone):
             conn.execute(
