@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from cockpit.model import SEVERITY_RANK, Evidence, Finding, Incident, Subject
-from cockpit.safety import redact
+from cockpit.safety import redact, scrub
 from cockpit.text import clean
 from cockpit.widgets.fmt import age
 
@@ -46,9 +46,9 @@ def _subject(s: Subject) -> dict:
 
 
 def _text(text: str, max_len: int = 4096) -> str:
-    """User text for a report: cleaned, then redacted (before any Markdown escaping splits a
-    ``KEY_NAME`` or a key apart; before the length cap too, which could leave half a key)."""
-    return redact(clean(redact(text), max_len))
+    """User text for a report, scrubbed before any Markdown escaping splits a ``KEY_NAME`` or
+    a key apart."""
+    return scrub(text, max_len)
 
 
 def _evidence(e: Evidence) -> dict:

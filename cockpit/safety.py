@@ -354,6 +354,15 @@ def redact(value: Any) -> Any:
     return value
 
 
+def scrub(text: str, max_len: int = 4096) -> str:
+    """One line of job-controlled text on a way out (a report, an alert channel, a store
+    column): credentials redacted, then terminal escapes, bidi and line breaks dropped and the
+    length capped, then redacted again (a key the cap cut in half still looks like one)."""
+    from cockpit.text import clean
+
+    return redact(clean(redact(text), max_len))
+
+
 def redact_bytes(data: bytes) -> bytes:
     """:func:`redact` over raw bytes (log files in any encoding keep their other bytes)."""
     return redact(data)

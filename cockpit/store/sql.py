@@ -29,9 +29,8 @@ from sqlalchemy.dialects import postgresql, sqlite
 import cockpit.store.codec as codec
 import cockpit.store.schema as schema
 from cockpit.model import Artifacts, Incident, Snapshot, Subject
-from cockpit.safety import redact
+from cockpit.safety import redact, scrub
 from cockpit.store.types import Ack, StoredIncident, operator
-from cockpit.text import clean
 
 log = logging.getLogger(__name__)
 
@@ -263,7 +262,7 @@ class Store:
                 "severity": inc.severity,
                 # a column a team's database keeps and anyone may SELECT: as the body, redacted
                 # and cleaned of escapes (a job name's OSC 52 must not reach a psql session)
-                "title": redact(clean(redact(inc.title), 1000)),
+                "title": scrub(inc.title, 1000),
                 "body": body,
                 "last_seen": at,
                 "gone": False,

@@ -38,9 +38,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from cockpit.model import Finding, Incident, Snapshot
-from cockpit.safety import redact
+from cockpit.safety import scrub
 from cockpit.slurm.storage import FsUsage
-from cockpit.text import clean
 from cockpit.watch.alerts import Alert, AlertConfig, AlertRules
 from cockpit.watch.history import AlertHistory
 from cockpit.watch.identity import delivery_key
@@ -89,11 +88,9 @@ def notifier_channels(notifier: Notifier | None) -> list[NotifierChannel]:
 
 
 def _out(text: str, max_len: int = 4096) -> str:
-    """One line of job-controlled text on its way out: credentials redacted, then terminal
-    escapes (OSC 52, title, DCS passthrough, OSC 8), bidi and line separators dropped (a notify
-    command's $COCKPIT_ALERT_TITLE, a webhook's JSON read by `jq -r` and the alert history would
-    otherwise replay them on whoever reads them), then redacted again (a key cut by the cap)."""
-    return redact(clean(redact(text), max_len))
+    # a notify command's $COCKPIT_ALERT_TITLE, a webhook's JSON read by `jq -r` and the alert
+    # history would otherwise replay a job name's OSC 52, title or DCS on whoever reads them
+    return scrub(text, max_len)
 
 
 def redacted(alert: Alert) -> Alert:
@@ -143,7 +140,7 @@ class Watcher:
         self.config = config or AlertConfig()
         # a source's first poll compared with an empty site: what is already wrong is
         # announced (a channel that another process served already is skipped by the store's
-        # claim); False: the first poll is the baseline (the TUI: no bell for what it opens on)
+        # claim); False: the first poll is the baseline
         self.announce_open = announce_open
         self.rules = AlertRules(self.config)
         self.history = history
