@@ -136,3 +136,17 @@ async def test_a_cron_watch_once_publishes_for_the_followers(tmp_path):
     await watch_once([platform], Watcher(AlertConfig(), store=store), store, {}, publish=True)
     snap = await FollowSource("lab", "slurm", open_store(url)).poll()
     assert snap.error is None and [j.job_id for j in snap.jobs] == ["20"]
+
+
+async def test_a_headless_head_builds_no_rows_and_the_same_verdicts():
+    """watch and the one-shot commands read verdicts and incidents: the panes' rows (a quarter
+    of a poll's analysis at 10k jobs) are built only for a head that draws them."""
+    from cockpit.runtime.hub import one_shot
+
+    jobs = (*small_site(12).jobs, failed_job("20"))
+    headless = await one_shot([CountingSource("lab", jobs=jobs)])
+    drawn = Hub([CountingSource("lab", jobs=jobs)], clock=lambda: NOW)
+    await drawn.poll_once(drawn.states["lab"])
+    assert headless.states["lab"].rows == {} and drawn.states["lab"].rows["jobs"]
+    mine = {k: f.root_cause for k, f in headless.states["lab"].verdicts.items()}
+    assert mine == {k: f.root_cause for k, f in drawn.states["lab"].verdicts.items()}

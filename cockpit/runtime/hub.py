@@ -90,6 +90,7 @@ class Hub(HubState):
 
     async def run(self) -> None:
         """Headless: every source's poller until cancelled (``cockpit watch``)."""
+        self.draws_rows = False
         self._app = _TaskRunner()
         for name in self.pollers:
             self._start_poller(name)
@@ -104,7 +105,7 @@ class Hub(HubState):
         of them (the one-shot heads). Like a poller's first round: the store's cursor first,
         so a backfill looks back as far as the store remembers. ``timeout``: a source whose
         poll and evidence take longer is failed with a ``timeout`` error."""
-        self.one_shot = True
+        self.draws_rows = False
         for poller in self.pollers.values():
             await poller.resume()
 
@@ -166,7 +167,9 @@ class Hub(HubState):
     ) -> Analysis:
         """The pipeline over one snapshot (runs in a thread): :func:`pipeline.analyse`."""
         carry = self._carries.setdefault(snap.source, pipeline.Carry())
-        return pipeline.analyse(snap, now, evidence, memo, basis, carry=carry)
+        return pipeline.analyse(
+            snap, now, evidence, memo, basis, carry=carry, views=self.draws_rows
+        )
 
     def _basis(self, st: SourceState, findings: tuple[Finding, ...] | None) -> Basis:
         return self.basis(st, findings)

@@ -275,6 +275,7 @@ def analyse(
     memo: dict | None = None,
     basis: Iterable[tuple[Finding, ...] | None] | None = None,
     carry: Carry | None = None,
+    views: bool = True,
 ) -> Analysis:
     """Diagnose, verdicts, incidents and views for one good snapshot. Runs in a thread.
 
@@ -283,7 +284,8 @@ def analyse(
     here with the findings computed (None: incidents are left to the caller). ``carry``: what
     the source's previous poll kept (its hub holds one per source; None: nothing kept, a full
     pass: a process-wide carry let one hub's polls leak into another's); a second pass
-    over the same snapshot (the evidence round) keeps the first pass's ``now``. Raises
+    over the same snapshot (the evidence round) keeps the first pass's ``now``. ``views``
+    False: no rows (a headless head: ``watch``, the one-shot commands). Raises
     :class:`StageError` when the rows cannot be built.
     """
     from cockpit.diagnosis.incremental import Reuse
@@ -324,7 +326,10 @@ def analyse(
             c.findings, c.verdicts = (), None
             dirty = None
             warnings.append(f"diagnosis failed: {exc}")
-        rows = _stage("views", view_stage, snap, v, now, c.rows, evidence, dirty, c)
+        # the rows only for a head that draws them (``views``): a headless one reads verdicts
+        rows = (
+            _stage("views", view_stage, snap, v, now, c.rows, evidence, dirty, c) if views else {}
+        )
         incidents: tuple[Incident, ...] | None = ()
         counted = IncidentTally()
         full: Basis | None = None

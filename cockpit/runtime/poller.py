@@ -202,7 +202,7 @@ class Poller:
             st.outage = None
             if hub.store is not None and hub.watcher is None:  # else the watcher closes it
                 await asyncio.to_thread(hub.store.close_outage, st.name, polled.taken_at)
-        if st.snapshot is None and not hub.one_shot:  # queue first: rows, then the verdicts
+        if st.snapshot is None and hub.draws_rows:  # queue first: rows, then the verdicts
             self.stage = "views"
             rows = await asyncio.to_thread(pipeline.queue_first, polled, hub.clock())
             hub.publish(st, polled, rows)

@@ -121,7 +121,9 @@ class HubState:
         self.first_round = asyncio.Event()
         self.watcher: Any = None
         self.on_poll: Callable[[Snapshot, float], Any] | None = None
-        self.one_shot = False  # one poll then done: no rows-first publish before the verdicts
+        # a head that draws the panes (the TUI); the headless ones (watch, the one-shot
+        # commands) read verdicts and incidents only: no rows are built for them
+        self.draws_rows = True
         self.publish_snapshots = False  # the team's one poller: each good poll to the store
         self.latest_taken: datetime | None = None  # the newest snapshot polled
         self.baselines: Any = None
