@@ -521,8 +521,39 @@ def test_a_killed_slurmd_is_not_responding_not_an_old_config_line():
 
 
 def test_a_nodes_log_line_after_its_reason_still_names_the_cause():
+    log = (
+        "[2026-11-29T20:10:30.000] error: write /var/spool/slurmd/job00042/slurm_script: "
+        "No space left on device\n"
+    )
+    assert _down_node("Not responding", log).root_cause == "disk_full"
+
+
+def test_a_config_note_is_the_cause_only_when_slurmctld_refused_the_registration():
+    """slurmd logs "configuration differs" at every start and runs on; only a registration
+    slurmctld refused (INVALID_REG) makes it why the node is out."""
+    from cockpit.model import SlurmNode
+
     log = "[2026-11-29T20:10:30.000] error: Node configuration differs from hardware: CPUs=4\n"
-    assert _down_node("Not responding", log).root_cause == "node_config_mismatch"
+    assert _down_node("Not responding", log).root_cause == "node_not_responding"
+    at = datetime(2026, 11, 29, 20, 10, tzinfo=UTC)
+    node = SlurmNode(
+        "c3", "DOWN", ("INVALID_REG",), ("debug",), reason="Not responding",
+        reason_user="slurm", reason_time=at,
+    )  # fmt: skip
+    snap = Snapshot(source="lab", kind="slurm", taken_at=NOW, nodes=(node,))
+    logs = (LogText("slurmd-c3.log", "slurmd", log.encode(), subject_id="c3"),)
+    top = _top_for(diagnose(snap, Artifacts(logs=logs), NOW), "node", "c3")
+    assert top.root_cause == "node_config_mismatch", top
+
+
+def test_a_stopped_slurmd_and_the_jobs_requeued_for_it_are_named():
+    log = (
+        "[2026-11-29T19:50:01.100] slurmd version 22.05.8 started\n"
+        "[2026-11-29T20:09:58.414] Slurmd shutdown completing\n"
+    )
+    top = _down_node("Not responding", log)
+    assert "slurmd was stopped at 20:09:58" in top.title, top.title
+    assert any("Slurmd shutdown completing" in e.text and e.line == 2 for e in top.evidence)
 
 
 def test_an_oom_remedy_never_sizes_from_a_maxrss_that_was_not_recorded():
@@ -573,3 +604,64 @@ def test_a_running_job_near_its_time_limit_is_at_risk_before_it_is_killed():
     # the same finding a minute later: its incident is not rewritten every poll
     again = verdicts(diagnose(snap, Artifacts(), NOW + timedelta(minutes=1)))[("job", "lab", "1")]
     assert again == near
+
+
+def test_a_job_requeued_because_its_node_failed_says_so_not_begin_time():
+    """After slurmd on c3 stopped, slurmctld requeued job 15 (NODE_FAIL) and squeue shows it
+    PENDING with Reason=BeginTime: the verdict names the failed node, not a --begin wait."""
+    from cockpit.model import SlurmNode
+
+    job = SlurmJob(
+        "15", "train", "u", "batch", "PENDING", "BeginTime",
+        submit_time=datetime(2026, 11, 29, 20, 10, 47, tzinfo=UTC),
+        start_time=datetime(2026, 11, 29, 20, 32, 47, tzinfo=UTC),
+    )  # fmt: skip
+    node = SlurmNode(
+        "c3", "DOWN", ("NOT_RESPONDING",), ("batch",), reason="Not responding",
+        reason_user="slurm", reason_time=datetime(2026, 11, 29, 20, 10, 47, tzinfo=UTC),
+    )  # fmt: skip
+    ctld = (
+        "[2026-11-29T20:10:47.404] requeue job JobId=15 due to failure of node c3\n"
+        "[2026-11-29T20:10:47.405] Requeuing JobId=15\n"
+    )
+    snap = Snapshot(source="lab", kind="slurm", taken_at=NOW, jobs=(job,), nodes=(node,))
+    logs = (
+        LogText("slurmctld.log", "slurmctld", ctld.encode(), subject_id="15"),
+        LogText("slurmctld.log", "slurmctld", ctld.encode(), subject_id="c3"),
+    )
+    findings = diagnose(snap, Artifacts(logs=logs), NOW)
+    top = _top_for(findings, "job", "15")
+    assert top.root_cause == "node_not_responding" and top.severity == "warning", top
+    assert "node c3 failed" in top.title and "begin" not in top.title.lower(), top.title
+    assert "after 20:32" in top.title
+    assert top.first_seen == job.submit_time  # not squeue's estimated end
+    assert any("due to failure of node c3" in e.text for e in top.evidence)
+    c3 = _top_for(findings, "node", "c3")
+    assert "1 job requeued" in c3.title, c3.title
+    # without slurmctld's word, the same row is a plain --begin wait
+    plain = _top_for(diagnose(snap, Artifacts(), NOW), "job", "15")
+    assert plain.root_cause != "node_not_responding"
+
+
+def test_the_failed_nodes_incident_takes_in_the_job_it_requeued():
+    from cockpit.diagnosis.correlate import correlate
+    from cockpit.model import SlurmNode
+
+    job = SlurmJob(
+        "15", "train", "u", "batch", "PENDING", "BeginTime",
+        submit_time=datetime(2026, 11, 29, 20, 10, 47, tzinfo=UTC),
+    )  # fmt: skip
+    node = SlurmNode(
+        "c3", "DOWN", ("NOT_RESPONDING",), ("batch",), reason="Not responding",
+        reason_user="slurm", reason_time=datetime(2026, 11, 29, 20, 10, 47, tzinfo=UTC),
+    )  # fmt: skip
+    line = b"[2026-11-29T20:10:47.404] requeue job JobId=15 due to failure of node c3\n"
+    snap = Snapshot(source="lab", kind="slurm", taken_at=NOW, jobs=(job,), nodes=(node,))
+    logs = (
+        LogText("slurmctld.log", "slurmctld", line, subject_id="15"),
+        LogText("slurmctld.log", "slurmctld", line, subject_id="c3"),
+    )
+    incidents = correlate(diagnose(snap, Artifacts(logs=logs), NOW))
+    (inc,) = [i for i in incidents if i.subject.id == "c3"]
+    assert any(s.kind == "job" and s.id == "15" for s in inc.affected), inc
+    assert not any(i.subject.kind == "job" and i.subject.id == "15" for i in incidents)

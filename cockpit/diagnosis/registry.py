@@ -38,6 +38,7 @@ RULES: dict[str, tuple[Rule | FirstOf, ...]] = {
     "job": (
         FirstOf(
             (
+                slurm_pending.requeued_after_node_failure,
                 slurm_pending.will_run,
                 slurm_pending.never_fits,
                 slurm_pending.held_state,
@@ -76,6 +77,8 @@ RULES: dict[str, tuple[Rule | FirstOf, ...]] = {
         Rule(slurm_site.backfill_starvation),
         Rule(slurm_site.priority_surge),
         Rule(slurm_risk.time_limit_near),
+        Rule(slurm_risk.memory_near_request),
+        Rule(slurm_risk.job_output_silent),
         Rule(slurm_site.unattributed_logs),
         Rule(storage.site_storage),
         # platform lines (CANN codes, pod reasons, Xids) in logs no job or node claims

@@ -130,6 +130,10 @@ _job_id = operator.attrgetter("job_id")
 def _job_wants(j) -> bool:
     if j.state == "COMPLETED":
         return j.elapsed_s is not None and j.elapsed_s < FAST_FAIL_S
+    if j.state == "PENDING":
+        # Reason=BeginTime is how a job requeued after its node failed waits (few jobs ask
+        # for --begin): slurmctld.log says which node failed under it
+        return j.reason == "BeginTime"
     return j.state in FAILED_STATES
 
 

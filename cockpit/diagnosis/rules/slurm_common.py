@@ -14,6 +14,7 @@ from cockpit.diagnosis.context import RuleContext
 from cockpit.diagnosis.logscan import ScanHit
 from cockpit.diagnosis.patterns import classify
 from cockpit.diagnosis.rightsize import mem_for_peak, time_for_peak
+from cockpit.diagnosis.slurm_states import ENDED_STATES
 from cockpit.model import (
     AcctRecord,
     Evidence,
@@ -146,7 +147,8 @@ def job_finding(
         remedy,
         ev_sorted(evidence),
         confidence,
-        job.end_time or job.submit_time,
+        # squeue's end time of a pending or running job is an estimate (start + limit)
+        (job.end_time if job.state in ENDED_STATES else None) or job.submit_time,
         _node_subjects(job, ctx) + _user_subject(job, ctx, cause),
     )
 

@@ -156,12 +156,19 @@ def _out_of_service(node: SlurmNode, ctx: RuleContext, kinds: set[str], unknown:
         label = "node_config_mismatch"
     ev = [_state_evidence(node)]
     conf = 0.85 if reason else 0.5
+    stopped = _slurmd_last_words(node, ctx) if label == "node_not_responding" else None
+    if stopped is not None and stopped[1] is not None:
+        ev.append(stopped[1])
     # the node's own logs often name the cause the drain reason only summarises
     for lt in ctx.logs_for(node.name):
         for h in ctx.strong_hits(lt, 20):
             if _before_the_problem(h.text, node):
                 continue
             hl = h.label
+            if hl == "node_config_mismatch" and "INVALID_REG" not in node.flags:
+                # slurmd notes a differing config at every start and runs on: the cause only
+                # when slurmctld refused the registration (INVALID_REG)
+                continue
             if hl == "gpu_hardware_error" and not _has_gpus(node) and not _GPU_WORDS.search(h.text):
                 hl = "host_memory_error"
             if hl in _NODE_LOG_CAUSES and hl != label:
@@ -194,6 +201,8 @@ def _out_of_service(node: SlurmNode, ctx: RuleContext, kinds: set[str], unknown:
     )
     if planned:
         title += f" ({planned}; returns by itself)"
+    if stopped is not None and label == "node_not_responding":
+        title += f"; {stopped[0]}"
     extra = ""
     remedy = check.format(n=node.name, u=node.reason_user or "see reason")
     if label == "host_memory_error":
@@ -216,6 +225,58 @@ def _out_of_service(node: SlurmNode, ctx: RuleContext, kinds: set[str], unknown:
         ev,
         conf,
     )
+
+
+# slurmd's own last words when it was stopped (systemctl stop, SIGTERM, a crash handler)
+_SLURMD_STOPPED = re.compile(
+    r"Slurmd shutdown completing|got shutdown request|Caught SIG(?:TERM|INT)|"
+    r"slurmd: (?:terminated|exiting)",
+    re.I,
+)
+# slurmctld's note of a job requeued because this node failed
+_REQUEUED_FOR = r"requeue job JobId=\S+ due to failure of node {n}\b"
+
+
+def _slurmd_last_words(node: SlurmNode, ctx: RuleContext) -> tuple[str, Evidence | None] | None:
+    """For a node that stopped responding: what its slurmd log says last (a clean shutdown,
+    or silence since a time) and how many jobs slurmctld requeued because of it, as a title
+    tail and the evidence line. None when neither log says anything."""
+    tail, ev = "", None
+    for lt in ctx.logs_for(node.name):
+        if lt.kind != "slurmd" or not lt.data:
+            continue
+        lines = lt.data.decode("utf-8", "replace").splitlines()
+        i = len(lines) - 1
+        while i >= 0 and not lines[i].strip():
+            i -= 1
+        if i < 0:
+            continue
+        text = lines[i].strip()
+        m = _STAMP.match(text)
+        at = f" at {m.group(1)[11:]}" if m else ""
+        if _SLURMD_STOPPED.search(text):
+            tail = f"slurmd was stopped{at}"
+        else:
+            tail = f"slurmd log silent since {m.group(1)[11:] if m else 'its last line'}"
+        ev = Evidence(lt.name, text, line=lt.file_line(i + 1), path=lt.path, tier=1)
+        break
+    requeued = _requeued_for(node, ctx)
+    if requeued:
+        more = f"{requeued} job{'s' if requeued > 1 else ''} requeued"
+        tail = f"{tail}; {more}" if tail else more
+    return (tail, ev) if tail else None
+
+
+def _requeued_for(node: SlurmNode, ctx: RuleContext) -> int:
+    """Jobs slurmctld requeued because ``node`` failed, from the node's slurmctld.log lines."""
+    rx = re.compile(_REQUEUED_FOR.format(n=re.escape(node.name)))
+    seen: set[str] = set()
+    for lt in ctx.logs_for(node.name):
+        if lt.kind == "slurmctld":
+            for text in lt.data.decode("utf-8", "replace").splitlines():
+                if rx.search(text) and not _before_the_problem(text, node):
+                    seen.add(text.split("JobId=", 1)[1].split()[0])
+    return len(seen)
 
 
 def _word(node: SlurmNode) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from dataclasses import replace
 
 from cockpit.diagnosis.context import RuleContext
 from cockpit.diagnosis.rules.slurm_common import (
@@ -31,7 +32,15 @@ from cockpit.diagnosis.rules.slurm_shape import (
 )
 from cockpit.diagnosis.slurm_codes import OUTCOME_PHRASE, Reason, base_code, limit_of, reason_info
 from cockpit.diagnosis.slurm_states import HELD_STATES, JOB_STATES, PAUSED_STATES, job_state
-from cockpit.model import Evidence, Finding, Partition, Severity, SlurmJob, SlurmNode
+from cockpit.model import (
+    Evidence,
+    Finding,
+    Partition,
+    Severity,
+    SlurmJob,
+    SlurmNode,
+    Subject,
+)
 
 STATES = frozenset({"PENDING"}) | HELD_STATES
 PAUSED = PAUSED_STATES
@@ -185,6 +194,54 @@ def _will_run(job: SlurmJob, ctx: RuleContext) -> tuple[str, str, str] | None:
         ok = plain and job.state == "PENDING" and not _launch_failed(key[0])
         reasons[key] = (r.code, r.label, r.what) if ok else None
     return reasons[key]
+
+
+# slurmctld's line when a node failed under a running job with --requeue (JobRequeue=1)
+_REQUEUED_NODE_FAIL = re.compile(r"requeue job JobId=(\S+) due to failure of node (\S+)")
+
+
+def requeued_after_node_failure(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
+    """A job pending again because its node failed under it: slurmctld ended its run
+    (NODE_FAIL) and requeued it. squeue then shows only Reason=BeginTime (the requeue's
+    short hold) or a plain wait; the run's progress is lost and its node is the cause."""
+    logs = ctx.logs_for(job.job_id)
+    if not logs or _will_run(job, ctx) is None:
+        return None
+    for lt in logs:
+        if lt.kind != "slurmctld":
+            continue
+        lines = lt.data.decode("utf-8", "replace").splitlines()
+        for i in range(len(lines) - 1, -1, -1):
+            m = _REQUEUED_NODE_FAIL.search(lines[i])
+            if m is None or m.group(1) != job.job_id:
+                continue
+            node = m.group(2)
+            n = ctx.nodes.get(node)
+            now = f" ({n.state_label}: {n.reason})" if n is not None and n.is_unhealthy else ""
+            begins = job.start_time is not None and job.start_time > ctx.now
+            start = f" after {job.start_time:%H:%M}" if begins else ""
+            ev = [
+                state_evidence(job, ctx),
+                Evidence(lt.name, lines[i].strip(), line=lt.file_line(i + 1), path=lt.path, tier=0),
+            ]
+            f = job_finding(
+                job,
+                ctx,
+                "node_not_responding",
+                "warning",
+                f"requeued: node {node} failed under it (NODE_FAIL); runs again{start}",
+                f"Node {node}{now} stopped answering while the job ran, so slurmctld ended "
+                f"that run (NODE_FAIL) and requeued the job (Reason={job.reason or 'None'}). "
+                "The run's progress since its last checkpoint is lost; the node is the "
+                "cause, not the job.",
+                f"Nothing to do for the job unless it must not restart from scratch; check "
+                f"the node: scontrol show node {node}; slurmd.log and dmesg on {node}.",
+                ev,
+                0.9,
+            )
+            # the failed node's incident takes the job in (squeue names no node for it now)
+            return (replace(f, related=(Subject("node", ctx.snapshot.source, node),)),)
+    return None
 
 
 def will_run(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
