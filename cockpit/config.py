@@ -19,6 +19,13 @@ Example::
     evidence = "failures"        # or "drill-down": sacct/logs only for the job you open
     backfill_hours = 12          # failed jobs looked for on a first start (no store cursor)
 
+    [risk]                       # running jobs named at risk before they fail
+    memory_near = 0.9            # sstat MaxRSS at this share of the request: a warning
+    sample_budget = 50           # running jobs sampled per poll (one sstat, one stat)
+    log_silent_s = 1800          # stdout not grown this long: a warning
+    [risk.log_silent_partitions]
+    gpu = 3600
+
     [modelarts.prod]
     region = "cn-north-4"
     project_id = "0b1e8c5d2f9a4c6e8d7f0a1b2c3d4e5f"
@@ -37,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import ConfigError, ConfigErrors
+from cockpit.model import RiskSettings
 
 MIN_INTERVAL = 5.0  # seconds; faster polling loads the controller for nothing
 
@@ -126,6 +134,7 @@ class Config:
     )  # raw [alerts] table, read by the alerts issue
     exists: bool = True  # False when the default file was absent
     store: StoreConfig = field(default_factory=StoreConfig)
+    risk: RiskSettings = field(default_factory=RiskSettings)
 
     @property
     def has_sources(self) -> bool:
@@ -177,7 +186,14 @@ _STORE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "retention_days": ((int, float), "number"),
     "follow": ((bool,), "boolean"),
 }
-_TOP = {"clusters", "modelarts", "ui", "alerts", "store"}
+_RISK_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "memory_near": ((int, float), "number"),
+    "memory_critical": ((int, float), "number"),
+    "sample_budget": ((int,), "integer"),
+    "log_silent_s": ((int, float), "number"),
+    "log_silent_partitions": ((dict,), "table"),
+}
+_TOP = {"clusters", "modelarts", "ui", "alerts", "store", "risk"}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -425,6 +441,38 @@ def _store(ld: _Loader, data: dict) -> StoreConfig:
     return StoreConfig(url=url, retention_days=retention, follow=bool(store_v.get("follow", False)))
 
 
+def _risk(ld: _Loader, data: dict) -> RiskSettings:
+    """``[risk]``: when a running job is named at risk (memory near its request, silent
+    stdout) and how many running jobs a poll samples for it."""
+    v = ld.check("risk", _table(ld, data, "risk"), _RISK_KEYS)
+    d = RiskSettings()
+    near = float(v.get("memory_near", d.memory_near))
+    if not 0 < near <= 1 or math.isnan(near):
+        raise ld.error("risk.memory_near", "memory_near is a share of the request: 0 < it <= 1")
+    critical = float(v.get("memory_critical", max(d.memory_critical, near)))
+    if not near <= critical <= 1.5 or math.isnan(critical):
+        raise ld.error(
+            "risk.memory_critical", "memory_critical must be at least memory_near and at most 1.5"
+        )
+    budget = v.get("sample_budget", d.sample_budget)
+    if not 0 <= budget <= 5000:
+        raise ld.error("risk.sample_budget", "sample_budget is jobs per poll: 0 (off) to 5000")
+
+    def seconds(key: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ld.error(key, f"must be a number of seconds, not {value!r}")
+        if not (math.isfinite(value) and value > 0):
+            raise ld.error(key, f"must be a positive number of seconds, not {value}")
+        return float(value)
+
+    silent = seconds("risk.log_silent_s", v.get("log_silent_s", d.log_silent_s))
+    parts = tuple(
+        (str(name), seconds(f"risk.log_silent_partitions.{name}", value))
+        for name, value in v.get("log_silent_partitions", {}).items()
+    )
+    return RiskSettings(near, critical, int(budget), silent, parts)
+
+
 def load_config(path: str | Path | None = None) -> Config:
     """Read and validate the config. ``path=None``: the default path, absent -> empty Config.
 
@@ -478,6 +526,7 @@ def load_config(path: str | Path | None = None) -> Config:
     ui = kept(_ui, ld, data, default=UiConfig())
     alerts = dict(kept(_table, ld, data, "alerts", default={}))
     store = kept(_store, ld, data, default=StoreConfig())
+    risk = kept(_risk, ld, data, default=RiskSettings())
     if problems:
         raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
     return Config(
@@ -487,4 +536,5 @@ def load_config(path: str | Path | None = None) -> Config:
         ui=ui,
         alerts=alerts,
         store=store,
+        risk=risk,
     )

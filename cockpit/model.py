@@ -407,6 +407,83 @@ class FsUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class RiskSettings:
+    """``[risk]`` of the config: when a running job is named at risk (cockpit.slurm.risk)."""
+
+    memory_near: float = 0.9  # MaxRSS / the job's memory request: a warning from here
+    memory_critical: float = 0.98  # ... and critical from here (or climbing past memory_near)
+    sample_budget: int = 50  # running jobs sampled per poll (one sstat, one stat of outputs)
+    log_silent_s: float = 1800.0  # stdout not grown this long while RUNNING: a warning
+    # (partition, seconds) overrides of log_silent_s
+    log_silent_partitions: tuple[tuple[str, float], ...] = ()
+
+    def silent_after(self, partition: str) -> float:
+        for name, s in self.log_silent_partitions:
+            if name == partition:
+                return s
+        return self.log_silent_s
+
+
+@dataclass(frozen=True, slots=True)
+class StepUsage:
+    """One running step as ``sstat -a`` prints it (``cockpit.slurm.sstat``). Memory in KiB
+    (sstat's own unit; MiB would round a small step to 0); None: the field was empty."""
+
+    job_id: str
+    step: str  # batch, extern, 0, 1, ...
+    max_rss_kib: int | None
+    max_rss_node: str = ""
+    ave_rss_kib: int | None = None
+    ntasks: int | None = None
+    nodes: int | None = None  # nodes of the step (its Nodelist)
+    ave_cpu_s: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobMemory:
+    """A running job's memory against its request, from its latest sstat sample.
+
+    ``used_kib``: the busiest node's resident memory as far as sstat tells (the largest task's
+    MaxRSS, or AveRSS times the tasks per node when a step runs several there);
+    ``request_mib``: per node; ``near_kib``: its figure when first sampled at or past
+    ``RiskSettings.memory_near`` (a job that climbs past it is about to be killed).
+    """
+
+    job_id: str
+    step: str
+    used_kib: int
+    max_rss_kib: int
+    request_mib: int
+    sampled_at: datetime
+    node: str = ""
+    tasks_per_node: int = 1
+    near_kib: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobOutput:
+    """A running job's stdout file as the latest stat saw it: size and when it last grew;
+    ``last_line`` read only once the file is silent (empty until then)."""
+
+    job_id: str
+    path: str
+    size: int
+    modified_at: datetime
+    last_line: str = ""
+    line_no: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RiskProbe:
+    """What the source sampled of running jobs to say "at risk" before they fail, with the
+    settings it sampled under (rules are pure: the thresholds travel with the data)."""
+
+    settings: RiskSettings = field(default_factory=RiskSettings)
+    memory: tuple[JobMemory, ...] = ()
+    outputs: tuple[JobOutput, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     """Everything one poll of one source saw. Immutable; replaced wholesale each poll.
 
@@ -431,6 +508,8 @@ class Snapshot:
     # PENDING job counts of this source's earlier polls, oldest first: (taken_at, count), kept
     # across polls by cockpit.watch.surge (the engine is pure); empty = no history (a bundle)
     pending_history: tuple[tuple[datetime, int], ...] = ()
+    # running jobs sampled for risk (memory near the request, silent output); None: none
+    risk: RiskProbe | None = None
 
     @property
     def ok(self) -> bool:

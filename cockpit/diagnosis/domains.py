@@ -30,6 +30,8 @@ LABEL_DOMAIN: dict[str, str] = {
     "oom_killed": "memory",
     "time_limit": "time",
     "time_limit_near": "time",
+    "memory_near_request": "memory",
+    "job_output_silent": "application",
     "command_not_found": "software",
     "missing_shared_library": "software",
     "module_load_failed": "software",

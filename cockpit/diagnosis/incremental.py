@@ -54,6 +54,8 @@ SNAPSHOT_SITE_RULES = frozenset(
         slurm_site.backfill_starvation,
         slurm_site.priority_surge,
         slurm_risk.time_limit_near,
+        slurm_risk.memory_near_request,
+        slurm_risk.job_output_silent,
         storage.site_storage,
     }
 )

@@ -201,3 +201,50 @@ def sacct_script_argv(job_id: str) -> tuple[str, ...]:
     """The batch script as slurmdbd stored it (``AccountingStoreFlags=job_script``; else
     sacct prints ``NONE``)."""
     return ("sacct", "-B", "-j", job_id)
+
+
+# ---------------------------------------------------------------- before it fails
+# Running jobs sampled for risk (cockpit.slurm.risk). sstat takes a job list and, with -a, prints
+# every running step of each; it has no --delimiter before 24.05 and its '|' cannot occur in
+# these fields (ids, sizes, node lists, durations). 22.05, 24.11 and 26.05 accept the same.
+SSTAT_FIELDS: tuple[str, ...] = (
+    "JobID",
+    "MaxRSS",
+    "MaxRSSNode",
+    "AveRSS",
+    "NTasks",
+    "Nodelist",
+    "AveCPU",
+)
+
+
+def sstat_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Every running step of the given, already validated job ids, one line each."""
+    return (
+        "sstat",
+        "-a",
+        "-n",
+        "-P",
+        "-j",
+        ",".join(job_ids),
+        "--format=" + ",".join(SSTAT_FIELDS),
+    )
+
+
+def squeue_outputs_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The StdOut pattern (``%j`` unresolved) and owner of the given jobs, one line each:
+    ``-O`` is the only squeue format with StdOut; the path comes last (it may hold a '|')."""
+    return (
+        "squeue",
+        "--noheader",
+        "--states=RUNNING",
+        "-j",
+        ",".join(job_ids),
+        "-O",
+        "JobID:|,UserID:|,GroupID:|,StdOut:0",
+    )
+
+
+def stat_argv(paths: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Size and modification time of many files in one command (GNU stat): ``SIZE MTIME PATH``."""
+    return ("stat", "-L", "-c", "%s %Y %n", "--", *paths)

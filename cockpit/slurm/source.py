@@ -21,6 +21,7 @@ from cockpit.model import (
     AcctRecord,
     Artifacts,
     LogLocation,
+    RiskSettings,
     SlurmJob,
     SlurmNode,
     Snapshot,
@@ -57,6 +58,7 @@ from cockpit.slurm.parse import (
     resolve_output_path,
 )
 from cockpit.slurm.paths import JobOwner, check_job_path, job_owner, remember
+from cockpit.slurm.risk import RiskSampler
 from cockpit.slurm.squeue import SqueueCarry, parse_squeue
 from cockpit.slurm.versions import has_only_job_state, parse_version_output
 from cockpit.source import Source
@@ -156,6 +158,9 @@ class SlurmSource(Source):
         # where evidence captured at first sight is kept (cockpit.store's Store: anything with
         # evidence(source, subject) -> Artifacts | None); None: no store
         self.evidence_store: Any = None
+        # running jobs sampled for risk each poll within a budget (sstat, stdout growth);
+        # use_risk() sets the config's thresholds, a budget of 0 turns it off
+        self.risk = RiskSampler()
 
     # ------------------------------------------------------------------ commands
 
@@ -238,6 +243,10 @@ class SlurmSource(Source):
             await asyncio.to_thread(_trim_heap)
         warnings += w1 + w2 + w3
         jobs = await self._backfill_finish(backfill, taken, jobs, warnings)
+        risk = None
+        if self.risk.settings.sample_budget > 0:
+            risk, risk_warnings = await self.risk.sample(self, jobs, taken)
+            warnings += risk_warnings
         storage: tuple = ()
         if isinstance(storage_res, BaseException):  # df trouble must not hide the queue
             warnings.append(f"df {' '.join(self.storage_paths)}: {err_text(storage_res)}")
@@ -254,6 +263,7 @@ class SlurmSource(Source):
             warnings=tuple(warnings),
             slurm_version=version,
             storage=storage,
+            risk=risk,
         )
 
     # ------------------------------------------------------------------ backfill
@@ -270,6 +280,10 @@ class SlurmSource(Source):
 
     def use_store(self, store: Any) -> None:
         self.evidence_store = store
+
+    def use_risk(self, settings: RiskSettings) -> None:
+        """The config's ``[risk]`` thresholds and budget (samples so far are kept)."""
+        self.risk.settings = settings
 
     def _overlap(self) -> timedelta:
         # one poll interval, at least a minute: slurmdbd records an end a little late
