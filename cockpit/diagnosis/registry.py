@@ -79,8 +79,6 @@ RULES: dict[str, tuple[Rule | FirstOf, ...]] = {
         Rule(slurm_risk.time_limit_near),
         Rule(slurm_risk.memory_near_request),
         Rule(slurm_risk.job_output_silent),
-        Rule(slurm_risk.memory_near_request),
-        Rule(slurm_risk.job_output_silent),
         Rule(slurm_site.unattributed_logs),
         Rule(storage.site_storage),
         # platform lines (CANN codes, pod reasons, Xids) in logs no job or node claims
