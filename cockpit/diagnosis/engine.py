@@ -334,5 +334,6 @@ def finding_json(f: Finding) -> dict:
         "title": f.title,
         "explanation": f.explanation,
         "remedy": f.remedy,
+        "first_seen": f.first_seen.isoformat() if f.first_seen else None,
         "evidence": [{"file": e.where, "line": e.line, "text": e.text} for e in f.evidence],
     }

@@ -59,6 +59,11 @@ RULES: tuple[str, ...] = (
     "source_down",  # a cluster / project stopped answering
     "source_recovered",  # ... and came back
     "storage",  # shared filesystem (bytes or inodes) above the threshold
+    # before it fails: a running job named at risk (cockpit.diagnosis.rules.slurm_risk)
+    "time_limit_near",  # past 90 % of its time limit
+    "memory_near",  # resident memory near its request
+    "memory_critical",  # ... at 98 % of it, or still climbing
+    "output_silent",  # stdout not grown for the configured time
 )
 TEMPLATES: tuple[str, ...] = ("generic", "slack", "wecom", "dingtalk", "feishu")
 _SUBJECT_KINDS = (
@@ -168,6 +173,7 @@ def finding_to_json(f: Finding) -> dict[str, Any]:
         "explanation": f.explanation,
         "remedy": f.remedy,
         "confidence": f.confidence,
+        "first_seen": f.first_seen.isoformat() if f.first_seen else None,
         "evidence": [
             {
                 "where": e.where,
@@ -182,6 +188,18 @@ def finding_to_json(f: Finding) -> dict[str, Any]:
     }
 
 
+def _aware(text: Any) -> datetime | None:
+    """A finding's first-seen read back (None when absent, unzoned or unreadable: an
+    alert history written before it was kept)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return t if t.tzinfo is not None else None
+
+
 def finding_from_json(d: Mapping[str, Any]) -> Finding:
     return Finding(
         root_cause=str(d["root_cause"]),
@@ -191,6 +209,7 @@ def finding_from_json(d: Mapping[str, Any]) -> Finding:
         explanation=str(d.get("explanation", "")),
         remedy=str(d.get("remedy", "")),
         confidence=float(d.get("confidence", 0.8)),
+        first_seen=_aware(d.get("first_seen")),
         evidence=tuple(
             Evidence(
                 where=str(e["where"]),
