@@ -226,6 +226,21 @@ def test_a_drain_takes_in_only_the_jobs_that_ended_after_it_began():
     assert any(i.subject.id == "10" for i in incidents)  # its own failure, not the drain's
 
 
+def test_a_fault_drain_has_a_grace_an_operators_drain_has_none():
+    """slurmctld drains for Kill task failed a little after the job it hit ended: that job
+    is the drain's. A job that ended a minute before an operator drained the node is not."""
+    from datetime import timedelta
+
+    drain_at = T.replace(hour=21)
+    just_before = _ended(
+        "12", "application_error", "non-zero exit", drain_at - timedelta(minutes=1), node="c3"
+    )  # noqa: E501
+    for cause, took in (("node_drain_kill_task_failed", ["12"]), ("node_drain_admin", [])):
+        head = Finding(cause, "warning", Subject("node", "hpc", "c3"), "DRAIN", first_seen=drain_at)
+        node = next(i for i in correlate([head, just_before]) if i.subject.kind == "node")
+        assert [s.id for s in node.affected] == took, cause
+
+
 def test_two_users_missing_two_modules_are_two_incidents():
     """The log line names the module: the title does too, so ana's cuda/12.1 and bo's
     openmpi/4.1 are not one cluster-wide "loading a module failed"."""

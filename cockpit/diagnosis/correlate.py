@@ -249,7 +249,11 @@ def _in_window(f: Finding, head: Finding) -> bool:
     time unknown: linked, as the node names it."""
     if f.first_seen is None or head.first_seen is None:
         return True
-    return f.first_seen >= head.first_seen - NODE_GRACE
+    # the grace is for a fault slurmctld notes after the job it hit (Kill task failed, a
+    # health check's drain); a drain an operator set names no fault, so only what ended
+    # after it can be its casualty
+    grace = NODE_GRACE if head.root_cause != "node_drain_admin" else timedelta(0)
+    return f.first_seen >= head.first_seen - grace
 
 
 def _casualty(f: Finding) -> bool:
