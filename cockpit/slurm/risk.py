@@ -113,7 +113,9 @@ class RiskSampler:
 
     # ------------------------------------------------------------------ choosing
 
-    def memory_candidates(self, running: list[SlurmJob]) -> list[SlurmJob]:
+    def memory_candidates(
+        self, running: list[SlurmJob], now: float | None = None
+    ) -> list[SlurmJob]:
         budget = self.settings.sample_budget
         if budget <= 0:
             return []
@@ -129,7 +131,7 @@ class RiskSampler:
             if last is not None and _ratio(last) >= near:
                 key = (0, -_ratio(last), total)
             elif asked is None:
-                key = (1, total, -(j.elapsed_s or 0))
+                key = (1, total, -(j.elapsed_by(now) or 0))
             else:
                 key = (2, asked, total)
             keyed.append((key, j.job_id, j))
@@ -142,7 +144,9 @@ class RiskSampler:
         keyed = []
         for j in running:
             after = self.settings.silent_after(j.partition)
-            if (j.elapsed_s or 0) < after or not JOB_ID_RE.match(j.job_id):
+            # a carried row's elapsed time runs on from when it was read (elapsed_by)
+            ran = j.elapsed_by(now) or 0
+            if ran < after or not JOB_ID_RE.match(j.job_id):
                 continue
             if self.paths.get(j.job_id) == "":
                 continue  # no file we can look at
@@ -151,7 +155,7 @@ class RiskSampler:
             if seen is not None and now - seen.modified_at.timestamp() >= after / 2:
                 key = (0, seen.modified_at.timestamp(), 0)
             elif asked is None:
-                key = (1, -(j.elapsed_s or 0), 0)
+                key = (1, -ran, 0)
             else:
                 key = (2, asked, 0)
             keyed.append((key, j.job_id, j))
@@ -170,7 +174,7 @@ class RiskSampler:
                 del d[k]
         warnings: list[str] = []
         now = at.timestamp()
-        mem_jobs = self.memory_candidates(running)
+        mem_jobs = self.memory_candidates(running, now)
         out_jobs = self.output_candidates(running, now)
         if mem_jobs:
             await self._sample_memory(src, mem_jobs, at, warnings)

@@ -405,6 +405,57 @@ def storage_alerts(
     return out
 
 
+# Findings that name a running job at risk -> the alert rule each raises (a critical memory
+# finding raises its own rule: the escalation is news of its own, not a repeat)
+RISK_RULES: dict[str, str] = {
+    "time_limit_near": "time_limit_near",
+    "memory_near_request": "memory_near",
+    "job_output_silent": "output_silent",
+}
+RiskKeys = frozenset[tuple[str, Subject]]
+
+
+def _risk_rule(f: Finding) -> str:
+    rule = RISK_RULES[f.root_cause]
+    return "memory_critical" if rule == "memory_near" and f.severity == "critical" else rule
+
+
+def risk_alerts(
+    prev: RiskKeys | None, cur: Snapshot, findings: Sequence[Finding], now: datetime
+) -> tuple[list[Alert], RiskKeys]:
+    """Alerts for the jobs named at risk now and not at the last poll, and the (rule, subject)
+    pairs named now (the next poll's ``prev``). ``prev`` None: the first poll, a baseline
+    (what was already at risk does not fire, as for the other transitions). A critical memory
+    finding after its warning fires once more (``memory_critical``). A failed poll changes
+    nothing: its caller keeps ``prev``."""
+    named = {(_risk_rule(f), f.subject): f for f in findings if f.root_cause in RISK_RULES}
+    keys: RiskKeys = frozenset(named)
+    if prev is None:
+        return [], keys
+    fresh = [k for k in named if k not in prev]
+    if not fresh:
+        return [], keys
+    jobs = {j.job_id: j for j in cur.jobs} if cur.kind == "slurm" else {}
+    out = []
+    for rule, subj in sorted(fresh, key=lambda k: (k[1].id, k[0])):
+        f = named[(rule, subj)]
+        j = jobs.get(subj.id) if subj.kind == "job" else None
+        who = f" ({j.name}, {j.user})" if j is not None else ""
+        out.append(
+            Alert(
+                now,
+                rule,
+                f.severity,
+                subj,
+                f"job {subj.id}{who} at risk: {f.title}",
+                f,
+                cur.source,
+                j.user if j is not None else "",
+            )
+        )
+    return out, keys
+
+
 # Job alerts that an incident of several jobs speaks for: one alert per incident, not per job.
 FOLDED_RULES = frozenset({"job_failed", "pending_never_runs"})
 

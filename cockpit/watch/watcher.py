@@ -44,7 +44,13 @@ from cockpit.watch.alerts import Alert, AlertConfig, AlertRules
 from cockpit.watch.history import AlertHistory
 from cockpit.watch.identity import delivery_key
 from cockpit.watch.notify import Notifier
-from cockpit.watch.transitions import detect, fold_by_incident, storage_alerts
+from cockpit.watch.transitions import (
+    RiskKeys,
+    detect,
+    fold_by_incident,
+    risk_alerts,
+    storage_alerts,
+)
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +161,7 @@ class Watcher:
         self._prev: dict[str, Snapshot] = {}  # one per source: bounded by the config
         self._good: dict[str, Snapshot] = {}
         self._storage: dict[str, list[FsUsage]] = {}
+        self._risk: dict[str, RiskKeys] = {}  # source -> jobs named at risk at its last poll
         self._outage: dict[str, datetime] = {}  # source -> start of its outage
         self._open: dict[str, dict[str, Incident]] = {}  # source -> open incident key -> it
         self._alerts: deque[Alert] = deque(maxlen=KEEP)
@@ -209,6 +216,12 @@ class Watcher:
                 recent=list(self._alerts),
                 last_good=good,
             )
+            if snapshot.ok:
+                known = self._risk.get(src)
+                if known is None and self.announce_open:
+                    known = frozenset()
+                risky, self._risk[src] = risk_alerts(known, snapshot, findings, now)
+                raw += risky
             if incidents:
                 raw = fold_by_incident(raw, [i for i in incidents if i.subject.source == src])
             if storage is not None:

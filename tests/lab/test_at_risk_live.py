@@ -1,5 +1,7 @@
-"""Live: a running job near its time limit is named at risk before Slurm kills it, by every
-head, and the warning gives way to the TIMEOUT once it is killed.
+"""Live: running jobs named at risk before they fail, by every head: one near its time limit
+(the warning gives way to the TIMEOUT once it is killed), one holding ~280 MB under --mem=300M
+(sstat), one silent after its first line (its stdout's mtime); a local webhook gets each
+alert once, and the warnings resolve when the jobs end.
 
 Skipped with a reason when the lab is not up; never starts or stops it.
 """
@@ -11,9 +13,11 @@ import os
 import subprocess
 import sys
 import time
+from collections import Counter
 
 import pytest
 
+from tests.am_support import Webhook
 from tests.conftest import LabEnv, wait_for
 
 pytestmark = pytest.mark.lab
@@ -57,3 +61,95 @@ def test_a_job_near_its_time_limit_is_at_risk_then_timed_out(lab_env, tmp_path):
         )
     finally:
         lab_env.scancel(jid)
+
+
+INTERVAL = 5  # the config's floor: "within two polls" is then within ~10 s plus the polls
+
+
+def _hook_alerts(hook: Webhook) -> list[dict]:
+    return list(hook.bodies)  # the generic template posts one alert's JSON per request
+
+
+def test_memory_near_and_silent_output_are_at_risk_alerted_once_and_resolve(lab_env, tmp_path):
+    hook = Webhook()
+    cfg = tmp_path / "lab.toml"
+    cfg.write_text(
+        f'[clusters.lab]\ntransport = "local"\ninterval = {INTERVAL}\n'
+        f'slurmctld_log = "{lab_env.ctld_log}"\nslurmd_log = "{lab_env.slurmd_log_pattern}"\n'
+        # silent after 12 s in the test (30 min by default)
+        "[risk]\nlog_silent_s = 12\n"
+        f'[alerts.notify]\nwebhook = "{hook.url}"\n'
+    )
+    env = {**os.environ, **lab_env.env, "XDG_STATE_HOME": str(tmp_path / "state")}
+    out = open(tmp_path / "watch.out", "wb")  # noqa: SIM115 - closed below
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "cockpit", "watch", "--config", str(cfg), "--json"],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
+    mem = quiet = ""
+    try:
+        mem = lab_env.sbatch(
+            "-p", "debug", "-t", "5", "--mem=300M", "-J", "h-mem-near", "--wrap",
+            'python3 -c "b=bytearray(280*2**20); import time; time.sleep(600)"',
+        )  # fmt: skip
+        quiet = lab_env.sbatch(
+            "-p", "debug", "-t", "5", "--mem=100M", "-J", "h-silent", "--wrap",
+            "echo started, now waiting; sleep 600",
+        )  # fmt: skip
+        lab_env.wait_state(mem, {"RUNNING"}, 60)
+        lab_env.wait_state(quiet, {"RUNNING"}, 60)
+        running_at = time.monotonic()
+
+        def alert(rule: str, jid: str) -> dict | None:
+            return next(
+                (a for a in _hook_alerts(hook) if a["rule"] == rule and a["subject"]["id"] == jid),
+                None,
+            )
+
+        # memory: named with its figures within two polls of running (plus their own time)
+        got = wait_for(lambda: alert("memory_near", mem), 2 * INTERVAL + 20, "memory alert")
+        assert time.monotonic() - running_at <= 2 * INTERVAL + 20
+        assert got["severity"] in ("warning", "critical")
+        assert "MaxRSS" in got["title"] and "--mem 300M" in got["title"], got["title"]
+        assert got["finding"]["root_cause"] == "memory_near_request"
+        assert "--mem=" in got["finding"]["remedy"]
+        verdict = _snapshot_verdict(lab_env, str(cfg), env, mem)
+        assert verdict.get("root_cause") == "memory_near_request", verdict
+        pct = int(verdict["title"].rsplit("(", 1)[1].split(" %")[0])
+        assert 90 <= pct <= 100, verdict["title"]
+
+        # silent: past the 12 s threshold, with its one line
+        got = wait_for(lambda: alert("output_silent", quiet), 12 + 3 * INTERVAL + 20, "silence")
+        assert "started, now waiting" in got["title"], got["title"]
+        verdict = _snapshot_verdict(lab_env, str(cfg), env, quiet)
+        assert verdict.get("root_cause") == "job_output_silent", verdict
+
+        # the jobs end: their warnings resolve in every head
+        lab_env.scancel(mem, quiet)
+        for jid in (mem, quiet):
+            wait_for(
+                lambda jid=jid: (
+                    _snapshot_verdict(lab_env, str(cfg), env, jid).get("root_cause")
+                    not in ("memory_near_request", "job_output_silent")
+                ),
+                60,
+                f"job {jid}'s warning to resolve",
+            )
+        time.sleep(2 * INTERVAL)  # more polls: nothing fires again
+        fired = Counter(
+            (a["rule"], a["subject"]["id"])
+            for a in _hook_alerts(hook)
+            if a["subject"]["id"] in (mem, quiet) and a["rule"] in ("memory_near", "output_silent")
+        )
+        assert fired == {("memory_near", mem): 1, ("output_silent", quiet): 1}, fired
+    finally:
+        lab_env.scancel(*(j for j in (mem, quiet) if j))
+        watch.terminate()
+        try:
+            watch.wait(20)
+        except subprocess.TimeoutExpired:
+            watch.kill()
+        out.close()
+        hook.close()

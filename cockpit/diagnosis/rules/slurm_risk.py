@@ -176,8 +176,8 @@ def _memory_finding(j: SlurmJob, m: JobMemory, source: str, st: RiskSettings) ->
 
 
 def job_output_silent(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
-    """RUNNING jobs whose stdout has not grown for ``log_silent_s`` (per partition): a hang,
-    a deadlock, a rendezvous that never came, while it still holds its nodes."""
+    """RUNNING jobs whose stdout, once written to, has not grown for ``log_silent_s`` (per
+    partition): a hang, a deadlock, a rendezvous that never came, while it holds its nodes."""
     probe = snap.risk
     if snap.kind != "slurm" or probe is None or not probe.outputs:
         return
@@ -186,7 +186,12 @@ def job_output_silent(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
     jobs = _running(snap, {o.job_id for o in probe.outputs})
     for o in probe.outputs:
         j = jobs.get(o.job_id)
-        if j is None or now - o.modified_at.timestamp() < st.silent_after(j.partition):
+        # an empty file says nothing: many jobs never print (they log to files of their own)
+        if (
+            j is None
+            or not o.size
+            or now - o.modified_at.timestamp() < st.silent_after(j.partition)
+        ):
             continue
         yield _silent_finding(j, o, snap.source, st, ctx.now.tzinfo)
 
