@@ -6,7 +6,8 @@ never every job every poll. Each poll :class:`RiskSampler` picks at most
 ONE ``stat`` (plus one ``squeue -O StdOut`` for the jobs whose output path it does not know
 yet). Memory goes first to the jobs already near their request (so a climb is seen at once),
 then those never sampled (largest request first, then longest running), then the stalest
-samples: every running job is sampled in turn, and a near one every poll. Stdout goes first to
+samples: every running job is sampled in turn, and the near ones (at most half the budget,
+the nearest first) every poll. Stdout goes first to
 the jobs already quiet for half their threshold, then the never stat'ed, then the stalest;
 a job younger than its silence threshold is not looked at (its file cannot be that old).
 
@@ -94,6 +95,10 @@ def job_memory(
     )
 
 
+def _first_two(t: tuple) -> tuple:
+    return t[0], t[1]
+
+
 def _ratio(m: JobMemory) -> float:
     return m.used_kib / (m.request_mib * 1024)
 
@@ -120,6 +125,7 @@ class RiskSampler:
         if budget <= 0:
             return []
         near = self.settings.memory_near * NEAR_FIRST
+        hot: list = []  # sampled near their request: again every poll, the nearest first
         keyed = []
         for j in running:
             req = request_per_node_mib(j)
@@ -129,13 +135,15 @@ class RiskSampler:
             last = self.memory.get(j.job_id)
             asked = self.mem_asked.get(j.job_id)
             if last is not None and _ratio(last) >= near:
-                key = (0, -_ratio(last), total)
+                hot.append(((-_ratio(last), total), j.job_id, j))
             elif asked is None:
-                key = (1, total, -(j.elapsed_by(now) or 0))
+                keyed.append(((1, total, -(j.elapsed_by(now) or 0)), j.job_id, j))
             else:
-                key = (2, asked, total)
-            keyed.append((key, j.job_id, j))
-        return [j for _, _, j in heapq.nsmallest(budget, keyed, key=lambda t: (t[0], t[1]))]
+                keyed.append(((2, asked, total), j.job_id, j))
+        # at most half the budget for the near ones: the others still come round in turn
+        hot = heapq.nsmallest(max(1, budget // 2), hot, key=_first_two)
+        rest = heapq.nsmallest(budget - len(hot), keyed, key=_first_two)
+        return [j for _, _, j in hot + rest]
 
     def output_candidates(self, running: list[SlurmJob], now: float) -> list[SlurmJob]:
         budget = self.settings.sample_budget

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Fake Slurm 22.05 client commands over a big synthetic queue, for peer benchmarks.
 
-squeue, sinfo, scontrol and sacct in this folder are symlinks to this file; argv[0] picks
+squeue, sinfo, scontrol, sacct and sstat in this folder are symlinks to this file; argv[0] picks
 the command. Environment:
   FAKE_SLURM_JOBS  jobs in the queue, one row each under `squeue --array` (default 100000)
   FAKE_SLURM_SEED  generator seed (default 1): same seed and N give the same jobs
@@ -69,7 +69,7 @@ LETTERS = dict(A="jobid", F="arrayjobid", K="arraytaskid", i="jobarrayid", j="na
                r="reason", R="reasonlist", Z="workdir", o="command", E="dependency", b="gres",
                f="features", k="comment", B="batchhost", v="reservation", y="nice")
 LONG = {f: f for f in FIELDS if not f.startswith("_")}
-LONG.update(username="user", userid="uid", groupname="group", statecompact="st", nodes="nodelist",
+LONG.update(username="user", userid="uid", groupid="uid", groupname="group", statecompact="st", nodes="nodelist",
             prioritylong="priority", numnodes="nodes", numcpus="cpus", feature="features",
             **{"tres": "tres", "tres-alloc": "tres", "tres-per-node": "gres", "exit_code": "exitcode"})
 
@@ -455,6 +455,42 @@ def sacct(argv):
         for r in out: print(" ".join(f"{str(r.get(n, '')):>{w}.{w}}" for n, w in zip(names, widths)))
 
 
+def sstat(argv):
+    """sstat -a -n -P -j ID,... --format=F,...: each listed RUNNING job's batch step (and step 0
+    on several nodes), its MaxRSS a steady share of its request (seeded by the job id: 10 % to
+    99 %, one job in 20 past 90 %); other ids are a line on stderr, as sstat says them."""
+    p = argparse.ArgumentParser(prog="sstat", add_help=False)
+    p.add_argument("-j", "--jobs", action="append"); p.add_argument("-o", "--format")
+    p.add_argument("-n", "--noheader", action="store_true"); p.add_argument("-P", "--parsable2", action="store_true")
+    p.add_argument("-p", "--parsable", action="store_true"); p.add_argument("-a", "--allsteps", action="store_true")
+    a, _ = p.parse_known_args(argv)
+    ids = split(a.jobs)
+    fields = (a.format or "JobID,MaxRSS,MaxRSSNode,AveRSS,NTasks,Nodelist,AveCPU").split(",")
+    found = set()
+    end = "|" if a.parsable else ""
+    if not a.noheader: print("|".join(fields) + end)
+    for j in load_jobs():
+        g = dict(zip(FIELDS, j))
+        jid = g["jobarrayid"] if g["jobarrayid"] in ids else g["jobid"]   # sstat takes 123_4 too
+        if jid not in ids or g["st"] != "R": continue
+        found.add(jid)
+        rng = random.Random(int(g["jobid"]))
+        share = 0.92 + 0.07 * rng.random() if rng.random() < 0.05 else 0.1 + 0.8 * rng.random()
+        nnodes = int(g["nodes"])
+        per_node_kib = int(g["_mem"] // nnodes * 1024 * share)
+        steps = [("batch", 1, g["batchhost"])] + ([("0", nnodes, g["nodelist"])] if nnodes > 1 else [])
+        for step, ntasks, nodes in steps:
+            rec = dict(jobid=f"{jid}.{step}", maxrss=f"{per_node_kib}K", maxrssnode=g["batchhost"],
+                       averss=f"{per_node_kib}K", ntasks=str(ntasks), nodelist=nodes,
+                       avecpu="00:10:00")
+            print("|".join(rec.get(f.lower(), "") or "" for f in fields) + end)
+    for jid in sorted(ids - found):
+        print(f"sstat: error: couldn't get steps for job {jid}", file=sys.stderr)
+
+
+COMMANDS = {"squeue": squeue, "sinfo": sinfo, "scontrol": scontrol, "sacct": sacct, "sstat": sstat}
+
+
 def main():
     cmd = os.path.basename(sys.argv[0]).removesuffix(".py")
     log_call(cmd, sys.argv[1:])
@@ -469,7 +505,7 @@ def main():
             with open(path + ".tmp", "w") as f:
                 real_stdout, sys.stdout = sys.stdout, f
                 try:
-                    {"squeue": squeue, "sinfo": sinfo, "scontrol": scontrol, "sacct": sacct}[cmd](sys.argv[1:])
+                    COMMANDS[cmd](sys.argv[1:])
                 finally:
                     sys.stdout = real_stdout
             os.replace(path + ".tmp", path)
@@ -477,7 +513,7 @@ def main():
             sys.stdout.buffer.write(f.read())
         return
     try:
-        {"squeue": squeue, "sinfo": sinfo, "scontrol": scontrol, "sacct": sacct}[cmd](sys.argv[1:])
+        COMMANDS[cmd](sys.argv[1:])
         sys.stdout.flush()
     except BrokenPipeError:               # reader went away (e.g. `| head`)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
