@@ -239,3 +239,42 @@ def test_risk_alerts_fire_once_per_job_and_once_more_when_critical():
     worse = _snap(jobs.values(), RiskProbe(RiskSettings(memory_critical=0.95), memory=(mem,)))
     alerts, keys = risk_alerts(keys, worse, diagnose(worse, now=NOW), NOW)
     assert [(a.rule, a.severity) for a in alerts] == [("memory_critical", "critical")]
+
+
+def _training(phase: str, preview: str, changed: datetime | None) -> Snapshot:
+    from cockpit.model import TrainingJob
+
+    job = TrainingJob(
+        "6f1c-uuid",
+        "llama-ft",
+        phase,
+        log_preview=preview,
+        log_task="worker-0",
+        log_changed_at=changed,
+        create_time=NOW - timedelta(hours=3),
+    )
+    return Snapshot("ma", "modelarts", NOW, training_jobs=(job,))
+
+
+def test_a_running_training_job_whose_log_stopped_is_silent_with_its_last_line():
+    preview = "step 100 loss 2.31\nstep 200 loss 2.12\n"
+    found = [
+        f
+        for f in diagnose(_training("Running", preview, NOW - timedelta(minutes=45)), now=NOW)
+        if f.root_cause == "training_log_silent"
+    ]
+    (f,) = found
+    assert f.severity == "warning" and "step 200 loss 2.12" in f.title
+    assert f"since {NOW - timedelta(minutes=45):%H:%M}" in f.title and f.evidence[0].line == 2
+    # a log that moved 5 min ago, or a job still Initializing (its own rule), is not
+    for snap in (
+        _training("Running", preview, NOW - timedelta(minutes=5)),
+        _training("Pending", preview, NOW - timedelta(minutes=45)),
+    ):
+        assert not [f for f in diagnose(snap, now=NOW) if f.root_cause == "training_log_silent"]
+    # the alert names the training job by its name
+    snap = _training("Running", preview, NOW - timedelta(minutes=45))
+    alerts, _ = risk_alerts(frozenset(), snap, diagnose(snap, now=NOW), NOW)
+    assert [(a.rule, a.title.split(" at risk")[0]) for a in alerts] == [
+        ("output_silent", "training job llama-ft")
+    ]

@@ -32,6 +32,7 @@ LABEL_DOMAIN: dict[str, str] = {
     "time_limit_near": "time",
     "memory_near_request": "memory",
     "job_output_silent": "application",
+    "training_log_silent": "application",
     "command_not_found": "software",
     "missing_shared_library": "software",
     "module_load_failed": "software",

@@ -14,6 +14,7 @@ from cockpit.diagnosis.rules import (
     containers,
     gpu_host,
     modelarts,
+    modelarts_risk,
     modelarts_startup,
     slurm_ended,
     slurm_nodes,
@@ -33,6 +34,7 @@ RULES: dict[str, tuple[Rule | FirstOf, ...]] = {
         Rule(modelarts.job_initializing_too_long),
         Rule(modelarts.job_paths),
         Rule(modelarts_startup.job_log_silent),
+        Rule(modelarts_risk.running_log_silent),
     ),
     "pool": (Rule(modelarts.pool_abnormal_nodes),),
     "job": (

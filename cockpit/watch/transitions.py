@@ -411,6 +411,7 @@ RISK_RULES: dict[str, str] = {
     "time_limit_near": "time_limit_near",
     "memory_near_request": "memory_near",
     "job_output_silent": "output_silent",
+    "training_log_silent": "output_silent",
 }
 RiskKeys = frozenset[tuple[str, Subject]]
 
@@ -447,7 +448,12 @@ def risk_alerts(
                 rule,
                 f.severity,
                 subj,
-                f"job {subj.id}{who} at risk: {f.title}",
+                (
+                    f"job {subj.id}{who}"
+                    if subj.kind == "job"
+                    else f"training job {subj.name or subj.id}"
+                )
+                + f" at risk: {f.title}",
                 f,
                 cur.source,
                 j.user if j is not None else "",
