@@ -64,8 +64,10 @@ def test_bundle(case: Path):
             "title",
             "explanation",
             "remedy",
+            "first_seen",
             "evidence",
         }
+        assert f["first_seen"] is None or f["first_seen"][:4].isdigit()
         assert f["severity"] in SEVERITY_RANK and f["title"] and "\n" not in f["title"]
         assert f["domain"] in DOMAINS
         for e in f["evidence"]:

@@ -137,3 +137,25 @@ async def test_a_long_completed_job_opened_once_keeps_its_drill_down_verdict_on_
 
     gone = Snapshot("hpc", "slurm", T + timedelta(minutes=6), jobs=())
     assert cache.cached(gone) == {} and len(cache) == 0
+
+
+def test_a_job_that_looks_requeued_gets_evidence_a_fresh_submission_does_not():
+    """slurmctld resets a requeued job's submit time and holds it ~2 min (Reason=None, then
+    BeginTime): its slurmctld.log lines say which node failed under it. A job just submitted
+    (its start estimate = its submit time) or one asking for --begin days ahead is not read."""
+    t = datetime(2026, 12, 4, 21, 57, 56, tzinfo=UTC)
+
+    def pending(jid: str, reason: str, begin: timedelta) -> SlurmJob:
+        return SlurmJob(
+            jid, "j", "u", "batch", "PENDING", reason, submit_time=t, start_time=t + begin
+        )
+
+    jobs = (
+        pending("40", "None", timedelta(seconds=121)),
+        pending("41", "BeginTime", timedelta(seconds=121)),
+        pending("42", "None", timedelta(0)),
+        pending("43", "BeginTime", timedelta(days=2)),
+        pending("44", "Priority", timedelta(seconds=121)),
+    )
+    snap = Snapshot(source="lab", kind="slurm", taken_at=t, jobs=jobs)
+    assert [s.id for s in evidence_subjects(snap)] == ["40", "41"]

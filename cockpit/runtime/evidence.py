@@ -131,10 +131,17 @@ def _job_wants(j) -> bool:
     if j.state == "COMPLETED":
         return j.elapsed_s is not None and j.elapsed_s < FAST_FAIL_S
     if j.state == "PENDING":
-        # Reason=BeginTime is how a job requeued after its node failed waits (few jobs ask
-        # for --begin): slurmctld.log says which node failed under it
-        return j.reason == "BeginTime"
+        return _requeued_look(j)
     return j.state in FAILED_STATES
+
+
+def _requeued_look(j) -> bool:
+    """A pending job that looks requeued after a failure: slurmctld resets its submit time
+    to the requeue and holds it for the credential lifetime (begin = submit + 121 s by
+    default), Reason=None then BeginTime. slurmctld.log says which node failed under it."""
+    if j.reason not in ("BeginTime", "None", "") or j.start_time is None or j.submit_time is None:
+        return False
+    return 60 <= (j.start_time - j.submit_time).total_seconds() <= 600
 
 
 def _ended(j) -> bool:

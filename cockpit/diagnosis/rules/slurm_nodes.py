@@ -61,9 +61,10 @@ _STAMP = re.compile(r"^\[?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)")
 # A line this long before the node's reason was set is not why it was set (the reason's time
 # is when slurmctld recorded it, a little after the node's own log said why)
 _BEFORE_REASON = timedelta(minutes=2)
+_SAME_EVENT = timedelta(seconds=5)
 
 
-def _before_the_problem(text: str, node: SlurmNode) -> bool:
+def _before_the_problem(text: str, node: SlurmNode, slack: timedelta = _BEFORE_REASON) -> bool:
     """Whether a log line is stamped before the node's DRAIN/DOWN reason was set: an old or
     benign line (a startup's config note, a drain already resumed) is not this problem's cause.
     A line without a stamp, or a node without a reason time, is kept."""
@@ -76,7 +77,7 @@ def _before_the_problem(text: str, node: SlurmNode) -> bool:
         at = datetime.fromisoformat(m.group(1)).replace(tzinfo=node.reason_time.tzinfo)
     except ValueError:
         return False
-    return at < node.reason_time - _BEFORE_REASON
+    return at < node.reason_time - slack
 
 
 def _oom_jobs_by_node(ctx: RuleContext) -> dict[str, int]:
@@ -274,7 +275,9 @@ def _requeued_for(node: SlurmNode, ctx: RuleContext) -> int:
     for lt in ctx.logs_for(node.name):
         if lt.kind == "slurmctld":
             for text in lt.data.decode("utf-8", "replace").splitlines():
-                if rx.search(text) and not _before_the_problem(text, node):
+                # slurmctld requeues in the same second it sets the node DOWN: an earlier
+                # requeue was another outage's
+                if rx.search(text) and not _before_the_problem(text, node, _SAME_EVENT):
                     seen.add(text.split("JobId=", 1)[1].split()[0])
     return len(seen)
 
