@@ -27,7 +27,7 @@ import gzip
 import json
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -91,7 +91,8 @@ def _starts_poll(entry: dict[str, Any]) -> bool:
         return isinstance(argv, list) and bool(argv) and argv[0] == POLL_COMMAND
     if op == "call" and entry.get("call") == POLL_CALL:
         args = entry.get("args")
-        return isinstance(args, list) and bool(args) and args[0] == 0
+        # the unfiltered page 0 (offset, limit): a poll's phase-filtered listing comes after it
+        return isinstance(args, list) and len(args) == 2 and args[0] == 0
     return False
 
 
@@ -259,8 +260,10 @@ class RecordingModelArtsApi:
         self.recorder.add(entry)
         return data
 
-    def list_training_jobs(self, offset: int, limit: int) -> dict:
-        return self._recorded("list_training_jobs", offset, limit)
+    def list_training_jobs(self, offset: int, limit: int, phases: Sequence[str] = ()) -> dict:
+        # an unfiltered listing is recorded as before: (offset, limit)
+        extra = [list(phases)] if phases else []
+        return self._recorded("list_training_jobs", offset, limit, *extra)
 
     def show_training_job(self, job_id: str) -> dict:
         return self._recorded("show_training_job", job_id)
@@ -604,8 +607,32 @@ class ReplayModelArtsApi:
             )
         return copy.deepcopy(e["json"])  # the parsers get their own copy, as from the wire
 
-    def list_training_jobs(self, offset: int, limit: int) -> dict:
-        return self._answer("list_training_jobs", offset, limit)
+    def list_training_jobs(self, offset: int, limit: int, phases: Sequence[str] = ()) -> dict:
+        from cockpit.modelarts.api import ModelArtsApiError
+
+        if not phases:
+            return self._answer("list_training_jobs", offset, limit)
+        try:
+            return self._answer("list_training_jobs", offset, limit, list(phases))
+        except ModelArtsApiError as exc:
+            if exc.kind != "command":
+                raise
+        # a recording made before the source filtered by phase: the same poll's unfiltered
+        # pages, filtered here as the service would
+        items: list = []
+        page = 0
+        while True:
+            try:
+                got = self._answer("list_training_jobs", page, limit)
+            except ModelArtsApiError:
+                break
+            batch = [i for i in got.get("items") or [] if isinstance(i, dict)]
+            items.extend(i for i in batch if (i.get("status") or {}).get("phase") in phases)
+            if len(batch) < limit:
+                break
+            page += 1
+        chosen = items[offset * limit : (offset + 1) * limit]
+        return {"total": len(items), "count": len(chosen), "offset": offset, "items": chosen}
 
     def show_training_job(self, job_id: str) -> dict:
         return self._answer("show_training_job", job_id)

@@ -27,7 +27,7 @@ import re
 import threading
 import time
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
@@ -520,6 +520,79 @@ def default_fixtures() -> dict[str, Any]:
     }
 
 
+DAY_MIN = 24 * 60
+
+
+def big_project(jobs: int = 10_000, active: int = 100, old_trainings: int = 10) -> dict:
+    """``jobs`` training jobs: ``old_trainings`` Running since 20 days, the rest of ``active``
+    recent (half running, a third queued, the rest booting with a startup log), and the others
+    Completed or Failed between 1 and 19 days ago. Pools and nodes as in the default fixtures."""
+    fx = default_fixtures()
+    fx.update(jobs={}, events={}, stages={}, logs={})
+
+    def add(job: dict) -> str:
+        jid = job["metadata"]["id"]
+        fx["jobs"][jid] = job
+        return jid
+
+    for i in range(old_trainings):
+        add(
+            job_json(
+                f"a0000000-0000-4000-8000-{i:012d}",
+                f"pretrain-long-{i}",
+                "Running",
+                "Running",
+                created_min_ago=20 * DAY_MIN + i,
+                started_min_ago=20 * DAY_MIN + i - 5,
+                pool="pool-gpu-a",
+            )
+        )
+    recent = active - old_trainings
+    for i in range(recent):
+        jid = f"b0000000-0000-4000-8000-{i:012d}"
+        if i < recent // 2:
+            add(
+                job_json(
+                    jid,
+                    f"train-{i}",
+                    "Running",
+                    "Running",
+                    created_min_ago=60 + i,
+                    started_min_ago=55 + i,
+                )
+            )
+        elif i < recent // 2 + recent // 3:
+            add(job_json(jid, f"queued-{i}", "Pending", "Queuing", created_min_ago=10 + i))
+            fx["events"][jid] = [
+                (
+                    (NOW - timedelta(minutes=10 + i)).isoformat(),
+                    "Info",
+                    "Job",
+                    "The training job is queuing and awaiting resource allocation.",
+                )
+            ]
+            fx["stages"][jid] = [("scheduling", 10 + i, None, ["queuing"])]
+        else:
+            add(job_json(jid, f"booting-{i}", "Pending", "Creating", created_min_ago=5 + i))
+            fx["stages"][jid] = [("scheduling", 5 + i, 4 + i, []), ("preparing", 4 + i, None, [])]
+            fx["logs"][jid] = "[boot] installing requirements\n"
+    ended = jobs - active
+    for i in range(ended):
+        created = DAY_MIN + i * (18 * DAY_MIN) / ended  # 1 to 19 days ago
+        phase = "Failed" if i % 3 == 0 else "Completed"
+        job = job_json(
+            f"c0000000-0000-4000-8000-{i:012d}",
+            f"done-{i}",
+            phase,
+            phase,
+            created_min_ago=created,
+            started_min_ago=created - 2,
+        )
+        job["status"]["duration"] = 30 * 60_000  # ended half an hour after it started
+        add(job)
+    return fx
+
+
 def stages_json(jid: str, spec: list) -> dict:
     rows = []
     for i, (name, start_ago, end_ago, subs) in enumerate(spec):
@@ -751,6 +824,12 @@ class ModelArtsServer:
             req = json.loads(body or b"{}")
             limit, offset = int(req.get("limit", 10)), int(req.get("offset", 0))
             items = sorted(fx["jobs"].values(), key=lambda j: -j["metadata"]["create_time"])
+            for f in req.get("filters") or []:
+                # the documented `phase in [...]`; other keys/operators are not served here
+                if f.get("key") != "phase" or f.get("operator") != "in":
+                    return self._err(h, 400, "ModelArts.50004000", "Bad request.")
+                wanted = set(f.get("value") or [])
+                items = [j for j in items if j["status"].get("phase") in wanted]
             page = items[offset * limit : (offset + 1) * limit]  # page index, per the API reference
             return self._send(
                 h,

@@ -199,6 +199,8 @@ async def test_log_changed_at_tracks_growth(server):
     second = await src.poll()
     assert next(j for j in second.training_jobs if j.job_id == jid).log_changed_at == NOW
     server.fx["logs"][jid] += "[boot] still here\n"
+    # a booting job's log preview is read again every BOOT_REFRESH_S (5 min), not every poll
+    now[0] = NOW + timedelta(minutes=10)
     third = await src.poll()
     assert next(j for j in third.training_jobs if j.job_id == jid).log_changed_at == now[0]
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -279,10 +279,14 @@ class DemoModelArtsApi:
             )
         return j
 
-    def list_training_jobs(self, offset: int, limit: int) -> dict:
+    def list_training_jobs(self, offset: int, limit: int, phases: Sequence[str] = ()) -> dict:
         t = self.site.now_s()
         ma = self.site.modelarts
         items = ma.visible(t)
+        if phases:  # the search's phase filter, on the phase the job shows (a stop included)
+            items = [
+                j for j in items if self._stopped(ma.job_json(j, t))["status"]["phase"] in phases
+            ]
         limit = max(1, min(50, limit))
         page = items[
             offset * limit : (offset + 1) * limit

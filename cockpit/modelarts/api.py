@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -64,8 +65,10 @@ class ModelArtsApi(Protocol):
     memory (the demo site) sets a class attribute ``blocking = False`` to be called on the
     event loop instead."""
 
-    def list_training_jobs(self, offset: int, limit: int) -> dict:
-        """POST /training-job-searches: {total, count, items[JobResponse]} (limit <= 50)."""
+    def list_training_jobs(self, offset: int, limit: int, phases: Sequence[str] = ()) -> dict:
+        """POST /training-job-searches, newest first: {total, count, items[JobResponse]}
+        (limit <= 50). ``phases``: only jobs in these phases (the search's ``filters`` entry
+        ``{"key": "phase", "operator": "in"}``); empty: every job."""
         ...
 
     def show_training_job(self, job_id: str) -> dict:
@@ -286,10 +289,12 @@ class SdkModelArtsApi:
             )
         return data
 
-    def list_training_jobs(self, offset: int, limit: int) -> dict:
-        from huaweicloudsdkmodelarts.v1 import JobSearches, ListTrainingJobsRequest
+    def list_training_jobs(self, offset: int, limit: int, phases: Sequence[str] = ()) -> dict:
+        from huaweicloudsdkmodelarts.v1 import Filter, JobSearches, ListTrainingJobsRequest
 
         body = JobSearches(offset=offset, limit=limit, sort_by="create_time", order="desc")
+        if phases:
+            body.filters = [Filter(key="phase", operator="in", value=list(phases))]
         if self.settings.workspace:
             body.workspace_id = self.settings.workspace
         return self._call(

@@ -1,14 +1,19 @@
 """ModelArtsSource: one ModelArts project (region + project id) as Snapshots.
 
-Each ``poll()`` lists training jobs (pages of 50), fetches details, stages, events and
-the first task's startup-log preview for the jobs worth diagnosing (not Running or
-Completed: Initializing ones, recently Failed ones), and lists the dedicated pools with
-their nodes (cached ``pool_cache_s``), plus the flavor's maximum available resource for
-flavors of waiting jobs. The blocking SDK runs on the source's own small thread pool (not
-asyncio's shared default one, where Slurm parsing and log reads wait) with bounded
-concurrency and a deadline per call. API failures become
-``Snapshot(error=SourceError(...))``; a 429's ``Retry-After`` is honoured by not calling the
-API again before it has passed.
+Each ``poll()`` asks only for what can matter (pages of 50): the newest jobs down to the
+newest one the last poll saw (jobs that arrived, or arrived and ended, in between), every job
+in an active phase however old (the search's ``phase in`` filter), and each job that left the
+active phases since the last poll (one detail read: how it ended). Details, stages, events
+and the first task's startup-log preview are read for the jobs worth diagnosing (not Running
+or Completed: Initializing ones, recently Failed ones) when their list entry changed
+(:mod:`cockpit.modelarts.jobcache`), an ended job's once, a waiting job's again after
+``detail_refresh_s`` (a few per poll). Ended jobs are kept, the ``max_ended`` most recent; a
+project with more says so in a warning. Dedicated pools with their nodes and the flavors'
+maximum available resource for waiting jobs are cached ``pool_cache_s``. The blocking SDK
+runs on the source's own small thread pool (not asyncio's shared default one, where Slurm
+parsing and log reads wait) with bounded concurrency and a deadline per call. API failures
+become ``Snapshot(error=SourceError(...))``; a 429's ``Retry-After`` is honoured by not calling
+the API again before it has passed.
 """
 
 from __future__ import annotations
@@ -42,6 +47,18 @@ from cockpit.modelarts.api import (
     SdkModelArtsApi,
     SdkSettings,
 )
+from cockpit.modelarts.jobcache import (
+    ACTIVE_PHASES,
+    ALL_PARTS,
+    Entry,
+    create_ms,
+    due_for_refresh,
+    fingerprint,
+    is_active,
+    job_id,
+    keep_ended,
+    wants_details,
+)
 from cockpit.modelarts.parse import (
     parse_flavor_max_available,
     parse_pool,
@@ -57,8 +74,7 @@ if TYPE_CHECKING:
 
 PAGE = 50  # list_training_jobs accepts limit 1..50
 WAITING_PHASES = frozenset({"Creating", "Pending"})
-QUIET_PHASES = frozenset({"Running", "Completed"})
-RECENT_FAILURE_S = 24 * 3600  # Failed/Abnormal jobs younger than this get details
+MAX_ENDED = 500  # ended jobs kept and shown, the most recently ended first
 SDK_THREADS = 4  # the SDK's own pool: a slow ModelArts cannot starve the rest of the cockpit
 CALL_TIMEOUT_S = 30.0  # any one SDK call, retries included (the SDK's own read timeout is 10 s)
 PREVIEWS_MAX = 64  # log previews held (each up to 5 MB) ...
@@ -127,7 +143,7 @@ class ModelArtsSource(Source):
         interval: float = 30.0,
         clock: Callable[[], datetime] = utc_now,
         pool_cache_s: float = 60,
-        max_jobs: int = 500,
+        max_ended: int = MAX_ENDED,
         concurrency: int = 8,
     ) -> None:
         self.name = name
@@ -135,7 +151,15 @@ class ModelArtsSource(Source):
         self.interval = interval
         self.clock = clock
         self.pool_cache_s = pool_cache_s
-        self.max_jobs = max_jobs
+        self.max_ended = max_ended
+        # an API answering from memory (the demo, a replay) costs nothing per call: every
+        # waiting job is read again every poll, as its evolving site shows it
+        self.refresh_every_poll = not getattr(api, "blocking", True)
+        self._active: dict[str, Entry] = {}  # jobs in an active phase at the last poll
+        self._ended: dict[str, Entry] = {}  # ended jobs kept (at most max_ended)
+        self._newest_ms: int | None = None  # create_time of the newest job listed so far
+        self._last_now: datetime | None = None
+        self._last_total: int | None = None  # the project's job count at the last poll
         self._sem = asyncio.Semaphore(concurrency)
         self._pools: tuple[Pool, ...] | None = None
         self._pools_at = 0.0  # monotonic time of the cached pool list
@@ -251,9 +275,24 @@ class ModelArtsSource(Source):
             return Snapshot(
                 source=self.name, kind="modelarts", taken_at=now, error=self._blocked_error
             )
+        if self._last_now is not None and now < self._last_now:
+            self._forget()  # a replay stepped back: what was kept comes from its future
         warnings: list[str] = []
         try:
-            items = await self._list_jobs()
+            # the unfiltered page 0 first: a recording's polls begin there (cockpit.record)
+            mark = self._newest_ms
+            newest, total = await self._list_pages(stop_ms=mark, cap=self.max_ended)
+            arrived = sum(1 for it in newest if mark is None or create_ms(it) > mark)
+            deleted = (
+                self._last_total is not None
+                and total is not None
+                and total < self._last_total + arrived
+            )
+            if deleted:
+                # jobs were deleted (by hand, or by retention): list the window again to learn
+                # which of the ended jobs kept are gone
+                newest, total = await self._list_pages(cap=self.max_ended)
+            active, active_total = await self._list_pages(ACTIVE_PHASES)
         except ModelArtsApiError as exc:
             self._throttle(exc)
             return Snapshot(source=self.name, kind="modelarts", taken_at=now, error=_error(exc))
@@ -264,107 +303,268 @@ class ModelArtsSource(Source):
                 taken_at=now,
                 error=SourceError("parse", str(exc), where="POST /training-job-searches"),
             )
+        if active_total is not None and len(active) < active_total:
+            warnings.append(
+                f"listed {len(active)} of the {active_total} training jobs in an active phase"
+            )
 
         pools = await self._list_pools(warnings)
         dedicated = {p.pool_id for p in pools}
-        jobs = await asyncio.gather(*(self._job(item, dedicated, now, warnings) for item in items))
-        training_jobs = tuple(j for j in jobs if j is not None)
-        pools = await self._max_available(pools, training_jobs, warnings)
+        listed: dict[str, dict] = {job_id(it): it for it in active}
+        ended: dict[str, dict] = {}
+        for it in newest:
+            jid = job_id(it)
+            if jid and jid not in listed:
+                # an active job the filtered listing missed (it changed phase in between)
+                (listed if is_active(it) else ended)[jid] = it
+        # jobs active at the last poll and listed nowhere now: one read each says how it ended
+        gone = [j for j in self._active if j not in listed and j not in ended]
+        details: dict[str, dict] = {}
+        for jid, answer in zip(
+            gone, await asyncio.gather(*(self._departed(j, warnings) for j in gone)), strict=True
+        ):
+            if answer is None:
+                continue  # deleted: it leaves the list
+            if answer is False:
+                listed[jid] = self._active[jid].item  # unread: shown as it was
+                continue
+            details[jid] = answer
+            (listed if is_active(answer) else ended)[jid] = answer
+        # a re-listed window vouches for what it reached: all of the project when it was short
+        floor = (
+            min((create_ms(it) for it in newest), default=0)
+            if len(newest) >= self.max_ended
+            else -1
+        )
+        seen_now = {job_id(it) for it in newest}
+        for jid, e in self._ended.items():
+            if jid in listed or jid in ended:
+                continue
+            if deleted and jid not in seen_now and create_ms(e.item) >= floor:
+                continue  # deleted from the project
+            ended[jid] = e.item
+
+        elapsed = (now - self._last_now).total_seconds() if self._last_now else self.interval
+        refresh = due_for_refresh(
+            self._active.values(), now, elapsed or self.interval, every_poll=self.refresh_every_poll
+        )
+
+        async def entry(jid: str, item: dict) -> Entry | None:
+            prev = self._active.get(jid) or self._ended.get(jid)
+            return await self._entry(
+                item,
+                prev,
+                now,
+                dedicated,
+                warnings,
+                refresh.get(jid),
+                details.get(jid),
+            )
+
+        active_entries = await asyncio.gather(*(entry(j, it) for j, it in listed.items()))
+        ended_entries = await asyncio.gather(*(entry(j, it) for j, it in ended.items()))
+        self._active = {e.job.job_id: e for e in active_entries if e is not None}
+        self._ended = keep_ended(
+            {e.job.job_id: e for e in ended_entries if e is not None}, self.max_ended
+        )
+        self._last_now = now
+        self._last_total = total
+        if total is not None and total > len(self._active) + len(self._ended):
+            warnings.append(
+                f"{total - len(self._active) - len(self._ended)} ended training jobs older than "
+                f"the {len(self._ended)} shown are not listed (max_ended_jobs = "
+                f"{self.max_ended}); every job in an active phase is"
+            )
+        kept = sorted(
+            (*self._active.values(), *self._ended.values()),
+            key=lambda e: (-create_ms(e.item), e.job.job_id),
+        )
+        training_jobs = tuple(e.job for e in kept)
+        enriched = await self._max_available(pools, training_jobs, warnings)
+        if pools is self._pools:
+            self._pools = enriched  # flavor capacity is cached with the pools it belongs to
         snap = Snapshot(
             source=self.name,
             kind="modelarts",
             taken_at=now,
             training_jobs=training_jobs,
-            pools=pools,
+            pools=enriched,
             warnings=tuple(warnings),
         )
         self._last = snap
-        # what only listed jobs need: previews and "log unchanged since" go with their job
-        listed = {str((it.get("metadata") or {}).get("id") or "") for it in items}
-        self._logs.keep_jobs(listed)
-        self._log_seen = {j: v for j, v in self._log_seen.items() if j in listed}
+        # what only shown jobs need: previews and "log unchanged since" go with their job
+        shown = {j.job_id for j in training_jobs}
+        self._logs.keep_jobs(shown)
+        self._log_seen = {j: v for j, v in self._log_seen.items() if j in shown}
         return snap
 
-    async def _list_jobs(self) -> list[dict]:
+    def _forget(self) -> None:
+        self._active, self._ended, self._newest_ms, self._last_total = {}, {}, None, None
+        self._log_seen = {}
+
+    async def _list_pages(
+        self, phases: tuple[str, ...] = (), *, stop_ms: int | None = None, cap: int | None = None
+    ) -> tuple[list[dict], int | None]:
+        """Pages of the job list, newest first, until the last one, or (``stop_ms``) the first
+        page reaching a job created at or before it, or ``cap`` jobs: (items, total). Only an
+        unfiltered listing moves the newest-job mark."""
         seen: dict[str, dict] = {}
+        total: int | None = None
         page = 0
-        while len(seen) < self.max_jobs:
-            resp = await self._call(self.api.list_training_jobs, page, PAGE)
-            items, total = parse_training_job_list(resp)
+        while True:
+            args = (page, PAGE, phases) if phases else (page, PAGE)
+            items, page_total = parse_training_job_list(
+                await self._call(self.api.list_training_jobs, *args)
+            )
+            total = page_total if page == 0 else total
             new = 0
+            reached = False
             for it in items:
-                jid = str((it.get("metadata") or {}).get("id") or "")
+                jid = job_id(it)
+                reached = reached or (stop_ms is not None and create_ms(it) <= stop_ms)
                 if jid and jid not in seen:
                     seen[jid] = dict(it)
                     new += 1
             # offset is a page index per the API reference; dedupe guards the other reading
-            if len(items) < PAGE or new == 0 or (total is not None and len(seen) >= total):
+            if (
+                reached
+                or len(items) < PAGE
+                or new == 0
+                or (total is not None and len(seen) >= total)
+                or (cap is not None and len(seen) >= cap)
+            ):
                 break
             page += 1
-        return list(seen.values())[: self.max_jobs]
+        if not phases and seen:
+            newest = max(create_ms(it) for it in seen.values())
+            self._newest_ms = max(newest, self._newest_ms or 0)
+        return list(seen.values()), total
 
-    def _wants_details(self, item: dict, now: datetime) -> bool:
-        status = item.get("status") or {}
-        phase = status.get("phase") or ""
-        if phase in QUIET_PHASES:
+    async def _departed(self, jid: str, warnings: list[str]) -> dict | None | bool:
+        """A job that left the active listing, read once: its JSON, None when it was deleted,
+        False when the read failed (the job stays as last seen; the next poll asks again)."""
+        try:
+            return await self._call(self.api.show_training_job, jid)
+        except ModelArtsApiError as exc:
+            self._throttle(exc)
+            if exc.kind == "not_found":
+                return None
+            warnings.append(f"job {jid} details: {exc.kind}: {exc.message}")
             return False
-        if phase in {"Failed", "Abnormal", "Terminated"}:
-            meta = item.get("metadata") or {}
-            ended_ms = (status.get("start_time") or meta.get("create_time") or 0) + (
-                status.get("duration") or 0
-            )
-            try:
-                return now.timestamp() - float(ended_ms) / 1000 < RECENT_FAILURE_S
-            except (TypeError, ValueError):
-                return True
-        return True
 
-    async def _job(
-        self, item: dict, dedicated: set[str], now: datetime, warnings: list[str]
-    ) -> TrainingJob | None:
-        jid = str((item.get("metadata") or {}).get("id") or "")
-        detail: dict | None = item
-        stages = events = preview = None
-        if self._wants_details(item, now):
-            detail, stages, events = await asyncio.gather(
-                self._optional(
-                    self.api.show_training_job, jid, warnings=warnings, what=f"job {jid} details"
-                ),
-                self._optional(
-                    self.api.list_stages, jid, warnings=warnings, what=f"job {jid} stages"
-                ),
-                self._optional(
-                    self.api.list_events, jid, warnings=warnings, what=f"job {jid} events"
-                ),
-            )
-            detail = detail or item
-            tasks = (detail.get("status") or {}).get("tasks") or []
-            if tasks and isinstance(tasks, list):
-                preview = await self._optional(
-                    self.api.logs_preview,
-                    jid,
-                    str(tasks[0]),
-                    warnings=warnings,
-                    what=f"job {jid} log preview",
+    def _public(self, job: TrainingJob, dedicated: set[str]) -> TrainingJob:
+        """``job`` with pool_public as the current pool list says (a kept job's may be older)."""
+        if self._pools is None or job.pool_public == (job.pool_id not in dedicated):
+            return job
+        return dataclasses.replace(job, pool_public=job.pool_id not in dedicated)
+
+    async def _entry(
+        self,
+        item: dict,
+        prev: Entry | None,
+        now: datetime,
+        dedicated: set[str],
+        warnings: list[str],
+        refresh: tuple[str, ...] | None = None,
+        detail: dict | None = None,
+    ) -> Entry | None:
+        """The job of ``item`` for this poll: the last poll's when its list entry did not
+        change (no request), else parsed or read again (see the module doc); ``refresh``:
+        what to read again although it did not change."""
+        fp = fingerprint(item)
+        same = prev is not None and prev.fp == fp
+        if not wants_details(item, now):
+            if same and prev.fetched_at is None and (prev.item is item or prev.item == item):
+                return Entry(item, fp, self._public(prev.job, dedicated))
+            job = self._parse(item, None, None, None, dedicated, now, warnings)
+            return None if job is None else Entry(item, fp, job)
+        if same and prev.fetched_at is not None:
+            kept = Entry(item, fp, self._public(prev.job, dedicated), prev.fetched_at, prev.raw)
+            if not refresh:
+                return kept
+            if prev.raw is not None:
+                job, complete, raw = await self._fetch(
+                    item, dedicated, now, warnings, parts=refresh, keep=prev.raw
                 )
+                if job is None or not complete:  # kept as it was; tried again next poll
+                    return kept
+                return Entry(item, fp, job, now, raw)
+        job, complete, raw = await self._fetch(item, dedicated, now, warnings, detail=detail)
+        # a read that failed is tried again next poll; an ended job keeps no JSON (no refresh)
+        if job is None:
+            return None
+        return Entry(item, fp, job, now if complete else None, raw if is_active(item) else None)
+
+    def _parse(
+        self,
+        detail: dict,
+        stages: dict | None,
+        events: dict | None,
+        preview: dict | None,
+        dedicated: set[str],
+        now: datetime,
+        warnings: list[str],
+        item: dict | None = None,
+    ) -> TrainingJob | None:
         pool_id = str(((detail.get("spec") or {}).get("resource") or {}).get("pool_id") or "")
         public = (pool_id not in dedicated) if self._pools is not None else None
         try:
-            job = parse_training_job(detail, stages, events, preview, pool_public=public, now=now)
+            return parse_training_job(detail, stages, events, preview, pool_public=public, now=now)
         except ParseError as exc:
-            warnings.append(f"job {jid}: {exc}")
+            warnings.append(f"job {job_id(detail)}: {exc}")
+            if item is None or item is detail:
+                return None
             try:
-                job = parse_training_job(item, pool_public=public, now=now)
+                return parse_training_job(item, pool_public=public, now=now)
             except ParseError:
                 return None
-        if preview is not None and job.log_task:
+
+    async def _fetch(
+        self,
+        item: dict,
+        dedicated: set[str],
+        now: datetime,
+        warnings: list[str],
+        *,
+        detail: dict | None = None,
+        parts: tuple[str, ...] = ALL_PARTS,
+        keep: tuple[Any, Any, Any, Any] | None = None,
+    ) -> tuple[TrainingJob | None, bool, tuple[Any, Any, Any, Any]]:
+        """Read ``parts`` of one job (details unless given, stages, events, log preview; the
+        rest from ``keep``, the JSON read before): (the job, whether every read answered, the
+        JSON it was built from)."""
+        jid = job_id(item)
+        failed: list[str] = []
+        old = keep or (None, None, None, None)
+
+        async def read(part: str, fn: Callable[..., dict], *args: Any) -> Any:
+            if part not in parts:
+                return old[ALL_PARTS.index(part)]
+            what = f"job {jid} {'log preview' if part == 'preview' else part}"
+            return await self._optional(fn, *args, warnings=failed, what=what)
+
+        got_detail, stages, events = await asyncio.gather(
+            read("details", self.api.show_training_job, jid)
+            if detail is None
+            else asyncio.sleep(0, detail),
+            read("stages", self.api.list_stages, jid),
+            read("events", self.api.list_events, jid),
+        )
+        detail = got_detail or item
+        preview = None
+        tasks = (detail.get("status") or {}).get("tasks") or []
+        if tasks and isinstance(tasks, list):
+            preview = await read("preview", self.api.logs_preview, jid, str(tasks[0]))
+        warnings.extend(failed)
+        job = self._parse(detail, stages, events, preview, dedicated, now, warnings, item)
+        if job is not None and preview is not None and job.log_task:
             self._logs[log_path(job.job_id, job.log_task)] = job.log_preview
             size = len(job.log_preview)
             prev = self._log_seen.get(job.job_id)
             changed = now if prev is None or prev[0] != size else prev[1]
             self._log_seen[job.job_id] = (size, changed)
             job = dataclasses.replace(job, log_changed_at=changed)
-        return job
+        return job, not failed, (got_detail, stages, events, preview)
 
     async def _list_pools(self, warnings: list[str]) -> tuple[Pool, ...]:
         if self._pools is not None and time.monotonic() - self._pools_at < self.pool_cache_s:
@@ -436,9 +636,16 @@ class ModelArtsSource(Source):
     async def find_job(self, name_or_id: str) -> list[tuple[str, str]]:
         """(job id, name) of the listed training jobs matching ``name_or_id`` (the TUI shows names,
         the API wants UUIDs): the job with that id alone if one has it, else every job with that
-        name (several = ambiguous, newest listing order), else []. One list_training_jobs walk
-        (at most ``max_jobs``). Raises ModelArtsApiError when listing fails."""
-        items = await self._list_jobs()
+        name (several = ambiguous, newest first), else []. Lists every job in an active phase and
+        the ``max_ended`` newest. Raises ModelArtsApiError when listing fails."""
+        mark = self._newest_ms  # a lookup must not move the poll's newest-job mark
+        try:
+            newest, _ = await self._list_pages(cap=self.max_ended)
+            active, _ = await self._list_pages(ACTIVE_PHASES)
+        finally:
+            self._newest_ms = mark
+        by_job = {job_id(it): it for it in (*newest, *active)}
+        items = sorted(by_job.values(), key=lambda it: -create_ms(it))
         ids: list[tuple[str, str]] = []
         for it in items:
             meta = it.get("metadata") or {}

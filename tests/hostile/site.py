@@ -6,6 +6,7 @@ log file bytes, event JSON), so the whole path parser -> engine -> hub -> widget
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from cockpit.demo.site import (
@@ -88,9 +89,9 @@ class HostileModelArtsApi(DemoModelArtsApi):
         self.message, self.name = message, name
         self.calls: list[str] = []
 
-    def list_training_jobs(self, offset: int, limit: int) -> dict:
+    def list_training_jobs(self, offset: int, limit: int, phases: Sequence[str] = ()) -> dict:
         self.calls.append("list_training_jobs")
-        d = super().list_training_jobs(offset, limit)
+        d = super().list_training_jobs(offset, limit, phases)
         if self.name:
             for it in d["items"]:
                 it["metadata"]["name"] = self.name
