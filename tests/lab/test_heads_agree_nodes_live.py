@@ -206,26 +206,20 @@ def test_every_head_says_the_same_about_sick_nodes_and_their_jobs(site):
         if (inc["subject"]["kind"], inc["subject"]["id"]) == key:
             assert inc["root_cause"] == verdict["root_cause"], (key, inc, verdict)
             assert inc["severity"] == verdict["severity"], (key, inc, verdict)
-    site["cli"] = h
 
 
 async def test_the_tui_says_what_the_cli_heads_say_about_them(site, lab_env, tmp_path, monkeypatch):
     from cockpit.app import CockpitApp
-    from cockpit.slurm.source import SlurmSource
+    from cockpit.config import load_config
+    from cockpit.connect import build_sources
     from cockpit.store import open_store
     from cockpit.store.acks import AckStore
-    from cockpit.transport import LocalTransport
     from tests.conftest import await_for
 
-    h = site.get("cli") or _heads(site)
+    h = _heads(site)  # now, just before the TUI polls
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    src = SlurmSource(
-        "lab",
-        LocalTransport(env={"PATH": lab_env.env["PATH"]} if "PATH" in lab_env.env else None),
-        slurmctld_log=lab_env.ctld_log,
-        slurmd_log=lab_env.slurmd_log_pattern,
-        interval=3600,
-    )
+    # the sources the CLI heads build from the same config (sacct backfill included)
+    (src,) = build_sources(load_config(site["config"]))
     app = CockpitApp(
         [src], bell=False, acks=AckStore(tmp_path / "acks.json"), store=open_store("sqlite://")
     )
