@@ -103,6 +103,8 @@ class ModelArtsConfig:
     interval: float = 30.0
     verify_ssl: bool = True
     allow_actions: bool = False  # 'a' in a drill-down may stop training jobs
+    # ended training jobs kept and shown, the most recently ended (every active one always is)
+    max_ended_jobs: int = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +177,7 @@ _MODELARTS_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "interval": ((int, float), "number"),
     "verify_ssl": ((bool,), "boolean"),
     "allow_actions": ((bool,), "boolean"),
+    "max_ended_jobs": ((int,), "integer"),
 }
 _UI_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "bell": ((bool,), "boolean"),
@@ -399,6 +402,8 @@ def _modelarts(ld: _Loader, name: str, raw: Any) -> ModelArtsConfig:
         raise ld.error(f"{prefix}.project_id", "project_id is required")
     if not v.get("region") and not v.get("endpoint"):
         raise ld.error(f"{prefix}.region", "region (or endpoint) is required")
+    if v.get("max_ended_jobs", 1) < 1:
+        raise ld.error(f"{prefix}.max_ended_jobs", "max_ended_jobs must be at least 1")
     for k in ("ak_env", "sk_env"):
         if k in v and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v[k]):
             raise ld.error(
@@ -417,6 +422,7 @@ def _modelarts(ld: _Loader, name: str, raw: Any) -> ModelArtsConfig:
         interval=ld.interval(f"{prefix}.interval", v.get("interval", 30)),
         verify_ssl=v.get("verify_ssl", True),
         allow_actions=v.get("allow_actions", False),
+        max_ended_jobs=v.get("max_ended_jobs", 500),
     )
 
 

@@ -154,3 +154,27 @@ async def test_a_job_that_changes_phase_is_read_again_at_the_next_poll(server):
     assert next(j for j in snap.training_jobs if j.job_id == booted).log_preview.startswith(
         "RuntimeError"
     )
+
+
+async def test_the_ended_jobs_kept_follow_the_config_and_the_cut_is_said(
+    server, tmp_path, monkeypatch
+):
+    from cockpit.config import load_config
+
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(
+        f'[modelarts.prod]\nendpoint = "{server.base_url}"\nproject_id = "{PROJECT_ID}"\n'
+        "max_ended_jobs = 120\n"
+    )
+    monkeypatch.setenv("HUAWEICLOUD_SDK_AK", AK)
+    monkeypatch.setenv("HUAWEICLOUD_SDK_SK", SK)
+    clock = Clock()
+    src = ModelArtsSource.from_config(load_config(cfg).modelarts["prod"], clock=clock)
+    snap = await src.poll()
+    assert snap.ok, snap.error
+    assert active_ids(server) <= {j.job_id for j in snap.training_jobs}
+    ended = [j for j in snap.training_jobs if j.phase in ("Completed", "Failed")]
+    assert len(ended) == 120
+    # 10,000 jobs: 100 active and 120 ended shown, the other 9,780 named in a warning
+    assert any(w.startswith("9780 ended training jobs") and "= 120" in w for w in snap.warnings)
+    await src.close()

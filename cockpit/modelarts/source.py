@@ -222,6 +222,7 @@ class ModelArtsSource(Source):
             SdkModelArtsApi(settings),
             interval=float(getattr(cfg, "interval", 30.0) or 30.0),
             clock=clock or utc_now,
+            max_ended=int(getattr(cfg, "max_ended_jobs", MAX_ENDED) or MAX_ENDED),
         )
 
     # ------------------------------------------------------------------ helpers
@@ -331,11 +332,8 @@ class ModelArtsSource(Source):
             details[jid] = answer
             (listed if is_active(answer) else ended)[jid] = answer
         # a re-listed window vouches for what it reached: all of the project when it was short
-        floor = (
-            min((create_ms(it) for it in newest), default=0)
-            if len(newest) >= self.max_ended
-            else -1
-        )
+        whole = total is not None and len(newest) >= total
+        floor = -1 if whole else min((create_ms(it) for it in newest), default=0)
         seen_now = {job_id(it) for it in newest}
         for jid, e in self._ended.items():
             if jid in listed or jid in ended:
@@ -406,11 +404,11 @@ class ModelArtsSource(Source):
         self, phases: tuple[str, ...] = (), *, stop_ms: int | None = None, cap: int | None = None
     ) -> tuple[list[dict], int | None]:
         """Pages of the job list, newest first, until the last one, or (``stop_ms``) the first
-        page reaching a job created at or before it, or ``cap`` jobs: (items, total). Only an
+        page reaching a job created at or before it, or ``cap`` ended jobs: (items, total). Only an
         unfiltered listing moves the newest-job mark."""
         seen: dict[str, dict] = {}
         total: int | None = None
-        page = 0
+        page = ended = 0
         while True:
             args = (page, PAGE, phases) if phases else (page, PAGE)
             items, page_total = parse_training_job_list(
@@ -425,13 +423,14 @@ class ModelArtsSource(Source):
                 if jid and jid not in seen:
                     seen[jid] = dict(it)
                     new += 1
+                    ended += not is_active(it)
             # offset is a page index per the API reference; dedupe guards the other reading
             if (
                 reached
                 or len(items) < PAGE
                 or new == 0
                 or (total is not None and len(seen) >= total)
-                or (cap is not None and len(seen) >= cap)
+                or (cap is not None and ended >= cap)
             ):
                 break
             page += 1
