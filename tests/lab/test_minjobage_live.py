@@ -101,6 +101,7 @@ def test_a_failed_job_outlives_minjobage(lab_env, lab_user, tmp_path):
         'transport = "local"\n'
         f'slurmctld_log = "{lab_env.ctld_log}"\n'
         f'slurmd_log = "{lab_env.slurmd_log_pattern}"\n'
+        "backfill_hours = 1\n"
     )
     before = datetime.now(UTC).replace(microsecond=0) - timedelta(seconds=2)
     # the job's own PATH (su keeps root's, whose directories the user cannot search); bash
@@ -110,9 +111,12 @@ def test_a_failed_job_outlives_minjobage(lab_env, lab_user, tmp_path):
         "--export=PATH=/usr/bin:/bin",
         "--wrap", "echo aligning; bash -c 'bwa-mem2 mem ref.fa r1.fq'",
     )  # fmt: skip
+    segv = lab_env.sbatch("-p", "debug", "-t", "1", "-J", "mja-segv", "--wrap", "kill -SEGV $$")
     out_file = Path(f"/tmp/slurm-{jid}.out")
     try:
         wait_for(lambda: _forgotten(lab_env, jid), age + 90, f"slurmctld to forget job {jid}")
+        wait_for(lambda: _forgotten(lab_env, segv), 90, f"slurmctld to forget job {segv}")
+        _heads_agree_after_minjobage(lab_env, tmp_path, config, (jid, segv))
         assert b"bwa-mem2: command not found" in out_file.read_bytes()  # what there is to find
         assert lab_env.job_state(jid) == ("", "")  # squeue no longer lists it
 
@@ -149,5 +153,39 @@ def test_a_failed_job_outlives_minjobage(lab_env, lab_user, tmp_path):
         assert job is not None, f"job {jid} not in the backfilled snapshot"
         assert (job.state, job.user, job.exit_code.code) == ("FAILED", lab_user, 127)
     finally:
-        lab_env.scancel(jid)
+        lab_env.scancel(jid, segv)
         out_file.unlink(missing_ok=True)
+
+
+def _heads_agree_after_minjobage(lab_env: LabEnv, tmp: Path, config: Path, ids: tuple) -> None:
+    """From sacct alone, snapshot, incidents and diagnose give each forgotten job one cause,
+    severity, title and first-seen; the segfault reads one way (signal 11, never 'exit code
+    11:0' beside 'exit 139', never 'an error status')."""
+    res = _cockpit(lab_env, tmp, "snapshot", "--config", str(config), "--json")
+    assert res.returncode in (0, 1), res.stderr
+    verdicts = {v["subject"]["id"]: v for s in json.loads(res.stdout) for v in s["verdicts"]}
+    res = _cockpit(lab_env, tmp, "incidents", "--config", str(config), "--json")
+    assert res.returncode in (0, 1), res.stderr
+    incidents = json.loads(res.stdout)["incidents"]
+    for jid in ids:
+        v = verdicts[jid]
+        res = _cockpit(
+            lab_env, tmp, "diagnose", "--config", str(config), jid, "--cluster", "lab", "--json"
+        )
+        top = next(f for f in json.loads(res.stdout)["findings"] if f["subject"] == f"job {jid}")
+        for k in ("root_cause", "severity", "title", "first_seen"):
+            assert v[k] == top[k], (jid, k, v[k], top[k])
+        mine = [
+            i
+            for i in incidents
+            if i["subject"]["id"] == jid or any(a["id"] == jid for a in i.get("affected", []))
+        ]
+        assert len(mine) == 1 and mine[0]["root_cause"] == v["root_cause"], (jid, mine)
+    segv = json.loads(
+        _cockpit(
+            lab_env, tmp, "diagnose", "--config", str(config), ids[1], "--cluster", "lab", "--json"
+        ).stdout
+    )
+    said = json.dumps(segv["findings"])
+    assert "SIGSEGV" in said, said[:2000]
+    assert "11:0" not in said and "an error status" not in said, said[:2000]
