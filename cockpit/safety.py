@@ -110,10 +110,19 @@ REDACTED = "<redacted>"
 # (pattern, replacement) applied in order; the same patterns serve str and bytes.
 _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     (
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)",
+        # PEM keys, and PGP's armour ("PRIVATE KEY BLOCK")
+        r"-----BEGIN [A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END [A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
         "<redacted private key>",
     ),
-    (r"(?i)(Authorization:\s*(?:Bearer|Basic|Token)\s+)[^\s\"']+", r"\1" + REDACTED),
+    # the header, also as a JSON or YAML key; OBS, OSS and AWS v2 carry "AK:signature"
+    (
+        r"(?i)(Authorization[\"']?\s*[:=]\s*[\"']?(?:Bearer|Basic|Token|Digest|OBS|OSS|AWS)\s+)"
+        r"[^\s\"']+",
+        r"\1" + REDACTED,
+    ),
+    # AWS SigV4 (headers and presigned URLs): the access key id before the scope
+    (r"(Credential=)[^/\s,&\"']+", r"\1" + REDACTED),
     # a quoted value after a secret-named key keeps its quotes; spaces inside are the secret's
     (
         r"(?i)((?<![A-Za-z])(?:[A-Za-z0-9]*_)?(?:pg)?(?:pass(?:word|wd)?|pwd|secret|token)"
@@ -128,6 +137,18 @@ _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     ),
     # the -p of mysql's own command, not of a command after it (mysql/8.0; srun -pgpu)
     (r"(\bmysql(?:dump|admin)?\b[^\n;&|]*?\s-p)(?=\S)[^\s\"']+", r"\1" + REDACTED),
+    # docker/podman login -p VALUE (its short form of --password; -p elsewhere is a port)
+    (
+        r"(\b(?:docker|podman|nerdctl|buildah)\s+login\b[^\n;&|]{0,256}?\s-p(?:\s+|=)?)"
+        r"(?=[^\s-])(?:([\"'])[^\"'\n]*\2|[^\s\"']+)",
+        r"\1" + REDACTED,
+    ),
+    # Kubernetes env entries: "name: DB_PASSWORD" then "value: ..." (YAML or JSON)
+    (
+        r"(\bname[\"']?\s*:\s*[\"']?(?i:[A-Za-z0-9_.-]*(?:password|passwd|secret|token|api_?key"
+        r"|access_?key|_sk))[\"']?\s*,?\s*\n?\s*[\"']?value[\"']?\s*:\s*[\"']?)[^\s\"',}]+",
+        r"\1" + REDACTED,
+    ),
     # sshpass -p 'a quoted secret' (spaces inside are the secret's)
     (r"(sshpass\b[^\n]{0,256}?\s-p\s*)([\"'])[^\"'\n]*\2", r"\1\2" + REDACTED + r"\2"),
     # sshpass -p VALUE (or -pVALUE); curl -u/--user USER:PASSWORD keeps the user
@@ -142,6 +163,9 @@ _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         r"(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}|glpat-[A-Za-z0-9_-]{20,}"
         r"|hf_[A-Za-z0-9]{30,}"
+        # OpenAI and Anthropic keys, npm tokens, Google API keys
+        r"|sk-(?:(?:proj|svcacct|admin|ant-[a-z]+\d*)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{32,})"
+        r"|npm_[A-Za-z0-9]{36}|AIza[0-9A-Za-z_-]{35}"
         r"|xox[abposr]-[A-Za-z0-9-]{8,}|xapp-[0-9]-[A-Za-z0-9-]{8,})",
         REDACTED,
     ),
@@ -153,17 +177,21 @@ _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\b([Bb]earer\s+)[A-Za-z0-9._~+/=-]{8,}", r"\1" + REDACTED),
     # chat robots: the token is the URL (WeCom ?key=, DingTalk ?access_token=, Slack, Feishu,
     # Discord paths); anyone holding it can post to the channel
-    (r"(?i)([?&](?:key|access_token|token|sign)=)[^\s&\"'#]+", r"\1" + REDACTED),
+    # (sig= is an Azure SAS signature)
+    (r"(?i)([?&](?:key|access_token|token|sign|sig)=)[^\s&\"'#]+", r"\1" + REDACTED),
     (r"(?i)(hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s\"'?#]+", r"\1" + REDACTED),
     (
         r"(?i)(open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/)[^\s\"'?#/]+",
         r"\1" + REDACTED,
     ),
     (r"(?i)(discord(?:app)?\.com/api/webhooks/\d+/)[^\s\"'?#/]+", r"\1" + REDACTED),
+    # user:password@host; a password may hold "/" and "@" (unencoded, as people type it), so it
+    # runs to the token's last "@"; host:8080/ is a port, not a password
     (
-        r"(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+(@)",
+        r"(?i)(\b[a-z][a-z0-9+.-]*://[^/\s:@\"']*:)(?!\d{1,5}(?:[/?#\s\"']|\Z))"
+        r"(?:(?!://)[^\s\"']){1,512}(@)",
         r"\1" + REDACTED + r"\2",
-    ),  # user:password@host
+    ),
     (r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", REDACTED),  # AWS-style access key ids
     (r"\bLTAI[A-Za-z0-9]{12,30}\b", REDACTED),  # Alibaba Cloud AccessKey ids
     # a JSON Web Token anywhere (SLURM_JWT=eyJ..., a bare token in a log): three base64url parts
@@ -209,6 +237,8 @@ _SECRET_WORDS = {
     "accesskey",
     "secretkey",
     "jwt",
+    "accountkey",  # Azure storage connection strings
+    "sharedaccesskey",  # Azure Service Bus / Event Hubs
 }
 _SECRET_PAIRS = {
     "api_key",
