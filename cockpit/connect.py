@@ -95,8 +95,7 @@ def build_sources(
         if clusters is None or name in clusters:
             source = build_cluster(cfg, clock=clock)
             source.allow_actions = cfg.allow_actions
-            if hasattr(source, "use_risk"):  # slurmrestd has no sstat: no risk samples
-                source.use_risk(config.risk)
+            source.use_risk(config.risk)  # a no-op where there is no sstat (slurmrestd)
             sources.append(source)
     wanted = [(n, c) for n, c in config.modelarts.items() if modelarts is None or n in modelarts]
     if wanted:

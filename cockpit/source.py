@@ -104,6 +104,14 @@ class Source(ABC):
         :meth:`resume_from`); None: nothing to remember."""
         return None
 
+    def show_queue_first(self) -> None:  # noqa: B027 - optional hook
+        """A long-running poller's first poll: show the live queue now and bring what a
+        look-back (sacct) finds with the next poll. The default looks back at nothing."""
+
+    def use_risk(self, settings: Any) -> None:  # noqa: B027 - optional hook
+        """Sample running jobs for the at-risk rules (``cockpit.slurm.risk``) within
+        ``settings`` (config ``[risk]``). The default: a platform with no such samples."""
+
     def use_store(self, store: Any) -> None:  # noqa: B027 - optional hook
         """Where evidence captured at first sight is kept (``cockpit.store``'s Store), for a
         subject the platform has since forgotten. The default does not use it."""

@@ -63,9 +63,8 @@ class Poller:
 
     async def run(self) -> None:
         """Poll forever; returns only by cancellation."""
-        if hasattr(self.st.source, "first_backfill_grace"):
-            # the queue on screen first: the next poll brings what the backfill sacct found
-            self.st.source.first_backfill_grace = 0.0
+        # the queue on screen first: the next poll brings what the backfill found
+        self.st.source.show_queue_first()
         store = self.hub.store
         if store is not None and not getattr(store, "ready", True):
             # the store still opening (cockpit.store.opening): the queue does not wait for
@@ -169,7 +168,7 @@ class Poller:
         if st.outage is not None and st.outage.first_seen is not None:
             return st.outage.first_seen
         msg = snap.error.message if snap.error is not None else ""
-        if hub.watcher is not None and hasattr(hub.watcher, "outage_start"):
+        if hub.watcher is not None:
             return hub.watcher.outage_start(st.name, snap.taken_at, msg)
         if hub.store is not None:
             return hub.store.open_outage(st.name, snap.taken_at, msg)
@@ -181,7 +180,7 @@ class Poller:
         st, hub = self.st, self.hub
         incidents = (*hub.incidents, *((st.outage,) if st.outage is not None else ()))
         watcher = hub.watcher
-        if watcher is not None and hasattr(watcher, "incidents"):
+        if watcher is not None:
             self.stage = "alerting"
             await asyncio.to_thread(watcher.incidents, st.name, incidents, now)
         if hub.store is None:
@@ -258,7 +257,7 @@ class Poller:
             # stuck starts vs good runs: the diff is evidence of their findings and alerts
             from cockpit.watch.baseline import with_startup_diffs
 
-            store = getattr(hub.baselines, "store", None)
+            store = hub.baselines.store
             evidence = await asyncio.to_thread(
                 with_startup_diffs, evidence, snap, store, hub.clock()
             )

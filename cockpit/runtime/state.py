@@ -33,6 +33,8 @@ from cockpit.widgets.status_entry import StatusEntry
 
 if TYPE_CHECKING:
     from cockpit.views import Row
+    from cockpit.watch.baseline import BaselineRecorder
+    from cockpit.watch.watcher import Watcher
 
 log = logging.getLogger(__name__)
 
@@ -119,14 +121,14 @@ class HubState:
         self._joined: dict[str, tuple[list, RowList]] = {}  # kind -> (sources' rows, joined)
         self.post: Callable[[HubUpdated], Any] = lambda m: None
         self.first_round = asyncio.Event()
-        self.watcher: Any = None
+        self.watcher: Watcher | None = None
         self.on_poll: Callable[[Snapshot, float], Any] | None = None
         # a head that draws the panes (the TUI); the headless ones (watch, the one-shot
         # commands) read verdicts and incidents only: no rows are built for them
         self.draws_rows = True
         self.publish_snapshots = False  # the team's one poller: each good poll to the store
         self.latest_taken: datetime | None = None  # the newest snapshot polled
-        self.baselines: Any = None
+        self.baselines: BaselineRecorder | None = None
         # the incident store (cockpit.store; None: incidents live as long as the poll) and
         # what it last answered: every open incident, gone ones included, with the acks
         self.store: Any = None

@@ -281,6 +281,9 @@ class SlurmSource(Source):
     def use_store(self, store: Any) -> None:
         self.evidence_store = store
 
+    def show_queue_first(self) -> None:
+        self.first_backfill_grace = 0.0
+
     def use_risk(self, settings: RiskSettings) -> None:
         """The config's ``[risk]`` thresholds and budget (samples so far are kept)."""
         self.risk.settings = settings
