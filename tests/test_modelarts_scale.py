@@ -178,3 +178,15 @@ async def test_the_ended_jobs_kept_follow_the_config_and_the_cut_is_said(
     # 10,000 jobs: 100 active and 120 ended shown, the other 9,780 named in a warning
     assert any(w.startswith("9780 ended training jobs") and "= 120" in w for w in snap.warnings)
     await src.close()
+
+
+async def test_the_benchmark_runs_in_its_smoke_form(monkeypatch):
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from bench.bench_modelarts import measure
+
+    res = await measure(300, None)
+    assert res["active_seen"] == res["active"] == 100
+    assert res["unchanged"]["requests"] <= 10 and res["steady_max_requests"] <= 10
