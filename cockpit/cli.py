@@ -24,6 +24,7 @@ COMMANDS = (
     "scan_log",
     "alerts",
     "watch",
+    "web",
 )
 
 
@@ -111,7 +112,20 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                 continue  # command not built yet
             raise
         mod.register(sub)
+    _plain_descriptions(sub)
     return parser
+
+
+def _plain_descriptions(sub: argparse._SubParsersAction) -> None:
+    """Each command's ``--help`` opens with a sentence a person reads: the docstrings'
+    reStructuredText quoting (````cockpit x````) dropped, and a command without a description
+    gets its one-line help."""
+    helps = {a.dest: a.help for a in sub._choices_actions}
+    for name, p in sub.choices.items():
+        if p.description:
+            p.description = p.description.replace("``", "")
+        elif helps.get(name):
+            p.description = helps[name][:1].upper() + helps[name][1:] + "."
 
 
 def main(argv: list[str] | None = None) -> int:

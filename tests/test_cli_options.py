@@ -50,3 +50,17 @@ def test_check_configs_poll_asks_no_evidence_of_the_cluster():
     (snap,) = asyncio.run(poll_all([Counting("lab", jobs=(failed_job("20"),))], 30.0))
     assert snap.error is None and [j.job_id for j in snap.jobs] == ["20"]
     assert Counting.asked == 0
+
+
+def test_every_commands_help_opens_with_a_plain_description():
+    """`cockpit X --help` starts with a sentence: no reStructuredText quoting, none empty."""
+    import argparse
+
+    from cockpit.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, p in sub.choices.items():
+        text = p.format_help()
+        assert p.description, name
+        assert "``" not in text, (name, text[:300])

@@ -58,3 +58,28 @@ def test_every_command_whose_reader_leaves_exits_141_quietly(argv):
     assert proc.wait(timeout=90) == 141
     err = proc.stderr.read().decode()
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_piped_snapshot_keeps_every_state_and_reason_whole_at_80_columns():
+    """`COLUMNS=80 cockpit snapshot | less` squeezed 11 columns to `IDLE+DR…` and a reason to
+    `Kill`: piped, each row is one tab-separated line, whatever the width."""
+    env = {**os.environ, "COLUMNS": "80", "XDG_STATE_HOME": "/tmp/cockpit-piped-state"}
+    out = subprocess.run(
+        [sys.executable, "-m", "cockpit", "snapshot", "--demo"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    ).stdout  # fmt: skip
+    lines = out.splitlines()
+    nodes = lines.index("# Nodes")
+    assert lines[nodes + 1].split("\t")[:2] == ["Node", "State"]
+    drained = [ln.split("\t") for ln in lines[nodes + 2 :] if "DRAIN" in ln and "\t" in ln]
+    assert drained and all(len(r) == 8 for r in drained), drained
+    assert any(r[1].endswith("DRAIN") and len(r[5]) > 10 for r in drained), drained
+    assert "…" not in out and "┃" not in out
+
+
+def test_piped_diagnose_never_breaks_a_line_a_grep_would_read_as_a_new_record():
+    lines = _run("diagnose", "--demo").stdout.splitlines()
+    # every line of a finding is indented under it or is a finding's own head
+    heads = ("CRITICAL", "WARNING", "INFO", "where", "first", " ", "")
+    stray = [ln for ln in lines[1:] if not ln.startswith(heads)]
+    assert not stray, stray[:5]

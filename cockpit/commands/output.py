@@ -57,5 +57,7 @@ def stdout_console() -> Console:
         file=sys.stdout,
         highlight=False,
         width=int(width) if width.isdigit() and int(width) > 0 else PIPED_WIDTH,
-        soft_wrap=False,
+        # a long line (a remedy, an explanation) stays one line: a hard wrap would start a
+        # false record at column 0 for grep/awk; tables keep the width
+        soft_wrap=True,
     )

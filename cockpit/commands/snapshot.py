@@ -131,72 +131,35 @@ def _fmt_t(t: datetime | None) -> str:
     return t.astimezone().strftime("%Y-%m-%d %H:%M:%S") if t else "-"
 
 
-def render(snap: Snapshot, console: Any) -> None:
-    """Rich tables for one snapshot. All cluster-controlled text is cleaned, never markup."""
-    from rich.table import Table
-    from rich.text import Text
+Section = tuple[str, tuple[str, ...], list[tuple[str, ...]]]  # title, columns, rows
 
-    def T(s: object, n: int = 200) -> Text:
-        return Text(clean(str(s), n))
 
-    head = f"{snap.source} ({snap.kind})" + (
-        f" Slurm {snap.slurm_version}" if snap.slurm_version else ""
-    )
-    console.print(Text(f"== {head} at {_fmt_t(snap.taken_at)}", style="bold"))
-    if snap.error:
-        console.print(
-            Text(f"   error [{snap.error.kind}] {clean(snap.error.message, 500)}", style="red")
-        )
-        return
+def sections(snap: Snapshot) -> list[Section]:
+    """What a snapshot shows, as plain cleaned text: (title, columns, rows) per table."""
+
+    def T(v: object, n: int = 200) -> str:
+        return clean(str(v), n)
+
+    out: list[Section] = []
     if snap.jobs:
-        t = Table(title="Jobs", title_justify="left")
-        for col in (
-            "JobID",
-            "Name",
-            "User",
-            "Partition",
-            "State",
-            "Reason",
-            "CPUs",
-            "Mem",
-            "Elapsed",
-            "Limit",
-            "Nodes",
-        ):
-            t.add_column(col)
+        rows = []
         for j in snap.jobs:
             mem = _fmt_mib(j.min_memory_mib) + (
                 "/cpu" if j.mem_per_cpu and j.min_memory_mib else ""
             )
-            t.add_row(
-                T(j.job_id),
-                T(j.name, 40),
-                T(j.user),
-                T(j.partition),
-                T(j.state),
-                T(j.reason, 80),
-                T(j.cpus if j.cpus is not None else "-"),
-                T(mem),
+            rows.append((
+                T(j.job_id), T(j.name, 40), T(j.user), T(j.partition), T(j.state),
+                T(j.reason, 80), T(j.cpus if j.cpus is not None else "-"), T(mem),
                 T(_fmt_s(j.elapsed_by(snap.taken_at))),
                 T(_fmt_s(j.time_limit_s) if j.time_limit_s is not None else "UNLIMITED"),
                 T(j.node_list or "-"),
-            )
-        console.print(t)
+            ))  # fmt: skip
+        cols = ("JobID", "Name", "User", "Partition", "State", "Reason", "CPUs", "Mem",
+                "Elapsed", "Limit", "Nodes")  # fmt: skip
+        out.append(("Jobs", cols, rows))
     if snap.nodes:
-        t = Table(title="Nodes", title_justify="left")
-        for col in (
-            "Node",
-            "State",
-            "CPUs alloc/total",
-            "Mem alloc/total",
-            "Partitions",
-            "Reason",
-            "By",
-            "Since",
-        ):
-            t.add_column(col)
-        for n in snap.nodes:
-            t.add_row(
+        rows = [
+            (
                 T(n.name),
                 T(n.state_label),
                 T(f"{n.cpus_alloc if n.cpus_alloc is not None else '-'}/{n.cpus_total or '-'}"),
@@ -206,20 +169,13 @@ def render(snap: Snapshot, console: Any) -> None:
                 T(n.reason_user),
                 T(_fmt_t(n.reason_time) if n.reason_time else ""),
             )
-        console.print(t)
+            for n in snap.nodes
+        ]
+        cols = ("Node", "State", "CPUs alloc/total", "Mem alloc/total", "Partitions", "Reason",
+                "By", "Since")  # fmt: skip
+        out.append(("Nodes", cols, rows))
     if snap.partitions:
-        t = Table(title="Partitions", title_justify="left")
-        for col in (
-            "Partition",
-            "State",
-            "Nodes",
-            "CPUs",
-            "MaxCPUsPerNode",
-            "MaxMemPerNode",
-            "MaxTime",
-            "MaxNodes",
-        ):
-            t.add_column(col)
+        rows = []
         for p in snap.partitions:
             mem = (
                 _fmt_mib(p.max_mem_per_node_mib)
@@ -230,23 +186,18 @@ def render(snap: Snapshot, console: Any) -> None:
                     else "UNLIMITED"
                 )
             )
-            t.add_row(
-                T(p.name + ("*" if p.default else "")),
-                T(p.state),
-                T(p.node_list),
-                T(p.total_cpus or "-"),
-                T(p.max_cpus_per_node or "UNLIMITED"),
-                T(mem),
+            rows.append((
+                T(p.name + ("*" if p.default else "")), T(p.state), T(p.node_list),
+                T(p.total_cpus or "-"), T(p.max_cpus_per_node or "UNLIMITED"), T(mem),
                 T(_fmt_s(p.max_time_s) if p.max_time_s is not None else "UNLIMITED"),
                 T(p.max_nodes or "UNLIMITED"),
-            )
-        console.print(t)
+            ))  # fmt: skip
+        cols = ("Partition", "State", "Nodes", "CPUs", "MaxCPUsPerNode", "MaxMemPerNode",
+                "MaxTime", "MaxNodes")  # fmt: skip
+        out.append(("Partitions", cols, rows))
     if snap.training_jobs:
-        t = Table(title="Training jobs", title_justify="left")
-        for col in ("Name", "Phase", "Console", "Flavor", "Nodes", "Pool", "Created"):
-            t.add_column(col)
-        for tj in snap.training_jobs:
-            t.add_row(
+        rows = [
+            (
                 T(tj.name, 60),
                 T(f"{tj.phase}{'/' + tj.secondary_phase if tj.secondary_phase else ''}"),
                 T(tj.console_phase),
@@ -255,13 +206,13 @@ def render(snap: Snapshot, console: Any) -> None:
                 T(tj.pool_name or tj.pool_id or "-"),
                 T(_fmt_t(tj.create_time)),
             )
-        console.print(t)
+            for tj in snap.training_jobs
+        ]
+        cols = ("Name", "Phase", "Console", "Flavor", "Nodes", "Pool", "Created")
+        out.append(("Training jobs", cols, rows))
     if snap.pools:
-        t = Table(title="Pools", title_justify="left")
-        for col in ("Pool", "Type", "Phase", "Nodes", "Available", "Abnormal"):
-            t.add_column(col)
-        for pool in snap.pools:
-            t.add_row(
+        rows = [
+            (
                 T(pool.name),
                 T("public" if pool.public else "dedicated"),
                 T(pool.phase),
@@ -269,9 +220,54 @@ def render(snap: Snapshot, console: Any) -> None:
                 T(pool.available if pool.available is not None else "-"),
                 T(pool.abnormal if pool.abnormal is not None else "-"),
             )
+            for pool in snap.pools
+        ]
+        out.append(("Pools", ("Pool", "Type", "Phase", "Nodes", "Available", "Abnormal"), rows))
+    return out
+
+
+def _head(snap: Snapshot) -> str:
+    head = f"{snap.source} ({snap.kind})" + (
+        f" Slurm {snap.slurm_version}" if snap.slurm_version else ""
+    )
+    return f"== {head} at {_fmt_t(snap.taken_at)}"
+
+
+def render(snap: Snapshot, console: Any) -> None:
+    """Rich tables for one snapshot (a terminal). All cluster-controlled text is cleaned,
+    never markup."""
+    from rich.table import Table
+    from rich.text import Text
+
+    console.print(Text(_head(snap), style="bold"))
+    if snap.error:
+        console.print(
+            Text(f"   error [{snap.error.kind}] {clean(snap.error.message, 500)}", style="red")
+        )
+        return
+    for title, cols, rows in sections(snap):
+        t = Table(title=title, title_justify="left")
+        for col in cols:
+            t.add_column(col)
+        for row in rows:
+            t.add_row(*(Text(c) for c in row))
         console.print(t)
     for w in snap.warnings:
         console.print(Text(f"   warning: {clean(w, 300)}", style="yellow"))
+
+
+def render_lines(snap: Snapshot, write: Any) -> None:
+    """The piped form (``| grep``, ``| awk -F'\t'``): per table a ``# Title`` line, a header
+    and one tab-separated line per row, whole whatever the width; nothing squeezed."""
+    write(_head(snap) + "\n")
+    if snap.error:
+        write(f"# error [{snap.error.kind}] {clean(snap.error.message, 500)}\n")
+        return
+    for title, cols, rows in sections(snap):
+        write(f"# {title}\n" + "\t".join(cols) + "\n")
+        write("".join("\t".join(c.replace("\t", " ") for c in row) + "\n" for row in rows))
+    for w in snap.warnings:
+        write(f"# warning: {clean(w, 300)}\n")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -291,10 +287,13 @@ def run(args: argparse.Namespace) -> int:
         ]
         json.dump(docs, sys.stdout, indent=2)
         sys.stdout.write("\n")
-    else:
+    elif sys.stdout.isatty():
         console = stdout_console()
         for s in snaps:
             render(s, console)
+    else:
+        for s in snaps:
+            render_lines(s, sys.stdout.write)
     sys.stdout.flush()
     failed = [s for s in snaps if s.error]
     for s in failed:
