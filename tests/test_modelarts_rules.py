@@ -63,7 +63,8 @@ def test_obs_mount_access_denied_says_where_and_gives_probe():
 def test_image_pull_shows_image_and_points_at_typo():
     (f,) = run(job("image_pull"))
     assert f.root_cause == "image_pull_failed"
-    assert f.title.startswith("Initializing 18 min: image pull failed (ErrImagePull")
+    # the headline quotes the registry's own answer, not the kubelet's ErrImagePull state
+    assert f.title.startswith("Initializing 18 min: image pull failed (not found")
     assert "swr.cn-north-4.myhuaweicloud.com/tema/train:1.O" in f.explanation
     assert "organisation" in f.remedy and "tag" in f.remedy
     assert R.stuck_where(job("image_pull")) == "image pull"

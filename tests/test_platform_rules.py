@@ -178,6 +178,11 @@ K8S_LINES = {
         '"Team/Train:1.0": couldn\'t parse image reference: invalid reference format'
     ),
     "image_pull": (
+        '  Warning  Failed  4m  kubelet  Failed to pull image "busybox:1.36": rpc error: '
+        "code = Canceled desc = context canceled"
+    ),
+    # the kubelet's retry names no reason: weak, so the pull's own message wins where present
+    "image_pull_backoff": (
         '  Normal   BackOff  4m (x6 over 6m)  kubelet  Back-off pulling image "busybox:1.36"'
     ),
     "k8s_mount_denied": (

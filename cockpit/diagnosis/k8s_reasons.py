@@ -99,12 +99,22 @@ REASONS: tuple[K8sReason, ...] = (
     ),
     K8sReason(
         "image_pull",
-        r"ImagePullBackOff|ErrImagePull|[Ff]ailed to pull image|Back-off pulling image|"
-        r"pull access denied|manifest unknown|denied: You may not login",
+        r"[Ff]ailed to pull image|pull access denied|manifest unknown|denied: You may not login",
         "image_pull_failed",
         "image pull failed",
         "Check the image path and tag and the registry credentials: `docker pull` the image "
         "from a node logged in to the registry.",
+    ),
+    # the pod's state and the kubelet's retries name no reason: the pull's own message (above)
+    # is the line that says why, wherever it stands; these count only when it is absent
+    K8sReason(
+        "image_pull_backoff",
+        r"ImagePullBackOff|ErrImagePull|Back-off pulling image",
+        "image_pull_failed",
+        "image pull failed",
+        "Check the image path and tag and the registry credentials: `docker pull` the image "
+        "from a node logged in to the registry.",
+        strong=False,
     ),
     # ---------------------------------------------------------------- volumes
     K8sReason(

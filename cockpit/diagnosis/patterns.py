@@ -167,7 +167,11 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:fail|error|invalid)|Protocol authentication error|Munged communication error|"
         r"[Ee]xpired credential|[Rr]ewound credential|[Rr]eplayed credential|"
         r"Security violation, [A-Z_]+ RPC|auth/jwt\b[^\n]*(?:fail|invalid|expired)|"
-        r"Unable to (?:create|generate|obtain) (?:a )?(?:munge )?credential",
+        r"Unable to (?:create|generate|obtain) (?:a )?(?:munge )?credential|"
+        # the client cannot reach munged; slurmd refuses a step's job credential (clock skew,
+        # a replayed or forged one): the launch failure that follows is its consequence
+        r"Munge encode failed|Credential replayed|Job credential (?:expired|revoked)|"
+        r"Invalid job credential|Credential signature check",
         "auth_failed",
         tier=0,
     ),
@@ -358,6 +362,16 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     # ---------------------------------------------------------------- GPU hosts, host memory
     *_specs(xid_codes.pattern_specs(True)),
+    # a kernel of the program touched memory it does not own or asserted: the program's bug
+    # (or the toolkit it was built with), after the device faults above, which win when present
+    _p(
+        "cuda_kernel_fault",
+        r"an illegal memory access was encountered|cudaErrorIllegalAddress|"
+        r"CUDA_ERROR_ILLEGAL_ADDRESS|device-side assert triggered|cudaErrorAssert|"
+        r"misaligned address|CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        "application_error",
+        tier=2,
+    ),
     _p(
         "mpi_pmi",
         r"PMI2_Init failed|PMIx?_Init failed|OMPI was not built with SLURM's PMI support|"
@@ -368,7 +382,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p(
         "mpi_network",
         r"error: connect\b|Connection refused|Connection reset by peer|No route to host|"
-        r"MPI_Init.*(?:timed out|failed)|unable to complete a TCP connection",
+        r"MPI_Init.*(?:timed out|failed)|unable to complete a TCP connection|"
+        # UCX over InfiniBand/RoCE: the adapter gave up resending to a peer that did not answer
+        r"Transport retry count exceeded|\bUCX +(?:ERROR|FATAL)\b",
         "mpi_network_error",
         tier=2,
     ),

@@ -7,9 +7,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from cockpit.diagnosis.logscan import decode_line, iter_errors
+from cockpit.diagnosis.startup_log import line_time
 from cockpit.ingest.slurm_text import expand
 from cockpit.ingest.sniff import STRUCTURED, scan_kind
 from cockpit.model import Evidence, Finding, LogText
@@ -337,12 +339,35 @@ def _first_error(top: Finding | None, files: Sequence[BundleFile]) -> FirstError
                 cands.append(((*key, bf.name, line), bf, line, h.text))
                 break
     if cands:
-        _, bf, line, text = min(cands, key=lambda c: c[0])
+        _, bf, line, text = _earliest(cands)
         return FirstError(bf.name, line, file_line_text(files, bf.name, line) or text)
     for e in top.evidence:
         if e.line is not None:
             return FirstError(e.where, e.line, e.text)
     return None
+
+
+# CANN's plog and error-message stamp: 2025-07-15-12:45:31.202.787
+_CANN_TIME = re.compile(r"\b(\d{4}-\d\d-\d\d)-(\d\d:\d\d:\d\d)\.(\d{3})\.(\d{3})\b")
+
+
+def _when(text: str) -> datetime | None:
+    m = _CANN_TIME.search(text)
+    if m is not None:
+        return datetime.fromisoformat(f"{m[1]}T{m[2]}.{m[3]}{m[4]}+00:00")
+    return line_time(text)
+
+
+def _earliest(cands: list) -> tuple:
+    """The candidate of the most telling kind of file; among files of that same kind (two
+    programs' logs of one incident), the line written first when every one of them is
+    stamped, so the cause is not the line of whichever file sorts first by name."""
+    best = min(cands, key=lambda c: c[0])
+    peers = [c for c in cands if c[0][:3] == best[0][:3]]
+    stamps = [_when(c[3]) for c in peers]
+    if len(peers) > 1 and all(t is not None for t in stamps):
+        return min(zip(stamps, peers, strict=True), key=lambda tc: (tc[0], tc[1][0]))[1]
+    return best
 
 
 def unrecognised_error(files: Sequence[BundleFile]) -> FirstError | None:

@@ -242,7 +242,8 @@ def cause_remedy(label: str, job: TrainingJob, hit: CauseHit) -> tuple[str, str]
         return e.explanation, e.remedy
     explanation, remedy = _job_remedy(label, job, hit)
     r = k8s_reasons.describe(hit.text) if label == "image_pull_failed" else None
-    if r is not None and r.name != "image_pull":  # the registry said why: lead with that
+    # the registry said why: lead with that
+    if r is not None and r.name not in ("image_pull", "image_pull_backoff"):
         why = r.what.split(": ", 1)[-1]
         explanation += f" {why[0].upper()}{why[1:]}."
         remedy = r.remedy + " " + remedy
