@@ -126,6 +126,15 @@ class StoreConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class WebConfig:
+    """``[web]``: the browser head (``cockpit web``)."""
+
+    # guarded actions from a browser session: off unless said here (each one is audited with
+    # the session's identity); a cluster's own allow_actions must also be on
+    actions: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     path: str = ""
     clusters: dict[str, ClusterConfig] = field(default_factory=dict)
@@ -136,6 +145,7 @@ class Config:
     )  # raw [alerts] table, read by the alerts issue
     exists: bool = True  # False when the default file was absent
     store: StoreConfig = field(default_factory=StoreConfig)
+    web: WebConfig = field(default_factory=WebConfig)
     risk: RiskSettings = field(default_factory=RiskSettings)
 
     @property
@@ -189,6 +199,9 @@ _STORE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "retention_days": ((int, float), "number"),
     "follow": ((bool,), "boolean"),
 }
+_WEB_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "actions": ((bool,), "boolean"),
+}
 _RISK_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "memory_near": ((int, float), "number"),
     "memory_critical": ((int, float), "number"),
@@ -196,7 +209,7 @@ _RISK_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "log_silent_s": ((int, float), "number"),
     "log_silent_partitions": ((dict,), "table"),
 }
-_TOP = {"clusters", "modelarts", "ui", "alerts", "store", "risk"}
+_TOP = {"clusters", "modelarts", "ui", "alerts", "store", "web", "risk"}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -447,6 +460,11 @@ def _store(ld: _Loader, data: dict) -> StoreConfig:
     return StoreConfig(url=url, retention_days=retention, follow=bool(store_v.get("follow", False)))
 
 
+def _web(ld: _Loader, data: dict) -> WebConfig:
+    web_v = ld.check("web", _table(ld, data, "web"), _WEB_KEYS)
+    return WebConfig(actions=web_v.get("actions", False))
+
+
 def _risk(ld: _Loader, data: dict) -> RiskSettings:
     """``[risk]``: when a running job is named at risk (memory near its request, silent
     stdout) and how many running jobs a poll samples for it."""
@@ -532,6 +550,7 @@ def load_config(path: str | Path | None = None) -> Config:
     ui = kept(_ui, ld, data, default=UiConfig())
     alerts = dict(kept(_table, ld, data, "alerts", default={}))
     store = kept(_store, ld, data, default=StoreConfig())
+    web = kept(_web, ld, data, default=WebConfig())
     risk = kept(_risk, ld, data, default=RiskSettings())
     if problems:
         raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
@@ -542,5 +561,6 @@ def load_config(path: str | Path | None = None) -> Config:
         ui=ui,
         alerts=alerts,
         store=store,
+        web=web,
         risk=risk,
     )

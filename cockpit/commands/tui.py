@@ -62,15 +62,18 @@ def banner_for(args: argparse.Namespace) -> tuple[str, bool]:
     return "", config.ui.bell
 
 
-def demo_clock() -> Callable[[], datetime]:
+def demo_clock(epoch: float | None = None) -> Callable[[], datetime]:
     """Wall clock shifted so a live demo opens on the demo's story (``DEMO_START``).
 
     The app and the demo site must share it, or every age on screen would be off
-    by the shift (and the data shown as STALE).
+    by the shift (and the data shown as STALE). ``epoch``: the wall time (POSIX seconds) at
+    which the demo's story began, when another process polls the demo (``cockpit web``'s
+    browser sessions follow its poller); None: now.
     """
     from cockpit.demo.site import DEMO_START
 
-    offset = datetime.now(UTC) - DEMO_START
+    began = datetime.now(UTC) if epoch is None else datetime.fromtimestamp(epoch, UTC)
+    offset = began - DEMO_START
     return lambda: datetime.now(UTC) - offset
 
 
@@ -92,6 +95,10 @@ def run(args: argparse.Namespace) -> int:
 
     replay_dir = getattr(args, "replay", None)
     replay = None
+    # a browser tab of `cockpit web` (cockpit.web.session.WebSession): it follows the store
+    # that web's poller (or the site's `cockpit watch`) publishes to, read-only unless [web]
+    # actions allows them
+    web = getattr(args, "web_session", None)
     if replay_dir:
         from cockpit.record import replay_sources
 
@@ -99,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         banner, bell, clock = replay.label(), False, replay
     else:
         banner, bell = banner_for(args)
-        clock = demo_clock() if banner.startswith("DEMO") else None
+        epoch = web.demo_epoch if web is not None else None
+        clock = demo_clock(epoch) if banner.startswith("DEMO") else None
         sources = select_sources(args, clock=clock)
     if not sources:
         raise UserError("no sources to watch")
@@ -142,14 +150,18 @@ def run(args: argparse.Namespace) -> int:
         store = OpeningStore(partial(open_store, url))
     else:
         legacy = Path(state).expanduser() if state else None
-        store = OpeningStore(partial(open_store, config=config, demo=on_demo, legacy_acks=legacy))
+        url = web.store_url if web is not None else None
+        store = OpeningStore(
+            partial(open_store, url, config=config, demo=on_demo, legacy_acks=legacy)
+        )
     if not demo:
         watcher, baselines = watcher_for(config, store=store), baselines_for(config)
-        if config.store.follow:  # the site's `cockpit watch` polls; this TUI reads the store
-            from cockpit.runtime.follow import following
+    # the site's `cockpit watch` (or `cockpit web`'s poller) polls; this TUI reads the store
+    if web is not None or (config is not None and config.store.follow):
+        from cockpit.runtime.follow import following
 
-            sources = following(sources, store)
-            banner = f"{banner}   following the store" if banner else "following the store"
+        sources = following(sources, store, actions=web is not None and web.actions)
+        banner = f"{banner}   following the store" if banner else "following the store"
     from cockpit.audit import default_audit_path
 
     _quiet_libraries()
@@ -164,7 +176,9 @@ def run(args: argparse.Namespace) -> int:
         baselines=baselines,
         # the demo's in-memory watcher (cannot fail) is built after the first frame
         late=_demo_watch if demo else None,
-        readonly=bool(getattr(args, "readonly", False)) or replay is not None,
+        readonly=bool(getattr(args, "readonly", False))
+        or replay is not None
+        or (web is not None and not web.actions),
         replay=replay,
         audit_path=default_audit_path(demo=on_demo),
         export_dir=Path(config.ui.export_dir).expanduser()

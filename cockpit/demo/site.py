@@ -16,8 +16,10 @@ The failure scenarios are listed in ``cockpit.demo.scenarios.SCENARIOS``.
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
 import threading
+import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -33,6 +35,9 @@ DEMO_CLUSTER = "demo-hpc"
 DEMO_PROJECT = "demo-modelarts"
 SLURMCTLD_LOG = "/var/log/slurm/slurmctld.log"
 SLURMD_LOG = "/var/log/slurm/slurmd-%n.log"
+# a file: each squeue the demo's slurmctld answers appends a line there (pid, time, its long
+# options), from whichever process polls: how one counts what N cockpits cost the site
+POLL_LOG_ENV = "COCKPIT_DEMO_POLL_LOG"
 
 
 class DemoSite:
@@ -145,6 +150,7 @@ class DemoTransport:
         prog, args = (argv[0] if argv else ""), list(argv[1:])
         cl = self.site.slurm
         if prog == "squeue":
+            _log_poll(args)
             out, err, rc = cl.squeue(args, t)
         elif prog == "scontrol":
             out, err, rc = cl.scontrol(args, t)
@@ -176,6 +182,17 @@ class DemoTransport:
 
     async def close(self) -> None:
         return None
+
+
+def _log_poll(args: list[str]) -> None:
+    path = os.environ.get(POLL_LOG_ENV)
+    if path:  # one write of a line opened for append: processes do not interleave
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            said = " ".join(a for a in args if a.startswith("--"))[:80]
+            os.write(fd, f"{os.getpid()} {time.time():.3f} squeue {said}\n".encode())
+        finally:
+            os.close(fd)
 
 
 # mount point -> (1K-blocks, used fraction at the start, inodes, inode use)

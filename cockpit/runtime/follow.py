@@ -14,6 +14,7 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
+from cockpit.actions import Action, ActionResult
 from cockpit.model import Artifacts, LogLocation, Snapshot, SourceError, SourceKind, Subject
 from cockpit.source import Source
 from cockpit.transport import FileStat, RemoteFileError
@@ -26,11 +27,22 @@ class FollowSource(Source):
 
     background_evidence = True  # from the store: no cost to the platform
 
-    def __init__(self, name: str, kind: SourceKind, store: Any, interval: float = 30.0) -> None:
+    def __init__(
+        self,
+        name: str,
+        kind: SourceKind,
+        store: Any,
+        interval: float = 30.0,
+        actor: Source | None = None,
+    ) -> None:
         self.name = name
         self.kind = kind
         self.store = store
         self.interval = interval
+        # the configured source, when this follower may act: an action is this operator's,
+        # run over its own connection (the poller only reads); its allow_actions still decides
+        self.actor = actor
+        self.allow_actions = actor is not None and actor.allow_actions
         self._at: datetime | None = None
         self._snap: Snapshot | None = None
 
@@ -75,7 +87,20 @@ class FollowSource(Source):
     async def stat(self, path: str) -> FileStat:
         raise RemoteFileError(NOT_HERE, path)
 
+    async def run_action(self, action: Action) -> ActionResult:
+        if self.actor is None:
+            return await super().run_action(action)
+        return await self.actor.run_action(action)
 
-def following(sources: list[Source], store: Any) -> list[Source]:
-    """Each configured source as a follower of ``store`` (same name, kind and interval)."""
-    return [FollowSource(s.name, s.kind, store, float(s.interval)) for s in sources]
+    async def close(self) -> None:
+        if self.actor is not None:
+            await self.actor.close()
+
+
+def following(sources: list[Source], store: Any, actions: bool = False) -> list[Source]:
+    """Each configured source as a follower of ``store`` (same name, kind and interval);
+    ``actions``: each may run the guarded actions its source allows, through that source."""
+    return [
+        FollowSource(s.name, s.kind, store, float(s.interval), s if actions else None)
+        for s in sources
+    ]

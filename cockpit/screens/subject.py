@@ -266,7 +266,11 @@ class SubjectScreen(CockpitScreen):
             self.notify("a replay is read-only: actions are off", timeout=4)
             return
         if self.cockpit.readonly:
-            self.notify("read-only (--readonly): actions are off", timeout=4)
+            self.notify(
+                "read-only (--readonly, or a browser session without [web] actions = true): "
+                "actions are off",
+                timeout=5,
+            )
             return
         if not source.allow_actions:
             self.notify(
