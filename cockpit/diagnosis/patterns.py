@@ -155,6 +155,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Batch job submission failed: (?:Invalid (?:qos|account|partition)|"
         r"Requested time limit is invalid|Job violates accounting/QOS policy|"
         r"Invalid account or account/partition)|bank_limit plugin|"
+        # a site's job_submit filter explains the refusal on the lines before it
+        r"[Tt]ime ?limit exceeds (?:the )?max(?:imum)?\b|"
         r"can not exceed the available balance|QOSMaxSubmitJob|AssocMaxSubmitJob",
         "submit_rejected_policy",
         tier=0,

@@ -423,7 +423,15 @@ def diagnose_bundle(
     bundle = load_bundle(path, stdin)
     findings = diagnose(bundle.snapshot, bundle.artifacts, now=now or bundle.snapshot.taken_at)
     cite = _Citer(bundle)
-    located = sorted((cite(locate(f, bundle.files)) for f in findings), key=sort_key)
+    order = {bf.name: i for i, bf in enumerate(bundle.files)}
+
+    def pasted(f: Finding) -> tuple:
+        # findings alike in all but subject come in the order the operator pasted them (the
+        # first row of a squeue paste, not job "10" before "3" by the id's spelling)
+        at = next(((order.get(e.where, 0), e.line) for e in f.evidence if e.line), (1 << 30, 0))
+        return (*sort_key(f)[:-1], at, f.subject.id)
+
+    located = sorted((cite(locate(f, bundle.files)) for f in findings), key=pasted)
     top = located[0] if located else None
     first = first_error(top, bundle.files)
     # rows a parser could not use are input not read, too

@@ -16,6 +16,7 @@ from datetime import datetime
 from functools import lru_cache
 
 from cockpit.diagnosis import slurm_states
+from cockpit.diagnosis.slurm_codes import REASONS, base_code
 from cockpit.ingest.tables import col, content_lines, parse_table
 from cockpit.model import AcctRecord, Partition, SlurmJob, SlurmNode
 from cockpit.slurm import hostlist
@@ -176,7 +177,9 @@ def _headerless_job(line: str) -> SlurmJob | None:
     if si is None:
         return None
     m = re.search(r"\(([^()]*)\)\s*$", line)
-    reason = m.group(1) if m else "None"
+    # a custom -o format ('%i %P %u %T %r %l') prints the reason bare, anywhere after the state
+    bare = None if m else next((t for t in toks[si + 1 :] if _is_reason_code(t)), None)
+    reason = m.group(1) if m else (bare or "None")
     after = toks[si + 1 :]
     nodelist = "" if m or len(after) < 3 else after[-1]
     return SlurmJob(
@@ -191,6 +194,12 @@ def _headerless_job(line: str) -> SlurmJob | None:
         node_list=nodelist,
         nodes=expand(nodelist),
     )
+
+
+def _is_reason_code(tok: str) -> bool:
+    """A pending/ended reason code Slurm names (``PartitionTimeLimit``), not a node or time."""
+    code = base_code(tok.strip(",()"))
+    return code != "None" and code in REASONS
 
 
 # --------------------------------------------------------------------------- sacct

@@ -106,6 +106,15 @@ def command_word(cmd: str) -> str:
         toks = toks[1:]
         if toks and toks[0] == "-u" and len(toks) > 1:
             toks = toks[2:]
+    # run inside a container (test clusters, Slurm on Kubernetes): the program after it counts
+    if len(toks) > 2 and toks[0] in {"docker", "podman", "kubectl"} and toks[1] == "exec":
+        rest = toks[2:]
+        if "--" in rest:
+            rest = rest[rest.index("--") + 1 :]
+        else:  # docker exec [-it] <container> <program> ...
+            rest = [t for t in rest if not t.startswith("-")][1:]
+        if rest:
+            return command_word(" ".join(rest))
     return toks[0].rsplit("/", 1)[-1] if toks else ""
 
 
