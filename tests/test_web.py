@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import json
 import os
 import shutil
 import signal
@@ -248,3 +249,30 @@ def test_ten_browser_tabs_cost_the_demo_one_squeue_per_interval(tmp_path):
     ]
     # one poll per 15 s interval, not ten: 35 s hold two or three
     assert 2 <= len(during) <= window / 15 + 1, during
+
+
+@needs_browser
+def test_with_web_actions_on_a_browser_action_is_audited_under_its_session(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text("[web]\nactions = true\n")
+    journal = Path(os.environ["XDG_STATE_HOME"]) / "cockpit" / "audit-demo.jsonl"
+    with serving("--config", str(config)) as (url, proc), browser() as chromium:
+        page = open_page(chromium, url)
+        assert "read-only" not in screen(page).splitlines()[0]
+        page.keyboard.press("i")
+        until(page, lambda t: "SEV" in t and "\nCRIT " in t)
+        page.keyboard.press("Enter")  # job 48101, pending
+        until(page, lambda t: "Findings and evidence" in t)
+        page.keyboard.press("a")
+        until(page, lambda t: "Act on job 48101" in t)
+        page.keyboard.press("Enter")  # the likely action of a pending job first: hold
+        until(page, lambda t: "will run: scontrol hold 48101" in t)
+        page.keyboard.press("Enter")
+        until(page, lambda t: "enter or esc: close" in t)  # it ran; the result is shown
+    opened = next(ln for ln in proc.stderr.read().splitlines() if "web session" in ln)  # type: ignore[union-attr]
+    session = opened.split("web session ")[1].split()[0]
+    entries = [json.loads(ln) for ln in journal.read_text().splitlines()]
+    assert [e["action"] for e in entries] == ["hold", "hold"]  # issued, then its outcome
+    for e in entries:
+        assert e["subject"] == "job 48101" and e["command"] == "scontrol hold 48101"
+        assert f"via web {session} from 127.0.0.1" in e["who"]

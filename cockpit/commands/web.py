@@ -61,6 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 _DESCRIPTION = (
+    "With --demo, --config is read for its [web] table only. "
     "Each browser tab runs the TUI as a follower of the store; with no site poller "
     "([store] follow = true and a `cockpit watch`), this process polls once per interval for "
     "all tabs. Read-only unless the config says [web] actions = true; every action from a "
@@ -101,10 +102,12 @@ def run(args: argparse.Namespace) -> int:
     token, notes = resolve_token(args.token_file, os.environ)
     # the sessions' processes (and the commands they run) need not inherit it
     os.environ.pop(TOKEN_ENV, None)
-    config = None if args.demo else load_config(args.config)
-    if config is not None and args.config and not config.has_sources:
-        raise UserError(f"{config.path}: no [clusters.NAME] or [modelarts.NAME] entries")
-    demo = config is None or not config.has_sources  # no config at all: the demo, as the TUI
+    # with --demo, an explicit --config is read for its [web] table only
+    config = load_config(args.config) if args.config or not args.demo else None
+    if not args.demo and args.config and not config.has_sources:  # type: ignore[union-attr]
+        raise UserError(f"{args.config}: no [clusters.NAME] or [modelarts.NAME] entries")
+    # no sources configured at all: the demo, as the TUI
+    demo = args.demo or config is None or not config.has_sources
     actions = bool(config is not None and config.web.actions)
     follow_site = bool(config is not None and not demo and config.store.follow)
 
