@@ -88,12 +88,23 @@ def _starts_poll(entry: dict[str, Any]) -> bool:
     op = entry.get("op")
     if op == "run":
         argv = entry.get("argv")
-        return isinstance(argv, list) and bool(argv) and argv[0] == POLL_COMMAND
+        # the queue itself, not the at-risk sampler's `squeue -O StdOut` of a few jobs
+        return (
+            isinstance(argv, list)
+            and bool(argv)
+            and argv[0] == POLL_COMMAND
+            and not _long_format(argv)
+        )
     if op == "call" and entry.get("call") == POLL_CALL:
         args = entry.get("args")
         # the unfiltered page 0 (offset, limit): a poll's phase-filtered listing comes after it
         return isinstance(args, list) and len(args) == 2 and args[0] == 0
     return False
+
+
+def _long_format(argv: Any) -> bool:
+    """``squeue -O ...``: a few jobs' fields (StdOut) asked by the at-risk sampler."""
+    return any(a in ("-O", "--Format") or str(a).startswith("--Format=") for a in argv)
 
 
 # ------------------------------------------------------------------ recording
@@ -516,7 +527,12 @@ class ReplayTransport:
             # that poll's times: the same command with other times. Never another job's id.
             shape = _timeless(want)
             e = self._latest(lambda x: x.get("op") == "run" and _timeless(x.get("argv")) == shape)
-        if e is None and want[:1] == ["squeue"] and "--only-job-state" not in want:
+        if (
+            e is None
+            and want[:1] == ["squeue"]
+            and "--only-job-state" not in want
+            and not _long_format(want)
+        ):
             # recorded by a cockpit that asked other columns (before %b, or without %s): the
             # parser tells the layouts apart by their column count
             e = self._latest(
@@ -524,6 +540,7 @@ class ReplayTransport:
                     x.get("op") == "run"
                     and (x.get("argv") or [""])[0] == "squeue"
                     and "--only-job-state" not in x.get("argv", ())
+                    and not _long_format(x.get("argv", ()))
                 )
             )
         if e is None:

@@ -156,11 +156,28 @@ class DemoTransport:
             out, err, rc = cl.scontrol(args, t)
         elif prog == "sacct":
             out, err, rc = cl.sacct(args, t)
+        elif prog == "sstat":
+            out, err, rc = cl.sstat(args, t)
         elif prog == "df":
             out, err, rc = _df(args, t)
+        elif prog == "stat":
+            out, err, rc = await asyncio.to_thread(self._stat_many, args, t)
         else:
             out, err, rc = b"", f"bash: {shlex.quote(prog)}: command not found\n".encode(), 127
         return CommandResult(argv, out, err, rc)
+
+    def _stat_many(self, args: list[str], t: int) -> tuple[bytes, bytes, int]:
+        """GNU ``stat -L -c '%s %Y %n' -- PATH...`` over the demo's files (the at-risk
+        sampler's one stat per poll for the running jobs' output)."""
+        paths = args[args.index("--") + 1 :] if "--" in args else [a for a in args[3:]]
+        out, err = [], []
+        for path in paths:
+            f = self.site.log_file(path, t)
+            if f is None:
+                err.append(f"stat: cannot statx '{path}': No such file or directory\n")
+            else:
+                out.append(f"{f.size} {int(f.mtime)} {path}\n")
+        return "".join(out).encode(), "".join(err).encode(), 1 if err else 0
 
     async def _file(self, path: str):
         """The log at ``path`` now; built in a thread (the slurmctld log of a demo left open

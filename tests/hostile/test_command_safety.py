@@ -230,6 +230,8 @@ READ_ONLY = {
     ("sacct",),
     ("sinfo",),
     ("df",),
+    ("sstat",),  # the at-risk sampler: running steps' MaxRSS
+    ("stat",),  # the at-risk sampler: running jobs' stdout size and mtime
 }
 
 

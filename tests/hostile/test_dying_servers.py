@@ -415,6 +415,9 @@ async def test_ui_answers_keys_while_a_poll_hangs(tmp_path):
         async def close(self):
             pass
 
+        def show_queue_first(self):  # the Source contract's hook (cockpit.source.Source)
+            pass
+
     hanging = Hanging()
     healthy, *_ = hostile_sources("plain")
     app = CockpitApp([hanging, healthy], clock=frozen, acks=AckStore(tmp_path / "s.json"))
