@@ -121,6 +121,7 @@ class CockpitServer(Server):
         finally:
             if app_service is not None:
                 await app_service.stop()
+                await _reap(app_service)
             self.sessions.discard(websocket)
             self.say(f"cockpit: web session {session} closed ({len(self.sessions)} open)")
         return websocket
@@ -135,6 +136,19 @@ class CockpitServer(Server):
             shutdown_timeout=10,
             access_log=None,
         )
+
+
+async def _reap(service: AppService) -> None:
+    """Wait for a session's TUI to exit (textual-serve asks it to quit, but never waits): a
+    server open for weeks must not collect a zombie per closed tab."""
+    proc = getattr(service, "_process", None)
+    if proc is None or proc.returncode is not None:
+        return
+    try:
+        await asyncio.wait_for(proc.wait(), 10)
+    except TimeoutError:  # a TUI that does not quit when asked
+        proc.kill()
+        await proc.wait()
 
 
 def listen(host: str, port: int) -> socket.socket:
