@@ -154,6 +154,44 @@ def test_binding_beyond_loopback_warns_and_names_the_reverse_proxy():
     assert "not loopback" in err and "reverse proxy" in err and "TLS" in err
 
 
+def test_without_textual_serve_it_says_which_extra_to_install():
+    script = (
+        "import sys; sys.modules['textual_serve'] = None\n"  # as if it were not installed
+        "from cockpit.cli import main; raise SystemExit(main(['web', '--demo']))"
+    )
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    assert res.stderr.strip() == (
+        "cockpit: cockpit web needs textual-serve: pip install 'cockpit[web]' "
+        "(or pip install textual-serve)"
+    )
+
+
+def test_sessions_beyond_max_sessions_are_turned_away():
+    import asyncio
+
+    import aiohttp
+
+    async def two_tabs(url: str) -> tuple[bool, int]:
+        token = urlsplit(url).query.removeprefix("token=")
+        base = url.split("/?")[0]
+        # unsafe: keep cookies of an IP address, as browsers do
+        async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:
+            async with http.get(f"{base}/?token={token}") as page:  # the cookie, as a browser
+                assert page.status == 200
+            async with http.ws_connect(f"{base}/ws?width=80&height=24") as first:
+                got = await first.receive(timeout=60)  # the TUI's first bytes
+                try:
+                    async with http.ws_connect(f"{base}/ws?width=80&height=24"):
+                        return got.type == aiohttp.WSMsgType.BINARY, 101
+                except aiohttp.WSServerHandshakeError as exc:
+                    return got.type == aiohttp.WSMsgType.BINARY, exc.status
+
+    with serving("--max-sessions", "1") as (url, _proc):
+        first_drew, second = asyncio.run(two_tabs(url))
+    assert first_drew and second == 503
+
+
 # --------------------------------------------------------------------------- in a browser
 
 
