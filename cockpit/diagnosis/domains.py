@@ -167,6 +167,14 @@ def domain_of(label: str) -> str:
 
 
 def domain_of_line(text: str) -> str:
+    """The domain of an error line: the producer's catalogue template it holds
+    (:mod:`cockpit.diagnosis.catalogue`), else its own words, "application" when none does."""
+    from cockpit.diagnosis.catalogue import domain_of as catalogue_domain
+
+    return catalogue_domain(text) or domain_of_words(text)
+
+
+def domain_of_words(text: str) -> str:
     """The domain an error line's own words point to, "application" when none does."""
     for domain, rx in _LINE_WORDS:
         if rx.search(text):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cockpit.diagnosis import cann_codes, k8s_reasons, xid_codes, zh_terms
+from cockpit.diagnosis import cann_codes, catalogue, k8s_reasons, xid_codes, zh_terms
 from cockpit.model import Severity
 
 
@@ -437,6 +437,10 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     # ---------------------------------------------------------------- Chinese (ModelArts, CANN)
     *(_p(name, rx, label, sev, tier) for name, rx, label, sev, tier in zh_terms.STRONG),
+    # ---------------------------------------------------------------- the producers' catalogue
+    # Slurm/MUNGE/NCCL/PyTorch/kernel messages that name a cause (cockpit/diagnosis/catalogue):
+    # after every hand-written strong pattern, which keeps precedence on a line both match
+    *_specs(catalogue.pattern_specs(True)),
     # ---------------------------------------------------------------- weak: symptoms
     _p(
         "step_mem_warning",
@@ -472,6 +476,8 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     *_specs(xid_codes.pattern_specs(False)),
     *_specs(k8s_reasons.pattern_specs(False)),
+    # the catalogue's messages that name only a domain: an error line, never "nothing wrong"
+    *_specs(catalogue.pattern_specs(False)),
     _p(
         "crash",
         r"Segmentation fault|Bus error|core dumped|\bAborted\b|Floating point exception",

@@ -1,0 +1,189 @@
+"""The failure catalogue from the producers themselves: message templates as data.
+
+Each ``*.json`` file here is one producer's messages (Slurm, MUNGE, NCCL, PyTorch
+distributed, the Linux kernel), extracted from its sources at the versions operators run by
+``tools/catalogue/`` (see docs/root-causes.md, "The catalogue"): the template as the source
+writes it, the regex it prints as, where it comes from (file:line), the versions that have it,
+and the failure domain and cause label it maps to.
+
+The engine uses it two ways. A template that names a cause becomes a strong scanner pattern
+(after the hand-written ones, so those keep precedence); a template that only names a domain
+becomes a weak pattern, so the line is never "nothing wrong", and :func:`domain_of` routes an
+unrecognised line by the template it matches before falling back to its words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from cockpit.diagnosis.catalogue.printf import instantiate
+
+GENERIC = "unrecognised_failure"
+SOURCES = ("slurm", "munge", "nccl", "torch", "kernel")
+_DIR = Path(__file__).parent
+# how each program's lines look in the logs operators have (for generated examples)
+_PREFIX = {
+    "slurmctld": "[2026-12-04T10:00:00.123] {lvl}",
+    "slurmd": "[2026-12-04T10:00:00.123] {lvl}",
+    "slurmstepd": "[2026-12-04T10:00:00.123] [4242.0] {lvl}",
+    "srun": "srun: {lvl}",
+    "sbatch": "sbatch: {lvl}",
+    "salloc": "salloc: {lvl}",
+    "munged": "2026-12-04 10:00:00 +0800 {Lvl}",
+    "nccl": "gpu-node-07:12345:12399 [0] NCCL WARN ",
+    "torch": "[rank0]:[E1204 10:00:00.123456789 ProcessGroupNCCL.cpp:629] ",
+    "kernel": "[183424.512345] ",
+}
+# a log kind the scanner is told for each program's lines
+KIND = {"slurmctld": "slurmctld", "slurmd": "slurmd", "slurmstepd": "slurmd", "munged": "journal"}
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    source: str
+    template: str
+    regex: str
+    level: str
+    origin: str
+    versions: tuple[str, ...]
+    domain: str
+    label: str
+    program: str
+    remedy: str = ""
+    known: str = ""  # the hand-written pattern that already recognised it (extraction time)
+    known_label: str = ""  # and the label it gave
+    known_strong: bool = False  # and whether it was a strong (cause-naming) pattern
+
+    @property
+    def specific(self) -> bool:
+        return self.label != GENERIC
+
+    @property
+    def tier(self) -> int:
+        return {"slurmctld": 0, "srun": 0, "sbatch": 0, "salloc": 0}.get(
+            self.program, 2 if self.program in ("torch", "nccl") else 1
+        )
+
+
+def example_line(t: Template) -> str:
+    """The template printed with realistic values inside a realistic line of its program."""
+    msg = instantiate(t.template)
+    if t.source == "munge" and t.level == "errno":  # Slurm's auth/munge prints munge_strerror()
+        return f"[2026-12-04T10:00:00.123] error: Munge decode failed: {msg}"
+    if t.level == "errno":  # a client prints slurm_strerror() after its own words
+        return f"srun: error: Unable to create step for job 4242: {msg}"
+    lvl = {"error": "error: ", "fatal": "fatal: ", "warning": "warning: "}.get(t.level, "")
+    head = _PREFIX.get(t.program, "").format(lvl=lvl, Lvl=lvl.capitalize().replace(": ", ": "))
+    if t.program == "munged" and not lvl:
+        head = head.format(Lvl="Notice: ")
+    return head + msg
+
+
+@lru_cache(maxsize=1)
+def templates() -> tuple[Template, ...]:
+    out: list[Template] = []
+    for source in SOURCES:
+        path = _DIR / f"{source}.json"
+        if not path.is_file():
+            continue
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        for e in doc["templates"]:
+            out.append(
+                Template(
+                    source=source,
+                    template=e["template"],
+                    regex=e["regex"],
+                    level=e["level"],
+                    origin=e["origin"],
+                    versions=tuple(e["versions"]),
+                    domain=e["domain"],
+                    label=e["label"],
+                    program=e.get("program", source),
+                    remedy=e.get("remedy", ""),
+                    known=e.get("known", ""),
+                    known_label=e.get("known_label", ""),
+                    known_strong=e.get("known_strong", False),
+                )
+            )
+    return tuple(out)
+
+
+def pattern_specs(strong: bool) -> list[tuple[str, str, str, str, int, bool]]:
+    """(name, regex, label, severity, tier, strong) rows for the scanner: one pattern per
+    source, label and tier (an alternation of its templates), only for templates no
+    hand-written pattern already recognised. Strong: the templates naming a cause; weak: those
+    naming only a domain (labelled ``application_error`` like the other weak symptoms; their
+    domain comes from :func:`domain_of`)."""
+    groups: dict[tuple[str, str, int], list[str]] = {}
+    for t in templates():
+        if t.specific != strong:
+            continue
+        if t.specific and t.known_label == t.label and not t.known_strong:
+            continue  # a hand-written pattern keeps it weak on purpose (a symptom)
+        label = t.label if strong else "application_error"
+        groups.setdefault((t.source, label, t.tier), []).append(t.regex)
+    rows = []
+    for (source, label, tier), rxs in groups.items():
+        sev = "warning" if label == "preempted" or not strong else "critical"
+        name = f"catalogue_{source}_{label}_t{tier}" + ("" if strong else "_domain")
+        rows.append((name, "|".join(f"(?:{r})" for r in rxs), label, sev, tier, strong))
+    return rows
+
+
+@lru_cache(maxsize=2)
+def _by_domain(specific: bool) -> re.Pattern[str] | None:
+    """One regex whose named groups are the domains, over the templates naming a cause
+    (``specific``) or only a domain."""
+    alts: dict[str, list[str]] = {}
+    for t in templates():
+        if t.specific == specific:
+            alts.setdefault(t.domain, []).append(t.regex)
+    if not alts:
+        return None
+    return re.compile("|".join(f"(?P<{d}>{'|'.join(rx)})" for d, rx in alts.items()))
+
+
+def domain_of(text: str) -> str | None:
+    """The domain of the catalogue template ``text`` holds, None when it holds none. A template
+    naming a cause routes before one naming only a domain (in ``Unable to create step for job
+    7: Invalid job credential`` the cause, not the context it failed in); among several, the
+    longest match."""
+    for specific in (True, False):
+        rx = _by_domain(specific)
+        m = rx.search(text) if rx is not None else None
+        if m is None:
+            continue
+        best = m
+        while (m := rx.search(text, m.start() + 1)) is not None:
+            if m.end() - m.start() >= best.end() - best.start():
+                best = m
+        return best.lastgroup
+    return None
+
+
+def own_words(t: Template) -> str:
+    """The message alone as its program prints it, without the log line's stamp (NCCL's
+    ``NCCL WARN`` and a MUNGE error's ``munge`` are part of the words)."""
+    msg = instantiate(t.template)
+    if t.program == "nccl":
+        return "NCCL WARN " + msg
+    if t.source == "munge" and t.level == "errno":
+        return "Munge decode failed: " + msg
+    return msg
+
+
+def match(text: str) -> Template | None:
+    """The catalogue template a line holds (the first in catalogue order), for tests and docs."""
+    for t in templates():
+        if _compiled(t.regex).search(text):
+            return t
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _compiled(rx: str) -> re.Pattern[str]:
+    return re.compile(rx)
