@@ -313,6 +313,75 @@ def _rejected(memo: dict[str, _Memo]) -> bool:
 
 
 _CHUNK_CHARS = 1 << 20  # squeue text per column pass (~4k rows of 22 fields)
+# Lines one row may span: squeue prints a job's name as its owner set it, newlines, CRs and
+# \x1f included (sbatch -J, scontrol update JobName), so no separator is safe from it
+_JOIN_MAX = 16
+# Slurm's job states (job_state_string(), flags after "+"): a row put back together from
+# pieces must name one where its state goes, or it is not taken for a row
+_JOB_STATES = frozenset(
+    """PENDING RUNNING SUSPENDED COMPLETED CANCELLED FAILED TIMEOUT NODE_FAIL PREEMPTED
+    BOOT_FAIL DEADLINE OUT_OF_MEMORY COMPLETING CONFIGURING RESIZING REQUEUED REQUEUE_FED
+    REQUEUE_HOLD SPECIAL_EXIT STOPPED SIGNALING STAGE_OUT RESV_DEL_HOLD REVOKED
+    EXPEDITING LAUNCH_FAILED POWER_UP_NODE UPDATE_DB""".split()
+)
+_USER_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,63}")
+
+
+def _starts_row(line: str, sep: str) -> bool:
+    """Whether ``line`` begins like a row: a job id, then the separator."""
+    head, found, _ = line.partition(sep)
+    return bool(found) and _SQ_JOB_ID_RE.fullmatch(head) is not None
+
+
+def _record_at(
+    lines: list[str], i: int, sep: str, ncols: int, name_ix: int, final: bool
+) -> tuple[str, list[str] | None, int]:
+    """The row starting at ``lines[i]``: (its text, its fields or None when it is not one, the
+    index after it: the end of ``lines`` when they ran out first and more may come).
+
+    A row with too few fields goes on at the next lines (a newline in the name), through
+    every line that does not start like a row (a job id first: what a name printed after a
+    newline is not; a name may hold a whole forged row, and the rest of its own row follows
+    it). One with too many fields has separators in its name, which get them back, unless
+    its last line is a whole row of its own: then the first line is a row cut short (as a
+    paste may have), and it costs only itself."""
+    n = lines[i].count(sep)
+    j = i
+    if n < ncols - 1:
+        last = min(len(lines) - 1, i + _JOIN_MAX)
+        while j < last and (n < ncols - 1 or not _starts_row(lines[j + 1], sep)):
+            j += 1
+            n += lines[j].count(sep)
+        if j == len(lines) - 1 and not final:
+            return lines[i], None, len(lines)  # the next chunk may hold more of it
+    text = "\n".join(lines[i : j + 1]) if j > i else lines[i]
+    if n < ncols - 1:
+        return text, None, j + 1
+    fields = text.split(sep)
+    extra = n - (ncols - 1)
+    if extra and j > i and lines[j].count(sep) == ncols - 1 and _starts_row(lines[j], sep):
+        return lines[i], None, i + 1
+    if extra and name_ix < ncols:
+        fields[name_ix : name_ix + extra + 1] = [sep.join(fields[name_ix : name_ix + extra + 1])]
+    return text, fields, j + 1
+
+
+def _plausible(job: SlurmJob | None) -> bool:
+    """Whether a row put back together (a name with newlines or separators) reads as one: a
+    known state and a user name where they go."""
+    return job is not None and job.state in _JOB_STATES and bool(_USER_RE.fullmatch(job.user))
+
+
+def _layout_width(lines: list[str], sep: str) -> int:
+    """The column count of header-less rows: the most common known one among the first rows
+    that start with a job id (the first row alone may be a piece of a job whose name holds a
+    newline; a piece has fewer fields than its row, so a tie goes to the wider layout)."""
+    counts: dict[int, int] = {}
+    for ln in lines[:64]:
+        w = ln.count(sep) + 1
+        if w in SQUEUE_LAYOUTS and _SQ_JOB_ID_RE.fullmatch(ln.partition(sep)[0].strip()):
+            counts[w] = counts.get(w, 0) + 1
+    return max(counts, key=lambda w: (counts[w], w)) if counts else len(SQUEUE_FIELDS)
 
 
 def _line_chunks(text: str, size: int) -> Iterator[list[str]]:
@@ -463,6 +532,12 @@ class SqueueCarry:
         self.read_at = None
 
 
+def _chain_chunks(chunks: Iterator[list[str]]) -> Iterator[list[str] | None]:
+    """``chunks`` then None (the parse's cue to finish a row the last chunk left open)."""
+    yield from chunks
+    yield None
+
+
 def parse_squeue(
     text: str, tz: tzinfo = UTC, carry: SqueueCarry | None = None, now: float | None = None
 ) -> tuple[list[SlurmJob], list[str]]:
@@ -493,7 +568,14 @@ def parse_squeue(
     old_rows: dict[str, SlurmJob] = {}  # last poll's good rows, when parsed with this layout
     new_rows: dict[str, SlurmJob] | None = {} if carry is not None else None
     layout: tuple = ()
-    for lines in _line_chunks(text, _CHUNK_CHARS):
+    pending: list[str] = []  # the lines of a row the last chunk ended inside
+    for lines in _chain_chunks(_line_chunks(text, _CHUNK_CHARS)):
+        if lines is None:  # past the last chunk: what is still pending is all there is
+            if not pending:
+                break
+            lines, pending, final = pending, [], True
+        else:
+            lines, pending, final = (pending + lines if pending else lines), [], False
         if not ix:  # the first line: a header or the first row
             first = [f.strip() for f in lines[0].split(sep)]
             if first and first[0] == "JOBID":
@@ -502,7 +584,7 @@ def parse_squeue(
             else:
                 # no header: the layout the cockpit asked, told apart by its column count
                 # (\x1f never occurs in a field); older captures and recordings lack %b
-                layout_fields = SQUEUE_LAYOUTS.get(len(first), SQUEUE_FIELDS)
+                layout_fields = SQUEUE_LAYOUTS[_layout_width(lines, sep)]
                 cols = [name for _, name in layout_fields]
             ncols = len(cols)
             # column -> field index; absent columns read the "" appended to every row
@@ -546,23 +628,36 @@ def parse_squeue(
             if new_rows is not None:
                 new_rows.update(zip(lines, got, strict=True))
             continue
-        for i, line in enumerate(lines):
-            row += 1
+        i = 0
+        while i < len(lines):
+            line = lines[i]
             job = known[i] if known is not None else None
+            nxt, why = i + 1, ""
             if job is None:
-                fields = line.split(sep)
-                if len(fields) != ncols:
-                    warnings.append(
-                        f"squeue: row {row} has {len(fields)} fields, expected {ncols}: "
-                        f"{line[:80]!r}"
-                    )
+                line, fields, nxt = _record_at(lines, i, sep, ncols, ix["name"], final)
+                if fields is None and nxt == len(lines) and not final:
+                    pending = lines[i:]  # the row goes on in the next chunk
+                    break
+                width = lines[i].count(sep) + 1
+                if fields is not None:
+                    fields.append("")
+                    try:
+                        job = _job_from_fields(fields, ix, memo, now)
+                    except _BAD_VALUE as exc:
+                        why = f"skipped: {exc}"
+                    if width != ncols and not _plausible(job):
+                        job = None
+                if job is None:
+                    if width != ncols:
+                        why = f"has {width} fields, expected {ncols}: {lines[i][:80]!r}"
+                    # not a row after all: the next line is tried as the start of one, so a
+                    # broken row costs only itself
+                    row += 1
+                    warnings.append(f"squeue: row {row} {why}")
+                    i += 1
                     continue
-                fields.append("")
-                try:
-                    job = _job_from_fields(fields, ix, memo, now)
-                except _BAD_VALUE as exc:
-                    warnings.append(f"squeue: row {row} skipped: {exc}")
-                    continue
+            row += 1
+            i = nxt
             jobs.append(job)
             if new_rows is not None:
                 new_rows[line] = job
