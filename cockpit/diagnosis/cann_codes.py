@@ -259,7 +259,7 @@ _LIST: tuple[CannCode, ...] = (
         strong=False,
     ),
     _c("EL0004", "NPU memory allocation failed", "gpu_out_of_memory", _NPU_OOM),
-    _c("EL0005", "NPU busy (held by another process)", "gpu_not_available", _BUSY),
+    _c("EL0005", "NPU busy (held by another process)", "accelerator_busy", _BUSY),
     _c(
         "EL0006",
         "NPU driver resources exhausted",

@@ -42,6 +42,7 @@ LABEL_DOMAIN: dict[str, str] = {
     "gpu_out_of_memory": "accelerator",
     "gpu_not_available": "accelerator",
     "gpu_hardware_error": "accelerator",
+    "accelerator_busy": "accelerator",
     "nccl_communication_error": "network",
     "disk_full": "storage",
     "disk_quota_exceeded": "storage",

@@ -257,6 +257,14 @@ PATTERNS: tuple[Pattern, ...] = (
         "init_timeout",
         tier=0,
     ),
+    # the device exists but another process or container holds it (Ascend DCMI: one
+    # container per NPU); before "unavailable", whose remedy is a driver or a mount
+    _p(
+        "accelerator_busy",
+        r"because the device is used|dcmi module initiali[sz]e failed\. ret is -8020\b",
+        "accelerator_busy",
+        tier=1,
+    ),
     _p(
         "gpu_device_unavailable",
         r"requested number of devices unavailable|no CUDA-capable device is detected|"
@@ -304,7 +312,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("read_only_fs", r"Read-only file system", "storage_read_only", tier=2),
     _p(
         "obs_connection",
-        r"Unable to connect to endpoint|obs\S* .*(?:Connection timeout|Read timeout)",
+        r"Unable to connect to endpoint|obs\S* .*(?:Connection timeout|Read timeout)|"
+        r"EndpointConnectionError|Could not connect to the endpoint URL",
         "storage_connection_error",
         tier=2,
     ),
@@ -553,6 +562,8 @@ HARMLESS: tuple[bytes, ...] = (
     rb"No (?:job|node|resv|trigger|part)\w* state file",
     rb"error: _get_cgroup|cgroup namespace .* not supported",
     rb"NCCL INFO",
+    # npu-smi and every CANN tool print it in a container without the host's log config
+    rb"DrvMngGetConsoleLogLevel failed",
     rb"\b0 errors?\b|\bno errors?\b|errors?=0\b|error_count[=:] ?0\b",
 )
 

@@ -263,6 +263,10 @@ def load_bundle(path: str, stdin: BinaryIO | None = None) -> Bundle:
     )
 
 
+# slurmstepd's last word on a job or step: "*** JOB 3 ON c1 CANCELLED AT ... ***"
+_STEPD_END = re.compile(rb"\*\*\* (?:JOB|STEP) [\d.]+ ON \S+ CANCELLED AT ")
+
+
 def _seen_by_the_job(files: list[BundleFile], rec: Records) -> list[str]:
     """A job's own output that printed ``squeue``/``scontrol`` about itself before its log
     lines shows the job as it was then (running), not how it ended: that row does not
@@ -278,12 +282,17 @@ def _seen_by_the_job(files: list[BundleFile], rec: Records) -> list[str]:
         where = rec.origins.get(("job", owner))
         if job is None or where is None or where[0] != f.name or job.state in ENDED_STATES:
             continue
-        if not any(t.embedded and t.name == f.name and t.line <= where[1] for t in files):
+        printed = any(t.embedded and t.name == f.name and t.line <= where[1] for t in files)
+        # a paste's later 'cat' of the job's output in which slurmstepd ended it: the row
+        # above is the queue before the end (squeue, scancel, cat slurm-N.out in one paste)
+        ended_later = f.line > where[1] and _STEPD_END.search(f.data) is not None
+        if not (printed or ended_later):
             continue
         del rec.jobs[owner]
+        seen = "the job saw then" if printed else "the queue held before its log's end"
         notes.append(
-            f"{f.name}: job {owner} is {job.state} in the table its output printed at line "
-            f"{where[1]} (what the job saw then, not how it ended): diagnosed from its log"
+            f"{f.name}: job {owner} is {job.state} in the table at line {where[1]} (what "
+            f"{seen}, not how it ended): diagnosed from its log"
         )
     return notes
 

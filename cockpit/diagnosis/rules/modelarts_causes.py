@@ -225,6 +225,7 @@ def cause_phrase(label: str, job: TrainingJob, hit: CauseHit) -> str:
         "nccl_communication_error": "NCCL communication error",
         "cuda_driver_mismatch": "CUDA driver too old for the image",
         "gpu_not_available": "no usable GPU",
+        "accelerator_busy": "the accelerator is held by another process or container",
         "gpu_hardware_error": "GPU hardware error",
         "disk_full": "no space left on device",
         "missing_shared_library": "shared library missing",

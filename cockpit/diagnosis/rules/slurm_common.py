@@ -409,6 +409,12 @@ LOG_CAUSE_TEXT = {
         "no usable GPU was visible to the job",
         "Request GPUs (--gres=gpu:N or --gpus=N) and check nvidia-smi on the node.",
     ),
+    "accelerator_busy": (
+        "the GPU/NPU is held by another process or container",
+        "Find the holder (npu-smi info / nvidia-smi on the node, docker ps for a container "
+        "given the same /dev/davinciN) and stop it, or use a free device; an Ascend NPU serves "
+        "one container at a time.",
+    ),
     "gpu_hardware_error": (
         "a GPU hardware fault (Xid/ECC)",
         "Drain the node (scontrol update NodeName=<n> State=DRAIN Reason='GPU Xid'), run "
