@@ -44,6 +44,9 @@ INVISIBLE = re.compile(
 )
 # Line and paragraph separators would break the one line: a space keeps the words apart.
 _SEPARATOR = re.compile("[\u2028\u2029]")
+# What a CR inside a line becomes: a terminal would draw what follows it over what precedes
+# it (``rm -rf ~\rharmless`` shows "harmless"), so both are kept, this mark between them.
+CR_MARK = "\u240d"  # ␍ SYMBOL FOR CARRIAGE RETURN
 
 
 def decode(data: bytes) -> str:
@@ -60,8 +63,9 @@ def clean(text: str | bytes, max_len: int = MAX_LINE) -> str:
     """One display-safe line: no control sequences, no bidi or invisible characters, tabs
     expanded, at most ``max_len`` chars.
 
-    A CR inside the line keeps only what a terminal would finally show after it
-    (progress bars), a trailing CR (CRLF files) is dropped.
+    A CR inside the line hides nothing: every piece is kept, :data:`CR_MARK` between them; a
+    line too long for that (a progress bar redrawn a thousand times) keeps its start and its
+    last piece (what a terminal shows at the end). A trailing CR (CRLF files) is dropped.
     """
     if isinstance(text, bytes):
         text = decode(text)
@@ -69,7 +73,24 @@ def clean(text: str | bytes, max_len: int = MAX_LINE) -> str:
         return ""
     text = text.rstrip("\r\n")
     if "\r" in text:
-        text = text.rsplit("\r", 1)[-1] or text.replace("\r", "")
+        return _clean_pieces(text, max_len)
+    return _clean_one(text, max_len)
+
+
+def _clean_pieces(text: str, max_len: int) -> str:
+    pieces = [p for p in (_clean_one(p, max_len) for p in text.split("\r")) if p]
+    out = CR_MARK.join(pieces)
+    if len(out) <= max_len or not pieces:
+        return out
+    if max_len < 8:  # no room for both ends
+        return out[: max_len - 1] + "…"
+    last = pieces[-1]
+    if len(last) > max_len // 2:
+        last = last[: max_len // 2 - 1] + "…"
+    return out[: max(max_len - len(last) - 2, 0)] + "…" + CR_MARK + last
+
+
+def _clean_one(text: str, max_len: int) -> str:
     # invisible characters first: an ESC hidden behind one is then still seen as a sequence
     if not text.isascii():
         text = _SEPARATOR.sub(" ", INVISIBLE.sub("", text))

@@ -35,7 +35,8 @@ ESCAPES: dict[str, tuple[str, str]] = {
     "delete": ("del\x7fete", "delete"),
     "nul": ("n\x00ul", "nul"),
     "vt_ff": ("v\x0bt\x0cf", "vtf"),
-    "cr_overwrite": ("rm -rf ~\rharmless", "harmless"),
+    # a terminal would draw "harmless" over "rm -rf ~": both stay, a visible mark between
+    "cr_overwrite": ("rm -rf ~\rharmless", "rm -rf ~\u240dharmless"),
     "so_si_charset": ("\x0e\x1b(0lqk\x1b(B\x0fbox", "lqkbox"),
 }
 
