@@ -13,7 +13,7 @@ import importlib
 import os
 import sys
 
-from cockpit.errors import UserError
+from cockpit.errors import EXIT_NO_SOURCE, EXIT_USAGE, NoSourceAnswered, UserError
 
 COMMANDS = (
     "snapshot",
@@ -80,6 +80,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         description=(
             "Terminal cockpit for Slurm and ModelArts on-call: why is this job stuck or dead?"
         ),
+        epilog=EXIT_STATUS,
     )
     add_common(parser, top=True)
     parser.add_argument(
@@ -116,12 +117,21 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_STATUS = (
+    "exit status: 0 fine; 1 something to act on (a critical finding or open incident, an "
+    "alert, a source that could not be read); 2 a usage or configuration error; 3 no source "
+    "answered; 141 the reader of the output left"
+)
+
+
 def _plain_descriptions(sub: argparse._SubParsersAction) -> None:
     """Each command's ``--help`` opens with a sentence a person reads: the docstrings'
     reStructuredText quoting (````cockpit x````) dropped, and a command without a description
     gets its one-line help."""
     helps = {a.dest: a.help for a in sub._choices_actions}
     for name, p in sub.choices.items():
+        if p.epilog is None:
+            p.epilog = EXIT_STATUS
         if p.description:
             p.description = p.description.replace("``", "")
         elif helps.get(name):
@@ -143,9 +153,12 @@ def main(argv: list[str] | None = None) -> int:
             require_terminal()
             return run_tui(args)
         return int(args.func(args) or 0)
+    except NoSourceAnswered as exc:
+        print(f"cockpit: {exc}", file=sys.stderr)
+        return EXIT_NO_SOURCE
     except UserError as exc:
         print(f"cockpit: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
+# Exit status, one scheme for every command (README "Exit status"). scan-log alone answers as
+# grep does (0 an error line found, 1 none, 2 unreadable): it is used where grep would be.
+EXIT_OK = 0
+EXIT_FOUND = 1  # something to act on: a critical finding or incident, an alert, a source unread
+EXIT_USAGE = 2  # a usage or configuration error (UserError)
+EXIT_NO_SOURCE = 3  # no source answered: an empty answer must not read as "all clear"
+EXIT_PIPE = 141  # the reader of the output left (`| head`), as any Unix tool
+
+
+def source_status(answered: int, asked: int) -> int:
+    """The exit status of a command that asked ``asked`` sources and heard ``answered``:
+    none -> EXIT_NO_SOURCE, some -> EXIT_FOUND (what it printed is partial), all -> EXIT_OK."""
+    if asked and not answered:
+        return EXIT_NO_SOURCE
+    return EXIT_FOUND if answered < asked else EXIT_OK
+
 
 class UserError(Exception):
     """Bad config, unknown cluster, missing command: the message says what and where."""
+
+
+class NoSourceAnswered(UserError):
+    """The one source a command needed did not answer (unreachable, timed out): said in one
+    line like a UserError, exit status EXIT_NO_SOURCE."""
 
 
 class ConfigError(UserError):

@@ -240,7 +240,7 @@ def test_incidents_command_output_is_redacted(flag, monkeypatch, capsys):
     monkeypatch.setattr(cmd, "_select", lambda args: [SimpleNamespace(name="hpc", kind="slurm")])
     monkeypatch.setattr(cmd, "store_for", lambda args: open_store("sqlite://"))
     args = argparse.Namespace(json=flag == "json", markdown=flag == "markdown")
-    assert cmd.run(args) == 0
+    assert cmd.run(args) in (0, 1)  # 1: a critical incident is open
     assert_clean(capsys.readouterr().out)
 
 

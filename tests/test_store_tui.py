@@ -130,7 +130,7 @@ async def test_a_dead_controller_is_an_incident_resolved_when_it_answers(tmp_pat
         )
 
 
-def test_cockpit_incidents_exits_1_and_lists_the_outage_of_a_source_it_cannot_read(tmp_path):
+def test_cockpit_incidents_exits_3_and_lists_the_outage_of_a_source_it_cannot_read(tmp_path):
     with socket.socket() as s:  # a port nobody listens on: the controller is down
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -149,7 +149,7 @@ def test_cockpit_incidents_exits_1_and_lists_the_outage_of_a_source_it_cannot_re
         timeout=120,
         env={"XDG_STATE_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )
-    assert r.returncode == 1, r.stderr  # the only source did not answer: no all-clear (1)
+    assert r.returncode == 3, r.stderr  # the only source did not answer: no all-clear (3)
     doc = json.loads(r.stdout)
     [inc] = doc["incidents"]
     assert inc["root_cause"] == "source_unreachable" and inc["key"].startswith("source|lab|")

@@ -11,7 +11,7 @@ import asyncio
 import os
 import re
 
-from cockpit.errors import UserError
+from cockpit.errors import EXIT_USAGE, UserError, source_status
 from cockpit.text import clean
 
 
@@ -97,9 +97,10 @@ def run(args: argparse.Namespace) -> int:
                 bad += 1
                 print(f"  {lines.get(name, name)}: FAILS [config] {clean(str(exc), 300)}")
     snaps = asyncio.run(poll_all(sources, args.timeout)) if sources else []
+    unread = 0
     for snap in snaps:
         if snap.error:
-            bad += 1
+            unread += 1
             # a one-shot check retries nothing: the transport's "(next retry in 1 s)" misleads
             message = re.sub(r"\s*\(next retry in \d+ s\)", "", snap.error.message)
             status = f"FAILS [{snap.error.kind}] {clean(message, 300)}"
@@ -111,4 +112,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             status = f"answers ({len(snap.training_jobs)} training jobs, {len(snap.pools)} pools)"
         print(f"  {lines.get(snap.source, snap.source)}: {status}")
-    return 2 if bad else 0
+    if bad:  # an entry the config cannot build: a configuration error
+        return EXIT_USAGE
+    return source_status(len(snaps) - unread, len(snaps))

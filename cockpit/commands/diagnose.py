@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from cockpit.commands.output import stdout_console
-from cockpit.errors import UserError
+from cockpit.errors import EXIT_FOUND, EXIT_NO_SOURCE, EXIT_OK, NoSourceAnswered, UserError
 from cockpit.model import Artifacts, Finding, Incident, Snapshot, Subject
 from cockpit.safety import redact
 from cockpit.text import MAX_LINE, clean
@@ -143,7 +143,7 @@ async def _live_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
     try:
         snap = await asyncio.wait_for(source.poll(), args.timeout)
         if snap.error is not None:
-            raise UserError(f"{source.name}: {snap.error.message}")
+            raise NoSourceAnswered(f"{source.name}: {snap.error.message}")
         # a 26.05 SLUID names the same job as its job id: the rest of the cockpit keys by id
         args.jobid = next(
             (j.job_id for j in snap.jobs if j.sluid and j.sluid == args.jobid), args.jobid
@@ -209,7 +209,7 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
         if listing is not None:
             snap = _with_the_other_jobs(snap, listing)
     except TimeoutError as exc:
-        raise UserError(f"{source.name}: no answer within {args.timeout:g} s") from exc
+        raise NoSourceAnswered(f"{source.name}: no answer within {args.timeout:g} s") from exc
     finally:
         await source.close()
     if snap.error is not None:
@@ -218,7 +218,7 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
                 f"training job {wanted!r} not found on {source.name} "
                 "(give a training job's name or its id)"
             )
-        raise UserError(f"{source.name}: {snap.error.message}")
+        raise NoSourceAnswered(f"{source.name}: {snap.error.message}")
     findings = diagnose(snap, arts, now=snap.taken_at)
     asked = [j for j in snap.training_jobs if j.job_id == job_id]
     pools = {p for j in asked for p in (j.pool_id, j.pool_name) if p}
@@ -459,7 +459,13 @@ def _emit(args: argparse.Namespace, findings: list[Finding], data: dict) -> int:
         _print_findings(
             findings, data.get("first_error"), data.get("notes", ()), data.get("names") or {}
         )
-    return 1 if any(f.severity == "critical" for f in findings) else 0
+    if any(f.root_cause in _UNANSWERED for f in findings):
+        return EXIT_NO_SOURCE  # the job's cluster or project did not answer: nothing was read
+    return EXIT_FOUND if any(f.severity == "critical" for f in findings) else EXIT_OK
+
+
+# a diagnosis of a job whose source never answered
+_UNANSWERED = frozenset({"controller_unreachable", "source_unreachable"})
 
 
 def _print_findings(

@@ -8,7 +8,7 @@ with bounded concurrency before the engine runs.
 The incidents go into the store (:mod:`cockpit.store`) and the list printed is the store's
 open incidents of the selected sources: one that left squeue since stays listed until
 acknowledged, with who acknowledged it. A source that could not be read is an incident of its
-own (``source_unreachable``) and the exit status is 1; 2 when no source answered.
+own (``source_unreachable``) and the exit status is 1; 3 when no source answered.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import sys
 from datetime import UTC, datetime
 
 from cockpit.commands.output import stdout_console
+from cockpit.errors import EXIT_FOUND, EXIT_NO_SOURCE, EXIT_OK
 
 # subjects whose evidence is fetched per source: the TUI's first round (runtime.evidence's
 # FIRST_ROUND_EVIDENCE; spelled here so the CLI's start does not load the runtime)
@@ -112,9 +113,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         _table(sort_incidents(incidents), now, acked, taken, by_key)
     store.close()
-    # a source that could not be read (all of them too: an empty list would read as "all
-    # clear") is 1, as the README says; 2 stays the usage error's
-    return 1 if failed or (sources and not taken) else 0
+    # a source that could not be read is 1 (the list is partial); none answered is 3 (an
+    # empty list must not read as "all clear"); 2 stays the usage error's
+    if sources and not taken:
+        return EXIT_NO_SOURCE
+    # as `watch --once`: a critical incident nobody has acknowledged is something to act on
+    critical = any(i.severity == "critical" and i.key not in acked for i in incidents)
+    return EXIT_FOUND if failed or critical else EXIT_OK
 
 
 def store_for(args: argparse.Namespace):  # -> cockpit.store.sql.Store

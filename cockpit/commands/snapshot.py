@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from cockpit.commands.output import stdout_console
+from cockpit.errors import source_status
 from cockpit.model import Snapshot
 from cockpit.text import clean
 
@@ -298,4 +299,4 @@ def run(args: argparse.Namespace) -> int:
     failed = [s for s in snaps if s.error]
     for s in failed:
         print(f"cockpit: {s.source}: {clean(s.error.message, 500)}", file=sys.stderr)
-    return 2 if failed else 0
+    return source_status(len(snaps) - len(failed), len(snaps))

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 import platformdirs
 
-from cockpit.errors import UserError
+from cockpit.errors import EXIT_FOUND, EXIT_NO_SOURCE, EXIT_OK, UserError
 from cockpit.model import Finding, Snapshot
 from cockpit.text import json_line
 from cockpit.watch.alerts import Alert
@@ -157,9 +157,11 @@ async def watch_once(
     store,
     previous: dict[str, list[str]],
     publish: bool = False,
+    answered: list[str] | None = None,
 ) -> tuple[list[Alert], dict[str, list[str]], bool]:
     """Poll each source once through the core; returns (alerts that fired, the new
-    active-condition state, whether a critical incident is open)."""
+    active-condition state, whether a critical incident is open). ``answered`` gets the names
+    of the sources that answered."""
     from cockpit.commands.incidents import MAX_ARTIFACTS
     from cockpit.runtime.hub import one_shot
 
@@ -183,6 +185,8 @@ async def watch_once(
         conds = fold_by_incident(conds, mine)
         fresh = new_conditions(conds, previous.get(name, ()))
         if snap.ok:
+            if answered is not None:
+                answered.append(name)
             active[name] = sorted({a.key for a in conds})
         else:  # keep what we knew about jobs and nodes; remember the outage itself
             active[name] = sorted(set(previous.get(name, ())) | {a.key for a in conds})
@@ -339,8 +343,9 @@ def run(args: argparse.Namespace) -> int:
             if args.once:
                 previous = {} if demo else load_state(state_path)
                 follow = config is not None and config.store.follow
+                answered: list[str] = []
                 fired, active, critical = await watch_once(
-                    sources, watcher, store, previous, publish=follow
+                    sources, watcher, store, previous, publish=follow, answered=answered
                 )
                 for line in outputs.news():
                     print(f"cockpit: {line}", file=sys.stderr)
@@ -352,8 +357,11 @@ def run(args: argparse.Namespace) -> int:
                             f"cockpit: cannot write {state_path}: {exc.strerror or exc}",
                             file=sys.stderr,
                         )
-                # 1: something to act on, printed here now or still open since an earlier run
-                return 1 if printer.count or critical else 0
+                # 3: no source answered (cron must not read silence as all clear); 1: something
+                # to act on, printed here now or still open since an earlier run
+                if sources and not answered:
+                    return EXIT_NO_SOURCE
+                return EXIT_FOUND if printer.count or critical else EXIT_OK
             follow = config is not None and config.store.follow
             loop = asyncio.get_running_loop()
             main_task = asyncio.current_task()
