@@ -177,7 +177,7 @@ def first_error(buf: Buffer, *, kind: str = "app") -> ScanHit | None:
         if rx is None:
             continue
         for hit in _search(buf, rx, kind, 0, 1, 0):
-            return _nccl_cause(buf, hit, kind) if strong else hit
+            return _cause(buf, hit, kind) if strong else hit
     return None
 
 
@@ -198,6 +198,29 @@ def _nccl_cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
         if h.label == "gpu_out_of_memory":
             return h
     return hit
+
+
+# A cancel (scancel, time limit) starts the kill of a step; when its processes then survive
+# SIGKILL ("... NOT ENDING WITH SIGNALS", Kill task failed) the node is the fault, not the cancel.
+_CANCEL_LOOKAHEAD = 4096  # as much as the NCCL lookahead: the chunked scan defers by it
+
+
+def _after_cancel(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
+    if hit.label != "cancelled_by_user":
+        return hit
+    start = buf.find(b"\n", hit.offset)
+    if start < 0:
+        return hit
+    window = bytes(buf[start + 1 : start + 1 + _CANCEL_LOOKAHEAD])
+    for h in _search(window, _combined(kind, True), kind, 0, hit.line + 1, start + 1):
+        if h.label == "node_drain_kill_task_failed":
+            return h
+    return hit
+
+
+def _cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
+    """The first strong hit, or the line after it that it only announced."""
+    return _after_cancel(buf, _nccl_cause(buf, hit, kind), kind)
 
 
 def iter_errors(
@@ -246,7 +269,8 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
     """
     strong_rx, any_rx = _combined(kind, True), _combined(kind, None)
     weak: ScanHit | None = None
-    # a strong NCCL hit whose lookahead crosses the piece: (offset, line, hit, bytes from it)
+    # a strong hit that may announce a later cause (NCCL's CUDA failure, a cancel's unkillable
+    # step) whose lookahead crosses the piece: (offset, line, hit, bytes from it)
     nccl: tuple[int, int, ScanHit, bytes] | None = None
     for base, line, piece in pieces:
         if nccl is not None:  # the CUDA failure it wraps may be in the next pieces' first bytes
@@ -254,7 +278,7 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
             tail += bytes(piece[:_NCCL_LOOKAHEAD])
             end = tail.find(b"\n")
             if end >= 0 and len(tail) - end > _NCCL_LOOKAHEAD:
-                return _shift(_nccl_cause(tail, replace(hit, line=1, offset=0), kind), at, at_line)
+                return _shift(_cause(tail, replace(hit, line=1, offset=0), kind), at, at_line)
             nccl = (at, at_line, hit, tail)
             continue
         # One regex pass per piece, same result as first_error over the whole stream: strong
@@ -267,12 +291,12 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
                 break
             if hit.strong:
                 end = piece.find(b"\n", hit.offset)
-                if hit.label == "nccl_communication_error" and (
+                if hit.label in {"nccl_communication_error", "cancelled_by_user"} and (
                     end < 0 or len(piece) - end <= _NCCL_LOOKAHEAD
                 ):
                     nccl = (base + hit.offset, line + hit.line - 1, hit, bytes(piece[hit.offset :]))
                     break
-                return _shift(_nccl_cause(piece, hit, kind), base, line)
+                return _shift(_cause(piece, hit, kind), base, line)
             weak = _shift(hit, base, line)
             nl = piece.find(b"\n", hit.offset)
             if nl < 0:
@@ -280,7 +304,7 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
             start, start_line, rx = nl + 1, hit.line + 1, strong_rx
     if nccl is not None:  # the stream ended within the lookahead
         at, at_line, hit, tail = nccl
-        return _shift(_nccl_cause(tail, replace(hit, line=1, offset=0), kind), at, at_line)
+        return _shift(_cause(tail, replace(hit, line=1, offset=0), kind), at, at_line)
     return weak
 
 

@@ -154,7 +154,7 @@ PATTERNS: tuple[Pattern, ...] = (
         "slurm_submit_policy",
         r"Batch job submission failed: (?:Invalid (?:qos|account|partition)|"
         r"Requested time limit is invalid|Job violates accounting/QOS policy|"
-        r"Invalid account or account/partition)|bank_limit plugin|"
+        r"Invalid account or account/partition|No partition specified)|bank_limit plugin|"
         # a site's job_submit filter explains the refusal on the lines before it
         r"[Tt]ime ?limit exceeds (?:the )?max(?:imum)?\b|"
         r"can not exceed the available balance|QOSMaxSubmitJob|AssocMaxSubmitJob",
@@ -216,12 +216,19 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     _p(
         "slurm_prolog_epilog",
-        r"[Pp]rolog (?:error|failed)|[Ee]pilog (?:error|failed)|spank-(?:epilog|prolog): error|"
+        r"[Pp]rolog (?:error|failed|failure)|[Ee]pilog (?:error|failed|failure)|"
+        r"spank-(?:epilog|prolog): error|"
         r"prolog_slurmctld failed|error: (?:run_)?(?:prolog|epilog)\b",
         "node_drain_prolog_epilog_failed",
         tier=1,
     ),
-    _p("slurm_kill_task_failed", r"Kill task failed", "node_drain_kill_task_failed", tier=0),
+    # slurmstepd gave up on a step whose processes survived SIGKILL (UnkillableStepTimeout)
+    _p(
+        "slurm_kill_task_failed",
+        r"Kill task failed|DUE TO JOB NOT ENDING WITH SIGNALS",
+        "node_drain_kill_task_failed",
+        tier=0,
+    ),
     _p(
         "slurm_unexpected_reboot",
         r"[Nn]ode unexpectedly rebooted",
