@@ -516,6 +516,8 @@ def load_config(path: str | Path | None = None) -> Config:
         raise ConfigError(f"cannot read: {exc}", path=str(p)) from None
     try:
         data = tomllib.loads(text)
+    except RecursionError:  # tomllib parses nested arrays and tables by recursion
+        raise ConfigError("TOML nested too deeply to read", path=str(p)) from None
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))

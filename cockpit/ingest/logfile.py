@@ -8,6 +8,9 @@ reader (local or remote) and scans buffers.
 
 from __future__ import annotations
 
+import fcntl
+import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -20,6 +23,7 @@ from cockpit.diagnosis.logscan import (
     iter_errors,
     iter_errors_in_pieces,
 )
+from cockpit.errors import UserError
 
 __all__ = [
     "CHUNK",
@@ -29,6 +33,7 @@ __all__ = [
     "guess_kind",
     "iter_errors",
     "iter_path",
+    "open_input",
     "scan_path",
     "scan_stream",
 ]
@@ -72,6 +77,42 @@ def _chunks(
         line += buf.count(b"\n")
 
 
+_NOT_A_FILE = (
+    (stat.S_ISDIR, "a folder, not a file"),
+    (stat.S_ISCHR, "a device, not a file"),
+    (stat.S_ISBLK, "a device, not a file"),
+    (stat.S_ISSOCK, "a socket, not a file"),
+)
+
+
+def open_input(path: str, folder_ok: str = "") -> BinaryIO:
+    """``path`` opened for reading, refused at once (UserError, one line) when no end could be
+    read: a device (``/dev/zero`` never ends), a socket, a folder (``folder_ok`` says what
+    takes one instead). A named pipe is opened without waiting for a writer: with none it
+    reads as empty instead of blocking forever; a pipe with a writer (``<(zcat x.gz)``)
+    reads as usual. Raises OSError when it cannot be opened."""
+    st = os.stat(path)
+    what = next((w for test, w in _NOT_A_FILE if test(st.st_mode)), "")
+    if what:
+        hint = f" ({folder_ok})" if folder_ok and stat.S_ISDIR(st.st_mode) else ""
+        raise UserError(f"{path}: {what}{hint}; give a log file, or - to read standard input")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a pipe: blocking reads from here on
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _text_stream(fh: BinaryIO) -> BinaryIO:
+    """``fh`` as UTF-8 bytes: a UTF-16 log (byte order mark) decoded, anything else as is."""
+    from cockpit.ingest.sources import utf8_stream
+
+    return utf8_stream(fh)
+
+
 def scan_path(path: str, kind: str | None = None) -> ScanHit | None:
     """First red error of a file or pipe, read in chunks (memory flat in file size).
 
@@ -80,15 +121,15 @@ def scan_path(path: str, kind: str | None = None) -> ScanHit | None:
     the file cannot be opened. ``kind`` defaults to a guess from the file name.
     """
     kind = kind or guess_kind(path)
-    with open(path, "rb") as fh:
-        return first_error_in_pieces(_chunks(fh, CHUNK), kind)
+    with open_input(path) as fh:
+        return first_error_in_pieces(_chunks(_text_stream(fh), CHUNK), kind)
 
 
 def iter_path(path: str, kind: str | None = None) -> Iterator[ScanHit]:
     """Every error line of a file or pipe, lazily, in file order (read in chunks)."""
     kind = kind or guess_kind(path)
-    with open(path, "rb") as fh:
-        yield from iter_errors_in_pieces(_chunks(fh, CHUNK), kind)
+    with open_input(path) as fh:
+        yield from iter_errors_in_pieces(_chunks(_text_stream(fh), CHUNK), kind)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ import gzip
 import io
 import lzma
 import os
+import re
 import stat
 import tarfile
 import zipfile
@@ -32,6 +33,9 @@ from cockpit.ingest.sniff import scan_kind, sniff
 
 SMALL = 32 << 20  # an input up to this size is read whole and split into parts
 MAX_ARCHIVE_BYTES = 8 << 30  # uncompressed bytes read from one archive, at most
+# entries of one archive looked at, at most: each costs memory whatever its size (a tar of a
+# million empty files took 1.5 GB), and a bundle has dozens; a zip listing more is refused
+MAX_MEMBERS = 20_000
 # bytes of whole inputs held in memory, over all inputs: past it, a log is only scanned
 # streaming for its first red error and a table only its head read (said in a note), so
 # memory stays flat in the size of a folder or of an archive's members
@@ -45,6 +49,9 @@ _PIECE = 16384  # bytes asked of a decompressor at a time
 _BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 SKIP_NAMES = {"expected.toml", "readme.md", ".ds_store"}
 _BINARY_SNIFF = 2048
+# a run of NULs in text: padding a crash, a preallocated or a truncated-while-written log
+# leaves (lone NULs are binary data, or UTF-16 without its byte order mark)
+_NUL_RUN = re.compile(rb"\x00{8,}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +81,31 @@ def looks_binary(head: bytes) -> bool:
         return False
     sample = head[:_BINARY_SNIFF]
     if b"\x00" in sample:
-        return True
+        sample = _NUL_RUN.sub(b"", sample)
+        if not sample or b"\x00" in sample:
+            return True
     bad = sum(1 for b in sample if b < 9 or 13 < b < 32 and b != 27)
     return bad > len(sample) * 0.1
+
+
+def is_utf16(head: bytes) -> bool:
+    """Whether ``head`` is UTF-16 text: a byte order mark, and then text with a space or line
+    break in it (UTF-8 log text after two stray bytes ``\\xff\\xfe`` decodes to CJK-looking
+    characters with neither)."""
+    if not head.startswith(_BOMS):
+        return False
+    sample = head[2 : 2 + _BINARY_SNIFF]
+    sample = sample[: len(sample) & ~1]
+    enc = "utf-16-le" if head.startswith(codecs.BOM_UTF16_LE) else "utf-16-be"
+    text = sample.decode(enc, "replace")
+    return len(text) < 16 or any(c in text for c in " \n\t")
+
+
+def utf8_stream(fh: BinaryIO) -> BinaryIO:
+    """``fh`` read as UTF-8: a UTF-16 stream (:func:`is_utf16`) decoded, others as they are."""
+    head = _read_up_to(fh, 4096)
+    replay = io.BufferedReader(_Replay(head, fh))
+    return io.BufferedReader(_Decoded(replay, "utf-16")) if is_utf16(head) else replay
 
 
 def _archive_kind(head: bytes) -> str:
@@ -160,8 +189,8 @@ def _read_folder(root: str, notes: list[str]) -> Iterator[Input]:
 
 def _read_file(path: str, name: str, notes: list[str], top: bool) -> Iterator[Input]:
     try:
-        if top:
-            fh = open(path, "rb")  # noqa: SIM115 - closed below, after the generator is done
+        if top:  # what the operator named: a device or a pipe without a writer is refused
+            fh = logfile.open_input(path, "give the folder itself to read it as a bundle")
         else:  # a folder's file: no link followed, no pipe waited on (swapped since lstat)
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -206,7 +235,7 @@ def _read_stream(
         prefix = "" if top else name + "/"
         yield from _read_archive(fh, head, name, prefix, archive_path, kind, notes)
         return
-    if not kind and head.startswith(_BOMS):
+    if not kind and is_utf16(head):
         # UTF-16 with a byte order mark (PowerShell's ``>``): read as UTF-8 from here on
         fh = io.BufferedReader(_Decoded(io.BufferedReader(_Replay(head, fh)), "utf-16"))
         head, size = _read_up_to(fh, limit + 1), None
@@ -217,6 +246,11 @@ def _read_stream(
     if len(head) <= limit and len(head) <= left:
         if hasattr(notes, "held_left"):
             notes.held_left -= len(head)  # type: ignore[attr-defined]
+        if b"\x00" in head:  # NUL padding out of the text (line numbers stay)
+            padded = len(head)
+            head = _NUL_RUN.sub(b"", head)
+            if len(head) < padded:
+                notes.append(f"{name}: {human_size(padded - len(head))} of NUL padding skipped")
         yield Input(name, path, head, len(head))
         return
     # too big to hold: recognise it from its head, then scan it streaming
@@ -413,6 +447,13 @@ def _read_archive(
     if kind == "zip":
         if not path:
             raise UserError(f"{name}: a zip archive cannot be read from a pipe; save it first")
+        entries = _zip_entries(path)
+        if entries is not None and entries > MAX_MEMBERS:
+            notes.append(
+                f"{name}: a zip of {entries:,} entries, more than the {MAX_MEMBERS:,} this "
+                "reader opens (a bundle has dozens): not read"
+            )
+            return
         try:
             zf = zipfile.ZipFile(path)
         except (zipfile.BadZipFile, OSError, EOFError) as exc:
@@ -461,6 +502,30 @@ def _read_archive(
         )
 
 
+def _zip_entries(path: str) -> int | None:
+    """The entry count a zip's end record gives, read before the whole directory is (which
+    costs memory per entry); None when it cannot be found (the zip reader then says why)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - (1 << 16) - 22))
+            tail = fh.read()
+            at = tail.rfind(b"PK\x05\x06")
+            if at < 0 or len(tail) < at + 22:
+                return None
+            count = int.from_bytes(tail[at + 10 : at + 12], "little")
+            loc = tail.rfind(b"PK\x06\x07", 0, at)  # Zip64: the count is in its own record
+            if count == 0xFFFF and loc >= 0:
+                fh.seek(int.from_bytes(tail[loc + 8 : loc + 16], "little"))
+                rec = fh.read(56)
+                if rec[:4] == b"PK\x06\x06":
+                    count = int.from_bytes(rec[32:40], "little")
+            return count
+    except OSError:
+        return None
+
+
 def _zip_members(
     zf: zipfile.ZipFile, name: str, notes: list[str]
 ) -> Iterator[tuple[str, int, BinaryIO | None]]:
@@ -481,7 +546,14 @@ def _zip_members(
 def _tar_members(
     tf: tarfile.TarFile, name: str, notes: list[str]
 ) -> Iterator[tuple[str, int, BinaryIO | None]]:
-    for m in tf:
+    for n, m in enumerate(tf, 1):
+        tf.members.clear()  # a stream read: the entries seen need not be kept
+        if n > MAX_MEMBERS:
+            notes.append(
+                f"{name}: more than {MAX_MEMBERS:,} entries: the first {MAX_MEMBERS:,} read, "
+                "the rest not (a bundle has dozens)"
+            )
+            return
         if m.isdir():
             continue
         if not m.isfile():
