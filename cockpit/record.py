@@ -25,6 +25,7 @@ import base64
 import bisect
 import gzip
 import json
+import os
 import re
 import threading
 from collections.abc import Callable, Sequence
@@ -156,8 +157,10 @@ class Recorder:
         data = ("\n".join(self._pending) + "\n").encode("utf-8")
         self._pending.clear()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("ab") as fh:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # a recording holds squeue, scontrol and log text of every user's jobs: 0600
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            with os.fdopen(fd, "ab") as fh:
                 fh.write(gzip.compress(data, compresslevel=6))
             self.error = ""  # written again (disk freed, directory back)
         except OSError as exc:
@@ -321,7 +324,7 @@ def start_recording(
     """Wrap each Slurm source's transport and each ModelArts source's API; returns the names
     of sources not recorded."""
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"--record {directory}: {exc.strerror or exc}") from None
     recorded, skipped = [], []

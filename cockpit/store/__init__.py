@@ -24,6 +24,7 @@ This module stays import-light: SQLAlchemy and psycopg load inside :func:`open_s
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -83,7 +84,9 @@ def open_store(
     if url is None:
         path = default_store_path(demo)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if path.exists():  # made by an older cockpit with the umask's 0644: ours to tighten
+                path.chmod(0o600)
         except OSError as exc:
             raise UserError(f"store {path}: {exc.strerror or exc}") from None
         url = f"sqlite:///{path}"
@@ -108,6 +111,14 @@ def open_store(
     return store
 
 
+def _create_private(path: Path) -> None:
+    """``path`` created empty with mode 0600 unless it exists."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+
+
 def _sqlite_engine(url):
     import sqlalchemy as sa
 
@@ -116,7 +127,11 @@ def _sqlite_engine(url):
 
         folder = Path(url.database).expanduser().parent
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # incident bodies quote job output and logs: a new store is the user's alone
+            # (SQLite gives its -wal and -shm files the database file's mode); an existing one
+            # keeps the mode its owner chose (a store a group shares)
+            _create_private(Path(url.database).expanduser())
         except OSError as exc:
             raise UserError(
                 f"[store] url sqlite:///{url.database}: {exc.strerror or exc}"

@@ -61,7 +61,7 @@ class AlertHistory:
         if not data:
             return
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             try:
                 size = self.path.stat().st_size
             except FileNotFoundError:
