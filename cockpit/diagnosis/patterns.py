@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from cockpit.diagnosis import cann_codes, catalogue, k8s_reasons, xid_codes, zh_terms
+from cockpit.diagnosis import cann_codes, catalogue, k8s_reasons, slurm_codes, xid_codes, zh_terms
 from cockpit.model import Severity
 
 
@@ -61,6 +61,30 @@ def _p(
 ) -> Pattern:
     raw = regex.encode() if isinstance(regex, str) else regex
     return Pattern(name, raw, label, severity, tier, strong, kinds)
+
+
+def _pending_reasons_in_text() -> tuple[Pattern, ...]:
+    """A pending job's reason pasted as text (a squeue row quoted in prose or chat, header and
+    columns gone): "(Code" for every code after which the job does not start by itself
+    (Slurm's own list, :mod:`cockpit.diagnosis.slurm_codes`), and ReqNodeNotAvail's long
+    wording; a warning, as the job waits rather than fails."""
+    by_label: dict[str, list[str]] = {}
+    for code, r in sorted(slurm_codes.REASONS.items()):
+        if r.outcome in {"admin", "user", "depends"}:
+            by_label.setdefault(r.label, []).append(re.escape(code))
+    # squeue shows the long wording when too many nodes are down, drained or reserved
+    also = {"pending_node_unavailable": "|Nodes required for job are DOWN, DRAINED"}
+    return tuple(
+        _p(
+            f"pending_reason_text_{label}",
+            r"\((?:" + "|".join(codes) + r")\b" + also.get(label, ""),
+            label,
+            "warning",
+            tier=0,
+            kinds=_NOT_DAEMON,
+        )
+        for label, codes in by_label.items()
+    )
 
 
 def _specs(specs: list[tuple[str, str, str, Severity, int, bool]]) -> tuple[Pattern, ...]:
@@ -451,6 +475,7 @@ PATTERNS: tuple[Pattern, ...] = (
         "warning",
         tier=0,
     ),
+    *_pending_reasons_in_text(),
     # ---------------------------------------------------------------- Chinese (ModelArts, CANN)
     *(_p(name, rx, label, sev, tier) for name, rx, label, sev, tier in zh_terms.STRONG),
     # ---------------------------------------------------------------- the producers' catalogue

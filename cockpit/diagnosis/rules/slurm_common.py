@@ -409,6 +409,17 @@ LOG_CAUSE_TEXT = {
         "no usable GPU was visible to the job",
         "Request GPUs (--gres=gpu:N or --gpus=N) and check nvidia-smi on the node.",
     ),
+    # a pending job's reason quoted as text (no squeue table to read the job from)
+    "pending_node_unavailable": (
+        "pending: the nodes it needs are down, drained or reserved",
+        "sinfo -R and scontrol show reservation name the nodes and why; the job starts once "
+        "they are back or the reservation ends, or change --nodelist/--time to avoid them.",
+    ),
+    "pending_qos_limit": (
+        "pending on a QOS/association limit",
+        "sacctmgr show assoc user=$USER and sacctmgr show qos name the limit; lower the request "
+        "or wait for the user's other jobs to end.",
+    ),
     "accelerator_busy": (
         "the GPU/NPU is held by another process or container",
         "Find the holder (npu-smi info / nvidia-smi on the node, docker ps for a container "
