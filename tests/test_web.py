@@ -152,6 +152,9 @@ def test_binding_beyond_loopback_warns_and_names_the_reverse_proxy():
         pass
     err = proc.stderr.read()  # type: ignore[union-attr]
     assert "not loopback" in err and "reverse proxy" in err and "TLS" in err
+    # it names the page with the nginx and Caddy examples, and that page exists
+    assert "docs/WEB.md" in err
+    assert "nginx" in (Path(__file__).parent.parent / "docs/WEB.md").read_text(encoding="utf-8")
 
 
 def test_without_textual_serve_it_says_which_extra_to_install():

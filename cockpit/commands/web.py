@@ -2,10 +2,10 @@
 
 Prints one URL carrying a random access token (or the one in ``--token-file`` or
 ``$COCKPIT_WEB_TOKEN``); a request without it is refused. Listens on loopback unless
-``--host`` says otherwise; TLS belongs to a reverse proxy in front (README: "Serving the
-cockpit to a browser"). Each browser tab runs the TUI as a follower of the store: read-only
-unless ``[web] actions = true``, and with no site poller (``[store] follow``) this process
-polls, once per interval whatever the number of tabs.
+``--host`` says otherwise; TLS belongs to a reverse proxy in front (docs/WEB.md). Each
+browser tab runs the TUI as a follower of the store: read-only unless ``[web] actions = true``,
+and with no site poller (``[store] follow``) this process polls, once per interval whatever the
+number of tabs.
 """
 
 from __future__ import annotations
@@ -180,13 +180,13 @@ def _say_how(host: str, actions: bool, demo: bool, follow_site: bool) -> None:
     if is_loopback(host):
         lines.append(
             "listening on loopback only; to reach it from elsewhere, put a reverse "
-            "proxy with TLS in front (README: Serving the cockpit to a browser)"
+            "proxy with TLS in front (docs/WEB.md)"
         )
     else:
         lines.append(
             f"WARNING: listening on {host}, not loopback: the token and every screen cross "
-            "the network as plain HTTP. TLS belongs to a reverse proxy in front (README: "
-            "Serving the cockpit to a browser); bind 127.0.0.1 behind it"
+            "the network as plain HTTP. TLS belongs to a reverse proxy in front (docs/WEB.md); "
+            "bind 127.0.0.1 behind it"
         )
     lines.append(
         "actions from browsers: ON ([web] actions = true), each audited with its session"
