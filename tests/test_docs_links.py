@@ -114,3 +114,13 @@ def test_the_link_check_catches_a_dead_link_and_a_dead_anchor(tmp_path):
         "A.md:1: C.md (no such file)",
         "A.md:1: B.md#nope (no heading #nope in B.md)",
     ]
+
+
+def _commands(path: Path) -> list[str]:
+    table = path.read_text(encoding="utf-8").split("| command | what |", 1)[1].split("\n\n", 1)[0]
+    return re.findall(r"^\| `(cockpit[^`]*)` \|", table, re.M)
+
+
+def test_the_full_command_table_names_the_readme_commands():
+    """docs/COMMANDS.md says each command in full; it must not lose or add one."""
+    assert _commands(ROOT / "docs/COMMANDS.md") == _commands(README)
