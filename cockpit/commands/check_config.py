@@ -41,11 +41,14 @@ def run(args: argparse.Namespace) -> int:
     from cockpit.commands.snapshot import poll_all
     from cockpit.config import load_config
     from cockpit.connect import build_sources
+    from cockpit.watch.alerts import AlertConfig
 
     config = load_config(args.config)
     if not config.exists:
         print(f"no config at {config.path}: nothing to check (the cockpit runs the demo site)")
         return 2  # a deploy script's `check-config &&` must not pass on a missing file
+    # [alerts] read by the one parser watch and the TUI use: "valid" here means they start
+    AlertConfig.from_table(config.alerts, config.path)
     if not config.has_sources:  # valid, and watching nothing: say what the cockpit does then
         print(
             f"config {config.path}: the file is valid but names no [clusters.NAME] or "

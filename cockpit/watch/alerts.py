@@ -38,6 +38,7 @@ Config (TOML, read raw by the config loader and handed to :meth:`AlertConfig.fro
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -315,9 +316,7 @@ class NotifyConfig:
                 path,
                 key="notify.webhook_template",
             )
-        timeout = float(_get(t, "timeout_s", (int, float), 10.0, path, "notify"))
-        if timeout <= 0:
-            raise ConfigError("must be > 0 seconds", path, key="notify.timeout_s")
+        timeout = _timeout(_get(t, "timeout_s", (int, float), 10.0, path, "notify"), path, "notify")
         sev = _get(t, "min_severity", str, "warning", path, "notify")
         if sev not in SEVERITY_RANK:
             raise ConfigError(
@@ -385,9 +384,7 @@ class AlertmanagerConfig:
         every = _get(t, "resend_every", int, 8, path, where)
         if every < 1:
             raise ConfigError("must be >= 1 poll", path, key=f"{where}.resend_every")
-        timeout = float(_get(t, "timeout_s", (int, float), 5.0, path, where))
-        if timeout <= 0:
-            raise ConfigError("must be > 0 seconds", path, key=f"{where}.timeout_s")
+        timeout = _timeout(_get(t, "timeout_s", (int, float), 5.0, path, where), path, where)
         sev = _get(t, "min_severity", str, "warning", path, where)
         if sev not in SEVERITY_RANK:
             raise ConfigError(
@@ -483,13 +480,13 @@ class AlertConfig:
         repeat = _get(t, "repeat_s", int, 3600, path, "alerts")
         window = _get(t, "failures_window_min", (int, float), 60, path, "alerts")
         count = _get(t, "failures_count", int, 3, path, "alerts")
-        if explicit and init_min <= 0:
+        if explicit and not (0 < init_min < math.inf):  # inf, nan: no time to wait
             raise ConfigError("must be > 0 minutes", path, key="alerts.initializing_min")
         if not 0 < storage <= 100:
             raise ConfigError("must be a percentage in (0, 100]", path, key="alerts.storage_pct")
         if repeat < 0:
             raise ConfigError("must be >= 0 seconds", path, key="alerts.repeat_s")
-        if window <= 0:
+        if not 0 < window < math.inf:
             raise ConfigError("must be > 0 minutes", path, key="alerts.failures_window_min")
         if count < 2:
             raise ConfigError("must be >= 2", path, key="alerts.failures_count")
@@ -523,6 +520,19 @@ class AlertConfig:
             alertmanager=am,
             metrics_listen=listen,
         )
+
+
+MAX_TIMEOUT_S = 3600.0
+
+
+def _timeout(value: float, path: str, where: str) -> float:
+    """A channel's ``timeout_s``: > 0 and at most an hour (inf or nan overflowed the socket's
+    timeout when the first alert was sent, not when the config was read)."""
+    if not 0 < value <= MAX_TIMEOUT_S:
+        raise ConfigError(
+            f"must be > 0 and at most {MAX_TIMEOUT_S:g} seconds", path, key=f"{where}.timeout_s"
+        )
+    return float(value)
 
 
 def _reject_unknown(t: Mapping[str, Any], known: set[str], path: str, table: str) -> None:
