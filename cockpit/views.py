@@ -12,6 +12,7 @@ cleans them when it draws them.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import lru_cache
@@ -245,6 +246,8 @@ INCIDENT_COLUMNS = (
     Column("FIRST SEEN", 16, 3),
     Column("AFFECTED", 8, 1, justify="right"),
     Column("ACK", 3, 1),
+    # the cluster or project: its own column, so at 80 columns SUBJECT keeps the id whole
+    Column("SOURCE", 14, 4),
 )
 
 
@@ -604,6 +607,20 @@ def node_rows(snapshot: Snapshot, verdicts: Verdicts) -> RowList:
     return prepare_rows([r for _, r in out])
 
 
+_PHASE_LEAD = re.compile(r"(\d+(?:\.\d+)? (?:s|min|h|d|days?|hours?))(?: in phase)?: (.+)$", re.S)
+
+
+def _training_verdict_cell(phase: str, title: str) -> str:
+    """A training job's VERDICT cell: the cause first, without the phase the PHASE column shows
+    ("Initializing 15 min: image pull failed (not found)" -> "image pull failed (not found)
+    (15 min)"), so at 80 columns the cause is what stays."""
+    if not title.startswith(phase + " "):
+        return title
+    rest = title[len(phase) + 1 :]
+    m = _PHASE_LEAD.match(rest)
+    return f"{m.group(2)} ({m.group(1)})" if m else rest
+
+
 def training_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> RowList:
     """ModelArts training jobs: problems first, then newest first."""
     src = snapshot.source
@@ -619,7 +636,7 @@ def training_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> RowL
             age(in_phase),
             t.pool_name or t.pool_id,
             t.flavor_id,
-            title,
+            _training_verdict_cell(console, _training_verdict_cell(t.phase, title)),
             src,
         )
         styles = ("bold", phase_style(console), "", "", "", vstyle, "dim")
@@ -627,6 +644,13 @@ def training_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> RowL
         out.append(((min(rank, 2), -created), Row(row_key(src, t.job_id), cells, styles)))
     out.sort(key=lambda x: x[0])
     return prepare_rows([r for _, r in out])
+
+
+def _subject_cell(s) -> str:
+    """``job 48101``, ``node cn022``, ``training job bert-ft`` (its name, not its UUID): the
+    source has its own column."""
+    kind = "training job" if s.kind == "training_job" else s.kind
+    return f"{kind} {s.name or s.id}"
 
 
 def incident_rows(incidents: Iterable[Incident], acked: frozenset[str] | set[str]) -> list[Row]:
@@ -647,14 +671,15 @@ def incident_rows(incidents: Iterable[Incident], acked: frozenset[str] | set[str
         sev_style = "dim" if is_acked else SEVERITY_STYLE.get(inc.severity, "")
         cells = (
             SEVERITY_MARK.get(inc.severity, inc.severity),
-            str(inc.subject),
+            _subject_cell(inc.subject),
             inc.root_cause,
             inc.title,
             stamp(inc.first_seen),
             str(max(1, len(inc.affected))),
             "yes" if is_acked else "",
+            inc.subject.source,
         )
-        styles = (sev_style, "bold", "cyan", "dim" if is_acked else "", "", "", "green")
+        styles = (sev_style, "bold", "cyan", "dim" if is_acked else "", "", "", "green", "dim")
         rows.append(Row(inc.key, cells, styles))
     return rows
 

@@ -237,7 +237,8 @@ def _cli_json(argv: list[str]) -> dict:
 
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        assert main(argv) == 0
+        # the demo site has critical incidents open: `incidents` exits 1 on them
+        assert main(argv) == (1 if argv[0] == "incidents" else 0)
     return json.loads(buf.getvalue())
 
 

@@ -18,6 +18,8 @@ from cockpit.widgets.table import VirtualTable
 from .base import CockpitScreen, FilterBar
 from .panes import IncidentStrip, NodeTable, QueueTable, SourceStatus, TrainingJobTable
 
+_PROBLEM_WORD = {"queue": "critical", "nodes": "out of service", "training": "critical"}
+
 PANES = (
     ("queue", "jobs", "Queue", "job"),
     ("nodes", "nodes", "Nodes", "node"),
@@ -49,6 +51,7 @@ class DashboardScreen(CockpitScreen):
         self.banner = banner
         self._applied = -1
         self._titles: dict[str, Text] = {}  # pane id -> title last drawn
+        self._problem_gen, self._problem_counts = -1, {}
         self._rows: dict[str, list] = {}  # pane id -> the hub's row list its table shows
         self._only: str | None = None  # the fleet's enter: the one source shown
 
@@ -128,6 +131,9 @@ class DashboardScreen(CockpitScreen):
             shown, total = table.counted_rows, table.total_count
             more = "≥" if table.filter_pending else ""
             t.append(f"{total}" if shown == total else f"{more}{shown} of {total}", style="cyan")
+            bad = self._problems().get(pane_id, 0)
+            if bad:  # at 80x24 a pane shows a few rows: say how many need a look
+                t.append(f" · {bad} {_PROBLEM_WORD[pane_id]}", style="bold red")
             if table.filter_text:
                 t.append(f"  filter “{clean(table.filter_text, 40)}”", style="yellow")
             if self._titles.get(pane_id) != t:
@@ -135,6 +141,27 @@ class DashboardScreen(CockpitScreen):
                 # after every poll, a third of an idle cockpit's CPU)
                 self._titles[pane_id] = t
                 self.query_one(f"#{pane_id}-title", Static).update(t, layout=False)
+
+    def _problems(self) -> dict[str, int]:
+        """Per pane, its rows that need a look (a node out of service, a job or training job
+        with a critical verdict), counted once per poll."""
+        hub = self.hub
+        if self._problem_gen == hub.generation:
+            return self._problem_counts
+        counts = {"queue": 0, "nodes": 0, "training": 0}
+        for st in hub.states.values():
+            snap = st.snapshot
+            if snap is None:
+                continue
+            counts["nodes"] += sum(1 for n in snap.nodes if n.is_unhealthy)
+            for (kind, _src, _id), f in st.verdicts.items():
+                if f.severity == "critical":
+                    if kind == "job":
+                        counts["queue"] += 1
+                    elif kind == "training_job":
+                        counts["training"] += 1
+        self._problem_gen, self._problem_counts = hub.generation, counts
+        return counts
 
     def on_input_changed(self) -> None:
         self._update_titles()

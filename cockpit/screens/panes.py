@@ -20,6 +20,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from cockpit import gcpolicy
+from cockpit.diagnosis.context import clip
 from cockpit.model import SEVERITY_RANK, Finding
 from cockpit.text import clean
 from cockpit.views import (
@@ -117,17 +118,25 @@ class IncidentStrip(Widget):
             if sev is not None:
                 counts[sev] -= 1
                 n_acked += 1
+        width = max(self.size.width - 2, 10)
+        narrow = width < 100  # an 80-column pane: the counts short, the top title whole
         out = Text("Incidents ", style="bold")
         for sev in ("critical", "warning", "info"):
             n = counts[sev]
-            out.append(f"{n} {sev}", style=SEVERITY_STYLE[sev] if n else "dim")
+            if narrow and not n:
+                continue  # "0 info" says nothing the missing count does not
+            word = {"critical": "crit", "warning": "warn"}.get(sev, sev) if narrow else sev
+            out.append(f"{n} {word}", style=SEVERITY_STYLE[sev] if n else "dim")
             out.append("  ")
         if n_acked:
             out.append(f"{n_acked} acked  ", style="dim")
         top = next((i for i in self.hub.open_list if i.key not in acked), None)
         if top is not None:
-            out.append(f"▶ {clean(top.title, 200)}", style=SEVERITY_STYLE.get(top.severity, ""))
-        out.truncate(max(self.size.width - 2, 10), overflow="ellipsis")
+            # cut at a word, never inside a figure ("64 CPUs > MaxCPUsPe…" hid the 48)
+            room = max(width - out.cell_len - 2, 8)
+            title = clip(clean(top.title, 200), room)
+            out.append(f"▶ {title}", style=SEVERITY_STYLE.get(top.severity, ""))
+        out.truncate(width, overflow="ellipsis")
         return out
 
 
