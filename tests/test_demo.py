@@ -219,11 +219,19 @@ def test_modelarts_api_answers_every_call():
 
 
 def _found(payload: dict, kind: str, sid: str, label: str) -> bool:
+    """The subject has ``label`` in one incident: the incident's own cause names it (as its
+    head or a member), or one of its findings is about that subject with that cause. A label
+    of one finding and a subject of another do not make a match."""
+
+    def this(s: dict) -> bool:
+        return s.get("kind") == kind and s.get("id") == sid
+
     for inc in payload.get("incidents", []):
-        subjects = [inc.get("subject", {})] + list(inc.get("affected", []))
-        subjects += [f.get("subject", {}) for f in inc.get("findings", [])]
-        if any(f.get("root_cause") == label for f in [inc, *inc.get("findings", [])]):
-            if any(s.get("kind") == kind and s.get("id") == sid for s in subjects):
+        members = [inc.get("subject", {}), *inc.get("affected", [])]
+        if inc.get("root_cause") == label and any(this(s) for s in members):
+            return True
+        for f in inc.get("findings", []):
+            if f.get("root_cause") == label and this(f.get("subject", {})):
                 return True
     return False
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from cockpit.widgets.logview import LogView
 
-from cockpit.model import Subject
+from cockpit.model import Evidence, Subject
 from cockpit.screens.help import HelpScreen
 from cockpit.screens.log import LogScreen
 from cockpit.screens.panes import FindingList
@@ -32,6 +34,21 @@ async def test_findings_cursor_survives_polls_and_a_visit_to_the_log(tmp_path):
         fl.highlighted = fl.get_option_index(f"ev:{fi}:{ei}")
         where = fl.highlighted_identity()
         assert where is not None and where[3].startswith("slurmd")
+        # each poll's evidence gains a line ahead of the highlighted one (as a refined cause
+        # does): the cursor must follow the line, not stay on its old index
+        real = app.hub.artifacts
+
+        async def one_more_line_first(subject):
+            arts, findings = await real(subject)
+            extra = Evidence("squeue", f"a line the poll {app.hub.generation} added", tier=0)
+            return arts, [
+                dataclasses.replace(g, evidence=(extra, *g.evidence))
+                if g.root_cause == "oom_killed"
+                else g
+                for g in findings
+            ]
+
+        app.hub.artifacts = one_more_line_first
         for _ in range(2):  # real polls: new snapshot, artifacts fetched and findings shown again
             gen = app.hub.generation
             for st in app.hub.states.values():
