@@ -230,8 +230,9 @@ _LIST: tuple[CannCode, ...] = (
     # ---- HCCP (device network)
     _c(
         "EJ0001",
-        "HCCP process initialisation failed",
-        "nccl_communication_error",
+        "HCCP process initialisation failed: the NPU is still held by a previous process",
+        # CANN's own reason text: "Maybe the last training process is running"
+        "accelerator_busy",
         "A previous training process probably still holds the device network: kill it, wait "
         "about 10 s and resubmit.",
     ),

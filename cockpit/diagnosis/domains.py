@@ -36,6 +36,8 @@ LABEL_DOMAIN: dict[str, str] = {
     "command_not_found": "software",
     "missing_shared_library": "software",
     "module_load_failed": "software",
+    "library_version_mismatch": "software",
+    "python_module_missing": "software",
     "mpi_pmi_mismatch": "network",
     "mpi_network_error": "network",
     "cuda_driver_mismatch": "accelerator",

@@ -218,9 +218,34 @@ def _after_cancel(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
     return hit
 
 
+# A Volcano vcjob says only that its gang is unschedulable; the PodGroup's own event a line
+# or two later says why (the queue's quota): that line is the cause.
+_GANG = re.compile(r"gang unschedulable|pod group is not ready", re.I)
+
+
+def _after_gang(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
+    if hit.label != "queued_insufficient_resources" or not _GANG.search(hit.text):
+        return hit
+    start = buf.find(b"\n", hit.offset)
+    if start < 0:
+        return hit
+    window = bytes(buf[start + 1 : start + 1 + _CANCEL_LOOKAHEAD])
+    for h in _search(window, _combined(kind, True), kind, 0, hit.line + 1, start + 1):
+        if h.label == "queued_quota_limit":
+            return h
+    return hit
+
+
+# labels whose first strong line may only announce a cause a few lines later (the chunked
+# scan keeps their piece's tail until the lookahead is read)
+_ANNOUNCERS = frozenset(
+    {"nccl_communication_error", "cancelled_by_user", "queued_insufficient_resources"}
+)
+
+
 def _cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
     """The first strong hit, or the line after it that it only announced."""
-    return _after_cancel(buf, _nccl_cause(buf, hit, kind), kind)
+    return _after_gang(buf, _after_cancel(buf, _nccl_cause(buf, hit, kind), kind), kind)
 
 
 def iter_errors(
@@ -291,9 +316,7 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
                 break
             if hit.strong:
                 end = piece.find(b"\n", hit.offset)
-                if hit.label in {"nccl_communication_error", "cancelled_by_user"} and (
-                    end < 0 or len(piece) - end <= _NCCL_LOOKAHEAD
-                ):
+                if hit.label in _ANNOUNCERS and (end < 0 or len(piece) - end <= _NCCL_LOOKAHEAD):
                     nccl = (base + hit.offset, line + hit.line - 1, hit, bytes(piece[hit.offset :]))
                     break
                 return _shift(_cause(piece, hit, kind), base, line)

@@ -228,7 +228,8 @@ PATTERNS: tuple[Pattern, ...] = (
     # ---------------------------------------------------------------- node state / daemons
     _p(
         "slurm_config_differs",
-        r"Node configuration differs from hardware|Low socket\*core\*thread count",
+        r"Node configuration differs from hardware|[Ll]ow socket\*core\*thread count|"
+        r"has low cpu count \(\d+ < \d+\)",
         "node_config_mismatch",
         tier=1,
     ),
@@ -446,6 +447,25 @@ PATTERNS: tuple[Pattern, ...] = (
         tier=2,
     ),
     # ---------------------------------------------------------------- environment
+    # the library is there but older than the binary was built for (glibc/libstdc++ symbol
+    # versions), or a framework built against another release of its toolkit (undefined
+    # symbol at import): ahead of shared_lib, whose words the loader's line may share
+    _p(
+        "library_version",
+        r"version `(?:GLIBC|GLIBCXX|CXXABI|GCC)_[\d.]+' not found|"
+        r"(?:ImportError|OSError|error while loading shared libraries)[^\n]*undefined symbol: ",
+        "library_version_mismatch",
+        tier=2,
+    ),
+    # the job's Python lacks a package (environment not activated, built without it); CANN's
+    # graph engine says only "init env failed" when the toolkit's own Python packages are missing
+    _p(
+        "python_module",
+        r"ModuleNotFoundError: No module named|ImportError: No module named|"
+        r"\[Init\]\[Env\]init env failed",
+        "python_module_missing",
+        tier=2,
+    ),
     _p(
         "shared_lib",
         r"error while loading shared libraries|cannot open shared object file",

@@ -55,6 +55,8 @@ _SLURMD = re.compile(
     r"launch task StepId=|\[job \d+\] "
 )
 _EVENTS_HEAD = re.compile(r"^(?:LAST SEEN|TYPE)\s+(?:TYPE|REASON)|^Events:\s*$", re.M | re.I)
+# a Kubernetes object's reported status (not a spec): its reason/message say why it failed
+_K8S_STATUS = re.compile(r"^status:\s*$(?:\n[ \t].*)*?\n[ \t]+(?:reason|message|phase): ", re.M)
 _MODELARTS_EVENTS = re.compile(
     r"training job (?:is |was )?(?:created|queuing|running|failed)|训练作业|排队|"
     r"\[Modelarts Service Log\]",
@@ -211,6 +213,8 @@ def _log(low: str, command: str, head: bytes, text: str, lines: list[str]) -> tu
         return "log", "prolog"
     if SLURM_OUT.search(low):
         return "log", "stderr" if low.endswith(".err") else "stdout"
+    if low.endswith((".yaml", ".yml")) and _K8S_STATUS.search(text):
+        return "log", "events"  # `kubectl get -o yaml` of a failed object: its status says why
     if re.match(r"^\s*(#!|#SBATCH)", text) or low.endswith(
         (".sbatch", ".slurm", ".job", ".def", ".yaml", ".cfg")
     ):

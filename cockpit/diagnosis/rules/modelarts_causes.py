@@ -229,6 +229,8 @@ def cause_phrase(label: str, job: TrainingJob, hit: CauseHit) -> str:
         "gpu_hardware_error": "GPU hardware error",
         "disk_full": "no space left on device",
         "missing_shared_library": "shared library missing",
+        "library_version_mismatch": "library version mismatch (glibc / toolkit release)",
+        "python_module_missing": "Python package missing",
         "scheduling_constraint_unsatisfied": "no node satisfies the scheduling constraints",
         "queued_insufficient_resources": "insufficient resources",
         "queued_quota_limit": "quota limit",

@@ -375,6 +375,20 @@ LOG_CAUSE_TEXT = {
     "command_not_found": ("a command was not found on the compute node", "env"),
     "missing_shared_library": ("a shared library is missing on the compute node", "env"),
     "module_load_failed": ("loading an environment module failed", "env"),
+    "library_version_mismatch": (
+        "a library on the node is older than the program was built for (glibc/libstdc++ "
+        "symbol version) or from another release of its toolkit",
+        "Use a build made for this node's OS (a conda/bioconda package, a container, or build "
+        "from source on the cluster; ldd --version shows the node's glibc), or the framework "
+        "release matching the installed toolkit; a user cannot upgrade the system glibc.",
+    ),
+    "python_module_missing": (
+        "the job's Python environment lacks a package it imports",
+        "Activate the environment that has it inside the job script (conda activate / source "
+        "venv/bin/activate after module load), or install it there; for CANN's 'init env "
+        "failed', install the toolkit's Python dependencies (decorator, sympy, cffi, protobuf, "
+        "attrs, pyyaml, psutil, scipy, ...) and source set_env.sh.",
+    ),
     "mpi_pmi_mismatch": (
         "MPI and Slurm's PMI plugin don't fit",
         "Launch with srun --mpi=pmix (or pmi2) matching how MPI was built: srun --mpi=list; "

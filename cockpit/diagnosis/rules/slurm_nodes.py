@@ -50,6 +50,8 @@ _REASONS: tuple[tuple[re.Pattern[str], str], ...] = (
 )  # fmt: skip
 # A reason naming the GPU itself (not only "ECC") is a GPU fault even without GRES data.
 _GPU_WORDS = re.compile(r"\bXid\b|\bGPU\b|NVRM|nvidia|fallen off the bus|\bHBM\b|NPU", re.I)
+# slurmctld's own words when it refuses a node's registration for too little hardware
+_REFUSED = re.compile(r"has low (?:socket\*core\*thread|cpu) count|has low real_memory", re.I)
 # A drain someone planned: a requested reboot, maintenance, power saving.
 _PLANNED_REASON = re.compile(r"Reboot ASAP|reboot requested|[Ss]cheduled reboot")
 
@@ -166,9 +168,14 @@ def _out_of_service(node: SlurmNode, ctx: RuleContext, kinds: set[str], unknown:
             if _before_the_problem(h.text, node):
                 continue
             hl = h.label
-            if hl == "node_config_mismatch" and "INVALID_REG" not in node.flags:
+            if (
+                hl == "node_config_mismatch"
+                and "INVALID_REG" not in node.flags
+                and not (lt.kind == "slurmctld" and _REFUSED.search(h.text))
+            ):
                 # slurmd notes a differing config at every start and runs on: the cause only
-                # when slurmctld refused the registration (INVALID_REG)
+                # when slurmctld refused the registration (INVALID_REG, or its own log saying
+                # the node has fewer CPUs than configured: it drains the node for that)
                 continue
             if hl == "gpu_hardware_error" and not _has_gpus(node) and not _GPU_WORDS.search(h.text):
                 hl = "host_memory_error"
