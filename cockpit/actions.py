@@ -14,6 +14,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from cockpit.i18n import N_
 from cockpit.model import Subject
 from cockpit.safety import UnsafeValue, validate_job_id, validate_node_name
 
@@ -36,16 +37,16 @@ class ActionKind:
 
 
 CATALOGUE: tuple[ActionKind, ...] = (
-    ActionKind("drain", "node", "Drain node (running jobs finish, no new ones)", "reason"),
-    ActionKind("resume", "node", "Resume node (undrain / back from DOWN)"),
-    ActionKind("down", "node", "Set node DOWN (its running jobs are killed)", "reason", True),
+    ActionKind("drain", "node", N_("Drain node (running jobs finish, no new ones)"), "reason"),
+    ActionKind("resume", "node", N_("Resume node (undrain / back from DOWN)")),
+    ActionKind("down", "node", N_("Set node DOWN (its running jobs are killed)"), "reason", True),
     # the dangerous one last: a double-tapped enter must not cancel a job
-    ActionKind("hold", "job", "Hold pending job"),
-    ActionKind("release", "job", "Release held job"),
-    ActionKind("requeue", "job", "Requeue job"),
-    ActionKind("timelimit", "job", "Change time limit", "time"),
-    ActionKind("cancel", "job", "Cancel job (scancel)", danger=True),
-    ActionKind("stop", "training_job", "Stop training job", danger=True),
+    ActionKind("hold", "job", N_("Hold pending job")),
+    ActionKind("release", "job", N_("Release held job")),
+    ActionKind("requeue", "job", N_("Requeue job")),
+    ActionKind("timelimit", "job", N_("Change time limit"), "time"),
+    ActionKind("cancel", "job", N_("Cancel job (scancel)"), danger=True),
+    ActionKind("stop", "training_job", N_("Stop training job"), danger=True),
 )
 
 

@@ -23,6 +23,7 @@ from textual.message import Message
 from textual.screen import Screen
 
 from cockpit import gcpolicy
+from cockpit.i18n import N_
 from cockpit.model import Incident, Subject
 from cockpit.prefs import Prefs
 from cockpit.runtime.hub import Hub
@@ -94,22 +95,22 @@ class CockpitApp(App[int]):
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         # q leaves the view (quits only from the dashboard), Q quits from anywhere (k9s, less)
-        Binding("q", "leave", "Back/Quit"),
-        Binding("Q", "quit", "Quit", show=False),
-        Binding("f1", "help", "Help", show=False),  # ? searches backwards in a log
-        Binding("i", "incidents", "Incidents"),
-        Binding("A", "alerts", "Alerts", show=False),  # listed in help (?); footer kept short
-        Binding("F", "fleet", "Fleet", show=False),
-        Binding("P", "pools", "Pools", show=False),
-        Binding("right_square_bracket", "replay_step(1)", "Next poll", show=False),
-        Binding("left_square_bracket", "replay_step(-1)", "Prev poll", show=False),
-        Binding("right_curly_bracket", "replay_step(10)", "+10 polls", show=False),
-        Binding("left_curly_bracket", "replay_step(-10)", "-10 polls", show=False),
-        Binding("r", "refresh", "Refresh"),
-        Binding("question_mark", "help", "Help"),
+        Binding("q", "leave", N_("Back/Quit")),
+        Binding("Q", "quit", N_("Quit"), show=False),
+        Binding("f1", "help", N_("Help"), show=False),  # ? searches backwards in a log
+        Binding("i", "incidents", N_("Incidents")),
+        Binding("A", "alerts", N_("Alerts"), show=False),  # listed in help (?); footer kept short
+        Binding("F", "fleet", N_("Fleet"), show=False),
+        Binding("P", "pools", N_("Pools"), show=False),
+        Binding("right_square_bracket", "replay_step(1)", N_("Next poll"), show=False),
+        Binding("left_square_bracket", "replay_step(-1)", N_("Prev poll"), show=False),
+        Binding("right_curly_bracket", "replay_step(10)", N_("+10 polls"), show=False),
+        Binding("left_curly_bracket", "replay_step(-10)", N_("-10 polls"), show=False),
+        Binding("r", "refresh", N_("Refresh")),
+        Binding("question_mark", "help", N_("Help")),
         # Textual turns the terminal's own ctrl+z off (raw mode): suspend to the shell as
         # anywhere else; `fg` resumes with the screen drawn whole (on_mount)
-        Binding("ctrl+z", "suspend_process", "Suspend", show=False),
+        Binding("ctrl+z", "suspend_process", N_("Suspend"), show=False),
     ]
 
     def __init__(

@@ -13,7 +13,9 @@ import importlib
 import os
 import sys
 
+from cockpit import i18n
 from cockpit.errors import EXIT_NO_SOURCE, EXIT_USAGE, NoSourceAnswered, UserError
+from cockpit.i18n import LANGUAGES, _
 
 COMMANDS = (
     "snapshot",
@@ -45,7 +47,17 @@ def add_common(p: argparse.ArgumentParser, *, top: bool = False) -> None:
         "--demo", action="store_true", default=d(False), help="use the built-in simulated site"
     )
     p.add_argument(
-        "--demo-seed", type=int, default=d(7), metavar="N", help="seed of the demo site (default 7)"
+        "--demo-seed",
+        type=int,
+        default=d(7),
+        metavar="N",
+        help=_("seed of the demo site (default 7)"),
+    )
+    p.add_argument(
+        "--lang",
+        choices=LANGUAGES,
+        default=d(None),
+        help=_("language: en or zh (default: [ui] lang in the config, else LANG/LC_ALL...)"),
     )
 
 
@@ -56,7 +68,7 @@ def _tui_only(argv: list[str]) -> bool:
     cannot tell apart) gets the full parser, which is always right; this only spares the
     TUI's start-up the import of every command module (~10 ms before the first frame).
     """
-    takes_value = {"--config", "--demo-seed", "--record", "--replay"}
+    takes_value = {"--config", "--demo-seed", "--record", "--replay", "--lang"}
     skip = False
     for tok in argv:
         if skip:
@@ -138,11 +150,50 @@ def _plain_descriptions(sub: argparse._SubParsersAction) -> None:
             p.description = helps[name][:1].upper() + helps[name][1:] + "."
 
 
+def choose_language(argv: list[str], environ: dict[str, str] | None = None) -> str:
+    """``--lang`` on the command line, else ``[ui] lang`` in the config (``--config`` or the
+    default file), else the environment's: read before the parser exists, so ``--help``
+    speaks it. A config that does not load is the command's to report, not this peek's."""
+    opts = _option_values(argv, ("--lang", "--config"))
+    return i18n.choose(opts.get("--lang"), _config_lang(opts.get("--config")), environ)
+
+
+def _option_values(argv: list[str], names: tuple[str, ...]) -> dict[str, str]:
+    """The last value of each option in ``names`` (``--x V`` or ``--x=V``), before ``--``."""
+    out: dict[str, str] = {}
+    for i, tok in enumerate(argv):
+        if tok == "--":
+            break
+        name, eq, value = tok.partition("=")
+        if name in names:
+            if eq:
+                out[name] = value
+            elif i + 1 < len(argv):
+                out[name] = argv[i + 1]
+    return out
+
+
+def _config_lang(path: str | None) -> str | None:
+    import tomllib
+    from pathlib import Path
+
+    from cockpit.config import default_config_path
+
+    try:
+        with open(Path(path).expanduser() if path else default_config_path(), "rb") as fh:
+            ui = tomllib.load(fh).get("ui")
+    except (OSError, ValueError, RecursionError):
+        return None
+    lang = ui.get("lang") if isinstance(ui, dict) else None
+    return lang if isinstance(lang, str) else None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     from cockpit.safety import install_log_redaction
 
     install_log_redaction()  # log records quote job output, which may hold credentials
+    i18n.set_language(choose_language(argv))  # before the parser: its --help is translated
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:

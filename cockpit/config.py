@@ -112,6 +112,7 @@ class UiConfig:
     bell: bool = True
     theme: str | None = None
     export_dir: str | None = None  # where `x` in the incident view writes; None: current directory
+    lang: str | None = None  # "en" or "zh"; None: the environment's (LANG...), cockpit.i18n
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +194,7 @@ _UI_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "bell": ((bool,), "boolean"),
     "theme": ((str,), "string"),
     "export_dir": ((str,), "string"),
+    "lang": ((str,), "string"),
 }
 _STORE_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "url": ((str,), "string"),
@@ -442,8 +444,18 @@ def _modelarts(ld: _Loader, name: str, raw: Any) -> ModelArtsConfig:
 def _ui(ld: _Loader, data: dict) -> UiConfig:
     ui_raw = _table(ld, data, "ui")
     ui_v = ld.check("ui", ui_raw, _UI_KEYS)
+    lang = ui_v.get("lang")
+    if lang is not None:
+        from cockpit.i18n import LANGUAGES, normalize
+
+        if normalize(lang) is None:
+            raise ld.error("ui.lang", f'lang must be one of {", ".join(LANGUAGES)} (got "{lang}")')
+        lang = normalize(lang)
     return UiConfig(
-        bell=ui_v.get("bell", True), theme=ui_v.get("theme"), export_dir=ui_v.get("export_dir")
+        bell=ui_v.get("bell", True),
+        theme=ui_v.get("theme"),
+        export_dir=ui_v.get("export_dir"),
+        lang=lang,
     )
 
 

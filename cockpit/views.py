@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from cockpit.i18n import N_, _
 from cockpit.model import SEVERITY_RANK, ExitCode, Finding, FsUsage, Incident, Snapshot
 from cockpit.text import clean
 from cockpit.units import squeue_time
@@ -71,7 +72,7 @@ __all__ = [
 # ------------------------------------------------------------------ values
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
-SEVERITY_MARK = {"critical": "CRIT", "warning": "WARN", "info": "INFO"}
+SEVERITY_MARK = {"critical": N_("CRIT"), "warning": N_("WARN"), "info": N_("INFO")}
 
 _JOB_STATE_STYLE = {
     "PENDING": "yellow",
@@ -195,59 +196,59 @@ def split_key(key: str) -> tuple[str, str]:
 
 
 JOB_COLUMNS = (
-    Column("JOBID", 9, 0),
-    Column("NAME", 16, 1),
-    Column("USER", 9, 2),
-    Column("PART", 8, 4),
-    Column("STATE", 13, 0),
-    Column("TIME", 10, 3, clock=time_text),
-    Column("N/CPU", 8, 5),
-    Column("REASON", 16, 4),
+    Column(N_("JOBID"), 9, 0),
+    Column(N_("NAME"), 16, 1),
+    Column(N_("USER"), 9, 2),
+    Column(N_("PART"), 8, 4),
+    Column(N_("STATE"), 13, 0),
+    Column(N_("TIME"), 10, 3, clock=time_text),
+    Column(N_("N/CPU"), 8, 5),
+    Column(N_("REASON"), 16, 4),
     # the verdict is what matters: at 80 columns TIME and USER go before it shrinks below 30
-    Column("VERDICT", 30, 0, flex=True, min_width=30),
+    Column(N_("VERDICT"), 30, 0, flex=True, min_width=30),
     # shown on wide terminals, dropped first when narrow; `c` chooses (turm's most asked-for)
-    Column("EXIT", 7, 6),
-    Column("NODELIST", 14, 7),
-    Column("ACCOUNT", 10, 8),
-    Column("QOS", 8, 8),
+    Column(N_("EXIT"), 7, 6),
+    Column(N_("NODELIST"), 14, 7),
+    Column(N_("ACCOUNT"), 10, 8),
+    Column(N_("QOS"), 8, 8),
     # GPUs of the job (squeue %b, TRES per node, x nodes); the raw GRES is in the drill-down
-    Column("GPUS", 5, 7, justify="right"),
-    Column("CLUSTER", 10, 6),
+    Column(N_("GPUS"), 5, 7, justify="right"),
+    Column(N_("CLUSTER"), 10, 6),
 )
 
 NODE_COLUMNS = (
-    Column("NODE", 10, 0),
-    Column("STATE", 16, 0),
-    Column("CPU", 9, 2, justify="right"),
-    Column("MEM", 11, 3, justify="right"),
-    Column("PARTITIONS", 12, 4),
-    Column("REASON [who when]", 30, 0, flex=True),
-    Column("GPUS", 14, 5),  # the node's GRES, e.g. gpu:a100:8
-    Column("CLUSTER", 10, 6),
+    Column(N_("NODE"), 10, 0),
+    Column(N_("STATE"), 16, 0),
+    Column(N_("CPU"), 9, 2, justify="right"),
+    Column(N_("MEM"), 11, 3, justify="right"),
+    Column(N_("PARTITIONS"), 12, 4),
+    Column(N_("REASON [who when]"), 30, 0, flex=True),
+    Column(N_("GPUS"), 14, 5),  # the node's GRES, e.g. gpu:a100:8
+    Column(N_("CLUSTER"), 10, 6),
 )
 
 TRAINING_COLUMNS = (
-    Column("NAME", 20, 0),
-    Column("PHASE console/API", 22, 0),
-    Column("IN PHASE", 9, 1),
-    Column("POOL", 14, 3),
-    Column("FLAVOR", 18, 4),
-    Column("VERDICT", 30, 0, flex=True, min_width=28),
-    Column("PROJECT", 10, 6),
+    Column(N_("NAME"), 20, 0),
+    Column(N_("PHASE console/API"), 22, 0),
+    Column(N_("IN PHASE"), 9, 1),
+    Column(N_("POOL"), 14, 3),
+    Column(N_("FLAVOR"), 18, 4),
+    Column(N_("VERDICT"), 30, 0, flex=True, min_width=28),
+    Column(N_("PROJECT"), 10, 6),
 )
 
 INCIDENT_COLUMNS = (
-    Column("SEV", 5, 0),
-    Column("SUBJECT", 22, 0),
-    Column("CAUSE", 20, 2),
+    Column(N_("SEV"), 5, 0),
+    Column(N_("SUBJECT"), 22, 0),
+    Column(N_("CAUSE"), 20, 2),
     # the title is the deciding fact: at 80 columns it keeps 34+ cells and CAUSE makes way
     # (with few rows and no scrollbar CAUSE stayed and left the title 16: "(gone) 20 jobs:…")
-    Column("TITLE", 30, 0, flex=True, min_width=34),
-    Column("FIRST SEEN", 16, 3),
-    Column("AFFECTED", 8, 1, justify="right"),
-    Column("ACK", 3, 1),
+    Column(N_("TITLE"), 30, 0, flex=True, min_width=34),
+    Column(N_("FIRST SEEN"), 16, 3),
+    Column(N_("AFFECTED"), 8, 1, justify="right"),
+    Column(N_("ACK"), 3, 1),
     # the cluster or project: its own column, so at 80 columns SUBJECT keeps the id whole
-    Column("SOURCE", 14, 4),
+    Column(N_("SOURCE"), 14, 4),
 )
 
 
@@ -649,8 +650,24 @@ def training_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> RowL
 def _subject_cell(s) -> str:
     """``job 48101``, ``node cn022``, ``training job bert-ft`` (its name, not its UUID): the
     source has its own column."""
-    kind = "training job" if s.kind == "training_job" else s.kind
-    return f"{kind} {s.name or s.id}"
+    return f"{subject_kind(s.kind)} {s.name or s.id}"
+
+
+def subject_kind(kind: str) -> str:
+    """``job``, ``node``, ``training job``… in the language spoken."""
+    return _(_SUBJECT_KIND.get(kind, kind))
+
+
+_SUBJECT_KIND = {
+    "job": N_("job"),
+    "node": N_("node"),
+    "training_job": N_("training job"),
+    "pool": N_("pool"),
+    "cluster": N_("cluster"),
+    "partition": N_("partition"),
+    "user": N_("user"),
+    "project": N_("project"),
+}
 
 
 def incident_rows(incidents: Iterable[Incident], acked: frozenset[str] | set[str]) -> list[Row]:
@@ -670,13 +687,13 @@ def incident_rows(incidents: Iterable[Incident], acked: frozenset[str] | set[str
         is_acked = inc.key in acked
         sev_style = "dim" if is_acked else SEVERITY_STYLE.get(inc.severity, "")
         cells = (
-            SEVERITY_MARK.get(inc.severity, inc.severity),
+            _(SEVERITY_MARK.get(inc.severity, inc.severity)),
             _subject_cell(inc.subject),
             inc.root_cause,
             inc.title,
             stamp(inc.first_seen),
             str(max(1, len(inc.affected))),
-            "yes" if is_acked else "",
+            _("yes") if is_acked else "",
             inc.subject.source,
         )
         styles = (sev_style, "bold", "cyan", "dim" if is_acked else "", "", "", "green", "dim")
@@ -685,11 +702,11 @@ def incident_rows(incidents: Iterable[Incident], acked: frozenset[str] | set[str
 
 
 MEMBER_COLUMNS = (
-    Column("SEV", 5, 0),
-    Column("SUBJECT", 22, 0),
-    Column("CAUSE", 20, 2),
-    Column("TITLE", 30, 0, flex=True, min_width=34),  # as in the incident view
-    Column("SINCE", 16, 3),
+    Column(N_("SEV"), 5, 0),
+    Column(N_("SUBJECT"), 22, 0),
+    Column(N_("CAUSE"), 20, 2),
+    Column(N_("TITLE"), 30, 0, flex=True, min_width=34),  # as in the incident view
+    Column(N_("SINCE"), 16, 3),
 )
 
 
@@ -709,7 +726,7 @@ def member_rows(incident: Incident) -> list[Row]:
     for f in items:
         s = f.subject
         cells = (
-            SEVERITY_MARK.get(f.severity, f.severity),
+            _(SEVERITY_MARK.get(f.severity, f.severity)),
             str(s),
             f.root_cause,
             f.title,
@@ -738,21 +755,23 @@ def incident_summary(inc: Incident, acked: bool, now: datetime) -> Text:
     """Detail lines for the incident under the cursor."""
     out = Text()
     out.append(
-        f"{SEVERITY_MARK.get(inc.severity, '')} ", style=SEVERITY_STYLE.get(inc.severity, "")
+        f"{_(SEVERITY_MARK.get(inc.severity, ''))} ", style=SEVERITY_STYLE.get(inc.severity, "")
     )
     out.append(clean(inc.title, 400), style="bold")
     out.append(f"\n{inc.root_cause} · {inc.subject}", style="cyan")
     if inc.first_seen:
-        out.append(f" · first seen {age((now - inc.first_seen).total_seconds())} ago")
+        ago = age((now - inc.first_seen).total_seconds())
+        out.append(" · " + _("first seen {age} ago").format(age=ago))
     if acked:
-        out.append(" · acknowledged", style="green")
+        out.append(" · " + _("acknowledged"), style="green")
     p = inc.primary
     if p.remedy:
         out.append("\n→ " + clean(p.remedy, 600), style="green")
     if inc.affected:
         shown = ", ".join(clean(str(s), 60) for s in inc.affected[:12])
-        more = f" and {len(inc.affected) - 12} more" if len(inc.affected) > 12 else ""
-        out.append(f"\naffected ({len(inc.affected)}): {shown}{more}")
+        extra = len(inc.affected) - 12
+        more = _(" and {n} more").format(n=extra) if extra > 0 else ""
+        out.append("\n" + _("affected ({n}): ").format(n=len(inc.affected)) + shown + more)
     return out
 
 
@@ -777,7 +796,7 @@ def source_status(hub: Hub) -> tuple[StatusEntry, ...]:
                 failures=st.failures,
                 warnings=len(snap.warnings) if snap is not None else 0,
                 connecting=snap is None and err is None,
-                group="clusters" if st.source.kind == "slurm" else "ModelArts",
+                group=_("clusters") if st.source.kind == "slurm" else "ModelArts",
                 version=snap.slurm_version if snap is not None else "",
             )
         )

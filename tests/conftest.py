@@ -132,6 +132,20 @@ def _own_state_dir(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def _english(monkeypatch):
+    """Tests read English unless they choose Chinese (``i18n.set_language`` or ``--lang zh``):
+    a tester's zh_CN locale must not change what they expect, and a language one test chose
+    (``main(["--lang", "zh", ...])``) must not leak into the next."""
+    from cockpit import i18n
+
+    if i18n.from_environment() not in (None, "en"):
+        monkeypatch.setenv("LANGUAGE", "en")
+    i18n.set_language("en")
+    yield
+    i18n.set_language("en")
+
+
+@pytest.fixture(autouse=True)
 def _no_error_logs(request: pytest.FixtureRequest):
     """Fail a test that logs at ERROR or above unless it is marked ``expect_error_log``.
 

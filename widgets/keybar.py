@@ -19,6 +19,8 @@ from textual.color import Color, ColorParseError
 from textual.screen import Screen
 from textual.widget import Widget
 
+from cockpit.i18n import _
+
 from ._safe import clean
 
 _SEP = "  "
@@ -86,25 +88,27 @@ class KeyBar(Widget, can_focus=False):
         items, palette = self._items()
         line = Text(no_wrap=True, overflow="crop", end="")
         spans: list[tuple[int, int, str, bool]] = []
+        # spans in cells (a click's x), styles in characters: a CJK description is two cells
+        # a character
         for key, shown, description, enabled in items:
             if len(line):
                 line.append(_SEP)
-            start = len(line)
+            start, at = len(line), line.cell_len
             line.append(f" {clean(shown)} ", key_style)
             if description:
-                line.append(clean(description))
+                line.append(clean(_(description)))
             if not enabled:
                 line.stylize("dim", start)
-            spans.append((start, len(line), key, enabled))
+            spans.append((at, line.cell_len, key, enabled))
         if palette is not None:
             key, shown, description, enabled = palette
-            tail = Text.assemble((f" {clean(shown)} ", key_style), clean(description), " ")
-            room = self.size.width - len(line) - len(tail)
+            tail = Text.assemble((f" {clean(shown)} ", key_style), clean(_(description)), " ")
+            room = self.size.width - line.cell_len - tail.cell_len
             if room >= 1:  # right-aligned, as the footer docks it; dropped when it does not fit
                 line.append(" " * room)
-                start = len(line)
+                at = line.cell_len
                 line.append_text(tail)
-                spans.append((start, len(line), key, enabled))
+                spans.append((at, line.cell_len, key, enabled))
         self._spans = spans
         return line
 

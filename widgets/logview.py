@@ -40,6 +40,8 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
+from cockpit.i18n import N_
+
 from ._safe import clean
 from .logdata import (
     CACHE_LINES,
@@ -63,24 +65,24 @@ class LogView(FindInLog, ScrollView, can_focus=True):
     """Line-API log viewer. ``open()`` starts indexing; the cursor lands on the first error."""
 
     BINDINGS = [
-        Binding("up,k", "move(-1)", "Up", show=False),
-        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("up,k", "move(-1)", N_("Up"), show=False),
+        Binding("down,j", "move(1)", N_("Down"), show=False),
         Binding("pageup,b", "page(-1)", show=False),
         Binding("pagedown,space", "page(1)", show=False),
         Binding("ctrl+u", "page(-0.5)", show=False),
         Binding("ctrl+d", "page(0.5)", show=False),
         Binding("left", "pan(-1)", show=False),
         Binding("right", "pan(1)", show=False),
-        Binding("g,home", "top", "Top"),
-        Binding("G,end", "bottom", "Bottom"),
-        Binding("e", "mark('critical', 1)", "Next error"),
-        Binding("E", "mark('critical', -1)", "Prev error"),
-        Binding("w", "mark('warning', 1)", "Next warning", show=False),
-        Binding("W", "mark('warning', -1)", "Prev warning", show=False),
-        Binding("f", "follow", "Follow"),
-        Binding("ctrl+w", "wrap", "Wrap"),
-        Binding("n", "search_next(1)", "Next match", show=False),
-        Binding("N", "search_next(-1)", "Prev match", show=False),
+        Binding("g,home", "top", N_("Top")),
+        Binding("G,end", "bottom", N_("Bottom")),
+        Binding("e", "mark('critical', 1)", N_("Next error")),
+        Binding("E", "mark('critical', -1)", N_("Prev error")),
+        Binding("w", "mark('warning', 1)", N_("Next warning"), show=False),
+        Binding("W", "mark('warning', -1)", N_("Prev warning"), show=False),
+        Binding("f", "follow", N_("Follow")),
+        Binding("ctrl+w", "wrap", N_("Wrap")),
+        Binding("n", "search_next(1)", N_("Next match"), show=False),
+        Binding("N", "search_next(-1)", N_("Prev match"), show=False),
         *[Binding(d, f"digit('{d}')", show=False) for d in "0123456789"],
     ]
     COMPONENT_CLASSES = {

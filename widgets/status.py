@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from rich.text import Text
 from textual.widget import Widget
 
+from cockpit.i18n import _, ngettext
+
 from ._safe import clean
 from .fmt import age
 from .status_entry import StatusEntry, _coarse
@@ -63,7 +65,7 @@ class StatusLine(Widget):
         out = Text(no_wrap=True, overflow="ellipsis", end="")
         groups: dict[str, list[StatusEntry]] = {}
         for e in self._entries:
-            groups.setdefault(e.group or "sources", []).append(e)
+            groups.setdefault(e.group or _("sources"), []).append(e)
         for i, (group, entries) in enumerate(groups.items()):
             if i:
                 out.append("  │  ", style="dim")
@@ -73,9 +75,9 @@ class StatusLine(Widget):
                 out.append(f" {well} ")
                 out.append("●", style="green")
             for label, style, n in (
-                ("STALE", "bold yellow", sum(1 for e in entries if e.stale and not e.error)),
-                ("failing", "bold red", sum(1 for e in entries if e.error)),
-                ("connecting", "dim", sum(1 for e in entries if e.connecting)),
+                (_("STALE"), "bold yellow", sum(1 for e in entries if e.stale and not e.error)),
+                (_("failing"), "bold red", sum(1 for e in entries if e.error)),
+                (_("connecting"), "dim", sum(1 for e in entries if e.connecting)),
             ):
                 if n:
                     out.append(f" {n} {label}", style=style)
@@ -101,22 +103,27 @@ class StatusLine(Widget):
             if e.version and full:
                 out.append(f" {clean(e.version, 16)}", style="dim")
             if e.connecting:
-                out.append(" connecting…", style="dim")
+                out.append(" " + _("connecting…"), style="dim")
                 continue
             # the local time zone, like the terminal's clock next to it
             taken = e.taken_at
             if taken is None:
-                out.append(" no data yet")
+                out.append(" " + _("no data yet"))
             elif full or not e.stale:
-                out.append(f" as of {taken.astimezone():%H:%M:%S}")
+                out.append(" " + _("as of {time}").format(time=f"{taken.astimezone():%H:%M:%S}"))
             if e.stale:
                 if e.age_s is not None:
-                    out.append(f" ({age(e.age_s)} ago)")
-                out.append(" STALE", style="bold reverse red" if e.error else "bold reverse yellow")
+                    out.append(" (" + _("{age} ago").format(age=age(e.age_s)) + ")")
+                out.append(
+                    " " + _("STALE"), style="bold reverse red" if e.error else "bold reverse yellow"
+                )
             if e.error is not None:
                 out.append(f" {clean(e.error, error_cap)}", style="red")
                 if e.failures > 1 and full:
-                    out.append(f" (×{e.failures}, retrying)", style="dim")
+                    out.append(" " + _("(×{n}, retrying)").format(n=e.failures), style="dim")
             elif e.warnings:
-                out.append(f" {e.warnings} warnings", style="yellow")
+                out.append(
+                    " " + ngettext("{n} warning", "{n} warnings", e.warnings).format(n=e.warnings),
+                    style="yellow",
+                )
         return out

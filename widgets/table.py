@@ -25,6 +25,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from cockpit.i18n import N_, _
+
 from ._safe import clean
 
 # re-exported: the table's data types are its API too
@@ -111,15 +113,15 @@ class VirtualTable(ScrollView, can_focus=True):
     """Cursor, sort (``s``/``S``) and a substring filter over every column."""
 
     BINDINGS = [
-        Binding("up,k", "cursor(-1)", "Up", show=False),
-        Binding("down,j", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "PgUp", show=False),
-        Binding("pagedown", "page(1)", "PgDn", show=False),
-        Binding("home,g", "home", "Top", show=False),
-        Binding("end,G", "end", "Bottom", show=False),
-        Binding("enter", "select", "Open"),
-        Binding("s", "sort_next", "Sort", show=False),
-        Binding("S", "sort_reverse", "Reverse sort", show=False),
+        Binding("up,k", "cursor(-1)", N_("Up"), show=False),
+        Binding("down,j", "cursor(1)", N_("Down"), show=False),
+        Binding("pageup", "page(-1)", N_("PgUp"), show=False),
+        Binding("pagedown", "page(1)", N_("PgDn"), show=False),
+        Binding("home,g", "home", N_("Top"), show=False),
+        Binding("end,G", "end", N_("Bottom"), show=False),
+        Binding("enter", "select", N_("Open")),
+        Binding("s", "sort_next", N_("Sort"), show=False),
+        Binding("S", "sort_reverse", N_("Reverse sort"), show=False),
     ]
     COMPONENT_CLASSES = {"virtual-table--header", "virtual-table--cursor", "virtual-table--empty"}
     DEFAULT_CSS = """
@@ -559,8 +561,8 @@ class VirtualTable(ScrollView, can_focus=True):
             pos = shown.index(self._sort_col) + 1
             nxt = shown[pos] if pos < len(shown) else None
         self.sort_by(nxt, False)
-        label = self.columns[nxt].label if nxt is not None else "default order"
-        self.notify(f"sorted by {label}", timeout=2)
+        label = _(self.columns[nxt].label) if nxt is not None else _("default order")
+        self.notify(_("sorted by {column}").format(column=label), timeout=2)
 
     def action_sort_reverse(self) -> None:
         if self._sort_col is not None:
@@ -578,11 +580,13 @@ class VirtualTable(ScrollView, can_focus=True):
         if width == self._layout_for:
             return self._layout
         shown = [i for i, c in enumerate(self.columns) if c.label not in self.hidden]
+        # a column is at least as wide as its header in the language spoken, in cells ("确认"
+        # is four cells where ACK is three)
+        widths = [max(c.width, cell_len(_(c.label))) for c in self.columns]
 
         def need(cols: list[int]) -> int:
             return sum(
-                (self.columns[i].min_width if self.columns[i].flex else self.columns[i].width) + 1
-                for i in cols
+                (self.columns[i].min_width if self.columns[i].flex else widths[i]) + 1 for i in cols
             )
 
         while need(shown) > width and len(shown) > 1:
@@ -590,11 +594,11 @@ class VirtualTable(ScrollView, can_focus=True):
             if self.columns[drop].priority == 0:
                 break
             shown.remove(drop)
-        fixed = sum(self.columns[i].width + 1 for i in shown if not self.columns[i].flex)
+        fixed = sum(widths[i] + 1 for i in shown if not self.columns[i].flex)
         layout = []
         for i in shown:
             col = self.columns[i]
-            w = max(col.min_width, width - fixed - 1) if col.flex else col.width
+            w = max(col.min_width, width - fixed - 1) if col.flex else widths[i]
             layout.append((i, w))
         self._layout, self._layout_for = layout, width
         return layout
@@ -605,7 +609,7 @@ class VirtualTable(ScrollView, can_focus=True):
         if y == 0:
             style = self.get_component_rich_style("virtual-table--header")
             cells = [
-                (self.columns[i].label + self._sort_mark(i), w, "", self.columns[i].justify)
+                (_(self.columns[i].label) + self._sort_mark(i), w, "", self.columns[i].justify)
                 for i, w in layout
             ]
             return self._strip(cells, style, width)
@@ -613,7 +617,11 @@ class VirtualTable(ScrollView, can_focus=True):
         base = self.rich_style
         if index >= len(self._rows):
             if index == 0 and not self._rows:
-                msg = f"no row matches “{self._filter}”" if self._filter else self.empty_text
+                msg = (
+                    _("no row matches “{text}”").format(text=self._filter)
+                    if self._filter
+                    else _(self.empty_text)
+                )
                 style = self.get_component_rich_style("virtual-table--empty")
                 return Strip([Segment(set_cell_size(" " + clean(msg), width), style)], width)
             return Strip.blank(width, base)

@@ -26,6 +26,7 @@ from textual.widgets.option_list import Option
 from cockpit import audit
 from cockpit.actions import Action, ActionKind, ActionResult, actions_for, build
 from cockpit.errors import UserError
+from cockpit.i18n import N_, _
 from cockpit.text import clean
 
 if TYPE_CHECKING:
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
     from cockpit.source import Source
 
 _PLACEHOLDER = {
-    "reason": "reason (required; shows in sinfo -R), e.g. hw: fan FAN2 failed, ticket 4411",
-    "time": "new time limit: 2:00:00, 1-00:00:00, +30 (minutes more), UNLIMITED",
+    "reason": N_("reason (required; shows in sinfo -R), e.g. hw: fan FAN2 failed, ticket 4411"),
+    "time": N_("new time limit: 2:00:00, 1-00:00:00, +30 (minutes more), UNLIMITED"),
 }
 
 
@@ -42,10 +43,10 @@ class ActionMenu(ModalScreen["ActionKind | None"]):
     """The actions of one subject; ``enter`` picks one, ``esc`` closes."""
 
     BINDINGS = [
-        Binding("escape,q", "dismiss_none", "Close"),
+        Binding("escape,q", "dismiss_none", N_("Close")),
         # the cockpit's j/k everywhere else: here they moved nothing and enter ran the first
-        Binding("j", "move('cursor_down')", "Down", show=False),
-        Binding("k", "move('cursor_up')", "Up", show=False),
+        Binding("j", "move('cursor_down')", N_("Down"), show=False),
+        Binding("k", "move('cursor_up')", N_("Up"), show=False),
     ]
     DEFAULT_CSS = """
     ActionMenu { align: center middle; }
@@ -62,21 +63,28 @@ class ActionMenu(ModalScreen["ActionKind | None"]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text(f"Act on {clean(str(self.subject), 60)}", style="bold"))
+            yield Static(
+                Text(
+                    _("Act on {subject}").format(subject=clean(str(self.subject), 60)), style="bold"
+                )
+            )
             if self.oom and any(k.verb == "requeue" for k in self.kinds):
                 # requeue re-runs the same script with the same --mem: the likely outcome is
                 # the same OOM kill, so say so where the operator picks it
                 yield Static(
                     Text(
-                        "OOM-killed: a requeue asks for the same memory and will likely be "
-                        "killed again; resubmit with a larger --mem (see MaxRSS in the job view)",
+                        _(
+                            "OOM-killed: a requeue asks for the same memory and will likely be "
+                            "killed again; resubmit with a larger --mem (see MaxRSS in the job "
+                            "view)"
+                        ),
                         style="yellow",
                     ),
                     id="oom-hint",
                 )
             yield OptionList(
                 *[
-                    Option(Text(k.label, style="red" if k.danger else ""), id=k.verb)
+                    Option(Text(_(k.label), style="red" if k.danger else ""), id=k.verb)
                     for k in self.kinds
                 ]
             )
@@ -94,7 +102,10 @@ class ActionMenu(ModalScreen["ActionKind | None"]):
 class ConfirmAction(ModalScreen["ActionResult | None"]):
     """Shows the exact command; ``enter`` runs it once, ``esc`` cancels (or closes after)."""
 
-    BINDINGS = [Binding("escape", "close", "Cancel"), Binding("enter", "run", "Run", show=False)]
+    BINDINGS = [
+        Binding("escape", "close", N_("Cancel")),
+        Binding("enter", "run", N_("Run"), show=False),
+    ]
     DEFAULT_CSS = """
     ConfirmAction { align: center middle; }
     ConfirmAction > Vertical { width: 90; max-width: 100%; height: auto; border: round $warning;
@@ -120,13 +131,15 @@ class ConfirmAction(ModalScreen["ActionResult | None"]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            what = f"{clean(self.subject.id, 60)} on {clean(self.source.name, 40)}"
-            yield Static(Text(f"{self.kind.label}: {what}", style="bold"))
+            what = _("{subject} on {source}").format(
+                subject=clean(self.subject.id, 60), source=clean(self.source.name, 40)
+            )
+            yield Static(Text(f"{_(self.kind.label)}: {what}", style="bold"))
             if self.kind.needs:
-                yield Input(placeholder=_PLACEHOLDER[self.kind.needs], id="value")
+                yield Input(placeholder=_(_PLACEHOLDER[self.kind.needs]), id="value")
             yield Static(id="command")
             yield Static(id="result")
-            yield Static(Text("enter: run it   esc: cancel", style="dim"), id="hint")
+            yield Static(Text(_("enter: run it   esc: cancel"), style="dim"), id="hint")
 
     def on_mount(self) -> None:
         self._preview("")
@@ -169,7 +182,7 @@ class ConfirmAction(ModalScreen["ActionResult | None"]):
         self.running = True
         for box in self.query(Input):
             box.disabled = True
-        self.query_one("#hint", Static).update(Text("running…", style="dim"))
+        self.query_one("#hint", Static).update(Text(_("running…"), style="dim"))
         self._run(self.action_)
 
     @work(exclusive=True, group="action")
@@ -211,12 +224,12 @@ class ConfirmAction(ModalScreen["ActionResult | None"]):
     def _show(self, result: ActionResult, journal_error: str) -> None:
         t = Text()
         if result.ok:
-            t.append("✓ done", style="bold green")
+            t.append("✓ " + _("done"), style="bold green")
         else:
             status = f" (exit {result.exit_status})" if result.exit_status is not None else ""
-            t.append(f"✗ failed{status}", style="bold red")
+            t.append("✗ " + _("failed") + status, style="bold red")
             if result.exit_status is not None:
-                t.append("  (polling now: the state shows what it did change)", style="dim")
+                t.append("  " + _("(polling now: the state shows what it did change)"), style="dim")
         if result.output:
             # line by line: clean() drops control characters, newlines included, and Slurm's
             # two messages ran together ("…for job 12slurm_suspend error: …")
@@ -225,10 +238,12 @@ class ConfirmAction(ModalScreen["ActionResult | None"]):
         if journal_error:
             t.append(f"\n{clean(journal_error, 300)}", style="yellow")
         self.query_one("#result", Static).update(t)
-        self.query_one("#hint", Static).update(Text("enter or esc: close", style="dim"))
+        self.query_one("#hint", Static).update(Text(_("enter or esc: close"), style="dim"))
 
     def action_close(self) -> None:
         if self.running:  # the command is out: wait for its answer, it goes to the journal
-            self.notify("the command is running: its result goes to the audit journal", timeout=3)
+            self.notify(
+                _("the command is running: its result goes to the audit journal"), timeout=3
+            )
             return
         self.dismiss(self.result)

@@ -15,6 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
+from cockpit.i18n import N_, _
 from cockpit.text import clean
 from cockpit.views import SEVERITY_MARK, SEVERITY_STYLE
 from cockpit.watch.alerts import Alert, Mute
@@ -26,11 +27,11 @@ from .base import CockpitScreen, FilterBar
 from .panes import CockpitTable
 
 ALERT_COLUMNS = (
-    Column("TIME", 19, 0),
-    Column("SEV", 4, 0),
-    Column("RULE", 18, 2),
-    Column("SUBJECT", 24, 1),
-    Column("ALERT", 40, 0, flex=True),
+    Column(N_("TIME"), 19, 0),
+    Column(N_("SEV"), 4, 0),
+    Column(N_("RULE"), 18, 2),
+    Column(N_("SUBJECT"), 24, 1),
+    Column(N_("ALERT"), 40, 0, flex=True),
 )
 
 
@@ -43,7 +44,7 @@ def alert_rows(alerts: Sequence[Alert]) -> list[Row]:
         rows.append(
             Row(
                 str(i),
-                (t, SEVERITY_MARK.get(a.severity, a.severity), a.rule, str(a.subject), a.title),
+                (t, _(SEVERITY_MARK.get(a.severity, a.severity)), a.rule, str(a.subject), a.title),
                 ("dim", SEVERITY_STYLE.get(a.severity, ""), "cyan", "bold", ""),
                 sort=(a.time.timestamp(),),
             )
@@ -60,8 +61,8 @@ class AlertTable(CockpitTable):
 
 class AlertScreen(CockpitScreen):
     BINDINGS = [
-        Binding("m", "mute_subject", "Mute subject"),
-        Binding("M", "mute_rule", "Mute rule"),
+        Binding("m", "mute_subject", N_("Mute subject")),
+        Binding("M", "mute_rule", N_("Mute rule")),
     ]
 
     def __init__(self) -> None:

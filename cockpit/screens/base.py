@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input
 
+from cockpit.i18n import N_, _
 from cockpit.widgets.table import VirtualTable
 
 if TYPE_CHECKING:
@@ -50,11 +51,11 @@ class FilterBar(InOrderInput):
         "FilterBar { dock: bottom; display: none; height: 3; } FilterBar.-shown { display: block; }"
     )
 
-    BINDINGS = [Binding("escape", "cancel", "Clear filter", show=False)]
+    BINDINGS = [Binding("escape", "cancel", N_("Clear filter"), show=False)]
 
     def __init__(self) -> None:
         super().__init__(
-            placeholder="filter: any column text (enter keeps it, esc clears)", id="filter"
+            placeholder=_("filter: any column text (enter keeps it, esc clears)"), id="filter"
         )
         self.target: VirtualTable | None = None
 
@@ -90,13 +91,13 @@ class CockpitScreen(Screen):
     """Base screen: ``refresh_data()`` is called after every poll and when shown again."""
 
     BINDINGS = [
-        Binding("escape", "back", "Back"),
+        Binding("escape", "back", N_("Back")),
         # priority: checked as the app takes the key from the terminal, before the next key of
         # the same batch is handed out, so `/drain⌫⌫cn013⏎` typed at once all lands in the
         # filter it opens (a plain binding runs only once the key has bubbled up: the keys
         # behind it had gone to the table). In an input, "/" is a character (SkipAction).
-        Binding("slash", "filter", "Filter", priority=True),
-        Binding("z", "zoom", "Zoom", show=False),
+        Binding("slash", "filter", N_("Filter"), priority=True),
+        Binding("z", "zoom", N_("Zoom"), show=False),
     ]
 
     @property
@@ -132,7 +133,7 @@ class CockpitScreen(Screen):
 
     def action_zoom(self) -> None:
         """``z`` zooms a dashboard pane; a drill-down or log already has the whole screen."""
-        self.notify("z zooms a dashboard pane: this view is already full-screen", timeout=2)
+        self.notify(_("z zooms a dashboard pane: this view is already full-screen"), timeout=2)
 
     def filter_target(self) -> VirtualTable | None:
         focused = self.focused
@@ -150,6 +151,6 @@ class CockpitScreen(Screen):
         table = self.filter_target()
         bars = self.query(FilterBar)
         if table is None or not bars:
-            self.notify("nothing to filter here", timeout=2)
+            self.notify(_("nothing to filter here"), timeout=2)
             return
         bars.first().open_for(table)

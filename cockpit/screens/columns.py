@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import SelectionList, Static
 
+from cockpit.i18n import N_, _
 from cockpit.widgets.table import VirtualTable
 
 
@@ -18,10 +19,10 @@ class ColumnChooser(ModalScreen["list[str] | None"]):
     """Returns the labels to hide, or None (cancelled)."""
 
     BINDINGS = [
-        Binding("escape", "dismiss_none", "Cancel"),
-        Binding("enter", "keep", "Keep", priority=True),  # before SelectionList's own enter
-        Binding("j", "move(1)", "Down", show=False),
-        Binding("k", "move(-1)", "Up", show=False),
+        Binding("escape", "dismiss_none", N_("Cancel")),
+        Binding("enter", "keep", N_("Keep"), priority=True),  # before SelectionList's own enter
+        Binding("j", "move(1)", N_("Down"), show=False),
+        Binding("k", "move(-1)", N_("Up"), show=False),
     ]
     DEFAULT_CSS = """
     ColumnChooser { align: center middle; }
@@ -42,18 +43,20 @@ class ColumnChooser(ModalScreen["list[str] | None"]):
     def compose(self) -> ComposeResult:
         key = self.key_label
         with Vertical():
-            yield Static(Text(f"Columns of {self.title_text}", style="bold"))
+            yield Static(Text(_("Columns of {pane}").format(pane=self.title_text), style="bold"))
             yield SelectionList[str](
                 *[
                     (
-                        f"{c.label}  (fixed: names the row)" if c.label == key else c.label,
+                        _(c.label) + "  " + _("(fixed: names the row)")
+                        if c.label == key
+                        else _(c.label),
                         c.label,
                         c.label == key or c.label not in self.table.hidden,
                     )
                     for c in self.table.columns
                 ]
             )
-            yield Static(Text("space: show/hide   enter: keep   esc: cancel", style="dim"))
+            yield Static(Text(_("space: show/hide   enter: keep   esc: cancel"), style="dim"))
 
     def on_mount(self) -> None:
         self.query_one(SelectionList).focus()
@@ -62,7 +65,9 @@ class ColumnChooser(ModalScreen["list[str] | None"]):
         if event.selection.value == self.key_label:
             event.selection_list.select(self.key_label)  # stays on
             self.notify(
-                f"{self.key_label} names each row: it is always shown", timeout=3, markup=False
+                _("{column} names each row: it is always shown").format(column=_(self.key_label)),
+                timeout=3,
+                markup=False,
             )
 
     def action_move(self, step: int) -> None:

@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from cockpit.i18n import N_, _
 from cockpit.model import Subject
 from cockpit.text import clean
 from cockpit.views import split_key, storage_groups, storage_threshold
@@ -18,12 +19,17 @@ from cockpit.widgets.table import VirtualTable
 from .base import CockpitScreen, FilterBar
 from .panes import IncidentStrip, NodeTable, QueueTable, SourceStatus, TrainingJobTable
 
-_PROBLEM_WORD = {"queue": "critical", "nodes": "out of service", "training": "critical"}
+# "· 3 out of service" after a pane's count (ngettext: the word follows the count)
+_PROBLEM_WORD = {
+    "queue": N_("{n} critical"),
+    "nodes": N_("{n} out of service"),
+    "training": N_("{n} critical"),
+}
 
 PANES = (
-    ("queue", "jobs", "Queue", "job"),
-    ("nodes", "nodes", "Nodes", "node"),
-    ("training", "training", "ModelArts training jobs", "training_job"),
+    ("queue", "jobs", N_("Queue"), "job"),
+    ("nodes", "nodes", N_("Nodes"), "node"),
+    ("training", "training", N_("ModelArts training jobs"), "training_job"),
 )
 
 
@@ -36,14 +42,14 @@ class Pane(Vertical):
 
 class DashboardScreen(CockpitScreen):
     BINDINGS = [
-        Binding("1", "focus_pane('queue')", "Queue", show=False),
-        Binding("2", "focus_pane('nodes')", "Nodes", show=False),
-        Binding("3", "focus_pane('training')", "ModelArts", show=False),
-        Binding("z", "zoom", "Zoom", show=False),
-        Binding("c", "columns", "Columns", show=False),
+        Binding("1", "focus_pane('queue')", N_("Queue"), show=False),
+        Binding("2", "focus_pane('nodes')", N_("Nodes"), show=False),
+        Binding("3", "focus_pane('training')", N_("ModelArts"), show=False),
+        Binding("z", "zoom", N_("Zoom"), show=False),
+        Binding("c", "columns", N_("Columns"), show=False),
         # on the selected job, node or training job: its logs, its guarded actions
-        Binding("l", "on_row('logs')", "Logs", show=False),
-        Binding("a", "on_row('act')", "Act", show=False),
+        Binding("l", "on_row('logs')", N_("Logs"), show=False),
+        Binding("a", "on_row('act')", N_("Act"), show=False),
     ]
 
     def __init__(self, banner: str = "") -> None:
@@ -86,14 +92,14 @@ class DashboardScreen(CockpitScreen):
 
     def _title(self) -> Text:
         t = Text()
-        t.append(" Cockpit ", style="bold reverse")
+        t.append(_(" Cockpit "), style="bold reverse")
         if getattr(self.app, "readonly", False):  # --readonly: no action runs (said up front)
-            t.append(" read-only ", style="bold reverse yellow")
+            t.append(_(" read-only "), style="bold reverse yellow")
         if self.banner:
             t.append(" " + clean(self.banner, 300), style="yellow")
         else:
             t.append("  " + ", ".join(clean(n, 40) for n in self.hub.states), style="bold")
-        t.append("   ?:help  i:incidents  /:filter  ctrl+p:jump  q:quit", style="dim")
+        t.append(_("   ?:help  i:incidents  /:filter  ctrl+p:jump  q:quit"), style="dim")
         return t
 
     def on_mount(self) -> None:
@@ -126,16 +132,23 @@ class DashboardScreen(CockpitScreen):
             if not tables:
                 continue
             table = tables[0]
-            t = Text(f" {label} ", style="bold")
+            t = Text(f" {_(label)} ", style="bold")
             # counted_rows: the exact count costs a full filter pass, which runs between frames
             shown, total = table.counted_rows, table.total_count
             more = "≥" if table.filter_pending else ""
-            t.append(f"{total}" if shown == total else f"{more}{shown} of {total}", style="cyan")
+            t.append(
+                f"{total}"
+                if shown == total
+                else _("{more}{shown} of {total}").format(more=more, shown=shown, total=total),
+                style="cyan",
+            )
             bad = self._problems().get(pane_id, 0)
             if bad:  # at 80x24 a pane shows a few rows: say how many need a look
-                t.append(f" · {bad} {_PROBLEM_WORD[pane_id]}", style="bold red")
+                t.append(" · " + _(_PROBLEM_WORD[pane_id]).format(n=bad), style="bold red")
             if table.filter_text:
-                t.append(f"  filter “{clean(table.filter_text, 40)}”", style="yellow")
+                t.append(
+                    _("  filter “{text}”").format(text=clean(table.filter_text, 40)), style="yellow"
+                )
             if self._titles.get(pane_id) != t:
                 # one line of fixed height: no layout pass (a full-screen reflow is ~18 ms;
                 # after every poll, a third of an idle cockpit's CPU)
@@ -183,7 +196,7 @@ class DashboardScreen(CockpitScreen):
         kind = {p[0]: p[3] for p in PANES}.get(table.id or "") if table is not None else None
         key = table.cursor_key if table is not None else None
         if kind is None or not key:
-            self.notify("select a job, node or training job first", timeout=2)
+            self.notify(_("select a job, node or training job first"), timeout=2)
             return
         source, ident = split_key(key)
         self.cockpit.open_subject(Subject(kind, source, ident), then=then)  # type: ignore[arg-type]
@@ -192,7 +205,7 @@ class DashboardScreen(CockpitScreen):
         for table in self.query(f"#{pane_id}").results(VirtualTable):
             table.focus()
             return
-        self.notify("no such pane for the configured sources", timeout=2)
+        self.notify(_("no such pane for the configured sources"), timeout=2)
 
     def show_source(self, source: str) -> None:
         """The fleet's ``enter``: only ``source`` on the dashboard. A pane fed by several
@@ -217,7 +230,11 @@ class DashboardScreen(CockpitScreen):
         self._only = source
         if shown:
             shown[0].focus()
-        self.notify(f"showing {source} only (esc: all sources)", timeout=3, markup=False)
+        self.notify(
+            _("showing {source} only (esc: all sources)").format(source=source),
+            timeout=3,
+            markup=False,
+        )
 
     def action_back(self) -> None:
         if self._only is not None and self.maximized is None:
@@ -240,9 +257,9 @@ class DashboardScreen(CockpitScreen):
 
         table = self.focused
         if not isinstance(table, VirtualTable) or not table.id:
-            self.notify("focus a pane first (1, 2, 3 or tab), then c", timeout=2)
+            self.notify(_("focus a pane first (1, 2, 3 or tab), then c"), timeout=2)
             return
-        title = {p[0]: p[2] for p in PANES}.get(table.id, table.id)
+        title = {p[0]: _(p[2]) for p in PANES}.get(table.id, table.id)
 
         def chosen(hidden: list[str] | None) -> None:
             if hidden is None:
@@ -267,4 +284,4 @@ class DashboardScreen(CockpitScreen):
         if isinstance(focused, VirtualTable) and isinstance(focused.parent, Pane):
             self.maximize(focused.parent, container=False)
         else:
-            self.notify("focus a pane first (1, 2, 3 or tab), then z", timeout=2)
+            self.notify(_("focus a pane first (1, 2, 3 or tab), then z"), timeout=2)

@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from cockpit.fleet import FleetRow, source_row
+from cockpit.i18n import N_, _
 from cockpit.screens.panes import CockpitTable
 from cockpit.text import clean
 from cockpit.widgets.keybar import KeyBar
@@ -16,14 +17,14 @@ from cockpit.widgets.table import Column, Row
 from .base import CockpitScreen, FilterBar
 
 FLEET_COLUMNS = (
-    Column("SOURCE", 16, 0),
-    Column("KIND", 10, 6),
-    Column("RUN", 7, 2, justify="right"),
-    Column("PEND", 7, 2, justify="right"),
-    Column("FAIL 1h", 9, 1, justify="right"),
-    Column("NODES ✗", 9, 1, justify="right"),
-    Column("INCIDENTS", 16, 0, justify="right"),
-    Column("HEALTH", 20, 0, flex=True, min_width=12),
+    Column(N_("SOURCE"), 16, 0),
+    Column(N_("KIND"), 10, 6),
+    Column(N_("RUN"), 7, 2, justify="right"),
+    Column(N_("PEND"), 7, 2, justify="right"),
+    Column(N_("FAIL 1h"), 9, 1, justify="right"),
+    Column(N_("NODES ✗"), 9, 1, justify="right"),
+    Column(N_("INCIDENTS"), 16, 0, justify="right"),
+    Column(N_("HEALTH"), 20, 0, flex=True, min_width=12),
 )
 
 
@@ -44,7 +45,9 @@ def fleet_table_rows(rows: list[FleetRow]) -> list[Row]:
             _n(r.pending),
             _n(r.failed_1h),
             _n(r.nodes_sick),
-            f"{r.incidents} ({r.critical} crit)" if r.critical else str(r.incidents),
+            _("{n} ({crit} crit)").format(n=r.incidents, crit=r.critical)
+            if r.critical
+            else str(r.incidents),
             r.health,
         )
         styles = (
@@ -63,7 +66,7 @@ def fleet_table_rows(rows: list[FleetRow]) -> list[Row]:
 
 class FleetTable(CockpitTable):
     def __init__(self, **kw) -> None:
-        super().__init__(FLEET_COLUMNS, empty_text="no sources", **kw)
+        super().__init__(FLEET_COLUMNS, empty_text=N_("no sources"), **kw)
 
 
 class FleetScreen(CockpitScreen):
@@ -93,9 +96,12 @@ class FleetScreen(CockpitScreen):
         table = self.query_one(FleetTable)
         table.set_rows(fleet_table_rows(rows))
         sick = sum(1 for r in rows if r.health != "ok")
-        title = Text(" Fleet ", style="bold reverse")
-        title.append(f"  {len(rows)} sources, {sick} not ok", style="bold" if sick else "")
-        title.append("   enter: show its jobs and nodes on the dashboard", style="dim")
+        title = Text(_(" Fleet "), style="bold reverse")
+        title.append(
+            "  " + _("{n} sources, {sick} not ok").format(n=len(rows), sick=sick),
+            style="bold" if sick else "",
+        )
+        title.append("   " + _("enter: show its jobs and nodes on the dashboard"), style="dim")
         self.query_one("#fleet-title", Static).update(title)
 
     def on_virtual_table_selected(self, event: FleetTable.Selected) -> None:

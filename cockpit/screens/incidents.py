@@ -19,6 +19,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
+from cockpit.i18n import N_, _
 from cockpit.runtime.lifecycle import ago
 from cockpit.store.types import StoredIncident
 from cockpit.text import clean
@@ -30,17 +31,17 @@ from .base import CockpitScreen, FilterBar
 from .members import MembersScreen
 from .panes import IncidentTable
 
-GONE_WORDS = {"job": "gone from squeue", "node": "node back", "cluster": "cleared"}
+GONE_WORDS = {"job": N_("gone from squeue"), "node": N_("node back"), "cluster": N_("cleared")}
 
 
 def gone_word(key: str, kind: str) -> str:
     """What "gone from the live data" means for this incident: a source outage ends when it
     answers again; a group of jobs (about the cluster too) when its jobs left that state."""
     if key.startswith("source|"):
-        return "answers again"
+        return _("answers again")
     if key.startswith("group|"):
-        return "its jobs left this state"
-    return GONE_WORDS.get(kind, "resolved")
+        return _("its jobs left this state")
+    return _(GONE_WORDS.get(kind, N_("resolved")))
 
 
 class NoteInput(ModalScreen[str | None]):
@@ -51,7 +52,7 @@ class NoteInput(ModalScreen[str | None]):
     NoteInput > Vertical { width: 72; height: auto; border: round $accent; padding: 0 1;
                            background: $surface; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", N_("Cancel"))]
 
     def __init__(self, title: str) -> None:
         super().__init__()
@@ -59,8 +60,10 @@ class NoteInput(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text(f"Acknowledge: {clean(self._title, 60)}", style="bold"))
-            yield Input(placeholder="note (optional), enter to acknowledge", id="ack-note")
+            yield Label(
+                Text(_("Acknowledge: {title}").format(title=clean(self._title, 60)), style="bold")
+            )
+            yield Input(placeholder=_("note (optional), enter to acknowledge"), id="ack-note")
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()
@@ -77,25 +80,27 @@ def lifecycle_line(si: StoredIncident | None, ack, now: datetime) -> Text:
     each (no trailing newline; empty when neither applies)."""
     lines: list[Text] = []
     if ack is not None:
-        who = clean(ack.who, 40) or "someone"
-        line = Text(f"✓ acked by {who} {ago((now - ack.at).total_seconds())} ago", style="green")
+        who = clean(ack.who, 40) or _("someone")
+        when = ago((now - ack.at).total_seconds())
+        line = Text("✓ " + _("acked by {who} {age} ago").format(who=who, age=when), style="green")
         if ack.note:
             line.append(f": {clean(ack.note, 150)}", style="green")  # full text: x export
         lines.append(line)
     if si is not None and si.resolved_at is not None:
-        word = gone_word(si.key, si.incident.subject.kind) if si.gone else "resolved"
-        line = Text(f"{word} {ago((now - si.resolved_at).total_seconds())} ago", style="yellow")
+        word = gone_word(si.key, si.incident.subject.kind) if si.gone else _("resolved")
+        when = ago((now - si.resolved_at).total_seconds())
+        line = Text(_("{what} {age} ago").format(what=word, age=when), style="yellow")
         if not si.gone or ack is None:
-            line.append(" · stays until acknowledged", style="dim")
+            line.append(" · " + _("stays until acknowledged"), style="dim")
         lines.append(line)
     return Text("\n").join(lines)
 
 
 class IncidentScreen(CockpitScreen):
     BINDINGS = [
-        Binding("a", "ack", "Ack"),
-        Binding("m", "members", "Members"),
-        Binding("x", "export", "Export .md"),
+        Binding("a", "ack", N_("Ack")),
+        Binding("m", "members", N_("Members")),
+        Binding("x", "export", N_("Export .md")),
     ]
 
     def __init__(self) -> None:
@@ -123,14 +128,22 @@ class IncidentScreen(CockpitScreen):
             table.set_rows(_rows(stored, acked))
         n_open = sum(1 for s in stored if s.key not in acked)
         n_gone = sum(1 for s in stored if s.gone)
-        t = Text(" Incidents ", style="bold reverse")
-        t.append(f"  {n_open} open, {len(stored) - n_open} acknowledged", style="bold")
+        t = Text(_(" Incidents "), style="bold reverse")
+        t.append(
+            "  "
+            + _("{open} open, {acked} acknowledged").format(
+                open=n_open, acked=len(stored) - n_open
+            ),
+            style="bold",
+        )
         if n_gone:
-            t.append(f", {n_gone} gone from the live data", style="yellow")
+            t.append(_(", {n} gone from the live data").format(n=n_gone), style="yellow")
         store = self.hub.store
         if store is not None and not store.available:
-            t.append("  store unavailable: working from memory", style="bold red")
-        t.append("   enter: drill down  m: members  a: ack  x: export  esc: back", style="dim")
+            t.append("  " + _("store unavailable: working from memory"), style="bold red")
+        t.append(
+            "   " + _("enter: drill down  m: members  a: ack  x: export  esc: back"), style="dim"
+        )
         self.query_one("#incidents-title", Static).update(t)
         self._show_detail(table.cursor_key)
 
@@ -139,7 +152,7 @@ class IncidentScreen(CockpitScreen):
         si = self.hub.stored_for(key) if key else None
         inc = si.incident if si is not None else (self.hub.incident_for(key) if key else None)
         if inc is None:
-            detail.update(Text(" No open incidents." if not self.hub.open_incidents else ""))
+            detail.update(Text(_(" No open incidents.") if not self.hub.open_incidents else ""))
             return
         now = self.hub.clock()
         acks = self.cockpit.acks
@@ -189,7 +202,7 @@ class IncidentScreen(CockpitScreen):
 
     def _toggle(self, key: str, note: str) -> None:
         now_acked = self.cockpit.acks.toggle(key, note, self.hub.clock())
-        self.notify("acknowledged" if now_acked else "acknowledgement removed", timeout=2)
+        self.notify(_("acknowledged") if now_acked else _("acknowledgement removed"), timeout=2)
         self._applied = None
         self.refresh_data()
 
@@ -214,12 +227,17 @@ class IncidentScreen(CockpitScreen):
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
             self.notify(
-                f"cannot write {path}: {clean(str(exc), 200)}", severity="error", markup=False
+                _("cannot write {path}: {error}").format(path=path, error=clean(str(exc), 200)),
+                severity="error",
+                markup=False,
             )
             return
         # the path on its own line, short: a toast wrapping inside a file name is unreadable
         self.notify(
-            f"incidents exported to\n{short_path(path)}", title="Markdown", timeout=8, markup=False
+            _("incidents exported to") + f"\n{short_path(path)}",
+            title="Markdown",
+            timeout=8,
+            markup=False,
         )
 
 
@@ -233,7 +251,7 @@ def _rows(stored: tuple[StoredIncident, ...], acked: frozenset[str]) -> list:
     for r in rows:
         if r.key in gone:
             cells = list(r.cells)
-            cells[3] = f"(gone) {cells[3]}"
+            cells[3] = _("(gone) {title}").format(title=cells[3])
             r = dataclasses.replace(r, cells=tuple(cells))
         out.append(r)
     return out

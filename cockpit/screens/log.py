@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.widgets import Input, Static, Tab, Tabs
 
 from cockpit.diagnosis.logscan import ScanHit, guess_kind, iter_errors
+from cockpit.i18n import N_
 from cockpit.text import clean
 from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.logview import LogReader, LogView
@@ -103,12 +104,12 @@ class LogScreen(CockpitScreen):
     error."""
 
     BINDINGS = [
-        Binding("tab", "tab(1)", "Next log", show=False),
-        Binding("shift+tab", "tab(-1)", "Prev log", show=False),
+        Binding("tab", "tab(1)", N_("Next log"), show=False),
+        Binding("shift+tab", "tab(-1)", N_("Prev log"), show=False),
         # '/' searches here (less, lnav): the key bar says so, not the tables' "Filter"
-        Binding("slash", "filter", "Search", priority=True),
-        Binding("question_mark", "search_back", "Search ↑", show=False),
-        Binding("ampersand", "keep", "Keep matching", show=False),
+        Binding("slash", "filter", N_("Search"), priority=True),
+        Binding("question_mark", "search_back", N_("Search ↑"), show=False),
+        Binding("ampersand", "keep", N_("Keep matching"), show=False),
     ]
 
     def __init__(

@@ -12,9 +12,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
+from cockpit.i18n import _, ngettext
 from cockpit.model import Incident, Subject
 from cockpit.text import clean
-from cockpit.views import MEMBER_COLUMNS, SEP, member_rows
+from cockpit.views import MEMBER_COLUMNS, SEP, member_rows, subject_kind
 from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.table import VirtualTable
 
@@ -53,22 +54,24 @@ class MembersScreen(CockpitScreen):
         if inc is not self._applied:
             self._applied = inc
             self.query_one(MemberTable).set_rows(member_rows(inc))
-        t = Text(" Members ", style="bold reverse")
+        t = Text(_(" Members "), style="bold reverse")
         t.append(f"  {inc.title}", style="bold")
         shown, total = len(inc.findings), inc.findings_total
         if total > shown:  # the store's record keeps the first ones and their count
-            t.append(f"  {shown} of {total} finding(s) shown", style="")
+            t.append(
+                "  " + _("{shown} of {total} finding(s) shown").format(shown=shown, total=total)
+            )
         else:
-            t.append(f"  {shown} finding(s)", style="")
+            t.append("  " + ngettext("{n} finding", "{n} findings", shown).format(n=shown))
         if inc.affected:
             # the incident view's AFFECTED counts these (a job's nodes, a node's jobs), not
             # the findings listed here: name them, so 4 there and 1 here do not disagree
-            names = ", ".join(clean(f"{a.kind} {a.id}", 40) for a in inc.affected[:3])
+            names = ", ".join(clean(f"{subject_kind(a.kind)} {a.id}", 40) for a in inc.affected[:3])
             more = ", …" if len(inc.affected) > 3 else ""
-            t.append(f" · affected {len(inc.affected)}: {names}{more}")
+            t.append(" · " + _("affected {n}: ").format(n=len(inc.affected)) + names + more)
         if current is None:
-            t.append("  (no longer open in the live data)", style="yellow")
-        t.append("   enter: drill down  /: filter  esc: back", style="dim")
+            t.append("  " + _("(no longer open in the live data)"), style="yellow")
+        t.append("   " + _("enter: drill down  /: filter  esc: back"), style="dim")
         self.query_one("#members-title", Static).update(t)
 
     def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding
@@ -21,6 +22,7 @@ from textual.widgets.option_list import Option
 
 from cockpit import gcpolicy
 from cockpit.diagnosis.context import clip
+from cockpit.i18n import N_, _
 from cockpit.model import SEVERITY_RANK, Finding
 from cockpit.text import clean
 from cockpit.views import (
@@ -53,14 +55,14 @@ class QueueTable(CockpitTable):
     """squeue jobs of every Slurm source with the engine's verdict per row."""
 
     def __init__(self, multi_source: bool = False, **kw) -> None:
-        super().__init__(drop_cluster(JOB_COLUMNS, multi_source), empty_text="no jobs", **kw)
+        super().__init__(drop_cluster(JOB_COLUMNS, multi_source), empty_text=N_("no jobs"), **kw)
 
 
 class NodeTable(CockpitTable):
     """Nodes, unhealthy first, with the full DRAIN/DOWN reason and who set it when."""
 
     def __init__(self, multi_source: bool = False, **kw) -> None:
-        super().__init__(drop_cluster(NODE_COLUMNS, multi_source), empty_text="no nodes", **kw)
+        super().__init__(drop_cluster(NODE_COLUMNS, multi_source), empty_text=N_("no nodes"), **kw)
 
 
 class TrainingJobTable(CockpitTable):
@@ -68,12 +70,12 @@ class TrainingJobTable(CockpitTable):
 
     def __init__(self, multi_source: bool = False, **kw) -> None:
         columns = drop_cluster(TRAINING_COLUMNS, multi_source)
-        super().__init__(columns, empty_text="no training jobs", **kw)
+        super().__init__(columns, empty_text=N_("no training jobs"), **kw)
 
 
 class IncidentTable(CockpitTable):
     def __init__(self, **kw) -> None:
-        super().__init__(INCIDENT_COLUMNS, empty_text="no open incidents", **kw)
+        super().__init__(INCIDENT_COLUMNS, empty_text=N_("no open incidents"), **kw)
 
 
 class SourceStatus(StatusLine):
@@ -120,16 +122,15 @@ class IncidentStrip(Widget):
                 n_acked += 1
         width = max(self.size.width - 2, 10)
         narrow = width < 100  # an 80-column pane: the counts short, the top title whole
-        out = Text("Incidents ", style="bold")
+        out = Text(_("Incidents "), style="bold")
         for sev in ("critical", "warning", "info"):
             n = counts[sev]
             if narrow and not n:
                 continue  # "0 info" says nothing the missing count does not
-            word = {"critical": "crit", "warning": "warn"}.get(sev, sev) if narrow else sev
-            out.append(f"{n} {word}", style=SEVERITY_STYLE[sev] if n else "dim")
+            out.append(_count(sev, n, narrow), style=SEVERITY_STYLE[sev] if n else "dim")
             out.append("  ")
         if n_acked:
-            out.append(f"{n_acked} acked  ", style="dim")
+            out.append(_("{n} acked").format(n=n_acked) + "  ", style="dim")
         top = next((i for i in self.hub.open_list if i.key not in acked), None)
         if top is not None:
             # cut at a word, never inside a figure ("64 CPUs > MaxCPUsPe…" hid the 48)
@@ -140,7 +141,18 @@ class IncidentStrip(Widget):
         return out
 
 
-TIER_NAME = {0: "scheduler", 1: "node", 2: "application"}
+def _count(sev: str, n: int, short: bool) -> str:
+    """The incident strip's "3 critical" ("3 crit" in an 80-column strip)."""
+    if sev == "critical":
+        text = _("{n} crit") if short else _("{n} critical")
+    elif sev == "warning":
+        text = _("{n} warn") if short else _("{n} warning")  # "8 warning", as it always read
+    else:
+        text = _("{n} info")
+    return text.format(n=n)
+
+
+TIER_NAME = {0: N_("scheduler"), 1: N_("node"), 2: N_("application")}
 
 
 class FindingList(OptionList):
@@ -155,10 +167,10 @@ class FindingList(OptionList):
     # columns, so a wrapped remedy lost its last line
     DEFAULT_CSS = "FindingList { height: 1fr; border: none; scrollbar-gutter: stable; }"
     BINDINGS = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-        Binding("g", "first", "Top", show=False),
-        Binding("G", "last", "Bottom", show=False),
+        Binding("j", "cursor_down", N_("Down"), show=False),
+        Binding("k", "cursor_up", N_("Up"), show=False),
+        Binding("g", "first", N_("Top"), show=False),
+        Binding("G", "last", N_("Bottom"), show=False),
     ]
 
     def __init__(self, *args, **kw) -> None:
@@ -193,12 +205,12 @@ class FindingList(OptionList):
         opts: list[Option] = []
         if not findings:
             opts.append(
-                Option(Text("No problem found by the engine.", style="green"), disabled=True)
+                Option(Text(_("No problem found by the engine."), style="green"), disabled=True)
             )
         ranked = sorted(enumerate(findings), key=lambda t: SEVERITY_RANK.get(t[1].severity, 3))
         for fi, f in ranked:
             mark = Text(
-                f" {SEVERITY_MARK.get(f.severity, f.severity)} ",
+                f" {_(SEVERITY_MARK.get(f.severity, f.severity))} ",
                 style=f"reverse {SEVERITY_STYLE.get(f.severity, '')}",
             )
             mark.append(" ")
@@ -225,14 +237,14 @@ class FindingList(OptionList):
                 )
             chain = sorted(enumerate(f.evidence), key=lambda t: t[1].tier)
             for ei, ev in chain:
-                tier = Text(f"   {TIER_NAME.get(ev.tier, '?'):<11} ", style="magenta")
+                tier = Text("   " + _pad(_(TIER_NAME.get(ev.tier, "?")), 11) + " ", style="magenta")
                 loc = clean(ev.where, 60) + (f":{ev.line}" if ev.line else "")
                 line = Text(f"{loc}  ", style="cyan")
                 line.append(clean(ev.text, 400))
                 opts.append(Option(_hanging(tier, line), id=f"ev:{fi}:{ei}"))
                 identity[f"ev:{fi}:{ei}"] = ("ev", f.root_cause, f.subject, ev.where, ev.text)
         if logs:
-            opts.append(Option(Text("Logs", style="bold underline"), disabled=True))
+            opts.append(Option(Text(_("Logs"), style="bold underline"), disabled=True))
             for i, name in enumerate(logs):
                 opts.append(Option(Text(f"   ▸ {clean(name, 120)}", style="cyan"), id=f"log:{i}"))
                 identity[f"log:{i}"] = ("log", name)
@@ -252,6 +264,11 @@ class FindingList(OptionList):
             self.highlighted = first
             self._default = identity.get(opts[first].id or "")
             self.scroll_to(y=0, animate=False)
+
+
+def _pad(text: str, cells: int) -> str:
+    """``text`` padded to ``cells`` terminal cells (a CJK character is two)."""
+    return text + " " * max(cells - cell_len(text), 0)
 
 
 def _hanging(lead: Text, body: Text) -> Table:

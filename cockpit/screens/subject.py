@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import OptionList, Static
 
+from cockpit.i18n import N_, _
 from cockpit.model import (
     Artifacts,
     Evidence,
@@ -42,6 +43,7 @@ from cockpit.views import (
     slurm_duration,
     split_key,
     stamp,
+    subject_kind,
 )
 from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.logview import LogReader
@@ -57,7 +59,7 @@ def _kv(rows: list[tuple[str, Text | str]]) -> Table:
     t.add_column(style="bold cyan", no_wrap=True)
     t.add_column(overflow="fold")
     for k, v in rows:
-        t.add_row(k, v if isinstance(v, Text) else Text(clean(v, 2000)))
+        t.add_row(_(k), v if isinstance(v, Text) else Text(clean(v, 2000)))
     return t
 
 
@@ -68,7 +70,7 @@ def _styled(value: str, style: str) -> Text:
 class SubjectScreen(CockpitScreen):
     """Common part: title, fields, findings with evidence, the logs list."""
 
-    BINDINGS = [Binding("l", "logs", "Logs"), Binding("a", "act", "Act")]
+    BINDINGS = [Binding("l", "logs", N_("Logs")), Binding("a", "act", N_("Act"))]
 
     def __init__(self, subject: Subject, then: str | None = None) -> None:
         super().__init__()
@@ -86,7 +88,7 @@ class SubjectScreen(CockpitScreen):
         with VerticalScroll(id="subject-fields"):
             yield Static(id="fields")
         yield Static(
-            Text(" Findings and evidence (enter opens the log at that line)", style="bold"),
+            Text(_(" Findings and evidence (enter opens the log at that line)"), style="bold"),
             classes="pane-title",
         )
         yield FindingList(id="findings")
@@ -208,7 +210,7 @@ class SubjectScreen(CockpitScreen):
 
     def open_log(self, index: int, line: int | None = None, offset: int | None = None) -> None:
         if not self.logs:
-            self.notify("no logs known for this subject (yet)", timeout=3)
+            self.notify(_("no logs known for this subject (yet)"), timeout=3)
             return
         self.app.push_screen(LogScreen(str(self.subject), self.logs, index, line, offset))
 
@@ -263,7 +265,7 @@ class SubjectScreen(CockpitScreen):
             return
         source = st.source
         if self.cockpit.replay is not None:
-            self.notify("a replay is read-only: actions are off", timeout=4)
+            self.notify(_("a replay is read-only: actions are off"), timeout=4)
             return
         if self.cockpit.readonly:
             self.notify(
@@ -291,9 +293,12 @@ class SubjectScreen(CockpitScreen):
     # ------------------------------------------------------------------ per kind
 
     def title_text(self, obj: object) -> Text:
-        t = Text(f" {self.subject} ", style="bold reverse")
+        s = self.subject
+        shown = s.name if s.kind == "training_job" and s.name else s.id
+        where = f" @{s.source}" if s.source else ""
+        t = Text(f" {subject_kind(s.kind)} {shown}{where} ", style="bold reverse")
         if obj is None:
-            t.append("  no longer in the latest snapshot", style="yellow")
+            t.append("  " + _("no longer in the latest snapshot"), style="yellow")
         return t
 
     def fields(self, obj: object) -> Table | Text:
@@ -365,35 +370,38 @@ class JobScreen(SubjectScreen):
         per_cpu = " per CPU" if j.mem_per_cpu else ""
         limit = slurm_duration(j.time_limit_s) if j.time_limit_s else "UNLIMITED"
         rows: list[tuple[str, Text | str]] = [
-            ("user / account", f"{j.user} / {j.account or '-'}  qos {j.qos or '-'}"),
-            ("partition", j.partition),
-            ("state", _styled(f"{j.state}  reason {j.reason or '-'}", job_state_style(j.state))),
+            (N_("user / account"), f"{j.user} / {j.account or '-'}  qos {j.qos or '-'}"),
+            (N_("partition"), j.partition),
             (
-                "resources",
+                N_("state"),
+                _styled(f"{j.state}  reason {j.reason or '-'}", job_state_style(j.state)),
+            ),
+            (
+                N_("resources"),
                 f"{j.node_count or '-'} nodes, {j.cpus or '-'} CPUs, "
                 f"mem {mib(j.min_memory_mib)}{per_cpu}"
                 + (f", {j.gpus} GPUs" if j.gpus is not None else "")
                 + (f"  (TRES per node {j.gres})" if j.gres else ""),
             ),
             (
-                "time",
+                N_("time"),
                 f"elapsed {slurm_duration(j.elapsed_by(self.hub.clock()))} of limit {limit}",
             ),
-            ("submitted / start", f"{stamp(j.submit_time)} / {stamp(j.start_time)}"),
-            ("nodes", j.node_list or "-"),
+            (N_("submitted / start"), f"{stamp(j.submit_time)} / {stamp(j.start_time)}"),
+            (N_("nodes"), j.node_list or "-"),
         ]
         if j.sluid:  # 26.05+: the same job by its sortable unique id (scontrol, sacct take it)
             rows.append(("SLUID", j.sluid))
         if j.exit_code is not None:
-            rows.append(("exit code", str(j.exit_code)))
+            rows.append((N_("exit code"), str(j.exit_code)))
         if j.dependency:
-            rows.append(("dependency", j.dependency))
+            rows.append((N_("dependency"), j.dependency))
         if j.work_dir:
-            rows.append(("work dir", j.work_dir))
+            rows.append((N_("work dir"), j.work_dir))
         if j.stdout_path:
             rows.append(
                 (
-                    "stdout",
+                    N_("stdout"),
                     j.stdout_path
                     + (
                         f"   stderr {j.stderr_path}"
@@ -403,7 +411,7 @@ class JobScreen(SubjectScreen):
                 )
             )
         if j.comment:
-            rows.append(("comment", j.comment))
+            rows.append((N_("comment"), j.comment))
         rs = self.rightsize
         if rs is not None:
             line = Text(
@@ -411,7 +419,7 @@ class JobScreen(SubjectScreen):
             )  # type: ignore[attr-defined]
             for note in rs.notes[:1]:  # type: ignore[attr-defined]
                 line.append(f"\n{clean(note, 300)}", style="dim")
-            rows.append(("right-size", line))
+            rows.append((N_("right-size"), line))
         from cockpit.diagnosis.rules.slurm_common import mem_usage  # findings' wording
 
         for rec in self.artifacts.acct[:6]:
@@ -446,24 +454,24 @@ class NodeScreen(SubjectScreen):
                 f"  set by {clean(n.reason_user, 40) or '?'} at {stamp(n.reason_time)}", style="dim"
             )
         rows: list[tuple[str, Text | str]] = [
-            ("state", _styled(n.state_label, node_state_style(n.state, n.flags))),
-            ("reason", reason),
+            (N_("state"), _styled(n.state_label, node_state_style(n.state, n.flags))),
+            (N_("reason"), reason),
             (
-                "CPUs",
+                N_("CPUs"),
                 f"{n.cpus_alloc if n.cpus_alloc is not None else '-'} of {n.cpus_total or '-'} "
                 f"allocated, load {n.cpu_load if n.cpu_load is not None else '-'}",
             ),
             (
-                "memory",
+                N_("memory"),
                 f"{mib(n.alloc_memory_mib)} of {mib(n.real_memory_mib)} allocated, "
                 f"{mib(n.free_memory_mib)} free",
             ),
-            ("partitions", ",".join(n.partitions) or "-"),
+            (N_("partitions"), ",".join(n.partitions) or "-"),
         ]
         if n.gres:
-            rows.append(("gres", n.gres))
+            rows.append((N_("gres"), n.gres))
         if n.boot_time:
-            rows.append(("booted", stamp(n.boot_time)))
+            rows.append((N_("booted"), stamp(n.boot_time)))
         return _kv(rows)
 
     def refresh_data(self) -> None:
@@ -490,7 +498,12 @@ class NodeScreen(SubjectScreen):
         table = self.query_one("#node-jobs", QueueTable)
         table.set_rows(job_rows(mine, st.verdicts, self.hub.clock(), exits=exit_codes(evidence)))
         self.query_one("#node-jobs-title", Static).update(
-            Text(f" Jobs on {clean(self.subject.id, 60)}: {table.total_count}", style="bold")
+            Text(
+                _(" Jobs on {node}: {n}").format(
+                    node=clean(self.subject.id, 60), n=table.total_count
+                ),
+                style="bold",
+            )
         )
 
     def on_virtual_table_selected(self, event: VirtualTable.Selected) -> None:
@@ -557,21 +570,21 @@ class TrainingJobScreen(SubjectScreen):
         secondary = f" / {t.secondary_phase}" if t.secondary_phase else ""
         in_phase = age(since(t.phase_since or t.create_time, now))
         rows: list[tuple[str, Text | str]] = [
-            ("id", f"{t.job_id} @{self.subject.source}"),
+            (N_("id"), f"{t.job_id} @{self.subject.source}"),
             (
-                "phase",
+                N_("phase"),
                 _styled(
                     f"{t.console_phase} (API {t.phase}{secondary}) for {in_phase}",
                     phase_style(t.console_phase),
                 ),
             ),
-            ("created / started", f"{stamp(t.create_time)} / {stamp(t.start_time)}"),
+            (N_("created / started"), f"{stamp(t.create_time)} / {stamp(t.start_time)}"),
             (
-                "pool",
+                N_("pool"),
                 f"{t.pool_name or t.pool_id or '-'} ({'public' if t.pool_public else 'dedicated'})",
             ),
-            ("flavor", f"{t.flavor_id or '-'}  ×{t.node_count} nodes"),
-            ("image", hot(t.image)),
+            (N_("flavor"), f"{t.flavor_id or '-'}  ×{t.node_count} nodes"),
+            (N_("image"), hot(t.image)),
         ]
         for m in t.mounts:
             line = hot(m.remote)
@@ -580,15 +593,15 @@ class TrainingJobScreen(SubjectScreen):
                 f"[{m.kind} {m.direction}{', ro' if m.read_only else ''}]",
                 style="dim",
             )
-            rows.append(("mount", line))
+            rows.append((N_("mount"), line))
         if t.stages:
-            rows.append(("stages", _timeline(t, now)))
+            rows.append((N_("stages"), _timeline(t, now)))
         if (
             t.console_phase == "Initializing"
         ):  # right under the stages: where it stopped vs a good start
             diff = _baseline_diff(self.hub, t, now)
             if diff is not None:
-                rows.append(("vs good run", diff))
+                rows.append((N_("vs good run"), diff))
         events = sorted(
             t.events,
             key=lambda e: (
@@ -601,7 +614,7 @@ class TrainingJobScreen(SubjectScreen):
             line = Text(f"{e.level:<7} ", style=style)
             line.append(f"{stamp(e.time)} {clean(e.source, 40)}: ", style="dim")
             line.append(clean(e.message, 1000))
-            rows.append(("event", line))
+            rows.append((N_("event"), line))
         for ts in t.task_statuses:
             rows.append(
                 (

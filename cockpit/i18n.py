@@ -1,0 +1,114 @@
+"""The language the cockpit speaks: English (the msgids themselves) or Chinese.
+
+One process speaks one language, chosen once at start (:func:`choose`): ``--lang`` wins, then
+``[ui] lang`` in the config, then the environment the way gettext reads it (``LANGUAGE``,
+``LC_ALL``, ``LC_MESSAGES``, ``LANG``: the first one set decides); English otherwise.
+
+The catalogue is loaded by :func:`set_language` (the only I/O here); :func:`gettext` and
+:func:`ngettext` are then pure lookups over it, so the diagnosis engine may call them and
+stay pure. Strings defined at import time (key bindings, column labels, help rows) are only
+marked with :func:`N_` and translated where they are drawn, so a language chosen after the
+import still applies.
+
+Catalogues: ``cockpit/locale/zh_CN/LC_MESSAGES/cockpit.po`` (committed, edited by people) and
+its compiled ``cockpit.mo`` (built by ``scripts/i18n.sh`` with Babel and shipped as package
+data; ``tests/test_i18n.py`` fails when it is older than the ``.po``).
+"""
+
+from __future__ import annotations
+
+import gettext as _gettext
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+DOMAIN = "cockpit"
+LOCALE_DIR = Path(__file__).parent / "locale"
+LANGUAGES = ("en", "zh")
+# the catalogue folder of each language other than English
+_CATALOGUE = {"zh": "zh_CN"}
+_ENV_ORDER = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
+
+_active: _gettext.NullTranslations = _gettext.NullTranslations()
+_lang = "en"
+
+
+def normalize(value: str | None) -> str | None:
+    """``zh``, ``zh_CN.UTF-8``, ``zh-Hans``… -> ``"zh"``; ``en…``, ``C``, ``POSIX`` -> ``"en"``;
+    anything else (a language the cockpit does not speak, or nothing) -> None."""
+    v = (value or "").strip().split(".")[0].split("@")[0].replace("-", "_").lower()
+    if not v:
+        return None
+    if v in ("c", "posix") or v == "en" or v.startswith("en_"):
+        return "en"
+    if v == "zh" or v.startswith("zh_"):
+        return "zh"
+    return None
+
+
+def from_environment(environ: Mapping[str, str] | None = None) -> str | None:
+    """The language the environment asks for, as gettext reads it (the first of ``LANGUAGE``,
+    ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` that is set; ``LANGUAGE`` is a ``:`` list, its first
+    language the cockpit speaks wins). None: the environment names none we speak."""
+    env = os.environ if environ is None else environ
+    for var in _ENV_ORDER:
+        value = env.get(var, "")
+        if not value:
+            continue
+        for part in value.split(":") if var == "LANGUAGE" else (value,):
+            lang = normalize(part)
+            if lang is not None:
+                return lang
+        if var != "LANGUAGE":
+            return None  # the locale is set and is not one we speak: English, not LANGUAGE
+    return None
+
+
+def choose(
+    cli: str | None = None, config: str | None = None, environ: Mapping[str, str] | None = None
+) -> str:
+    """``--lang`` > ``[ui] lang`` > the environment > English."""
+    for asked in (cli, config):
+        lang = normalize(asked)
+        if lang is not None:
+            return lang
+    return from_environment(environ) or "en"
+
+
+def load(lang: str) -> _gettext.NullTranslations:
+    """The catalogue of ``lang`` read from the package (English: none, the msgids are it)."""
+    folder = _CATALOGUE.get(lang)
+    if folder is None:
+        return _gettext.NullTranslations()
+    with open(LOCALE_DIR / folder / "LC_MESSAGES" / f"{DOMAIN}.mo", "rb") as fh:
+        return _gettext.GNUTranslations(fh)
+
+
+def set_language(lang: str) -> None:
+    """Speak ``lang`` (``"en"`` or ``"zh"``) from now on, in this process."""
+    global _active, _lang
+    lang = normalize(lang) or "en"
+    _active, _lang = load(lang), lang
+
+
+def language() -> str:
+    return _lang
+
+
+def gettext(message: str) -> str:
+    """``message`` in the current language (itself when it has no translation)."""
+    return _active.gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The form of ``singular``/``plural`` for ``n`` in the current language."""
+    return _active.ngettext(singular, plural, n)
+
+
+def N_(message: str) -> str:
+    """Marks ``message`` for the catalogue without translating it: it is translated where it
+    is drawn (module-level constants, which exist before a language is chosen)."""
+    return message
+
+
+_ = gettext
