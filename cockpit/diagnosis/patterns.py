@@ -181,7 +181,11 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Invalid account or account/partition|No partition specified)|bank_limit plugin|"
         # a site's job_submit filter explains the refusal on the lines before it
         r"[Tt]ime ?limit exceeds (?:the )?max(?:imum)?\b|"
-        r"can not exceed the available balance|QOSMaxSubmitJob|AssocMaxSubmitJob",
+        r"can not exceed the available balance|QOSMaxSubmitJob|AssocMaxSubmitJob|"
+        # the reason code on its own line before the refusal, and both as workflow tools
+        # (Autosubmit) print them: lower-cased
+        r"(?i:(?:sbatch|salloc|srun): error: (?:qos|assoc)max\w+limit\s*$|"
+        r"submission failed: job violates accounting/qos policy)",
         "submit_rejected_policy",
         tier=0,
     ),
