@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -85,6 +86,9 @@ _NOT_A_FILE = (
 )
 
 
+FIFO_WRITER_WAIT_MS = 3000  # how long a named pipe's writer may take to open its end
+
+
 def open_input(path: str, folder_ok: str = "") -> BinaryIO:
     """``path`` opened for reading, refused at once (UserError, one line) when no end could be
     read: a device (``/dev/zero`` never ends), a socket, a folder (``folder_ok`` says what
@@ -98,6 +102,13 @@ def open_input(path: str, folder_ok: str = "") -> BinaryIO:
         raise UserError(f"{path}: {what}{hint}; give a log file, or - to read standard input")
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            # a writer still starting (the zcat of `<(zcat x.gz)`, a thread) gets a moment to
+            # open its end: read before it does, the pipe is at its end and the writer then
+            # waits for a reader forever; none within the moment reads as empty
+            poller = select.poll()
+            poller.register(fd, select.POLLIN | select.POLLHUP)
+            poller.poll(FIFO_WRITER_WAIT_MS)
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # a pipe: blocking reads from here on
             fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         return os.fdopen(fd, "rb")
