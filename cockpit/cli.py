@@ -15,7 +15,7 @@ import sys
 
 from cockpit import i18n
 from cockpit.errors import EXIT_NO_SOURCE, EXIT_USAGE, NoSourceAnswered, UserError
-from cockpit.i18n import LANGUAGES, _
+from cockpit.i18n import LANGUAGES, N_, _
 
 COMMANDS = (
     "snapshot",
@@ -41,10 +41,10 @@ def add_common(p: argparse.ArgumentParser, *, top: bool = False) -> None:
         "--config",
         metavar="FILE",
         default=d(None),
-        help="config file (default: XDG config dir cockpit/config.toml)",
+        help=_("config file (default: XDG config dir cockpit/config.toml)"),
     )
     p.add_argument(
-        "--demo", action="store_true", default=d(False), help="use the built-in simulated site"
+        "--demo", action="store_true", default=d(False), help=_("use the built-in simulated site")
     )
     p.add_argument(
         "--demo-seed",
@@ -87,32 +87,38 @@ def _tui_only(argv: list[str]) -> bool:
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The ``cockpit`` parser; given the ``argv`` it will parse and that is the TUI's
     (see :func:`_tui_only`), the subcommands are left out."""
+    # argparse's own words ("usage:", "options", "the following arguments are required")
+    # through the same catalogue: it looks its module-level _ up at each call
+    argparse._ = i18n.gettext  # type: ignore[attr-defined]
+    argparse.ngettext = i18n.ngettext  # type: ignore[attr-defined]
     parser = argparse.ArgumentParser(
         prog="cockpit",
-        description=(
+        description=_(
             "Terminal cockpit for Slurm and ModelArts on-call: why is this job stuck or dead?"
         ),
-        epilog=EXIT_STATUS,
+        epilog=_(EXIT_STATUS),
     )
     add_common(parser, top=True)
     parser.add_argument(
-        "--no-bell", action="store_true", help="do not ring the bell on new critical incidents"
+        "--no-bell", action="store_true", help=_("do not ring the bell on new critical incidents")
     )
     parser.add_argument(
         "--record",
         metavar="DIR",
-        help="keep every Slurm command's output and log read, and every ModelArts API answer, "
-        "in DIR (compressed, redacted)",
+        help=_(
+            "keep every Slurm command's output and log read, and every ModelArts API answer, "
+            "in DIR (compressed, redacted)"
+        ),
     )
     parser.add_argument(
         "--replay",
         metavar="DIR",
-        help="play a --record DIR back through the same pipeline; ] [ step a poll, } { ten",
+        help=_("play a --record DIR back through the same pipeline; ] [ step a poll, } { ten"),
     )
     parser.add_argument(
         "--readonly",
         action="store_true",
-        help="no actions (drain, cancel, stop...) whatever the config's allow_actions say",
+        help=_("no actions (drain, cancel, stop...) whatever the config's allow_actions say"),
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     if argv is not None and _tui_only(argv):
@@ -129,10 +135,24 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-EXIT_STATUS = (
+EXIT_STATUS = N_(
     "exit status: 0 fine; 1 something to act on (a critical finding or open incident, an "
     "alert, a source that could not be read); 2 a usage or configuration error; 3 no source "
     "answered; 141 the reader of the output left"
+)
+# argparse's messages, marked here so the catalogue has them (argparse translates them itself)
+_ARGPARSE = (
+    N_("usage: "),
+    N_("options"),
+    N_("positional arguments"),
+    N_("show this help message and exit"),
+    N_("the following arguments are required: %s"),
+    N_("unrecognized arguments: %s"),
+    N_("invalid choice: %(value)r (choose from %(choices)s)"),
+    N_("expected one argument"),
+    N_("%(prog)s: error: %(message)s\n"),
+    N_("invalid %(type)s value: %(value)r"),
+    N_("argument %(argument_name)s: %(message)s"),
 )
 
 
@@ -143,8 +163,10 @@ def _plain_descriptions(sub: argparse._SubParsersAction) -> None:
     helps = {a.dest: a.help for a in sub._choices_actions}
     for name, p in sub.choices.items():
         if p.epilog is None:
-            p.epilog = EXIT_STATUS
-        if p.description:
+            p.epilog = _(EXIT_STATUS)
+        if i18n.language() != "en" and helps.get(name):
+            p.description = helps[name]  # the docstring is English; the help line is translated
+        elif p.description:
             p.description = p.description.replace("``", "")
         elif helps.get(name):
             p.description = helps[name][:1].upper() + helps[name][1:] + "."

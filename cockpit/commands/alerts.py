@@ -14,6 +14,7 @@ import sys
 from datetime import timedelta
 
 from cockpit.errors import UserError
+from cockpit.i18n import _
 from cockpit.text import clean
 from cockpit.watch.alerts import Alert, AlertConfig
 from cockpit.watch.history import AlertHistory, default_history_path
@@ -25,12 +26,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from cockpit.cli import add_common
 
     p = subparsers.add_parser(
-        "alerts", help="show the alert history", description=__doc__.splitlines()[0]
+        "alerts", help=_("show the alert history"), description=__doc__.splitlines()[0]
     )
     add_common(p)
-    p.add_argument("--json", action="store_true", help="one JSON object per alert (JSON lines)")
+    p.add_argument("--json", action="store_true", help=_("one JSON object per alert (JSON lines)"))
     p.add_argument(
-        "--last", type=int, default=50, metavar="N", help="newest N alerts (default 50, 0 = all)"
+        "--last", type=int, default=50, metavar="N", help=_("newest N alerts (default 50, 0 = all)")
     )
     p.add_argument(
         "--history", metavar="FILE", help=f"history file (default {default_history_path()})"
@@ -49,7 +50,7 @@ def format_alert(a: Alert) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.last < 0:
-        raise UserError("--last must be >= 0")
+        raise UserError(_("--last must be >= 0"))
     last = args.last or None
     if args.demo or _no_config(args):
         alerts = demo_alerts(args.demo_seed)
@@ -59,7 +60,11 @@ def run(args: argparse.Namespace) -> int:
         try:
             alerts = history.load(last)
         except OSError as exc:
-            raise UserError(f"cannot read {history.path}: {exc.strerror or exc}") from None
+            raise UserError(
+                _("cannot read {path}: {value}").format(
+                    path=history.path, value=exc.strerror or exc
+                )
+            ) from None
         if history.skipped:
             print(
                 f"cockpit: skipped {history.skipped} malformed line(s) in {history.path}",
@@ -100,7 +105,7 @@ def demo_alerts(seed: int, polls: int = 12, step_s: int = 60) -> list[Alert]:
     try:
         from cockpit.demo.site import DEMO_START, demo_sources
     except ImportError:
-        raise UserError("the demo site is not available in this build") from None
+        raise UserError(_("the demo site is not available in this build")) from None
     from cockpit.runtime.hub import Hub
     from cockpit.watch.watcher import Watcher
 

@@ -12,6 +12,7 @@ import os
 import re
 
 from cockpit.errors import EXIT_USAGE, UserError, source_status
+from cockpit.i18n import _
 from cockpit.text import clean
 
 
@@ -20,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser(
         "check-config",
-        help="validate the config and test each source",
+        help=_("validate the config and test each source"),
         description=__doc__.splitlines()[0],
     )
     add_common(p)
@@ -29,10 +30,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         type=float,
         default=30.0,
         metavar="S",
-        help="per-source poll timeout (default 30)",
+        help=_("per-source poll timeout (default 30)"),
     )
     p.add_argument(
-        "--no-poll", action="store_true", help="only validate, do not contact the sources"
+        "--no-poll", action="store_true", help=_("only validate, do not contact the sources")
     )
     p.set_defaults(func=run)
 

@@ -16,6 +16,7 @@ import asyncio
 import os
 
 from cockpit.errors import UserError
+from cockpit.i18n import _
 from cockpit.model import Artifacts, Snapshot, Subject
 from cockpit.safety import redact_bytes
 from cockpit.slurm.commands import SACCT_FIELDS, SEP
@@ -32,17 +33,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser(
         "collect",
-        help="write a job's evidence as a bundle for a ticket",
+        help=_("write a job's evidence as a bundle for a ticket"),
         description=__doc__.splitlines()[0],
     )
     add_common(p)
-    p.add_argument("jobid", help="Slurm job id")
-    p.add_argument("--cluster", metavar="NAME", help="the job's cluster (from the config)")
+    p.add_argument("jobid", help=_("Slurm job id"))
+    p.add_argument("--cluster", metavar="NAME", help=_("the job's cluster (from the config)"))
     p.add_argument(
         "--out",
         metavar="DIR",
         required=True,
-        help="directory to write (created; files overwritten)",
+        help=_("directory to write (created; files overwritten)"),
     )
     p.add_argument("--timeout", type=float, default=60.0, metavar="S")
     p.set_defaults(func=run)
@@ -56,13 +57,17 @@ def run(args: argparse.Namespace) -> int:
         try:
             snap = await asyncio.wait_for(source.poll(), args.timeout)
             if snap.error is not None:
-                raise UserError(f"{source.name}: {snap.error.message}")
+                raise UserError(
+                    _("{name}: {message}").format(name=source.name, message=snap.error.message)
+                )
             try:
                 arts = await asyncio.wait_for(
                     source.artifacts(Subject("job", source.name, args.jobid), snap), args.timeout
                 )
             except ValueError as exc:
-                raise UserError(f"bad job id {args.jobid!r}: {exc}") from exc
+                raise UserError(
+                    _("bad job id {jobid!r}: {exc}").format(jobid=args.jobid, exc=exc)
+                ) from exc
         finally:
             await source.close()
         return with_job(snap, args.jobid, arts), arts
@@ -83,7 +88,7 @@ def write_bundle(out: str, job_id: str, snap: Snapshot, arts: Artifacts) -> list
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as exc:
-        raise UserError(f"{out}: {exc.strerror}") from exc
+        raise UserError(_("{out}: {strerror}").format(out=out, strerror=exc.strerror)) from exc
     files: dict[str, bytes] = {}
     job = next((j for j in snap.jobs if j.job_id == job_id), None)
     if job is not None:
@@ -135,7 +140,9 @@ def write_bundle(out: str, job_id: str, snap: Snapshot, arts: Artifacts) -> list
         dir_fd = os.open(out.rstrip("/") or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as exc:
         why = exc.strerror or str(exc)
-        raise UserError(f"{out}: not a folder this command may write into ({why})") from exc
+        raise UserError(
+            _("{out}: not a folder this command may write into ({why})").format(out=out, why=why)
+        ) from exc
     try:
         for name, data in files.items():
             safe = _safe_name(name)
@@ -177,11 +184,19 @@ def _write_new(dir_fd: int, name: str, data: bytes, out: str) -> None:
     except FileNotFoundError:
         pass
     except OSError as exc:
-        raise UserError(f"{out}/{name}: cannot replace it ({exc.strerror})") from exc
+        raise UserError(
+            _("{out}/{name}: cannot replace it ({strerror})").format(
+                out=out, name=name, strerror=exc.strerror
+            )
+        ) from exc
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     try:
         fd = os.open(name, flags, 0o600, dir_fd=dir_fd)
     except OSError as exc:
-        raise UserError(f"{out}/{name}: cannot write it ({exc.strerror})") from exc
+        raise UserError(
+            _("{out}/{name}: cannot write it ({strerror})").format(
+                out=out, name=name, strerror=exc.strerror
+            )
+        ) from exc
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)

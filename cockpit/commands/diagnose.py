@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from cockpit.commands.output import stdout_console
 from cockpit.errors import EXIT_FOUND, EXIT_NO_SOURCE, EXIT_OK, NoSourceAnswered, UserError
+from cockpit.i18n import N_, _
 from cockpit.model import Artifacts, Finding, Incident, Snapshot, Subject
 from cockpit.safety import redact
 from cockpit.text import MAX_LINE, clean
@@ -41,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser(
         "diagnose",
-        help="why is this job stuck or dead (findings with evidence)",
+        help=_("why is this job stuck or dead (findings with evidence)"),
         description=__doc__.splitlines()[0],
     )
     add_common(p)
@@ -49,32 +50,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "jobid",
         nargs="?",
         metavar="JOBID|PATH|-",
-        help="Slurm job id (with --cluster); or a folder, file or archive of ticket files, "
-        "or - for a paste on stdin (offline)",
+        help=_(
+            "Slurm job id (with --cluster); or a folder, file or archive of ticket files, "
+            "or - for a paste on stdin (offline)"
+        ),
     )
     p.add_argument(
-        "--bundle", metavar="PATH", help="diagnose a folder, file or archive of ticket files"
+        "--bundle", metavar="PATH", help=_("diagnose a folder, file or archive of ticket files")
     )
-    p.add_argument("--cluster", metavar="NAME", help="the cluster of JOBID (from the config)")
+    p.add_argument("--cluster", metavar="NAME", help=_("the cluster of JOBID (from the config)"))
     p.add_argument(
-        "--json", action="store_true", help="machine-readable JSON (the bundle contract)"
+        "--json", action="store_true", help=_("machine-readable JSON (the bundle contract)")
     )
     p.add_argument(
         "--timeout",
         type=float,
         default=60.0,
         metavar="S",
-        help="give up after S seconds (default 60)",
+        help=_("give up after S seconds (default 60)"),
     )
     p.add_argument(
         "--training-job",
         metavar="NAME|ID",
-        help="ModelArts training job name or id (with --modelarts)",
+        help=_("ModelArts training job name or id (with --modelarts)"),
     )
     p.add_argument(
         "--modelarts",
         metavar="NAME",
-        help="the ModelArts project of --training-job (from the config)",
+        help=_("the ModelArts project of --training-job (from the config)"),
     )
     p.set_defaults(func=run)
 
@@ -82,7 +85,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.training_job is not None and not args.training_job.strip():
         # `--training-job "$JOB"` with JOB unset: not a request for the whole site
-        raise UserError("--training-job needs a training job's name or id")
+        raise UserError(_("--training-job needs a training job's name or id"))
     offline = args.bundle or _offline_target(args)
     if not offline and not args.training_job:
         from cockpit.commands.output import say_if_demo
@@ -101,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         return _emit(args, findings, payload)
     if args.demo or not args.cluster:
         return _site(args)
-    raise UserError("give a JOBID with --cluster NAME, a PATH or - (stdin), or --demo")
+    raise UserError(_("give a JOBID with --cluster NAME, a PATH or - (stdin), or --demo"))
 
 
 def _offline_target(args: argparse.Namespace) -> str | None:
@@ -114,7 +117,9 @@ def _offline_target(args: argparse.Namespace) -> str | None:
     if arg == "-" or os.path.exists(arg):
         return arg
     if not SLURM_JOB_ID.fullmatch(arg):
-        raise UserError(f"{arg}: no such file or directory (a job id needs --cluster NAME)")
+        raise UserError(
+            _("{arg}: no such file or directory (a job id needs --cluster NAME)").format(arg=arg)
+        )
     return None
 
 
@@ -143,7 +148,9 @@ async def _live_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
     try:
         snap = await asyncio.wait_for(source.poll(), args.timeout)
         if snap.error is not None:
-            raise NoSourceAnswered(f"{source.name}: {snap.error.message}")
+            raise NoSourceAnswered(
+                _("{name}: {message}").format(name=source.name, message=snap.error.message)
+            )
         # a 26.05 SLUID names the same job as its job id: the rest of the cockpit keys by id
         args.jobid = next(
             (j.job_id for j in snap.jobs if j.sluid and j.sluid == args.jobid), args.jobid
@@ -152,13 +159,17 @@ async def _live_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
         try:
             arts = await asyncio.wait_for(source.artifacts(subject, snap), args.timeout)
         except ValueError as exc:
-            raise UserError(f"bad job id {args.jobid!r}: {exc}") from exc
+            raise UserError(
+                _("bad job id {jobid!r}: {exc}").format(jobid=args.jobid, exc=exc)
+            ) from exc
     finally:
         await source.close()
     snap = with_job(snap, args.jobid, arts)
     if not any(j.job_id == args.jobid for j in snap.jobs):
         raise UserError(
-            f"job {args.jobid} not found on {source.name} (not in squeue, scontrol or sacct)"
+            _("job {jobid} not found on {name} (not in squeue, scontrol or sacct)").format(
+                jobid=args.jobid, name=source.name
+            )
         )
     # the whole site, not the job alone: its verdict may depend on the other jobs (starvation)
     # and must be the one the dashboard and the drill-down give
@@ -189,7 +200,7 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
         sources = [s for s in sources if s.name == args.modelarts]
     if not sources:
         raise UserError(
-            "no ModelArts project configured (add [modelarts.NAME] to the config or use --demo)"
+            _("no ModelArts project configured (add [modelarts.NAME] to the config or use --demo)")
         )
     source = sources[0]
     wanted = args.training_job
@@ -209,16 +220,24 @@ async def _live_training_job(args: argparse.Namespace) -> tuple[list[Finding], d
         if listing is not None:
             snap = _with_the_other_jobs(snap, listing)
     except TimeoutError as exc:
-        raise NoSourceAnswered(f"{source.name}: no answer within {args.timeout:g} s") from exc
+        raise NoSourceAnswered(
+            _("{name}: no answer within {timeout:g} s").format(
+                name=source.name, timeout=args.timeout
+            )
+        ) from exc
     finally:
         await source.close()
     if snap.error is not None:
         if snap.error.kind == "not_found":
             raise UserError(
-                f"training job {wanted!r} not found on {source.name} "
-                "(give a training job's name or its id)"
+                _(
+                    "training job {wanted!r} not found on {name} "
+                    "(give a training job's name or its id)"
+                ).format(wanted=wanted, name=source.name)
             )
-        raise NoSourceAnswered(f"{source.name}: {snap.error.message}")
+        raise NoSourceAnswered(
+            _("{name}: {message}").format(name=source.name, message=snap.error.message)
+        )
     findings = diagnose(snap, arts, now=snap.taken_at)
     asked = [j for j in snap.training_jobs if j.job_id == job_id]
     pools = {p for j in asked for p in (j.pool_id, j.pool_name) if p}
@@ -287,7 +306,7 @@ def _slurm_source(args: argparse.Namespace):
         sources = [s for s in sources if s.name == args.cluster]
     if not sources:
         raise UserError(
-            "no Slurm cluster configured (add [clusters.NAME] to the config or use --demo)"
+            _("no Slurm cluster configured (add [clusters.NAME] to the config or use --demo)")
         )
     sources[0].use_store(LazyStore(args))
     return sources[0]
@@ -416,6 +435,24 @@ async def _site_findings(
 MAX_DEEPEN = 200  # subjects whose evidence is fetched (sacct, scontrol, log ranges) per source
 
 _STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+_SEVERITY = {"critical": N_("CRITICAL"), "warning": N_("WARNING"), "info": N_("INFO")}
+
+
+def _pad(text: str, cells: int) -> str:
+    """``text`` and spaces to ``cells`` terminal cells (a CJK character takes two)."""
+    from rich.cells import cell_len
+
+    return text + " " * max(0, cells - cell_len(text))
+
+
+def _severity(severity: str) -> str:
+    """``CRITICAL`` in eight cells (the findings' titles line up after it)."""
+    return _pad(_(_SEVERITY.get(severity, severity.upper())), 8)
+
+
+def _tag(word: str) -> str:
+    """``  why:    ``: a finding's line label, its text starting in the same column."""
+    return "  " + _pad(word + ":", 8)
 
 
 JSON_CAP = 1 << 20  # characters of one JSON string kept (clean()'s 4096 would cut evidence)
@@ -481,28 +518,28 @@ def _print_findings(
     con = stdout_console()
     if not findings:
         if first_error:
-            con.print("No known cause recognised.")
+            con.print(_("No known cause recognised."))
             _print_first_error(con, first_error, "")
         else:
-            con.print("No finding: nothing looks wrong.")
+            con.print(_("No finding: nothing looks wrong."))
         _print_notes(con, notes)
         return
     for i, f in enumerate(findings):
         head = Text()
-        head.append(f"{f.severity.upper():8} ", style=_STYLE.get(f.severity, ""))
+        head.append(_severity(f.severity) + " ", style=_STYLE.get(f.severity, ""))
         label = subject_label(f.subject)
         name = (names or {}).get(f.subject.id) if f.subject.kind == "training_job" else None
         if name:
-            label = f"training job {name} ({f.subject.id})"
+            label = _("training job {name} ({id})").format(name=name, id=f.subject.id)
         head.append(f"{shown(label, 200)}: ", style="bold")
         head.append(shown(f.title, MAX_LINE))
         head.append(f"  [{f.root_cause}]", style="dim")
         con.print(head)
         if i < 5:
             if f.explanation:
-                con.print(Text("  why:    " + shown(f.explanation, 1000)))
+                con.print(Text(_tag(_("why")) + shown(f.explanation, 1000)))
             if f.remedy:
-                con.print(Text("  do:     " + shown(f.remedy, 1000), style="green"))
+                con.print(Text(_tag(_("do")) + shown(f.remedy, 1000), style="green"))
             for e in f.evidence[:6]:
                 loc = shown(e.where, 200) + (f":{e.line}" if e.line else "")
                 con.print(
@@ -519,7 +556,7 @@ def _print_first_error(con, first_error: dict, label: str, red: bool = True) -> 
     queued job's top line is an Info event ("queuing and awaiting resource allocation")."""
     from rich.text import Text
 
-    heading = "first red error" if red else "where it shows"
+    heading = _("first red error") if red else _("where it shows")
     con.print(
         Text(
             f"\n{heading}: {shown(str(first_error['file']), 200)}:{first_error['line']}: ",
@@ -534,7 +571,7 @@ def _print_notes(con, notes: list[str] | tuple) -> None:
     from rich.text import Text
 
     for n in notes:
-        con.print(Text(f"note: {shown(n, 400)}", style="dim"))
+        con.print(Text(_("note: {text}").format(text=shown(n, 400)), style="dim"))
 
 
 EVIDENCE_CAP = 400  # characters of one evidence line printed; Rich wraps, never cuts
@@ -566,22 +603,26 @@ def _print_incidents(incidents: list[Incident], findings: list[Finding], at: dat
     con = stdout_console()
     con.print(
         Text(
-            f"{len(incidents)} incident(s), {len(findings)} finding(s) at {at:%Y-%m-%d %H:%M:%SZ}",
+            _("{incidents} incident(s), {findings} finding(s) at {time}").format(
+                incidents=len(incidents), findings=len(findings), time=f"{at:%Y-%m-%d %H:%M:%SZ}"
+            ),
             style="bold",
         )
     )
     for inc in incidents:
-        line = Text(f"{inc.severity.upper():8} ", style=_STYLE.get(inc.severity, ""))
+        line = Text(_severity(inc.severity) + " ", style=_STYLE.get(inc.severity, ""))
         line.append(f"{shown(str(inc.subject), 200)}: ", style="bold")
         line.append(shown(inc.title, MAX_LINE))
         line.append(f"  [{inc.root_cause}]", style="dim")
         con.print(line)
         if inc.primary.remedy:
-            con.print(Text("  do: " + shown(inc.primary.remedy, 400), style="green"))
+            con.print(Text("  " + _("do") + ": " + shown(inc.primary.remedy, 400), style="green"))
         if inc.affected:
             con.print(
                 Text(
-                    "  affected: "
+                    "  "
+                    + _("affected")
+                    + ": "
                     + shown(", ".join(str(a) for a in inc.affected[:12]))
                     + (" …" if len(inc.affected) > 12 else ""),
                     style="dim",
@@ -590,7 +631,10 @@ def _print_incidents(incidents: list[Incident], findings: list[Finding], at: dat
     info = [f for f in findings if f.severity == "info"]
     if info:
         con.print(
-            Text(f"\n{len(info)} informational finding(s) (jobs that will run):", style="bold")
+            Text(
+                "\n" + _("{n} informational finding(s) (jobs that will run):").format(n=len(info)),
+                style="bold",
+            )
         )
         for f in info[:20]:
             con.print(Text(f"  {shown(str(f.subject), 200)}: {shown(f.title)}", style="cyan"))

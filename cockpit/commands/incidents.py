@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 
 from cockpit.commands.output import stdout_console
 from cockpit.errors import EXIT_FOUND, EXIT_NO_SOURCE, EXIT_OK
+from cockpit.i18n import _, ngettext
 
 # subjects whose evidence is fetched per source: the TUI's first round (runtime.evidence's
 # FIRST_ROUND_EVIDENCE; spelled here so the CLI's start does not load the runtime)
@@ -31,21 +32,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     from cockpit.cli import add_common
 
     p = sub.add_parser(
-        "incidents", help="open incidents (findings grouped by cause), most severe first"
+        "incidents", help=_("open incidents (findings grouped by cause), most severe first")
     )
     add_common(p)
     p.add_argument(
-        "--cluster", action="append", metavar="NAME", help="only this cluster (repeatable)"
+        "--cluster", action="append", metavar="NAME", help=_("only this cluster (repeatable)")
     )
     p.add_argument(
         "--modelarts",
         action="append",
         metavar="NAME",
-        help="only this ModelArts project (repeatable)",
+        help=_("only this ModelArts project (repeatable)"),
     )
     fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="machine-readable JSON")
-    fmt.add_argument("--markdown", action="store_true", help="Markdown for a ticket")
+    fmt.add_argument("--json", action="store_true", help=_("machine-readable JSON"))
+    fmt.add_argument("--markdown", action="store_true", help=_("Markdown for a ticket"))
     p.set_defaults(func=run)
 
 
@@ -153,10 +154,17 @@ def _age_and_state(i, now, taken, stored) -> tuple[str, str]:
     age = "" if i.first_seen is None else fmt_age((at - i.first_seen).total_seconds())
     kept = (stored or {}).get(i.key)
     if kept is not None and getattr(kept, "gone", False):
-        return age, " (gone)"
+        return age, " " + _("(gone)")
     if kept is not None and getattr(kept, "resolved_at", None) is not None:
-        return age, " (resolved)"
+        return age, " " + _("(resolved)")
     return age, ""
+
+
+def _count_line(n: int, n_acked: int) -> str:
+    """``3 incident(s), 1 acknowledged``."""
+    return ngettext(
+        "{n} incident(s), {acked} acknowledged", "{n} incident(s), {acked} acknowledged", n
+    ).format(n=n, acked=n_acked)
 
 
 def _lines(incidents, now, acked, taken, stored) -> None:
@@ -168,8 +176,18 @@ def _lines(incidents, now, acked, taken, stored) -> None:
 
     n_acked = sum(1 for i in incidents if i.key in acked)
     out = [
-        f"# {len(incidents)} incident(s), {n_acked} acknowledged",
-        "severity\troot cause\tsubject\ttitle\taffected\tfirst seen\tack",
+        "# " + _count_line(len(incidents), n_acked),
+        "\t".join(
+            (
+                _("severity"),
+                _("root cause"),
+                _("subject"),
+                _("title"),
+                _("affected"),
+                _("first seen"),
+                _("ack"),
+            )
+        ),
     ]
     for i in incidents:
         age, state = _age_and_state(i, now, taken, stored)
@@ -179,8 +197,8 @@ def _lines(incidents, now, acked, taken, stored) -> None:
             str(i.subject),
             redact(i.title) + state,
             str(affected_count(i)),
-            f"{age} ago" if age else "",
-            "yes" if i.key in acked else "",
+            _("{age} ago").format(age=age) if age else "",
+            _("yes") if i.key in acked else "",
         )
         out.append("\t".join(clean(f, 1000).replace("\t", " ") for f in fields))
     sys.stdout.write("\n".join(out) + "\n")
@@ -202,7 +220,7 @@ def _table(
 
     colour = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
     # the TUI's marks (views.SEVERITY_MARK), spelled here: the views module imports Textual
-    mark = {"critical": "CRIT", "warning": "WARN", "info": "INFO"}
+    mark = {"critical": _("CRIT"), "warning": _("WARN"), "info": _("INFO")}
     n_acked = sum(1 for i in incidents if i.key in acked)
     console = stdout_console()
     # A terminal (piped output is _lines'): the boxed seven columns need ~160 cells to leave the
@@ -217,30 +235,30 @@ def _table(
     # (header, cell, column options) per mode
     columns = {
         "wide": [
-            ("severity", "severity", fixed),
-            ("root cause", "cause", {**cut, "max_width": 26}),
-            ("subject", "subject", {**cut, "max_width": 36}),
-            ("title", "title", {"ratio": 1}),  # the room left over goes to the title
-            ("affected", "affected", fixed),
-            ("first seen", "age", fixed),
-            ("ack", "ack", fixed),
+            (_("severity"), "severity", fixed),
+            (_("root cause"), "cause", {**cut, "max_width": 26}),
+            (_("subject"), "subject", {**cut, "max_width": 36}),
+            (_("title"), "title", {"ratio": 1}),  # the room left over goes to the title
+            (_("affected"), "affected", fixed),
+            (_("first seen"), "age", fixed),
+            (_("ack"), "ack", fixed),
         ],
         # CRIT, 3h10m, ✓: the words the TUI's incident view uses
         "narrow": [
-            ("sev", "mark", fixed),
-            ("subject", "subject", {**cut, "max_width": 26}),
-            ("title", "title", {"ratio": 1}),
-            ("aff", "affected", {**fixed, "justify": "right"}),
-            ("since", "since", fixed),
-            ("ack", "tick", fixed),
+            (_("sev"), "mark", fixed),
+            (_("subject"), "subject", {**cut, "max_width": 26}),
+            (_("title"), "title", {"ratio": 1}),
+            (_("aff"), "affected", {**fixed, "justify": "right"}),
+            (_("since"), "since", fixed),
+            (_("ack"), "tick", fixed),
         ],
         "tiny": [
-            ("sev", "mark", fixed),
-            ("subject / title", "subject_title", {"ratio": 1}),
-            ("since", "since", fixed),
+            (_("sev"), "mark", fixed),
+            (_("subject / title"), "subject_title", {"ratio": 1}),
+            (_("since"), "since", fixed),
         ],
     }[mode]
-    title = f"{len(incidents)} incident(s), {n_acked} acknowledged"
+    title = _count_line(len(incidents), n_acked)
     if mode in ("narrow", "tiny"):
         from rich import box
 
@@ -265,12 +283,12 @@ def _table(
                 subject,
                 "\n",
                 headline,
-                (" ✓ acknowledged" if is_acked else "", "green"),
+                (" ✓ " + _("acknowledged") if is_acked else "", "green"),
             ),
             "affected": Text(str(affected_count(i))),
-            "age": Text(f"{age} ago" if age else ""),
+            "age": Text(_("{age} ago").format(age=age) if age else ""),
             "since": Text(age),
-            "ack": Text("yes" if is_acked else "", style="green"),
+            "ack": Text(_("yes") if is_acked else "", style="green"),
             "tick": Text("✓" if is_acked else "", style="green"),
         }
         table.add_row(*(cells[cell] for _header, cell, _options in columns))

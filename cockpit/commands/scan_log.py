@@ -10,6 +10,7 @@ import json
 import sys
 
 from cockpit.errors import UserError
+from cockpit.i18n import _
 from cockpit.safety import redact
 from cockpit.text import clean
 
@@ -28,19 +29,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser(
         "scan-log",
-        help="first red error of a log file",
+        help=_("first red error of a log file"),
         description=__doc__.splitlines()[0],
         epilog="exit status as grep's: 0 an error line found, 1 none, 2 the file cannot be read",
     )
     add_common(p)
-    p.add_argument("file", help="log file (any size: memory-mapped)")
-    p.add_argument("--all", action="store_true", help="list every error line, in file order")
+    p.add_argument("file", help=_("log file (any size: memory-mapped)"))
+    p.add_argument("--all", action="store_true", help=_("list every error line, in file order"))
     p.add_argument(
         "--kind",
         default=None,
-        help="log kind: app | slurmctld | slurmd | events (default: from the name)",
+        help=_("log kind: app | slurmctld | slurmd | events (default: from the name)"),
     )
-    p.add_argument("--json", action="store_true", help="JSON output")
+    p.add_argument("--json", action="store_true", help=_("JSON output"))
     p.set_defaults(func=run)
 
 
@@ -66,7 +67,9 @@ def run(args: argparse.Namespace) -> int:
             h = scan_path(args.file, args.kind)
             hits = [h] if h else []
     except OSError as exc:
-        raise UserError(f"{args.file}: {exc.strerror or exc}") from exc
+        raise UserError(
+            _("{file}: {value}").format(file=args.file, value=exc.strerror or exc)
+        ) from exc
     if args.json:
         out = [_hit_dict(h) for h in hits] if args.all else (_hit_dict(hits[0]) if hits else None)
         print(json.dumps(out, indent=2, ensure_ascii=False))

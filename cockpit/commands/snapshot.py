@@ -17,6 +17,7 @@ from typing import Any
 
 from cockpit.commands.output import stdout_console
 from cockpit.errors import source_status
+from cockpit.i18n import N_, _
 from cockpit.model import Snapshot
 from cockpit.text import clean
 
@@ -26,28 +27,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser(
         "snapshot",
-        help="poll once and print jobs, nodes, partitions",
+        help=_("poll once and print jobs, nodes, partitions"),
         description=__doc__.splitlines()[0],
     )
     add_common(p)
     p.add_argument(
-        "--cluster", action="append", metavar="NAME", help="only this cluster (repeatable)"
+        "--cluster", action="append", metavar="NAME", help=_("only this cluster (repeatable)")
     )
     p.add_argument(
         "--modelarts",
         action="append",
         metavar="NAME",
-        help="only this ModelArts project (repeatable)",
+        help=_("only this ModelArts project (repeatable)"),
     )
     p.add_argument(
-        "--json", action="store_true", help="machine-readable JSON (one object per source)"
+        "--json", action="store_true", help=_("machine-readable JSON (one object per source)")
     )
     p.add_argument(
         "--timeout",
         type=float,
         default=60.0,
         metavar="S",
-        help="give up on a source after S seconds (default 60)",
+        help=_("give up on a source after S seconds (default 60)"),
     )
     p.set_defaults(func=run)
 
@@ -155,9 +156,9 @@ def sections(snap: Snapshot) -> list[Section]:
                 T(_fmt_s(j.time_limit_s) if j.time_limit_s is not None else "UNLIMITED"),
                 T(j.node_list or "-"),
             ))  # fmt: skip
-        cols = ("JobID", "Name", "User", "Partition", "State", "Reason", "CPUs", "Mem",
-                "Elapsed", "Limit", "Nodes")  # fmt: skip
-        out.append(("Jobs", cols, rows))
+        cols = (N_("JobID"), N_("Name"), N_("User"), N_("Partition"), N_("State"), N_("Reason"),
+                N_("CPUs"), N_("Mem"), N_("Elapsed"), N_("Limit"), N_("Nodes"))  # fmt: skip
+        out.append((N_("Jobs"), cols, rows))
     if snap.nodes:
         rows = [
             (
@@ -172,9 +173,9 @@ def sections(snap: Snapshot) -> list[Section]:
             )
             for n in snap.nodes
         ]
-        cols = ("Node", "State", "CPUs alloc/total", "Mem alloc/total", "Partitions", "Reason",
-                "By", "Since")  # fmt: skip
-        out.append(("Nodes", cols, rows))
+        cols = (N_("Node"), N_("State"), N_("CPUs alloc/total"), N_("Mem alloc/total"),
+                N_("Partitions"), N_("Reason"), N_("By"), N_("Since"))  # fmt: skip
+        out.append((N_("Nodes"), cols, rows))
     if snap.partitions:
         rows = []
         for p in snap.partitions:
@@ -193,9 +194,9 @@ def sections(snap: Snapshot) -> list[Section]:
                 T(_fmt_s(p.max_time_s) if p.max_time_s is not None else "UNLIMITED"),
                 T(p.max_nodes or "UNLIMITED"),
             ))  # fmt: skip
-        cols = ("Partition", "State", "Nodes", "CPUs", "MaxCPUsPerNode", "MaxMemPerNode",
-                "MaxTime", "MaxNodes")  # fmt: skip
-        out.append(("Partitions", cols, rows))
+        cols = (N_("Partition"), N_("State"), N_("Nodes"), N_("CPUs"), N_("MaxCPUsPerNode"),
+                N_("MaxMemPerNode"), N_("MaxTime"), N_("MaxNodes"))  # fmt: skip
+        out.append((N_("Partitions"), cols, rows))
     if snap.training_jobs:
         rows = [
             (
@@ -209,8 +210,16 @@ def sections(snap: Snapshot) -> list[Section]:
             )
             for tj in snap.training_jobs
         ]
-        cols = ("Name", "Phase", "Console", "Flavor", "Nodes", "Pool", "Created")
-        out.append(("Training jobs", cols, rows))
+        cols = (
+            N_("Name"),
+            N_("Phase"),
+            N_("Console"),
+            N_("Flavor"),
+            N_("Nodes"),
+            N_("Pool"),
+            N_("Created"),
+        )
+        out.append((N_("Training jobs"), cols, rows))
     if snap.pools:
         rows = [
             (
@@ -223,7 +232,8 @@ def sections(snap: Snapshot) -> list[Section]:
             )
             for pool in snap.pools
         ]
-        out.append(("Pools", ("Pool", "Type", "Phase", "Nodes", "Available", "Abnormal"), rows))
+        cols = (N_("Pool"), N_("Type"), N_("Phase"), N_("Nodes"), N_("Available"), N_("Abnormal"))
+        out.append((N_("Pools"), cols, rows))
     return out
 
 
@@ -231,7 +241,7 @@ def _head(snap: Snapshot) -> str:
     head = f"{snap.source} ({snap.kind})" + (
         f" Slurm {snap.slurm_version}" if snap.slurm_version else ""
     )
-    return f"== {head} at {_fmt_t(snap.taken_at)}"
+    return "== " + _("{source} at {time}").format(source=head, time=_fmt_t(snap.taken_at))
 
 
 def render(snap: Snapshot, console: Any) -> None:
@@ -243,18 +253,21 @@ def render(snap: Snapshot, console: Any) -> None:
     console.print(Text(_head(snap), style="bold"))
     if snap.error:
         console.print(
-            Text(f"   error [{snap.error.kind}] {clean(snap.error.message, 500)}", style="red")
+            Text(
+                "   " + _("error") + f" [{snap.error.kind}] {clean(snap.error.message, 500)}",
+                style="red",
+            )
         )
         return
     for title, cols, rows in sections(snap):
-        t = Table(title=title, title_justify="left")
+        t = Table(title=_(title), title_justify="left")
         for col in cols:
-            t.add_column(col)
+            t.add_column(_(col))
         for row in rows:
             t.add_row(*(Text(c) for c in row))
         console.print(t)
     for w in snap.warnings:
-        console.print(Text(f"   warning: {clean(w, 300)}", style="yellow"))
+        console.print(Text("   " + _("warning") + f": {clean(w, 300)}", style="yellow"))
 
 
 def render_lines(snap: Snapshot, write: Any) -> None:
@@ -262,13 +275,13 @@ def render_lines(snap: Snapshot, write: Any) -> None:
     and one tab-separated line per row, whole whatever the width; nothing squeezed."""
     write(_head(snap) + "\n")
     if snap.error:
-        write(f"# error [{snap.error.kind}] {clean(snap.error.message, 500)}\n")
+        write("# " + _("error") + f" [{snap.error.kind}] {clean(snap.error.message, 500)}\n")
         return
     for title, cols, rows in sections(snap):
-        write(f"# {title}\n" + "\t".join(cols) + "\n")
+        write(f"# {_(title)}\n" + "\t".join(_(c) for c in cols) + "\n")
         write("".join("\t".join(c.replace("\t", " ") for c in row) + "\n" for row in rows))
     for w in snap.warnings:
-        write(f"# warning: {clean(w, 300)}\n")
+        write("# " + _("warning") + f": {clean(w, 300)}\n")
 
 
 def run(args: argparse.Namespace) -> int:

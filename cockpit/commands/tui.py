@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cockpit.errors import UserError
+from cockpit.i18n import _
 
 NO_CONFIG_BANNER = (
     "DEMO SITE (simulated; no config file). Add a real cluster: "
@@ -110,13 +111,13 @@ def run(args: argparse.Namespace) -> int:
         clock = demo_clock(epoch) if banner.startswith("DEMO") else None
         sources = select_sources(args, clock=clock)
     if not sources:
-        raise UserError("no sources to watch")
+        raise UserError(_("no sources to watch"))
     # the demo by --demo or by having no config (the banner says which): its alerts and
     # baselines stay in memory, never in the real alert history a real site's run reads
     demo = bool(getattr(args, "demo", False)) or replay is not None or banner.startswith("DEMO")
     record_dir = getattr(args, "record", None)
     if record_dir and replay is not None:
-        raise UserError("--record and --replay: one at a time (a replay is already recorded)")
+        raise UserError(_("--record and --replay: one at a time (a replay is already recorded)"))
     if record_dir:
         from cockpit.record import start_recording
 

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 import platformdirs
 
 from cockpit.errors import EXIT_FOUND, EXIT_NO_SOURCE, EXIT_OK, UserError
+from cockpit.i18n import _
 from cockpit.model import Finding, Snapshot
 from cockpit.text import json_line
 from cockpit.watch.alerts import Alert
@@ -55,17 +56,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from cockpit.cli import add_common
 
     p = subparsers.add_parser(
-        "watch", help="alert without the UI (cron / systemd)", description=__doc__.splitlines()[0]
+        "watch",
+        help=_("alert without the UI (cron / systemd)"),
+        description=__doc__.splitlines()[0],
     )
     add_common(p)
     p.add_argument(
         "--once",
         action="store_true",
-        help="poll every source once, report new conditions, exit (cron)",
+        help=_("poll every source once, report new conditions, exit (cron)"),
     )
-    p.add_argument("--json", action="store_true", help="one JSON object per alert (JSON lines)")
+    p.add_argument("--json", action="store_true", help=_("one JSON object per alert (JSON lines)"))
     p.add_argument(
-        "--history", metavar="FILE", help="alert history file (default: state dir alerts.jsonl)"
+        "--history", metavar="FILE", help=_("alert history file (default: state dir alerts.jsonl)")
     )
     p.add_argument(
         "--state",
@@ -76,16 +79,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--metrics-port",
         type=_port,
         metavar="N",
-        help="serve Prometheus /metrics on this port (host: [alerts] metrics_listen or 127.0.0.1)",
+        help=_(
+            "serve Prometheus /metrics on this port (host: [alerts] metrics_listen or 127.0.0.1)"
+        ),
     )
     p.add_argument(
-        "--cluster", action="append", metavar="NAME", help="only this cluster (repeatable)"
+        "--cluster", action="append", metavar="NAME", help=_("only this cluster (repeatable)")
     )
     p.add_argument(
         "--modelarts",
         action="append",
         metavar="NAME",
-        help="only this ModelArts project (repeatable)",
+        help=_("only this ModelArts project (repeatable)"),
     )
     p.set_defaults(func=run)
 
@@ -297,12 +302,16 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(args.config)
         if not config.exists:  # unlike the other commands, no demo: a cron job must not page
             raise UserError(
-                f"no config file ({config.path}): watch needs one with [clusters.NAME] or "
-                "[modelarts.NAME] (see `cockpit check-config`), or --demo to try it"
+                _(
+                    "no config file ({path}): watch needs one with [clusters.NAME] or "
+                    "[modelarts.NAME] (see `cockpit check-config`), or --demo to try it"
+                ).format(path=config.path)
             )
         if not config.has_sources:
             raise UserError(
-                f"{config.path}: no [clusters.NAME] or [modelarts.NAME] to watch (try --demo)"
+                _("{path}: no [clusters.NAME] or [modelarts.NAME] to watch (try --demo)").format(
+                    path=config.path
+                )
             )
         store = open_store(config=config)  # a newer schema: one line here, exit 2
         if not store.available:
@@ -319,14 +328,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"cockpit: {watcher.last_error}", file=sys.stderr)
     sources = select_sources(args, clock=clock)
     if not sources:
-        raise UserError("no sources to watch")
+        raise UserError(_("no sources to watch"))
     now_fn = clock or (lambda: datetime.now(UTC))
     emit = _printer(args.json)
     printer = PrintChannel(emit)
     watcher.channels.append(printer)
     state_path = Path(args.state) if args.state else default_state_path()
     if args.once and args.metrics_port is not None:
-        raise UserError("--metrics-port serves while watch runs: not with --once")
+        raise UserError(_("--metrics-port serves while watch runs: not with --once"))
     from cockpit.watch.outputs import attach
 
     outputs = attach(  # Alertmanager (not for the demo: it never pages anyone) and /metrics

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from cockpit.errors import UserError
+from cockpit.i18n import _
 
 NEEDS_EXTRA = (
     "cockpit web needs textual-serve: pip install 'cockpit[web]' (or pip install textual-serve)"
@@ -31,31 +32,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser(
         "web",
-        help="serve the cockpit to a browser (token, loopback, read-only)",
+        help=_("serve the cockpit to a browser (token, loopback, read-only)"),
         description=__doc__.split("\n\n")[0].replace("``", "") + " " + _DESCRIPTION,
     )
     add_common(p)
     p.add_argument(
         "--host",
         default="127.0.0.1",
-        help="address to listen on (default 127.0.0.1: this host only; put a TLS proxy in "
-        "front before using another)",
+        help=_(
+            "address to listen on (default 127.0.0.1: this host only; put a TLS proxy in "
+            "front before using another)"
+        ),
     )
     p.add_argument(
-        "--port", type=_port, default=8000, help="port to listen on (default 8000; 0: any free)"
+        "--port", type=_port, default=8000, help=_("port to listen on (default 8000; 0: any free)")
     )
     p.add_argument(
         "--token-file",
         metavar="FILE",
-        help="the access token in FILE (one line, 16+ characters) instead of a random one; "
-        "also $COCKPIT_WEB_TOKEN",
+        help=_(
+            "the access token in FILE (one line, 16+ characters) instead of a random one; "
+            "also $COCKPIT_WEB_TOKEN"
+        ),
     )
     p.add_argument(
         "--max-sessions",
         type=int,
         default=20,
         metavar="N",
-        help="browser sessions open at once (each is a TUI process; default 20)",
+        help=_("browser sessions open at once (each is a TUI process; default 20)"),
     )
     p.set_defaults(func=run)
 
@@ -98,14 +103,16 @@ def run(args: argparse.Namespace) -> int:
     from cockpit.web.server import CockpitServer, listen
 
     if args.max_sessions < 1:
-        raise UserError("--max-sessions must be at least 1")
+        raise UserError(_("--max-sessions must be at least 1"))
     token, notes = resolve_token(args.token_file, os.environ)
     # the sessions' processes (and the commands they run) need not inherit it
     os.environ.pop(TOKEN_ENV, None)
     # with --demo, an explicit --config is read for its [web] table only
     config = load_config(args.config) if args.config or not args.demo else None
     if not args.demo and args.config and not config.has_sources:  # type: ignore[union-attr]
-        raise UserError(f"{args.config}: no [clusters.NAME] or [modelarts.NAME] entries")
+        raise UserError(
+            _("{config}: no [clusters.NAME] or [modelarts.NAME] entries").format(config=args.config)
+        )
     # no sources configured at all: the demo, as the TUI
     demo = args.demo or config is None or not config.has_sources
     actions = bool(config is not None and config.web.actions)
