@@ -608,16 +608,30 @@ def node_rows(snapshot: Snapshot, verdicts: Verdicts) -> RowList:
     return prepare_rows([r for _, r in out])
 
 
-_PHASE_LEAD = re.compile(r"(\d+(?:\.\d+)? (?:s|min|h|d|days?|hours?))(?: in phase)?: (.+)$", re.S)
+_PHASE_LEAD = re.compile(
+    r"(\d+(?:\.\d+)? (?:s|min|h|d|days?|hours?|秒|分钟|小时|天))(?: in phase)?: (.+)$", re.S
+)
+# ModelArts phases as a finding's title leads with them in the language spoken (the PHASE
+# column itself shows the API's word)
+_PHASE_WORDS = {
+    "Initializing": N_("Initializing"),
+    "Pending": N_("Pending"),
+    "Running": N_("Running"),
+    "Failed": N_("Failed"),
+    "Completed": N_("Completed"),
+}
 
 
 def _training_verdict_cell(phase: str, title: str) -> str:
     """A training job's VERDICT cell: the cause first, without the phase the PHASE column shows
     ("Initializing 15 min: image pull failed (not found)" -> "image pull failed (not found)
     (15 min)"), so at 80 columns the cause is what stays."""
-    if not title.startswith(phase + " "):
+    lead = next(
+        (w for w in (phase, _(_PHASE_WORDS.get(phase, phase))) if title.startswith(w + " ")), None
+    )
+    if lead is None:
         return title
-    rest = title[len(phase) + 1 :]
+    rest = title[len(lead) + 1 :]
     m = _PHASE_LEAD.match(rest)
     return f"{m.group(2)} ({m.group(1)})" if m else rest
 

@@ -9,6 +9,7 @@ fails here, as does a glossary term translated another way.
 from __future__ import annotations
 
 import gettext
+import json
 import re
 import textwrap
 from pathlib import Path
@@ -208,3 +209,32 @@ def test_glossary_terms_used():
             if re.search(rf"\b{re.escape(en)}(?:s|es)?\b", msgid, re.I) and zh not in msgstr:
                 wrong.append(f"{msgid!r}: {en} -> {zh}, got {msgstr!r}")
     assert not wrong, f"{len(wrong)} messages off the glossary: " + "; ".join(wrong[:6])
+
+
+# ------------------------------------------------------------------ the CLI in Chinese
+
+
+def test_incidents_in_chinese_keep_the_facts(capsys):
+    """``cockpit incidents --demo --lang zh`` piped: Chinese headers and titles, the same
+    subjects, cause ids and deciding figures as in English; --json keeps English keys."""
+    assert main(["incidents", "--demo", "--lang", "en"]) == 1  # critical incidents open
+    en = capsys.readouterr().out
+    i18n.set_language("en")
+    assert main(["incidents", "--demo", "--lang", "zh"]) == 1
+    zh = capsys.readouterr().out
+    assert "根因" in zh and "个故障" in zh and "永远不会运行: 64 CPUs > MaxCPUsPerNode 48" in zh
+    assert "never runs" not in zh
+    causes = lambda out: sorted(line.split("\t")[1] for line in out.splitlines()[2:])  # noqa: E731
+    assert causes(zh) == causes(en)  # cause ids are machine words: unchanged
+    main(["incidents", "--demo", "--lang", "zh", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    items = data if isinstance(data, list) else data["incidents"]
+    top = next(i for i in items if i["root_cause"] == "pending_partition_limit")
+    assert top["title"].startswith("永远不会运行") and "severity" in top
+
+
+def test_diagnose_in_chinese(capsys):
+    main(["diagnose", "48101", "--demo", "--cluster", "demo-hpc", "--lang", "zh"])
+    out = capsys.readouterr().out
+    assert "严重" in out and "处理:" in out and "原因:" in out
+    assert "48101" in out and "MaxCPUsPerNode" in out and "[pending_partition_limit]" in out

@@ -39,6 +39,7 @@ from cockpit.diagnosis.rules.modelarts_startup import (
     pull_unplaced,
     storage_evidence,
 )
+from cockpit.i18n import _
 from cockpit.model import (
     Evidence,
     Finding,
@@ -187,7 +188,9 @@ def job_errors(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
             root_cause=label,
             severity=first.severity,
             subject=_subject(job, ctx),
-            title=f"{prefix}: {cause_phrase(label, job, merged)}",
+            title=_("{prefix}: {label}").format(
+                prefix=prefix, label=cause_phrase(label, job, merged)
+            ),
             explanation=explanation.strip(),
             remedy=remedy,
             evidence=tuple(evidence[:5]),
@@ -231,9 +234,11 @@ def job_failed_unexplained(job: TrainingJob, ctx: RuleContext) -> Iterator[Findi
         explanation="The job failed and no known cause matched its events, status or logs"
         + (f"; the first red error is: {first[:300]}" if first else "; no log line was flagged")
         + ".",
-        remedy="Read the training log around that line (the ModelArts log page, or "
-        f"{training_log_path(job.job_id, job.log_task or 'worker-0')}); fix the code or data it "
-        "names and resubmit. With no log at all, check the job's events and the pool's health.",
+        remedy=_(
+            "Read the training log around that line (the ModelArts log page, or {job_id}); fix the "
+            "code or data it names and resubmit. With no log at all, check the job's events and "
+            "the pool's health."
+        ).format(job_id=training_log_path(job.job_id, job.log_task or "worker-0")),
         evidence=tuple(evidence),
         confidence=0.5,
         first_seen=job.create_time,
@@ -402,11 +407,16 @@ def job_fragmented(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
         root_cause="pool_fragmented",
         severity="warning",
         subject=_subject(job, ctx),
-        title=f"{_prefix(job, ctx.now)}: pool {pool.name} fragmented, no node fits {job.flavor_id}",
-        explanation=f"Pool {pool.name} has enough free resources in total, but spread over nodes: "
-        f"{text}.",
-        remedy="Choose a smaller flavor (fewer cards per node, more nodes), wait for a node to "
-        "drain, or move running jobs to free one whole node.",
+        title=_("{job}: pool {name} fragmented, no node fits {flavor_id}").format(
+            job=_prefix(job, ctx.now), name=pool.name, flavor_id=job.flavor_id
+        ),
+        explanation=_(
+            "Pool {name} has enough free resources in total, but spread over nodes: {text}."
+        ).format(name=pool.name, text=text),
+        remedy=_(
+            "Choose a smaller flavor (fewer cards per node, more nodes), wait for a node to drain, "
+            "or move running jobs to free one whole node."
+        ),
         evidence=(Evidence("pool nodes", f"pool {pool.name}: {fit} node(s) fit; {text}", tier=1),),
         confidence=0.8 if age >= init_threshold_s(job) else 0.6,
         first_seen=job.create_time,
@@ -431,7 +441,7 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
         pool = _pool_of(job, ctx)
         room = None
         if pool is not None and pool.nodes and any(_per_node_need(job)):
-            fit, _, text = _fits(job, pool)
+            fit, _free, text = _fits(job, pool)
             room = (fit, text)
         yield placement_finding(job, ctx, age, stage, room)
         return
@@ -444,7 +454,9 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
             root_cause="dependency_install_failed",
             severity="critical",
             subject=_subject(job, ctx),
-            title=f"Initializing {_mins(age)} min: stuck at {where}: {dependency_phrase(text)}",
+            title=_("Initializing {age} min: stuck at {where}: {text}").format(
+                age=_mins(age), where=where, text=dependency_phrase(text)
+            ),
             explanation=DEPENDENCY_EXPLANATION + f" The startup log ends on it (line {line}).",
             remedy=DEPENDENCY_REMEDY,
             evidence=(
@@ -505,8 +517,9 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
         severity="critical" if age >= 3 * init_threshold_s(job) else "warning",
         subject=_subject(job, ctx),
         title=title,
-        explanation=f"The job has been Initializing for {_mins(age)} min ({normal}); it is at: "
-        f"{where}.",
+        explanation=_(
+            "The job has been Initializing for {age} min ({normal}); it is at: {where}."
+        ).format(age=_mins(age), normal=normal, where=where),
         remedy=remedy,
         evidence=tuple(evidence),
         confidence=0.6,
@@ -567,11 +580,14 @@ def job_paths(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
         root_cause="storage_path_invalid",
         severity="warning",
         subject=_subject(job, ctx),
-        title=f"{_prefix(job, ctx.now)}: data path malformed ({clip(first, 80)})",
-        explanation="A data or mount path in the job spec will not resolve as written.",
-        remedy="Fix the paths in the job (no trailing space, lower-case bucket, OBS under /obs/, "
-        "EVS under /cache/); verify with the boot command "
-        f"`{PROBE.replace('<bucket>', obs_bucket(job).lower())}`.",
+        title=_("{job}: data path malformed ({first})").format(
+            job=_prefix(job, ctx.now), first=clip(first, 80)
+        ),
+        explanation=_("A data or mount path in the job spec will not resolve as written."),
+        remedy=_(
+            "Fix the paths in the job (no trailing space, lower-case bucket, OBS under /obs/, EVS "
+            "under /cache/); verify with the boot command `{value}`."
+        ).format(value=PROBE.replace("<bucket>", obs_bucket(job).lower())),
         evidence=tuple(Evidence("job spec", p, tier=0) for p in problems[:5]),
         confidence=0.7,
         first_seen=job.create_time,
@@ -611,8 +627,10 @@ def pool_abnormal_nodes(pool: Pool, ctx: RuleContext) -> Iterator[Finding]:
         + (f" ({names})" if names else ""),
         explanation="Abnormal nodes take no training jobs, so the pool has less capacity than it "
         "shows." + (f" {len(waiting)} job(s) are Initializing on this pool." if waiting else ""),
-        remedy="Check the nodes in the ModelArts console (Resource pools > Nodes); reset or "
-        "replace them, or contact support if hardware is faulty.",
+        remedy=_(
+            "Check the nodes in the ModelArts console (Resource pools > Nodes); reset or replace "
+            "them, or contact support if hardware is faulty."
+        ),
         evidence=tuple(evidence),
         confidence=0.9,
         related=tuple(

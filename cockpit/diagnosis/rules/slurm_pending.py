@@ -32,6 +32,7 @@ from cockpit.diagnosis.rules.slurm_shape import (
 )
 from cockpit.diagnosis.slurm_codes import OUTCOME_PHRASE, Reason, base_code, limit_of, reason_info
 from cockpit.diagnosis.slurm_states import HELD_STATES, JOB_STATES, PAUSED_STATES, job_state
+from cockpit.i18n import _
 from cockpit.model import (
     Evidence,
     Finding,
@@ -339,7 +340,7 @@ def never_fits(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
             ctx,
             "pending_partition_limit",
             "critical",
-            f"never runs: {why[0]}",
+            _("never runs: {why}").format(why=why[0]),
             f"Job {job.job_id} can never start in partition {job.partition}: "
             + "; ".join(why)
             + f" (Reason={reason or 'None'}). Slurm keeps it pending instead of rejecting it."

@@ -21,6 +21,7 @@ from cockpit.diagnosis.rules.slurm_common import (
     tier_for,
 )
 from cockpit.diagnosis.rules.slurm_shape import submit_fact
+from cockpit.i18n import _
 from cockpit.model import Evidence, Finding, SlurmJob, Snapshot, Subject
 
 STARVE_S = 3600  # a large job pending this long while smaller, later jobs start = starvation
@@ -48,11 +49,15 @@ def controller_unreachable(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding
             root_cause="controller_unreachable",
             severity="critical",
             subject=Subject("cluster", snap.source, snap.source),
-            title=f"controller unreachable: {clip(msg, 80)}",
-            explanation="slurmctld did not answer (down, overloaded, or the network/munge between "
-            "us and it). The tables show the last good data.",
-            remedy="scontrol ping; systemctl status slurmctld munge on the controller; sdiag for "
-            "RPC overload; check the backup controller (SlurmctldHost).",
+            title=_("controller unreachable: {msg}").format(msg=clip(msg, 80)),
+            explanation=_(
+                "slurmctld did not answer (down, overloaded, or the network/munge between us and "
+                "it). The tables show the last good data."
+            ),
+            remedy=_(
+                "scontrol ping; systemctl status slurmctld munge on the controller; sdiag for RPC "
+                "overload; check the backup controller (SlurmctldHost)."
+            ),
             evidence=(Evidence(err.where or "poll", msg, tier=0),),
             confidence=0.9,
             first_seen=snap.taken_at,
@@ -122,14 +127,26 @@ def starvation_finding(
         root_cause="backfill_starvation",
         severity="warning",
         subject=Subject("job", source, j.job_id),
-        title=f"starved: {j.cpus} CPUs pending {hours}h while {n_later} later jobs started",
-        explanation=f"Job {j.job_id} ({j.cpus} CPUs, {j.node_count or 1} node(s)) has waited "
-        f"over {hours} h with Reason={j.reason} while {n_later} smaller jobs "
-        "submitted after it were started by backfill; without a reservation it may wait "
-        "indefinitely.",
-        remedy="Give it a realistic --time so backfill can plan around it; admins: check "
-        f"bf_window/bf_max_job_test (sdiag), priority weights (sprio -j {j.job_id}), or a "
-        "reservation.",
+        title=_("starved: {cpus} CPUs pending {hours}h while {n_later} later jobs started").format(
+            cpus=j.cpus, hours=hours, n_later=n_later
+        ),
+        explanation=_(
+            "Job {job_id} ({cpus} CPUs, {value} node(s)) has waited over {hours} h with "
+            "Reason={reason} while {n_later} smaller jobs submitted after it were started by "
+            "backfill; without a reservation it may wait indefinitely."
+        ).format(
+            job_id=j.job_id,
+            cpus=j.cpus,
+            value=j.node_count or 1,
+            hours=hours,
+            reason=j.reason,
+            n_later=n_later,
+        ),
+        remedy=_(
+            "Give it a realistic --time so backfill can plan around it; admins: check "
+            "bf_window/bf_max_job_test (sdiag), priority weights (sprio -j {job_id}), or a "
+            "reservation."
+        ).format(job_id=j.job_id),
         evidence=(state_evidence(j, ctx),),
         confidence=0.6,
         first_seen=j.submit_time,
@@ -206,14 +223,18 @@ def priority_surge(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
     )
     if spike and base is not None:
         ratio = pending / max(base[0], 1)
-        title = f"surge: {pending} jobs pending, {ratio:.1f}x the recent median {base[0]:g}"
+        title = _(
+            "surge: {pending} jobs pending, {ratio:.1f}x the recent median {median:g}"
+        ).format(pending=pending, ratio=ratio, median=base[0])
         explanation = (
             f"PENDING jumped to {pending} against a median of {base[0]:g} over the last "
             f"{base[2]:.0f} min: a burst of submissions (a workflow or array fanning out), users "
             "resubmitting, or a QOS/priority change holding work back."
         )
     else:
-        title = f"surge: {pending} jobs pending, {cancelled} cancelled in the last hour"
+        title = _("surge: {pending} jobs pending, {cancelled} cancelled in the last hour").format(
+            pending=pending, cancelled=cancelled
+        )
         explanation = (
             "Many pending jobs together with many recent cancellations: users resubmitting "
             "or a QOS/priority change pushing work around."
@@ -225,9 +246,10 @@ def priority_surge(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
         subject=Subject("cluster", snap.source, snap.source),
         title=title,
         explanation=explanation,
-        remedy="squeue -t PD -o '%u %q %r' | sort | uniq -c | sort -rn | head; sprio -l | head; "
-        f"sacctmgr show qos {top[1] if top[1] != '-' else ''} (recent changes); ask {top[0]} "
-        "whether the burst is intended.",
+        remedy=_(
+            "squeue -t PD -o '%u %q %r' | sort | uniq -c | sort -rn | head; sprio -l | head; "
+            "sacctmgr show qos {value} (recent changes); ask {top} whether the burst is intended."
+        ).format(value=top[1] if top[1] != "-" else "", top=top[0]),
         evidence=tuple(evidence),
         confidence=0.6 if spike else 0.5,
         first_seen=snap.taken_at,
@@ -279,8 +301,9 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
                 severity=h.severity if h.strong else "warning",
                 subject=subject,
                 title=clip(f"{text} ({log_where(lt, h.line)})"),
-                explanation=f"First red error in {log_where(lt, h.line, ' line ')}: "
-                f"{h.text.strip()[:300]}",
+                explanation=_("First red error in {lt}: {value}").format(
+                    lt=log_where(lt, h.line, " line "), value=h.text.strip()[:300]
+                ),
                 remedy=remedy,
                 evidence=(log_evidence(lt, h, tier_for(lt, h)),),
                 confidence=0.8 if h.strong else 0.35,

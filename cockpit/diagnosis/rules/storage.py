@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cockpit.diagnosis.context import RuleContext, log_evidence
+from cockpit.i18n import _
 from cockpit.model import Evidence, Finding, FsUsage, SlurmJob, Snapshot, Subject
 
 THRESHOLD_PCT = 85.0  # the guides' alert level; the alert rules may use another from config
@@ -56,7 +57,7 @@ def storage_findings(
                 root_cause="disk_full",
                 severity="critical" if worst >= 98 else "warning",
                 subject=Subject("file", source, u.mount),
-                title=f"{u.mount} is {' and '.join(what)}",
+                title=_("{mount} is {value}").format(mount=u.mount, value=" and ".join(what)),
                 explanation=(
                     f"Jobs writing to {u.mount} fail with 'No space left on device' once it is full"
                     + (" (inodes run out as well as bytes: many small files)" if inode else "")
@@ -135,8 +136,12 @@ def job_write_failed_on_full_fs(job: SlurmJob, ctx: RuleContext) -> list[Finding
                     root_cause=h.label,
                     severity="critical",
                     subject=Subject("job", ctx.snapshot.source, job.job_id),
-                    title=f"failed writing: {'disk quota exceeded' if quota else 'no space left'}; "
-                    f"{u.mount} is {u.use_pct:.0f}% full{ino}",
+                    title=_("failed writing: {value}; {mount} is {use_pct:.0f}% full{ino}").format(
+                        value="disk quota exceeded" if quota else "no space left",
+                        mount=u.mount,
+                        use_pct=u.use_pct,
+                        ino=ino,
+                    ),
                     explanation=(
                         f"{h.text.strip()[:200]} ({lt.name}). df shows {u.mount} at "
                         f"{u.use_pct:.0f}% ({u.avail_mib / 1024:.1f} GiB free{ino}): the write "
