@@ -6,12 +6,14 @@ answers. The project: 100 active jobs (10 trainings running since 20 days, 45 re
 30 queued, 15 booting with a startup log), the rest Completed or Failed 1 to 19 days ago
 (``big_project``). Per size: the first poll, a poll 30 s later where nothing changed, the
 steady state over 20 polls 30 s apart (waiting jobs' events and logs read again, spread), and
-a poll after one job ended. The reference is the source as it was before it listed by phase
-and kept what it read (``--before REV``, default ``cda9e80``), loaded from git and run against
-the same server: it lists the 500 newest jobs and reads every waiting or recently failed one
-again each poll.
+a poll after one job ended; and the Running jobs' log previews read for silent logs (at most
+``running_log_reads`` a poll, 5 by default) with how many polls a round over every Running job
+takes (``--running N`` adds N more Running jobs). The reference is the source as it was
+before it listed by phase and kept what it read (``--before REV``, default ``cda9e80``), loaded
+from git and run against the same server: it lists the 500 newest jobs and reads every waiting
+or recently failed one again each poll.
 
-    python3 bench/bench_modelarts.py [--jobs 1000,10000] [--json]
+    python3 bench/bench_modelarts.py [--jobs 1000,10000] [--running 0,1000] [--json]
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from modelarts_server import (  # noqa: E402
     SK,
     ModelArtsServer,
     big_project,
+    job_json,
 )
 
 from cockpit.modelarts.api import SdkModelArtsApi, SdkSettings  # noqa: E402
@@ -76,21 +79,47 @@ class Clock:
         return self.now
 
 
-async def measure(jobs: int, rev: str | None) -> dict:
-    srv = ModelArtsServer(big_project(jobs=jobs)).start()
+def add_running(fx: dict, extra: int) -> set[str]:
+    """``extra`` more Running jobs (started 1-2 days ago), and a log for every Running job: the
+    ids of all of them."""
+    for i in range(extra):
+        jid = f"d0000000-0000-4000-8000-{i:012d}"
+        fx["jobs"][jid] = job_json(
+            jid, f"run-{i}", "Running", "Running", created_min_ago=1500 + i, started_min_ago=1490
+        )
+    running = {j for j, job in fx["jobs"].items() if job["status"]["phase"] == "Running"}
+    for n, jid in enumerate(sorted(running)):
+        fx["logs"][jid] = f"epoch 1 step {n} loss=2.0\n"
+    return running
+
+
+async def measure(jobs: int, rev: str | None, extra_running: int = 0) -> dict:
+    fx = big_project(jobs=jobs)
+    running = add_running(fx, extra_running)
+    srv = ModelArtsServer(fx).start()
     clock = Clock()
     api = SdkModelArtsApi(
         SdkSettings(ak=AK, sk=SK, project_id=PROJECT_ID, endpoint=srv.base_url, timeout=(3, 30))
     )
     src = _source_class(rev)("bench", api, clock=clock)
     want = {j for j, job in srv.fx["jobs"].items() if job["status"]["phase"] in ACTIVE}
+    log_reads: list[int] = []  # per poll: Running jobs' log previews read
+    read: set[str] = set()
+    round_polls: int | None = None  # polls until every Running job's log was read once
 
     async def poll() -> tuple[int, float, set[str]]:
+        nonlocal round_polls
         before = len(srv.requests)
         t = time.perf_counter()
         snap = await src.poll()
         took = time.perf_counter() - t
         assert snap.ok, snap.error
+        logs = [p.split("/")[4] for _m, p in srv.requests[before:] if "/logs/" in p]
+        logs = [j for j in logs if j in running]
+        log_reads.append(len(logs))
+        read.update(logs)
+        if round_polls is None and read >= running:
+            round_polls = len(log_reads)
         return len(srv.requests) - before, took, {j.job_id for j in snap.training_jobs}
 
     try:
@@ -114,6 +143,9 @@ async def measure(jobs: int, rev: str | None) -> dict:
         srv.stop()
     return {
         "jobs": jobs,
+        "running": len(running),
+        "log_reads_max": max(log_reads),
+        "round_polls": round_polls,
         "active": len(want),
         "active_seen": len(want & seen),
         "first": {"requests": first_n, "s": round(first_s, 3)},
@@ -130,6 +162,9 @@ async def measure(jobs: int, rev: str | None) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", default="1000,10000")
+    ap.add_argument(
+        "--running", default="0", help="more Running jobs than the 55 (comma list: one run each)"
+    )
     ap.add_argument("--before", default=BEFORE, help="git revision of the reference source")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -138,9 +173,10 @@ def main() -> None:
     os.environ["NO_PROXY"] = "127.0.0.1,localhost"
     out = []
     for n in (int(x) for x in args.jobs.split(",")):
-        now = asyncio.run(measure(n, None))
-        ref = asyncio.run(measure(n, args.before)) if args.before else None
-        out.append({"now": now, "before": ref})
+        for extra in (int(x) for x in args.running.split(",")):
+            now = asyncio.run(measure(n, None, extra))
+            ref = asyncio.run(measure(n, args.before, extra)) if args.before else None
+            out.append({"now": now, "before": ref})
     if args.json:
         print(json.dumps(out))
         return
@@ -148,7 +184,7 @@ def main() -> None:
     print("|---:|---|---:|---:|---:|---:|")
     for row in out:
         now, ref = row["now"], row["before"] or {}
-        n = now["jobs"]
+        n = f"{now['jobs']:,} ({now['running']:,} running)"
         for key, label in (
             ("first", "first"),
             ("unchanged", "nothing changed"),
@@ -157,15 +193,24 @@ def main() -> None:
         ):
             r = ref.get(key, {})
             print(
-                f"| {n:,} | {label} | {now[key]['requests']} | {now[key]['s']:.3f} | "
+                f"| {n} | {label} | {now[key]['requests']} | {now[key]['s']:.3f} | "
                 f"{r.get('requests', '-')} | {r.get('s', '-')} |"
             )
         print(
-            f"| {n:,} | steady, most requests in one poll | {now['steady_max_requests']} | | "
+            f"| {n} | steady, most requests in one poll | {now['steady_max_requests']} | | "
             f"{ref.get('steady_max_requests', '-')} | |"
         )
         print(
-            f"| {n:,} | active jobs seen | {now['active_seen']} of {now['active']} | | "
+            f"| {n} | Running jobs' log previews, most in one poll | {now['log_reads_max']} | | "
+            "- | |"
+        )
+        rounds = now["round_polls"]
+        print(
+            f"| {n} | polls until every Running job's log was read | "
+            f"{rounds if rounds is not None else '> 23'} | | - | |"
+        )
+        print(
+            f"| {n} | active jobs seen | {now['active_seen']} of {now['active']} | | "
             f"{ref.get('active_seen', '-')} of {ref.get('active', '-')} | |"
         )
 

@@ -105,6 +105,8 @@ class ModelArtsConfig:
     allow_actions: bool = False  # 'a' in a drill-down may stop training jobs
     # ended training jobs kept and shown, the most recently ended (every active one always is)
     max_ended_jobs: int = 500
+    # Running jobs' log previews read per poll, round robin, for silent logs (0: none)
+    running_log_reads: int = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +191,7 @@ _MODELARTS_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "verify_ssl": ((bool,), "boolean"),
     "allow_actions": ((bool,), "boolean"),
     "max_ended_jobs": ((int,), "integer"),
+    "running_log_reads": ((int,), "integer"),
 }
 _UI_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
     "bell": ((bool,), "boolean"),
@@ -419,6 +422,11 @@ def _modelarts(ld: _Loader, name: str, raw: Any) -> ModelArtsConfig:
         raise ld.error(f"{prefix}.region", "region (or endpoint) is required")
     if v.get("max_ended_jobs", 1) < 1:
         raise ld.error(f"{prefix}.max_ended_jobs", "max_ended_jobs must be at least 1")
+    if not 0 <= v.get("running_log_reads", 5) <= 100:
+        # each read is one request of up to 5 MB
+        raise ld.error(
+            f"{prefix}.running_log_reads", "running_log_reads is requests per poll: 0 (off) to 100"
+        )
     for k in ("ak_env", "sk_env"):
         if k in v and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v[k]):
             raise ld.error(
@@ -438,6 +446,7 @@ def _modelarts(ld: _Loader, name: str, raw: Any) -> ModelArtsConfig:
         verify_ssl=v.get("verify_ssl", True),
         allow_actions=v.get("allow_actions", False),
         max_ended_jobs=v.get("max_ended_jobs", 500),
+        running_log_reads=v.get("running_log_reads", 5),
     )
 
 

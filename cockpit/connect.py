@@ -106,6 +106,7 @@ def build_sources(
         for _, cfg in wanted:
             source = ModelArtsSource.from_config(cfg, clock=clock)
             source.allow_actions = cfg.allow_actions
+            source.use_risk(config.risk)  # log_silent_s for Running jobs' logs
             sources.append(source)
     return sources
 

@@ -313,6 +313,9 @@ class TrainingJob:
     log_task: str = ""
     workspace_id: str = ""
     log_changed_at: datetime | None = None  # when the poller last saw log_preview grow
+    log_checked_at: datetime | None = None  # when log_preview was read (None: just now)
+    # line number of log_preview's first line: a Running job keeps only its preview's tail
+    log_first_line: int = 1
 
     @property
     def console_phase(self) -> str:

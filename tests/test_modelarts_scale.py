@@ -23,6 +23,7 @@ from modelarts_server import (  # noqa: E402
 )
 
 from cockpit.modelarts.api import SdkModelArtsApi, SdkSettings  # noqa: E402
+from cockpit.modelarts.logwatch import READS_PER_POLL  # noqa: E402
 from cockpit.modelarts.source import ModelArtsSource  # noqa: E402
 
 
@@ -102,12 +103,16 @@ async def test_a_steady_project_stays_cheap_while_waiting_jobs_are_reread(server
     booting = {
         j for j, job in server.fx["jobs"].items() if job["status"]["secondary_phase"] == "Creating"
     }
+    running = {j for j, job in server.fx["jobs"].items() if job["status"]["phase"] == "Running"}
     costs = []
     previews: dict[str, list] = {j: [] for j in booting}
     for step in range(1, 21):  # ten minutes of 30 s polls
         clock.now = NOW + timedelta(seconds=30 * step)
         _, requests = await poll_counted(src, server)
-        costs.append(len(requests))
+        # Running jobs' logs come on top, within their own budget (tests below)
+        logs = [p for _m, p in requests if "/logs/" in p and p.split("/")[4] in running]
+        assert len(logs) <= READS_PER_POLL, logs
+        costs.append(len(requests) - len(logs))
         for _method, path in requests:
             for j in booting:
                 if f"/training-jobs/{j}/tasks/" in path:
@@ -189,4 +194,7 @@ async def test_the_benchmark_runs_in_its_smoke_form(monkeypatch):
 
     res = await measure(300, None)
     assert res["active_seen"] == res["active"] == 100
-    assert res["unchanged"]["requests"] <= 10 and res["steady_max_requests"] <= 10
+    # Running jobs' log previews come on top of the waiting jobs' re-reads, within their budget
+    assert res["log_reads_max"] <= READS_PER_POLL
+    assert res["unchanged"]["requests"] <= 10 + READS_PER_POLL
+    assert res["steady_max_requests"] <= 10 + READS_PER_POLL

@@ -23,7 +23,7 @@ import dataclasses
 import os
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,8 @@ from cockpit.model import (
     Artifacts,
     LogLocation,
     Pool,
+    RiskProbe,
+    RiskSettings,
     Snapshot,
     SourceError,
     Subject,
@@ -58,6 +60,7 @@ from cockpit.modelarts.jobcache import (
     keep_ended,
     wants_details,
 )
+from cockpit.modelarts.logwatch import READS_PER_POLL, PreviewCache, RunningLogs, preview_text
 from cockpit.modelarts.parse import (
     parse_flavor_max_available,
     parse_pool,
@@ -77,42 +80,6 @@ WAITING_PHASES = frozenset({"Creating", "Pending"})
 MAX_ENDED = 500  # ended jobs kept and shown, the most recently ended first
 SDK_THREADS = 4  # the SDK's own pool: a slow ModelArts cannot starve the rest of the cockpit
 CALL_TIMEOUT_S = 30.0  # any one SDK call, retries included (the SDK's own read timeout is 10 s)
-PREVIEWS_MAX = 64  # log previews held (each up to 5 MB) ...
-PREVIEW_BYTES_MAX = 32 << 20  # ... and their characters together
-
-
-class PreviewCache:
-    """Log previews by path, bounded by count and size (oldest out first); :meth:`keep_jobs`
-    forgets the jobs that left the list."""
-
-    def __init__(self, max_items: int = PREVIEWS_MAX, max_chars: int = PREVIEW_BYTES_MAX) -> None:
-        self.max_items, self.max_chars = max_items, max_chars
-        self._items: dict[str, str] = {}
-        self.chars = 0
-
-    def __contains__(self, path: object) -> bool:
-        return path in self._items
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __getitem__(self, path: str) -> str:
-        return self._items[path]
-
-    def __setitem__(self, path: str, text: str) -> None:
-        old = self._items.pop(path, None)
-        self.chars -= len(old) if old is not None else 0
-        self._items[path] = text
-        self.chars += len(text)
-        while len(self._items) > 1 and (
-            len(self._items) > self.max_items or self.chars > self.max_chars
-        ):
-            self.chars -= len(self._items.pop(next(iter(self._items))))
-
-    def keep_jobs(self, job_ids: Iterable[str]) -> None:
-        keep = {log_path(j, "") for j in job_ids}  # "modelarts://<job>/" prefixes
-        for path in [p for p in self._items if p[: p.rfind("/") + 1] not in keep]:
-            self.chars -= len(self._items.pop(path))
 
 
 def utc_now() -> datetime:
@@ -145,6 +112,7 @@ class ModelArtsSource(Source):
         pool_cache_s: float = 60,
         max_ended: int = MAX_ENDED,
         concurrency: int = 8,
+        log_reads: int = READS_PER_POLL,
     ) -> None:
         self.name = name
         self.api = api
@@ -173,6 +141,9 @@ class ModelArtsSource(Source):
             str, tuple[int, datetime]
         ] = {}  # job id -> (size, first seen at that size)
         self._last: Snapshot | None = None
+        self.log_reads = log_reads  # Running jobs' log previews read per poll
+        self._running_logs = RunningLogs()
+        self._probe = RiskProbe()  # the [risk] thresholds the rules read (use_risk)
         # a 429's Retry-After blocks the next polls; a replay (cockpit --replay) steps at once
         self.honour_retry_after = True
 
@@ -223,7 +194,12 @@ class ModelArtsSource(Source):
             interval=float(getattr(cfg, "interval", 30.0) or 30.0),
             clock=clock or utc_now,
             max_ended=int(getattr(cfg, "max_ended_jobs", MAX_ENDED) or MAX_ENDED),
+            log_reads=int(getattr(cfg, "running_log_reads", READS_PER_POLL)),
         )
+
+    def use_risk(self, settings: RiskSettings) -> None:
+        """The config's ``[risk]``: ``log_silent_s`` for a Running job's log."""
+        self._probe = RiskProbe(settings=settings)
 
     # ------------------------------------------------------------------ helpers
 
@@ -365,6 +341,7 @@ class ModelArtsSource(Source):
         self._ended = keep_ended(
             {e.job.job_id: e for e in ended_entries if e is not None}, self.max_ended
         )
+        await self._read_running_logs(now, warnings)
         self._last_now = now
         self._last_total = total
         if total is not None and total > len(self._active) + len(self._ended):
@@ -377,7 +354,7 @@ class ModelArtsSource(Source):
             (*self._active.values(), *self._ended.values()),
             key=lambda e: (-create_ms(e.item), e.job.job_id),
         )
-        training_jobs = tuple(e.job for e in kept)
+        training_jobs = tuple(self._running_logs.apply(e.job) for e in kept)
         enriched = await self._max_available(pools, training_jobs, warnings)
         if pools is self._pools:
             self._pools = enriched  # flavor capacity is cached with the pools it belongs to
@@ -388,6 +365,7 @@ class ModelArtsSource(Source):
             training_jobs=training_jobs,
             pools=enriched,
             warnings=tuple(warnings),
+            risk=self._probe,
         )
         self._last = snap
         # what only shown jobs need: previews and "log unchanged since" go with their job
@@ -398,7 +376,22 @@ class ModelArtsSource(Source):
 
     def _forget(self) -> None:
         self._active, self._ended, self._newest_ms, self._last_total = {}, {}, None, None
-        self._log_seen = {}
+        self._log_seen, self._running_logs = {}, RunningLogs()
+
+    async def _read_running_logs(self, now: datetime, warnings: list[str]) -> None:
+        """Read a few Running jobs' log previews (:mod:`cockpit.modelarts.logwatch`)."""
+        logs = self._running_logs
+        due = logs.due(self._active.values(), now, self.log_reads, self._probe.settings)
+        answers = await asyncio.gather(
+            *(
+                self._optional(self.api.logs_preview, j, t, warnings=warnings, what=f"job {j} log")
+                for j, t in due
+            )
+        )
+        for (jid, task), answer in zip(due, answers, strict=True):
+            logs.record(jid, task, answer, now)
+            if answer is not None:  # the log viewer opens what the finding quotes
+                self._logs[log_path(jid, task)] = preview_text(answer)[0]
 
     async def _list_pages(
         self, phases: tuple[str, ...] = (), *, stop_ms: int | None = None, cap: int | None = None
@@ -722,7 +715,8 @@ class ModelArtsSource(Source):
         if subject.kind != "training_job":
             return Artifacts()
         job = self._find_job(subject.id, snapshot)
-        if job is None or (not job.events and not job.log_preview):
+        # a Running job's list entry and its log's tail say little: read it whole
+        if job is None or (not job.events and (not job.log_preview or job.log_checked_at)):
             try:
                 job = await self.fetch_job(subject.id)
             except (ModelArtsApiError, ParseError):

@@ -344,7 +344,8 @@ class BaselineRecorder:
         out: list[Baseline] = []
         for job in fresh[: self.per_poll]:
             self._tried.add(job.job_id)
-            text = job.log_preview
+            # a Running job's preview read for silence is its tail: the start is read here
+            text = job.log_preview if job.log_first_line == 1 else ""
             if not text.strip():
                 from cockpit.model import training_log_path as log_path
 

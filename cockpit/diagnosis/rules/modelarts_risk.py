@@ -3,7 +3,10 @@ for ``RiskSettings.log_silent_s`` (30 min unless the snapshot's probe says other
 warning naming its last line and when it was written, as ``job_output_silent`` is for Slurm
 and ``startup_log_silent`` for a job still Initializing. The age comes from the line's own
 timestamp when it has one, else from when the poller last saw the preview change
-(``TrainingJob.log_changed_at``): a preview the source did not read says nothing.
+(``TrainingJob.log_changed_at``): a preview the source did not read says nothing. The source
+reads Running jobs' previews a few a poll (:mod:`cockpit.modelarts.logwatch`), so a preview
+may be older than the poll: the silence must hold at the read itself
+(``TrainingJob.log_checked_at``), never be assumed from a read long ago.
 """
 
 from __future__ import annotations
@@ -24,18 +27,26 @@ def running_log_silent(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
     probe = ctx.snapshot.risk
     after = (probe.settings if probe is not None else RiskSettings()).log_silent_s
     got = silence(job, ctx.now)
-    if got is None or got[2] < after:
+    if got is None:
         return
     line_no, text, age = got
+    checked = job.log_checked_at or ctx.now
+    # silent for the threshold as of the read, not only as of now
+    if age - max(0.0, (ctx.now - checked).total_seconds()) < after:
+        return
     since = (ctx.now - timedelta(seconds=age)).replace(microsecond=0)  # when it was written
+    read = f"; as read at {checked:%H:%M}" if job.log_checked_at is not None else ""
     yield Finding(
         root_cause="training_log_silent",
         severity="warning",
         subject=Subject("training_job", ctx.snapshot.source, job.job_id, name=job.name),
-        title=f"Running, no new log line since {since:%H:%M} (last: {clip(strip_time(text), 60)})",
+        title=(
+            f"log silent for {int(age // 60)} min, since {since:%H:%M} "
+            f"(last: {clip(strip_time(text), 60)})"
+        ),
         explanation=(
-            f"The job is Running but its log's last line (line {line_no}) was written at "
-            f"{since:%Y-%m-%d %H:%M} UTC, {fmt_duration(int(age))} ago (threshold "
+            f"The job is Running but its log's last line (line {line_no}) was written at or "
+            f"before {since:%Y-%m-%d %H:%M} UTC, {fmt_duration(int(age))} ago{read} (threshold "
             f"{fmt_duration(int(after))}): a hang (a collective waiting for a rank that died, a "
             "stalled data loader, a mount that stopped answering) keeps its nodes until the "
             "job's own timeout."

@@ -131,10 +131,20 @@ def silence(job: TrainingJob, now: datetime) -> tuple[int, str, float] | None:
     if got is None:
         return None
     line_no, text, written = got
-    when = written or job.log_changed_at
+    when = written_at(written, job)
     if when is None:
         return None
-    return line_no, text, max(0.0, (now - when).total_seconds())
+    return line_no + job.log_first_line - 1, text, max(0.0, (now - when).total_seconds())
+
+
+def written_at(stamp: datetime | None, job: TrainingJob) -> datetime | None:
+    """When the log's last line was written: its own ``stamp``, unless that is later than
+    the read that saw it (a local time taken as UTC, a skewed clock: it then says nothing),
+    else when the poller first saw the log as it is (``log_changed_at``)."""
+    seen = job.log_checked_at or job.log_changed_at
+    if stamp is not None and (seen is None or stamp <= seen):
+        return stamp
+    return job.log_changed_at
 
 
 def job_log_silent(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
