@@ -31,13 +31,16 @@ async def test_fake_site_polls_without_warnings(fake_path):
     states = {j.state for j in snap.jobs}
     assert {"PENDING", "RUNNING", "FAILED"} <= states
     assert any(n.is_drain for n in snap.nodes)
-    # one poll: squeue, the node and partition tables, and one backfill sacct (jobs that
-    # failed since the last poll)
+    # one poll: squeue, the node and partition tables, one backfill sacct (jobs that failed
+    # since the last poll), and the at-risk sampler's one sstat and one `squeue -O` for the
+    # running jobs it samples (within its budget, never one per job)
     assert count_calls(fake_path) == {
         "squeue": 1,
         "scontrol show node": 1,
         "scontrol show partition": 1,
         "sacct": 1,
+        "sstat": 1,
+        "squeue -O": 1,
     }
 
 

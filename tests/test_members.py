@@ -85,5 +85,5 @@ async def test_the_members_header_names_what_affected_counts(tmp_path):
         app.push_screen(MembersScreen(inc))
         await pilot.pause()
         title = str(app.screen.query_one("#members-title").render())
-        assert "1 finding(s)" in title and "affected 4: node " in title
+        assert "1 finding ·" in title and "affected 4: node " in title
         await app.hub.close()

@@ -211,6 +211,7 @@ async def test_source_poll_coalesces_and_counts():
         "scontrol show node": 1,
         "scontrol show partition": 1,
         "sacct": 1,  # the backfill: failed jobs squeue no longer lists (cockpit.slurm.backfill)
+        "sstat": 1,  # the at-risk sampler: its running jobs' MaxRSS, one call (slurm.risk)
     }
     assert (
         any(n.reason == "lab: ECC errors on DIMM B2" for n in a.nodes)

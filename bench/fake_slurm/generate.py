@@ -238,7 +238,11 @@ _CALL = 'printf "%s\\n" "$LABEL" >> "$ROOT/calls.log"'
 
 _SQUEUE = """#!/bin/sh
 # fake squeue (bench/fake_slurm): prints the generated site, counts itself
-ROOT={root}; LABEL=squeue; {call}
+ROOT={root}; LABEL=squeue
+# the at-risk sampler's `squeue -O JobID,UserID,GroupID,StdOut` of a few running jobs: the
+# generated site keeps no output files, so no paths (nothing to stat)
+case " $* " in *" -O "*) LABEL="squeue -O"; {call}; exit 0 ;; esac
+{call}
 if [ "$*" != {expected} ]; then echo "fake squeue: unexpected arguments: $*" >&2; exit 1; fi
 exec cat "$ROOT/squeue.out"
 """
@@ -280,6 +284,13 @@ exec awk -F "$(printf '\\037')" -v ids="$ids" -v user="$user" -v name="$name" '
   {{ split($1, p, ".") }}
   (ids != "" && (p[1] in want)) || (ids == "" && $4 == user && $2 == name && p[2] == "")
 ' "$ROOT/sacct.out"
+"""
+
+_SSTAT = """#!/bin/sh
+# fake sstat (bench/fake_slurm): the at-risk sampler's one call per poll; each asked job's
+# batch step at a steady share of nothing recorded yet (steps that have not reported)
+ROOT={root}; LABEL=sstat; {call}
+exit 0
 """
 
 _SINFO = """#!/bin/sh
@@ -361,6 +372,7 @@ def generate(
     _write_exe(root / "bin" / "scontrol", _SCONTROL.format(version=SLURM_VERSION, **fmt))
     _write_exe(root / "bin" / "sacct", _SACCT.format(fields=q(",".join(SACCT_FIELDS)), **fmt))
     _write_exe(root / "bin" / "sinfo", _SINFO.format(**fmt))
+    _write_exe(root / "bin" / "sstat", _SSTAT.format(**fmt))
     (root / "calls.log").write_text("")
     meta_path.write_text(json.dumps({**want, "detail_ids": first, "failed_ids": failed[:50]}))
     return Site(root, jobs, nodes, tuple(first), tuple(failed[:50]))
