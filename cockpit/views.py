@@ -23,16 +23,15 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from cockpit.i18n import N_, _
-from cockpit.model import SEVERITY_RANK, ExitCode, Finding, FsUsage, Incident, Snapshot
+from cockpit.model import SEVERITY_RANK, ExitCode, Finding, Incident, Snapshot
 from cockpit.text import clean
 from cockpit.units import squeue_time
 from cockpit.widgets.fmt import age
 from cockpit.widgets.rows import Column, Row, RowList, prepare_rows
 from cockpit.widgets.rows import _search_text as search_text  # prepare_rows' own
-from cockpit.widgets.status_entry import StatusEntry
 
 if TYPE_CHECKING:
-    from cockpit.runtime.hub import Hub
+    pass
 
 __all__ = [
     "Column",
@@ -61,11 +60,8 @@ __all__ = [
     "row_key",
     "since",
     "slurm_duration",
-    "source_status",
     "split_key",
     "stamp",
-    "storage_groups",
-    "storage_threshold",
     "training_rows",
 ]
 
@@ -787,50 +783,3 @@ def incident_summary(inc: Incident, acked: bool, now: datetime) -> Text:
         more = _(" and {n} more").format(n=extra) if extra > 0 else ""
         out.append("\n" + _("affected ({n}): ").format(n=len(inc.affected)) + shown + more)
     return out
-
-
-# ------------------------------------------------------------------ the hub, as plain data
-
-
-def source_status(hub: Hub) -> tuple[StatusEntry, ...]:
-    """Per source what the status line says (~10 µs: it is asked every second)."""
-    now = hub.clock()
-    out = []
-    for st in hub.states.values():
-        stale = st.stale(now)
-        snap = st.snapshot
-        err = st.error
-        out.append(
-            StatusEntry(
-                st.name,
-                taken_at=snap.taken_at if snap is not None else None,
-                age_s=st.age_s(now) if stale else None,
-                stale=stale,
-                error=None if err is None else f"{err.kind}: {err.message}",
-                failures=st.failures,
-                warnings=len(snap.warnings) if snap is not None else 0,
-                connecting=snap is None and err is None,
-                group=_("clusters") if st.source.kind == "slurm" else "ModelArts",
-                version=snap.slurm_version if snap is not None else "",
-            )
-        )
-    return tuple(out)
-
-
-def storage_groups(hub: Hub) -> list[tuple[str, tuple[FsUsage, ...]]]:
-    """(cluster, its filesystems' usage) per source that collected any; the cluster's name
-    only when there are several Slurm sources."""
-    states = hub.states.values()
-    multi = sum(1 for st in states if st.source.kind == "slurm") > 1
-    out = []
-    for st in states:
-        snap = st.snapshot
-        if snap is not None and snap.storage:
-            out.append((st.name if multi else "", tuple(snap.storage)))
-    return out
-
-
-def storage_threshold(hub: Hub) -> float:
-    """Usage (%) at which a filesystem shows red: the alert rule's, 85 without a watcher."""
-    cfg = getattr(hub.watcher, "config", None)
-    return float(getattr(cfg, "storage_pct", 85.0))

@@ -25,6 +25,7 @@ from cockpit.diagnosis.logscan import (
     iter_errors_in_pieces,
 )
 from cockpit.errors import UserError
+from cockpit.ingest.textstream import utf8_stream
 
 __all__ = [
     "CHUNK",
@@ -119,8 +120,6 @@ def open_input(path: str, folder_ok: str = "") -> BinaryIO:
 
 def _text_stream(fh: BinaryIO) -> BinaryIO:
     """``fh`` as UTF-8 bytes: a UTF-16 log (byte order mark) decoded, anything else as is."""
-    from cockpit.ingest.sources import utf8_stream
-
     return utf8_stream(fh)
 
 

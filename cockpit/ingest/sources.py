@@ -30,6 +30,7 @@ from cockpit.errors import UserError
 from cockpit.ingest import logfile
 from cockpit.ingest.logfile import StreamScan, scan_stream
 from cockpit.ingest.sniff import scan_kind, sniff
+from cockpit.ingest.textstream import _Decoded, _read_up_to, _Replay, is_utf16
 
 SMALL = 32 << 20  # an input up to this size is read whole and split into parts
 MAX_ARCHIVE_BYTES = 8 << 30  # uncompressed bytes read from one archive, at most
@@ -86,26 +87,6 @@ def looks_binary(head: bytes) -> bool:
             return True
     bad = sum(1 for b in sample if b < 9 or 13 < b < 32 and b != 27)
     return bad > len(sample) * 0.1
-
-
-def is_utf16(head: bytes) -> bool:
-    """Whether ``head`` is UTF-16 text: a byte order mark, and then text with a space or line
-    break in it (UTF-8 log text after two stray bytes ``\\xff\\xfe`` decodes to CJK-looking
-    characters with neither)."""
-    if not head.startswith(_BOMS):
-        return False
-    sample = head[2 : 2 + _BINARY_SNIFF]
-    sample = sample[: len(sample) & ~1]
-    enc = "utf-16-le" if head.startswith(codecs.BOM_UTF16_LE) else "utf-16-be"
-    text = sample.decode(enc, "replace")
-    return len(text) < 16 or any(c in text for c in " \n\t")
-
-
-def utf8_stream(fh: BinaryIO) -> BinaryIO:
-    """``fh`` read as UTF-8: a UTF-16 stream (:func:`is_utf16`) decoded, others as they are."""
-    head = _read_up_to(fh, 4096)
-    replay = io.BufferedReader(_Replay(head, fh))
-    return io.BufferedReader(_Decoded(replay, "utf-16")) if is_utf16(head) else replay
 
 
 def _archive_kind(head: bytes) -> str:
@@ -320,38 +301,7 @@ def _stream_note(name: str, scan: StreamScan, size: int | None, why: str = "") -
     )
 
 
-def _read_up_to(fh: BinaryIO, n: int) -> bytes:
-    chunks, got = [], 0
-    while got < n:
-        b = fh.read(n - got)
-        if not b:
-            break
-        chunks.append(b)
-        got += len(b)
-    return b"".join(chunks)
-
-
 # --------------------------------------------------------------------------- archives
-
-
-class _Replay(io.RawIOBase):
-    """A stream whose first bytes were already read: serves them again, then the rest."""
-
-    def __init__(self, head: bytes, rest: BinaryIO) -> None:
-        self._head, self._rest = memoryview(head), rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:  # type: ignore[override]
-        if self._head:
-            n = min(len(b), len(self._head))
-            b[:n] = self._head[:n]
-            self._head = self._head[n:]
-            return n
-        data = self._rest.read(len(b))
-        b[: len(data)] = data
-        return len(data)
 
 
 class _Capped(io.RawIOBase):
@@ -371,28 +321,6 @@ class _Capped(io.RawIOBase):
         with memoryview(b) as mv, mv[: min(len(b), self.left)] as dest:
             n = self._fh.readinto(dest) or 0  # in place: no copy of a large read
         self.left -= n
-        return n
-
-
-class _Decoded(io.RawIOBase):
-    """A text stream in another encoding, served as UTF-8 (undecodable bytes replaced)."""
-
-    def __init__(self, fh: BinaryIO, encoding: str) -> None:
-        self._fh, self._out = fh, b""
-        self._dec = codecs.getincrementaldecoder(encoding)(errors="replace")
-        self._eof = False
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:  # type: ignore[override]
-        while not self._out and not self._eof:
-            raw = self._fh.read(1 << 16)
-            self._eof = not raw
-            self._out = self._dec.decode(raw, final=self._eof).encode("utf-8")
-        n = min(len(b), len(self._out))
-        b[:n] = self._out[:n]
-        self._out = self._out[n:]
         return n
 
 

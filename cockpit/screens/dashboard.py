@@ -10,8 +10,9 @@ from textual.widgets import Static
 
 from cockpit.i18n import N_, _
 from cockpit.model import Subject
+from cockpit.status_views import storage_groups, storage_threshold
 from cockpit.text import clean
-from cockpit.views import split_key, storage_groups, storage_threshold
+from cockpit.views import split_key
 from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.storage import StorageStrip
 from cockpit.widgets.table import VirtualTable

@@ -24,6 +24,7 @@ from cockpit import gcpolicy
 from cockpit.diagnosis.context import clip
 from cockpit.i18n import N_, _
 from cockpit.model import SEVERITY_RANK, Finding
+from cockpit.status_views import source_status
 from cockpit.text import clean
 from cockpit.views import (
     INCIDENT_COLUMNS,
@@ -33,7 +34,6 @@ from cockpit.views import (
     SEVERITY_STYLE,
     TRAINING_COLUMNS,
     drop_cluster,
-    source_status,
 )
 from cockpit.widgets.status import StatusLine
 from cockpit.widgets.table import Column, VirtualTable

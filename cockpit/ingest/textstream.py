@@ -1,0 +1,85 @@
+"""A byte stream read as UTF-8 text: a UTF-16 log (byte order mark, then text) decoded, any
+other stream replayed as it is. Shared by the one-file scanner (:mod:`cockpit.ingest.logfile`)
+and the bundle reader (:mod:`cockpit.ingest.sources`)."""
+
+from __future__ import annotations
+
+import codecs
+import io
+from typing import BinaryIO
+
+_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+_BINARY_SNIFF = 2048
+
+
+def is_utf16(head: bytes) -> bool:
+    """Whether ``head`` is UTF-16 text: a byte order mark, and then text with a space or line
+    break in it (UTF-8 log text after two stray bytes ``\\xff\\xfe`` decodes to CJK-looking
+    characters with neither)."""
+    if not head.startswith(_BOMS):
+        return False
+    sample = head[2 : 2 + _BINARY_SNIFF]
+    sample = sample[: len(sample) & ~1]
+    enc = "utf-16-le" if head.startswith(codecs.BOM_UTF16_LE) else "utf-16-be"
+    text = sample.decode(enc, "replace")
+    return len(text) < 16 or any(c in text for c in " \n\t")
+
+
+def utf8_stream(fh: BinaryIO) -> BinaryIO:
+    """``fh`` read as UTF-8: a UTF-16 stream (:func:`is_utf16`) decoded, others as they are."""
+    head = _read_up_to(fh, 4096)
+    replay = io.BufferedReader(_Replay(head, fh))
+    return io.BufferedReader(_Decoded(replay, "utf-16")) if is_utf16(head) else replay
+
+
+def _read_up_to(fh: BinaryIO, n: int) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        b = fh.read(n - got)
+        if not b:
+            break
+        chunks.append(b)
+        got += len(b)
+    return b"".join(chunks)
+
+
+class _Replay(io.RawIOBase):
+    """A stream whose first bytes were already read: serves them again, then the rest."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head, self._rest = memoryview(head), rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+class _Decoded(io.RawIOBase):
+    """A text stream in another encoding, served as UTF-8 (undecodable bytes replaced)."""
+
+    def __init__(self, fh: BinaryIO, encoding: str) -> None:
+        self._fh, self._out = fh, b""
+        self._dec = codecs.getincrementaldecoder(encoding)(errors="replace")
+        self._eof = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        while not self._out and not self._eof:
+            raw = self._fh.read(1 << 16)
+            self._eof = not raw
+            self._out = self._dec.decode(raw, final=self._eof).encode("utf-8")
+        n = min(len(b), len(self._out))
+        b[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
