@@ -203,3 +203,26 @@ async def test_a_log_stamped_in_local_time_is_still_named_silent():
     finally:
         await src.close()
         srv.stop()
+
+
+async def test_the_finding_points_at_the_last_line_of_a_long_log():
+    """Only a preview's tail is kept per job; the line number is still the log's own, and the
+    log viewer opens that line."""
+    fx = two_trainings()
+    fx["logs"][HUNG] = "".join(f"epoch 1 step {s} loss=1.5\n" for s in range(1, 501))
+    srv = ModelArtsServer(fx).start()
+    clock = Clock()
+    src = make_source(srv, clock)
+    try:
+        for step in range(5):
+            clock.now = NOW + timedelta(seconds=30 * step)
+            srv.fx["logs"][BUSY] += "epoch 1 step 101 loss=2.30\n"
+            snap = await src.poll()
+        (f,) = [f for f in diagnose(snap, now=clock.now) if f.root_cause == "training_log_silent"]
+        ev = f.evidence[0]
+        assert ev.line == 500 and ev.text == "epoch 1 step 500 loss=1.5"
+        data = await src.read_range(ev.path, 0, 1 << 20)
+        assert data.decode().splitlines()[ev.line - 1] == ev.text
+    finally:
+        await src.close()
+        srv.stop()

@@ -532,7 +532,7 @@ def build_jobs() -> list[MaJob]:
             inputs=(
                 ("data_url", "/ml-data/zh-corpus/", "/home/ma-user/modelarts/inputs/data_url_0"),
             ),
-            log=(*_startup(-2 * 3600 + 8, 38), *_progress(-2 * 3600 + 100, 200, every=60)),
+            log=(*_startup(-2 * 3600 + 8, 38), *_progress(-2 * 3600 + 100, 2000, every=60)),
         ),
         MaJob(
             14,
@@ -564,6 +564,29 @@ def build_jobs() -> list[MaJob]:
             events=((-12 * m, "Info", "Job", "Training job created."),),
             inputs=(("data_url", "/ml-data/sft/", "/obs/ml-data/sft/"),),
             extra={"sub_stages": {"preparing": ("start pulling image",)}},
+        ),
+        # Running, but its log stopped 47 min ago mid-epoch: a hung collective keeps 16 GPUs
+        MaJob(
+            16,
+            "llama-13b-ddp-2node",
+            -3 * 3600,
+            ((-3 * 3600, "Pending", "Creating"), (-3 * 3600 + 60, "Running", "Running")),
+            (
+                ("scheduling", -3 * 3600, -3 * 3600 + 6),
+                ("preparing", -3 * 3600 + 6, -3 * 3600 + 60),
+                ("running", -3 * 3600 + 60, None),
+            ),
+            pool=POOL_TEAM,
+            flavor="modelarts.vm.gpu.8v100",
+            nodes=2,
+            events=(
+                (-3 * 3600, "Info", "Job", "Training job created."),
+                (-3 * 3600 + 60, "Info", "Job", "Training job is running."),
+            ),
+            log=(
+                (-3 * 3600 + 65, "{ts} [ModelArts Service Log]Training start, 2 nodes x 8 GPUs"),
+                *((at, "{ts} " + line) for at, line in _progress(-3 * 3600 + 120, 132, every=60)),
+            ),
         ),
     ]
     return jobs

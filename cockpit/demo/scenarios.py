@@ -61,6 +61,11 @@ SCENARIOS: dict[str, tuple[str, str, str]] = {
         "5b1c0a4e-7d21-4f3a-9c11-000000000015",
         "scheduling_constraint_unsatisfied",
     ),
+    "ma-running-log-silent": (
+        "training_job",
+        "5b1c0a4e-7d21-4f3a-9c11-000000000016",
+        "training_log_silent",
+    ),
 }
 
 # Jobs that keep the demo honest: a finding on them would be a false alarm.
