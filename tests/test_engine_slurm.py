@@ -665,3 +665,9 @@ def test_the_failed_nodes_incident_takes_in_the_job_it_requeued():
     (inc,) = [i for i in incidents if i.subject.id == "c3"]
     assert any(s.kind == "job" and s.id == "15" for s in inc.affected), inc
     assert not any(i.subject.kind == "job" and i.subject.id == "15" for i in incidents)
+
+
+def test_a_slurmd_log_silent_for_days_says_since_which_day():
+    log = "[2026-11-26T17:30:00.000] launch task StepId=9.0 request from UID:0\n"
+    top = _down_node("Not responding", log)
+    assert "slurmd log silent since 2026-11-26 17:30:00" in top.title, top.title

@@ -261,11 +261,11 @@ def _slurmd_last_words(node: SlurmNode, ctx: RuleContext) -> tuple[str, Evidence
             continue
         text = lines[i].strip()
         m = _STAMP.match(text)
-        at = f" at {m.group(1)[11:]}" if m else ""
+        when = _clock_time(m.group(1), node) if m else ""
         if _SLURMD_STOPPED.search(text):
-            tail = f"slurmd was stopped{at}"
+            tail = f"slurmd was stopped{' at ' + when if when else ''}"
         else:
-            tail = f"slurmd log silent since {m.group(1)[11:] if m else 'its last line'}"
+            tail = f"slurmd log silent since {when or 'its last line'}"
         ev = Evidence(lt.name, text, line=lt.file_line(i + 1), path=lt.path, tier=1)
         break
     requeued = _requeued_for(node, ctx)
@@ -273,6 +273,14 @@ def _slurmd_last_words(node: SlurmNode, ctx: RuleContext) -> tuple[str, Evidence
         more = f"{requeued} job{'s' if requeued > 1 else ''} requeued"
         tail = f"{tail}; {more}" if tail else more
     return (tail, ev) if tail else None
+
+
+def _clock_time(stamp: str, node: SlurmNode) -> str:
+    """A log stamp's time of day, with its date when that is not the day the node's reason
+    was set ("since 17:30:00" three days ago read as this afternoon)."""
+    day, _, clock = stamp.partition("T")
+    same = node.reason_time is not None and node.reason_time.strftime("%Y-%m-%d") == day
+    return clock if same else f"{day} {clock}"
 
 
 def _requeued_for(node: SlurmNode, ctx: RuleContext) -> int:
