@@ -646,7 +646,8 @@ def training_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> RowL
             phase,
             age(in_phase),
             t.pool_name or t.pool_id,
-            t.flavor_id,
+            # every flavor starts "modelarts.": the part that tells them apart is the end
+            t.flavor_id.removeprefix("modelarts."),
             _training_verdict_cell(console, _training_verdict_cell(t.phase, title)),
             src,
         )

@@ -671,3 +671,11 @@ def test_a_slurmd_log_silent_for_days_says_since_which_day():
     log = "[2026-11-26T17:30:00.000] launch task StepId=9.0 request from UID:0\n"
     top = _down_node("Not responding", log)
     assert "slurmd log silent since 2026-11-26 17:30:00" in top.title, top.title
+
+
+def test_a_cancelled_job_is_never_said_to_have_exited_normally():
+    from cockpit.diagnosis.rules.slurm_common import explain_exit
+
+    for state in ("CANCELLED", "CANCELLED by 1012"):
+        said = explain_exit(ExitCode(0, 0), state)
+        assert "exited normally" not in said and "cancelled" in said, said

@@ -165,8 +165,8 @@ def test_without_textual_serve_it_says_which_extra_to_install():
     res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert res.returncode == 2
     assert res.stderr.strip() == (
-        "cockpit: cockpit web needs textual-serve: pip install 'cockpit[web]' "
-        "(or pip install textual-serve)"
+        "cockpit: cockpit web needs textual-serve: pip install -e '.[web]' in the cockpit's "
+        "clone (or pip install textual-serve)"
     )
 
 

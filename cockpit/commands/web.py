@@ -24,7 +24,8 @@ from cockpit.errors import UserError
 from cockpit.i18n import _
 
 NEEDS_EXTRA = (
-    "cockpit web needs textual-serve: pip install 'cockpit[web]' (or pip install textual-serve)"
+    "cockpit web needs textual-serve: pip install -e '.[web]' in the cockpit's clone "
+    "(or pip install textual-serve)"
 )
 
 

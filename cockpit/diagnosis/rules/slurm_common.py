@@ -344,6 +344,9 @@ def explain_exit(job_ec: ExitCode | None, state: str = "") -> str:
         return f"ExitCode {code}:{sig}: ended by {name}{extra}."
     if code == 0 and state in SLURM_ENDED:
         return f"ExitCode 0:0: Slurm ended the job ({state}); the program did not exit itself."
+    if code == 0 and state.startswith("CANCELLED"):
+        # the job's 0:0 is the batch script's status before scancel's signal reached it
+        return "ExitCode 0:0: cancelled (scancel); the program did not exit itself."
     if code == 0:
         return "ExitCode 0:0: the program exited normally."
     meaning = EXIT_MEANING.get(code, "an error status from the program")
