@@ -40,7 +40,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
-from cockpit.i18n import N_
+from cockpit.i18n import N_, ngettext
 
 from ._safe import clean
 from .logdata import (
@@ -715,7 +715,12 @@ class LogView(FindInLog, ScrollView, can_focus=True):
             parts.append(f"&{clean(self.keep_text, 40)}: {len(self._kept)} lines")
         err = self.error_at(self.cursor)
         crit = sum(1 for e in self.errors if e.severity == "critical")
-        counts = f"{crit} errors, {len(self.errors) - crit} warnings"
+        warn = len(self.errors) - crit
+        counts = (
+            ngettext("{n} error", "{n} errors", crit).format(n=crit)
+            + ", "
+            + ngettext("{n} warning", "{n} warnings", warn).format(n=warn)
+        )
         parts.append(counts + (f" · here: {err.label}" if err else ""))
         if not self._done:
             parts.append(f"indexing {self.indexed_fraction:.0%}")
