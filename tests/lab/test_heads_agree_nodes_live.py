@@ -253,8 +253,9 @@ async def test_the_tui_says_what_the_cli_heads_say_about_them(site, lab_env, tmp
 
 
 def test_controller_stopped_then_back(site, lab_env):
-    """slurmctld stopped: the heads say the cluster is unreachable (exit 1, one line, no
-    traceback); started again, they give the timed-out job the cause they gave before."""
+    """slurmctld stopped: the heads say the cluster is unreachable (exit 3: no source
+    answered; one line, no traceback); started again, they give the timed-out job the cause
+    they gave before."""
     before = json.loads(_cockpit(site, "snapshot", "--json").stdout)
     cause = {v["subject"]["id"]: v["root_cause"] for s in before for v in s["verdicts"]}[
         site["jobs"]["timeout"]
@@ -266,9 +267,10 @@ def test_controller_stopped_then_back(site, lab_env):
             30,
             "slurmctld to stop",
         )
-        res = _cockpit(site, "incidents", "--json", codes=(1,))
+        res = _cockpit(site, "incidents", "--json", codes=(3,))  # no source answered
         assert "unreachable" in res.stderr.lower() or "contact" in res.stderr.lower(), res.stderr
-        res = _cockpit(site, "watch", "--once", "--json", codes=(0, 1))
+        _cockpit(site, "watch", "--once", "--json", codes=(3,))
+        _cockpit(site, "snapshot", "--json", codes=(3,))
     finally:
         lab_env.slurm_up()
     after = json.loads(_cockpit(site, "snapshot", "--json").stdout)
