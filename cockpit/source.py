@@ -108,6 +108,11 @@ class Source(ABC):
         """A long-running poller's first poll: show the live queue now and bring what a
         look-back (sacct) finds with the next poll. The default looks back at nothing."""
 
+    def complete_first_poll(self, wait_s: float) -> None:  # noqa: B027 - optional hook
+        """A one-shot head's only poll (``snapshot``, ``incidents``, ``watch --once``): wait
+        up to ``wait_s`` for the look-back instead of leaving it to a next poll that never
+        comes, so every head's one poll shows the same jobs. The default looks back at nothing."""
+
     def use_risk(self, settings: Any) -> None:  # noqa: B027 - optional hook
         """Sample running jobs for the at-risk rules (``cockpit.slurm.risk``) within
         ``settings`` (config ``[risk]``). The default: a platform with no such samples."""

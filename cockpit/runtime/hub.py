@@ -191,6 +191,9 @@ class Hub(HubState):
         self.post = post
 
 
+ONE_SHOT_BACKFILL_S = 60.0  # how long a one-shot head's poll waits for the sacct backfill
+
+
 async def one_shot(
     sources: list[Source],
     store: Any = None,
@@ -202,6 +205,10 @@ async def one_shot(
     of a site, ``watch --once``), the sources closed. Its clock is the newest snapshot's time
     (the demo's clock is not the wall clock); ``store`` keeps the incidents' lifecycle as a
     TUI on the same store would."""
+    for src in sources:
+        # one poll is all a one-shot head shows: a backfill sacct slow under load (past the
+        # 5 s grace) made `snapshot` and `watch --once` of the same moment see different jobs
+        src.complete_first_poll(ONE_SHOT_BACKFILL_S if timeout is None else max(timeout / 2, 5.0))
     hub = Hub(sources, evidence_budget=evidence_budget)
     hub.clock = hub.polled_clock
     hub.store = store

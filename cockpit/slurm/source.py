@@ -284,6 +284,9 @@ class SlurmSource(Source):
     def show_queue_first(self) -> None:
         self.first_backfill_grace = 0.0
 
+    def complete_first_poll(self, wait_s: float) -> None:
+        self.first_backfill_grace = max(self.first_backfill_grace, wait_s)
+
     def use_risk(self, settings: RiskSettings) -> None:
         """The config's ``[risk]`` thresholds and budget (samples so far are kept)."""
         self.risk.settings = settings

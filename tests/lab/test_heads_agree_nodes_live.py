@@ -121,12 +121,16 @@ def _cockpit(
 
 
 def _incident_of(incidents: list[dict], kind: str, sid: str) -> dict:
-    """The one incident naming the subject, as its head or among those it affects."""
+    """The one incident of the subject: a node's own; a job's own or the one it was folded
+    into (a job's incident also lists the nodes it ran on: not theirs)."""
     mine = [
         i
         for i in incidents
         if (i["subject"]["kind"], i["subject"]["id"]) == (kind, sid)
-        or any((a["kind"], a["id"]) == (kind, sid) for a in i.get("affected", []))
+        or (
+            kind == "job"
+            and any((a["kind"], a["id"]) == (kind, sid) for a in i.get("affected", []))
+        )
     ]
     assert len(mine) == 1, (kind, sid, [i["title"] for i in mine])
     return mine[0]
