@@ -235,7 +235,11 @@ def test_a_fault_drain_has_a_grace_an_operators_drain_has_none():
     just_before = _ended(
         "12", "application_error", "non-zero exit", drain_at - timedelta(minutes=1), node="c3"
     )  # noqa: E501
-    for cause, took in (("node_drain_kill_task_failed", ["12"]), ("node_drain_admin", [])):
+    for cause, took in (
+        ("node_drain_kill_task_failed", ["12"]),
+        ("node_drain_admin", []),
+        ("node_drain_loop", []),
+    ):
         head = Finding(cause, "warning", Subject("node", "hpc", "c3"), "DRAIN", first_seen=drain_at)
         node = next(i for i in correlate([head, just_before]) if i.subject.kind == "node")
         assert [s.id for s in node.affected] == took, cause

@@ -67,6 +67,9 @@ _NODE_CASUALTIES = frozenset({"node_drain_kill_task_failed", "node_drain_prolog_
 # node's casualty: slurmctld drains a node for "Kill task failed" after UnkillableStepTimeout
 # (60 s by default) and a few retries. A job that ended earlier than this is not.
 NODE_GRACE = timedelta(minutes=5)
+# drains a person set (the reason names no fault; an OOM loop is read from the jobs that ended
+# before it, which are its evidence, not its casualties): only what ended after is theirs
+_NO_GRACE = frozenset({"node_drain_admin", "node_drain_loop"})
 
 # Facts in a title that differ between the jobs of one failure: how long each ran, whether it
 # died at once, each task's peak memory, whether sacct had its exit code yet (a headline that
@@ -252,7 +255,7 @@ def _in_window(f: Finding, head: Finding) -> bool:
     # the grace is for a fault slurmctld notes after the job it hit (Kill task failed, a
     # health check's drain); a drain an operator set names no fault, so only what ended
     # after it can be its casualty
-    grace = NODE_GRACE if head.root_cause != "node_drain_admin" else timedelta(0)
+    grace = NODE_GRACE if head.root_cause not in _NO_GRACE else timedelta(0)
     return f.first_seen >= head.first_seen - grace
 
 
