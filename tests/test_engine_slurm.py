@@ -679,3 +679,15 @@ def test_a_cancelled_job_is_never_said_to_have_exited_normally():
     for state in ("CANCELLED", "CANCELLED by 1012"):
         said = explain_exit(ExitCode(0, 0), state)
         assert "exited normally" not in said and "cancelled" in said, said
+
+
+def test_an_operators_drain_is_not_an_oom_loop_because_jobs_ran_out_of_memory_there():
+    node = SlurmNode("c7", "IDLE", ("DRAIN",), reason="maint window 12-05", reason_user="root")
+    jobs = tuple(
+        SlurmJob(str(i), "j", "u", "p", "OUT_OF_MEMORY", "OutOfMemory", nodes=("c7",))
+        for i in range(3)
+    )
+    f = verdicts(diagnose(Snapshot("lab", "slurm", NOW, jobs=jobs, nodes=(node,)), None, NOW))[
+        ("node", "lab", "c7")
+    ]
+    assert f.root_cause == "node_drain_admin" and "maint window" in f.title

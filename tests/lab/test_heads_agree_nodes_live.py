@@ -165,9 +165,8 @@ def test_every_head_says_the_same_about_sick_nodes_and_their_jobs(site):
 
     # c2: drained by an operator after the job failed there: not the job's cause
     c2 = v[("node", "c2")]
-    # an operator's drain (an OOM loop when earlier tests' jobs ran out of memory on c2)
-    assert c2["root_cause"] in ("node_drain_admin", "node_drain_loop"), c2
-    assert f"heads-maint-{RUN}" in c2["title"], c2
+    # an operator's drain, whatever earlier tests' jobs did on c2
+    assert c2["root_cause"] == "node_drain_admin" and f"heads-maint-{RUN}" in c2["title"], c2
     c2_inc = _incident_of(incidents, "node", "c2")
     assert not any(a["id"] == jobs["ended"] for a in c2_inc.get("affected", [])), c2_inc
     assert _incident_of(incidents, "job", jobs["ended"])["subject"]["kind"] != "node"

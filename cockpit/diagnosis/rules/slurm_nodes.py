@@ -188,8 +188,12 @@ def _out_of_service(node: SlurmNode, ctx: RuleContext, kinds: set[str], unknown:
                 ev.append(log_evidence(lt, h, 1))
                 break
     ooms = _oom_jobs_by_node(ctx)
+    # an operator's drain whose reason names no fault stays theirs: jobs that ran out of
+    # memory there earlier do not make it an OOM loop (and whether they still show depends on
+    # MinJobAge and the backfill, so heads of one moment read it differently)
     if node.is_drain and (
-        ooms.get(node.name, 0) >= 2 or re.search(r"\boom\b|out of memory", reason, re.I)
+        (ooms.get(node.name, 0) >= 2 and label != "node_drain_admin")
+        or re.search(r"\boom\b|out of memory", reason, re.I)
     ):
         label, conf = "node_drain_loop", 0.85
         ev.append(
