@@ -184,68 +184,45 @@ def first_error(buf: Buffer, *, kind: str = "app") -> ScanHit | None:
 # NCCL reports a CUDA failure as "unhandled cuda error" and names it (often "out of memory")
 # a few lines later: that later line is the cause, the NCCL line its messenger.
 _UNHANDLED_CUDA = re.compile(r"unhandled cuda error|ncclUnhandledCudaError", re.I)
-_NCCL_LOOKAHEAD = 4096  # bytes after the NCCL line searched for the CUDA failure it wraps
+_NCCL_LOOKAHEAD = 4096  # bytes after an announcing line searched for the cause it announces
 
 
-def _nccl_cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
-    if hit.label != "nccl_communication_error" or not _UNHANDLED_CUDA.search(hit.text):
-        return hit
-    start = buf.find(b"\n", hit.offset)
-    if start < 0:
-        return hit
-    window = bytes(buf[start + 1 : start + 1 + _NCCL_LOOKAHEAD])
-    for h in _search(window, _combined(kind, True), kind, 0, hit.line + 1, start + 1):
-        if h.label == "gpu_out_of_memory":
-            return h
-    return hit
-
-
-# A cancel (scancel, time limit) starts the kill of a step; when its processes then survive
-# SIGKILL ("... NOT ENDING WITH SIGNALS", Kill task failed) the node is the fault, not the cancel.
-_CANCEL_LOOKAHEAD = 4096  # as much as the NCCL lookahead: the chunked scan defers by it
-
-
-def _after_cancel(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
-    if hit.label != "cancelled_by_user":
-        return hit
-    start = buf.find(b"\n", hit.offset)
-    if start < 0:
-        return hit
-    window = bytes(buf[start + 1 : start + 1 + _CANCEL_LOOKAHEAD])
-    for h in _search(window, _combined(kind, True), kind, 0, hit.line + 1, start + 1):
-        if h.label == "node_drain_kill_task_failed":
-            return h
-    return hit
-
-
-# A Volcano vcjob says only that its gang is unschedulable; the PodGroup's own event a line
-# or two later says why (the queue's quota): that line is the cause.
-_GANG = re.compile(r"gang unschedulable|pod group is not ready", re.I)
-
-
-def _after_gang(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
-    if hit.label != "queued_insufficient_resources" or not _GANG.search(hit.text):
-        return hit
-    start = buf.find(b"\n", hit.offset)
-    if start < 0:
-        return hit
-    window = bytes(buf[start + 1 : start + 1 + _CANCEL_LOOKAHEAD])
-    for h in _search(window, _combined(kind, True), kind, 0, hit.line + 1, start + 1):
-        if h.label == "queued_quota_limit":
-            return h
-    return hit
-
-
+# A first strong line that only announces a cause a few lines later: (its label, what its
+# text must say (None: anything), the label of the line that is the cause).
+# - NCCL's "unhandled cuda error": the CUDA failure it wraps is the cause, NCCL its messenger.
+# - A cancel (scancel, time limit) starts the kill of a step; when its processes then survive
+#   SIGKILL ("... NOT ENDING WITH SIGNALS", Kill task failed) the node is the fault.
+# - A Volcano vcjob says only that its gang is unschedulable; the PodGroup's own event a line
+#   or two later says why (the queue's quota).
+_ANNOUNCES: tuple[tuple[str, re.Pattern[str] | None, str], ...] = (
+    ("nccl_communication_error", _UNHANDLED_CUDA, "gpu_out_of_memory"),
+    ("cancelled_by_user", None, "node_drain_kill_task_failed"),
+    (
+        "queued_insufficient_resources",
+        re.compile(r"gang unschedulable|pod group is not ready", re.I),
+        "queued_quota_limit",
+    ),
+)
 # labels whose first strong line may only announce a cause a few lines later (the chunked
 # scan keeps their piece's tail until the lookahead is read)
-_ANNOUNCERS = frozenset(
-    {"nccl_communication_error", "cancelled_by_user", "queued_insufficient_resources"}
-)
+_ANNOUNCERS = frozenset(label for label, _, _ in _ANNOUNCES)
 
 
 def _cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
-    """The first strong hit, or the line after it that it only announced."""
-    return _after_gang(buf, _after_cancel(buf, _nccl_cause(buf, hit, kind), kind), kind)
+    """The first strong hit, or the line after it (within the lookahead) that it only
+    announced."""
+    for label, says, cause in _ANNOUNCES:
+        if hit.label != label or (says is not None and not says.search(hit.text)):
+            continue
+        start = buf.find(b"\n", hit.offset)
+        if start < 0:
+            return hit
+        window = bytes(buf[start + 1 : start + 1 + _NCCL_LOOKAHEAD])
+        for h in _search(window, _combined(kind, True), kind, 0, hit.line + 1, start + 1):
+            if h.label == cause:
+                return h
+        return hit
+    return hit
 
 
 def iter_errors(
