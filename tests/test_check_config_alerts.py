@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 import pytest
+
+from tests.cli_support import run_cockpit
 
 BASE = '[clusters.lab]\ntransport = "local"\n'
 BAD = {
@@ -25,14 +26,7 @@ BAD = {
 
 def _run(tmp_path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path)}
-    return subprocess.run(
-        [sys.executable, "-m", "cockpit", *argv],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+    return run_cockpit(*argv, timeout=120, env=env)
 
 
 @pytest.mark.parametrize("table", list(BAD.values()), ids=list(BAD))

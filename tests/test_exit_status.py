@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-import sys
 
 import pytest
+
+from tests.cli_support import run_cockpit
 
 
 def _dead_config(tmp_path) -> str:
@@ -25,14 +26,7 @@ def _dead_config(tmp_path) -> str:
 
 def _run(tmp_path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path)}
-    return subprocess.run(
-        [sys.executable, "-m", "cockpit", *argv],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        check=False,
-    )
+    return run_cockpit(*argv, timeout=120, env=env)
 
 
 @pytest.mark.parametrize(
