@@ -10,6 +10,8 @@ journal), then the application's own output. Evidence carries that order in
 
 from __future__ import annotations
 
+import re
+
 from cockpit.diagnosis.context import RuleContext
 from cockpit.diagnosis.logscan import ScanHit
 from cockpit.diagnosis.patterns import classify
@@ -322,6 +324,10 @@ def exit_meaning(ec: ExitCode | None) -> str:
 
 
 # States in which Slurm ended the job, not the program: their ExitCode 0:0 says nothing of it
+# slurmctld's line when a node failed under a running job with --requeue (JobRequeue=1):
+# the job's id and the node's name
+REQUEUED_NODE_FAIL = re.compile(r"requeue job JobId=(\S+) due to failure of node (\S+)")
+
 SLURM_ENDED = frozenset({"TIMEOUT", "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "DEADLINE"})
 
 

@@ -11,7 +11,12 @@ from itertools import compress
 from operator import attrgetter
 
 from cockpit.diagnosis.context import RuleContext, log_evidence
-from cockpit.diagnosis.rules.slurm_common import NODE_CHECKS, classify_reason, ev_sorted
+from cockpit.diagnosis.rules.slurm_common import (
+    NODE_CHECKS,
+    REQUEUED_NODE_FAIL,
+    classify_reason,
+    ev_sorted,
+)
 from cockpit.diagnosis.slurm_states import NODE_STATES, node_kinds, unknown_node_states
 from cockpit.model import Evidence, Finding, Severity, SlurmNode, Subject
 
@@ -245,8 +250,6 @@ _SLURMD_STOPPED = re.compile(
     r"slurmd: (?:terminated|exiting)",
     re.I,
 )
-# slurmctld's note of a job requeued because this node failed
-_REQUEUED_FOR = r"requeue job JobId=\S+ due to failure of node {n}\b"
 
 
 def _slurmd_last_words(node: SlurmNode, ctx: RuleContext) -> tuple[str, Evidence | None] | None:
@@ -289,15 +292,16 @@ def _clock_time(stamp: str, node: SlurmNode) -> str:
 
 def _requeued_for(node: SlurmNode, ctx: RuleContext) -> int:
     """Jobs slurmctld requeued because ``node`` failed, from the node's slurmctld.log lines."""
-    rx = re.compile(_REQUEUED_FOR.format(n=re.escape(node.name)))
     seen: set[str] = set()
     for lt in ctx.logs_for(node.name):
         if lt.kind == "slurmctld":
             for text in lt.data.decode("utf-8", "replace").splitlines():
+                m = REQUEUED_NODE_FAIL.search(text)
                 # slurmctld requeues in the same second it sets the node DOWN: an earlier
                 # requeue was another outage's
-                if rx.search(text) and not _before_the_problem(text, node, _SAME_EVENT):
-                    seen.add(text.split("JobId=", 1)[1].split()[0])
+                if m and m.group(2) == node.name:
+                    if not _before_the_problem(text, node, _SAME_EVENT):
+                        seen.add(m.group(1))
     return len(seen)
 
 

@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from cockpit.diagnosis.context import RuleContext
 from cockpit.diagnosis.rules.slurm_common import (
+    REQUEUED_NODE_FAIL,
     fmt_duration,
     fmt_mib,
     job_finding,
@@ -197,10 +198,6 @@ def _will_run(job: SlurmJob, ctx: RuleContext) -> tuple[str, str, str] | None:
     return reasons[key]
 
 
-# slurmctld's line when a node failed under a running job with --requeue (JobRequeue=1)
-_REQUEUED_NODE_FAIL = re.compile(r"requeue job JobId=(\S+) due to failure of node (\S+)")
-
-
 def requeued_after_node_failure(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
     """A job pending again because its node failed under it: slurmctld ended its run
     (NODE_FAIL) and requeued it. squeue then shows only Reason=BeginTime (the requeue's
@@ -213,7 +210,7 @@ def requeued_after_node_failure(job: SlurmJob, ctx: RuleContext) -> tuple[Findin
             continue
         lines = lt.data.decode("utf-8", "replace").splitlines()
         for i in range(len(lines) - 1, -1, -1):
-            m = _REQUEUED_NODE_FAIL.search(lines[i])
+            m = REQUEUED_NODE_FAIL.search(lines[i])
             if m is None or m.group(1) != job.job_id:
                 continue
             node = m.group(2)
