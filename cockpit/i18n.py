@@ -10,9 +10,11 @@ stay pure. Strings defined at import time (key bindings, column labels, help row
 marked with :func:`N_` and translated where they are drawn, so a language chosen after the
 import still applies.
 
-Catalogues: ``cockpit/locale/zh_CN/LC_MESSAGES/cockpit.po`` (committed, edited by people) and
-its compiled ``cockpit.mo`` (built by ``scripts/i18n.sh`` with Babel and shipped as package
-data; ``tests/test_i18n.py`` fails when it is older than the ``.po``).
+Catalogues: one per area of the sources (``AREAS``), ``cockpit/locale/zh_CN/LC_MESSAGES/AREA.po``
+(committed, edited by people) and its compiled ``AREA.mo`` (built by ``scripts/i18n.sh`` with
+Babel and shipped as package data; ``tests/test_i18n.py`` fails when one is older than its
+``.po``). Areas let the engine's texts and the screens' be translated side by side; at run time
+they are one catalogue (each falls back to the next).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-DOMAIN = "cockpit"
+# the catalogue files, one per area of the sources (scripts/i18n.sh says which files are whose)
+AREAS = ("cockpit", "engine", "tui")
 LOCALE_DIR = Path(__file__).parent / "locale"
 LANGUAGES = ("en", "zh")
 # the catalogue folder of each language other than English
@@ -80,8 +83,16 @@ def load(lang: str) -> _gettext.NullTranslations:
     folder = _CATALOGUE.get(lang)
     if folder is None:
         return _gettext.NullTranslations()
-    with open(LOCALE_DIR / folder / "LC_MESSAGES" / f"{DOMAIN}.mo", "rb") as fh:
-        return _gettext.GNUTranslations(fh)
+    merged: _gettext.NullTranslations | None = None
+    for area in AREAS:
+        with open(LOCALE_DIR / folder / "LC_MESSAGES" / f"{area}.mo", "rb") as fh:
+            part = _gettext.GNUTranslations(fh)
+        if merged is None:
+            merged = part
+        else:
+            merged.add_fallback(part)
+    assert merged is not None
+    return merged
 
 
 def set_language(lang: str) -> None:

@@ -1,17 +1,49 @@
 #!/usr/bin/env bash
 # The cockpit's message catalogues, with Babel (pip install -e '.[test]' brings it):
-#   scripts/i18n.sh          extract the marked strings, merge them into the .po, compile the .mo
-#   scripts/i18n.sh compile  only compile cockpit/locale/*/LC_MESSAGES/cockpit.po into cockpit.mo
-# Translators edit cockpit/locale/zh_CN/LC_MESSAGES/cockpit.po (terms: docs/glossary-zh.md);
-# both the .po and the .mo are committed, and tests/test_i18n.py fails when they disagree.
+#   scripts/i18n.sh [AREA...]   extract the marked strings of each area (all three by default),
+#                               merge them into its .po, then compile every .po into its .mo
+#   scripts/i18n.sh compile     only compile cockpit/locale/*/LC_MESSAGES/*.po into .mo
+# One catalogue per area of the sources, so the engine's texts, the TUI's and the rest can be
+# translated side by side without touching one file (cockpit/i18n.py loads all three):
+#   engine   cockpit/diagnosis (rules, code tables): every finding's title, explanation, remedy
+#   tui      cockpit/screens, widgets, cockpit/app.py, cockpit/views.py, cockpit/status_views.py
+#   cockpit  everything else: the CLI, alerts and chat templates, exports, the web page
+# Translators edit cockpit/locale/zh_CN/LC_MESSAGES/AREA.po (terms: docs/glossary-zh.md); the
+# .po and .mo are committed, and tests/test_i18n.py fails when they disagree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pot=$(mktemp --suffix=.pot)
-trap 'rm -f "$pot"' EXIT
+export LC_ALL=C
+msgs=cockpit/locale/zh_CN/LC_MESSAGES
+
+area_files() {
+  case "$1" in
+    engine) find cockpit/diagnosis -name '*.py' ;;
+    tui) find cockpit/screens widgets -name '*.py'
+         printf '%s\n' cockpit/app.py cockpit/views.py cockpit/status_views.py ;;
+    cockpit) find cockpit -name '*.py' -not -path 'cockpit/diagnosis/*' \
+               -not -path 'cockpit/screens/*' -not -name app.py -not -name views.py \
+               -not -name status_views.py ;;
+    *) echo "unknown area: $1 (engine, tui, cockpit)" >&2; exit 2 ;;
+  esac
+}
+
 if [[ "${1:-}" != compile ]]; then
-  python3 -m babel.messages.frontend extract -F babel.cfg --no-location --sort-output \
-    --project=cockpit --msgid-bugs-address= -o "$pot" .
-  python3 -m babel.messages.frontend update -i "$pot" -d cockpit/locale -D cockpit -l zh_CN \
-    --no-fuzzy-matching --ignore-obsolete
+  areas=("$@")
+  [[ ${#areas[@]} -gt 0 ]] || areas=(engine tui cockpit)
+  for area in "${areas[@]}"; do
+    pot=$(mktemp --suffix=.pot)
+    mapfile -t files < <(area_files "$area" | sort)
+    python3 -m babel.messages.frontend extract --no-location --sort-output --project=cockpit \
+      --msgid-bugs-address= -o "$pot" "${files[@]}" >/dev/null
+    if [[ -f "$msgs/$area.po" ]]; then
+      python3 -m babel.messages.frontend update -i "$pot" -o "$msgs/$area.po" -l zh_CN \
+        --no-fuzzy-matching --ignore-obsolete
+    else
+      python3 -m babel.messages.frontend init -i "$pot" -o "$msgs/$area.po" -l zh_CN
+    fi
+    rm -f "$pot"
+  done
 fi
-python3 -m babel.messages.frontend compile -d cockpit/locale -D cockpit --statistics
+for po in cockpit/locale/*/LC_MESSAGES/*.po; do
+  python3 -m babel.messages.frontend compile -i "$po" -o "${po%.po}.mo" --statistics
+done

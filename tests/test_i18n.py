@@ -22,18 +22,18 @@ from cockpit import i18n
 from cockpit.cli import choose_language, main
 
 ROOT = Path(__file__).resolve().parent.parent
-PO = ROOT / "cockpit/locale/zh_CN/LC_MESSAGES/cockpit.po"
-MO = PO.with_suffix(".mo")
+POS = [ROOT / f"cockpit/locale/zh_CN/LC_MESSAGES/{area}.po" for area in i18n.AREAS]
 GLOSSARY = ROOT / "docs/glossary-zh.md"
 
 
-def _catalog():
-    with open(PO, "rb") as fh:
+def _catalog(po: Path):
+    with open(po, "rb") as fh:
         return read_po(fh)
 
 
-def _messages():
-    return [m for m in _catalog() if m.id]
+def _messages(po: Path | None = None):
+    """The messages of one area's catalogue, or of all of them."""
+    return [m for p in ([po] if po else POS) for m in _catalog(p) if m.id]
 
 
 # ------------------------------------------------------------------ choosing the language
@@ -138,19 +138,20 @@ def test_placeholders_kept():
     assert not bad, bad[:5]
 
 
-def test_compiled_catalogue_matches_the_po():
+@pytest.mark.parametrize("po", POS, ids=lambda p: p.stem)
+def test_compiled_catalogue_matches_the_po(po):
     """The shipped .mo is the .po compiled (scripts/i18n.sh compile after editing the .po)."""
-    with open(MO, "rb") as fh:
+    with open(po.with_suffix(".mo"), "rb") as fh:
         mo = gettext.GNUTranslations(fh)
     stale = []
-    for m in _messages():
+    for m in _messages(po):
         if isinstance(m.id, tuple):
             got = tuple(mo.ngettext(m.id[0], m.id[1], n) for n in (1,))
             if got != (m.string[0],):
                 stale.append(m.id[0])
         elif mo.gettext(m.id) != m.string:
             stale.append(m.id)
-    assert not stale, f"cockpit.mo older than cockpit.po: run scripts/i18n.sh compile {stale[:3]}"
+    assert not stale, f"{po.stem}.mo older than its .po: run scripts/i18n.sh compile {stale[:3]}"
 
 
 def _marked_in_sources() -> dict[str, str]:
