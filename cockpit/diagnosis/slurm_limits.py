@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from cockpit.i18n import N_, _
+
 # Every QOS/association limit code of 22.05-26.05, as Slurm spells them. Their meaning is
 # read from the spelling (limit_of); since/until only where a code is not in every series.
 LIMIT_CODES: tuple[str, ...] = tuple(
@@ -107,49 +109,61 @@ class Limit:
         return f"MaxTRES{mins}" + {"user": "PU", "account": "PA"}.get(self.per, "")
 
     def sentence(self) -> str:
-        """``the QOS caps GPUs (GRES) per user (MaxTRESPU)``: the limit in words."""
-        who = "the QOS" if self.scope == "QOS" else "the association"
-        unit = _UNIT.get(self.tres, self.tres)
+        """``the QOS caps GPUs (GRES) per user (MaxTRESPU)``: the limit in words (in the
+        current language: the pieces are whole phrases of the catalogue)."""
+        who = _("the QOS") if self.scope == "QOS" else _("the association")
+        tres = _(self.tres)
+        unit = _(_UNIT.get(self.tres, self.tres))
         amount = {
-            "": self.tres,
-            "minutes": f"{unit}-minutes used (a budget)",
-            "run-minutes": f"{unit}-minutes of running jobs",
+            "": tres,
+            "minutes": _("{unit}-minutes used (a budget)").format(unit=unit),
+            "run-minutes": _("{unit}-minutes of running jobs").format(unit=unit),
         }[self.usage]
         if self.usage == "minutes" and self.per == "job":
-            amount = f"{unit}-minutes (size x --time)"
+            amount = _("{unit}-minutes (size x --time)").format(unit=unit)
         if self.kind == "Min":
-            return f"{who} requires a minimum of {self.tres} per job ({self.setting})"
-        per = f" per {self.per}" if self.per else " in total"
+            return _("{who} requires a minimum of {tres} per job ({setting})").format(
+                who=who, tres=tres, setting=self.setting
+            )
+        per = self.per
         if self.tres in {"running jobs", "submitted jobs"} and not self.per:
-            per = " in total" if self.kind == "Grp" else ""
-        return f"{who} caps {amount}{per} ({self.setting})"
+            per = "total" if self.kind == "Grp" else ""
+        template = {
+            "": N_("{who} caps {amount} ({setting})"),
+            "total": N_("{who} caps {amount} in total ({setting})"),
+            "job": N_("{who} caps {amount} per job ({setting})"),
+            "node": N_("{who} caps {amount} per node ({setting})"),
+            "user": N_("{who} caps {amount} per user ({setting})"),
+            "account": N_("{who} caps {amount} per account ({setting})"),
+        }[per or ("" if self.tres in {"running jobs", "submitted jobs"} else "total")]
+        return _(template).format(who=who, amount=amount, setting=self.setting)
 
 
 _UNIT = {
-    "CPUs": "CPU",
-    "GPUs (GRES)": "GPU (GRES)",
-    "nodes": "node",
-    "licenses": "license",
+    "CPUs": N_("CPU"),
+    "GPUs (GRES)": N_("GPU (GRES)"),
+    "nodes": N_("node"),
+    "licenses": N_("license"),
     "a TRES": "TRES",
 }
 _TRES = {
-    "Cpu": "CPUs",
-    "CPU": "CPUs",
-    "Mem": "memory",
-    "Memory": "memory",
-    "Node": "nodes",
-    "GRES": "GPUs (GRES)",
-    "License": "licenses",
-    "BB": "burst buffer",
-    "Billing": "billing TRES",
-    "Energy": "energy",
-    "Unknown": "a TRES",
-    "Jobs": "running jobs",
-    "Job": "running jobs",
-    "SubmitJobs": "submitted jobs",
-    "SubmitJob": "submitted jobs",
-    "Wall": "wall time",
-    "WallDuration": "wall time",
+    "Cpu": N_("CPUs"),
+    "CPU": N_("CPUs"),
+    "Mem": N_("memory"),
+    "Memory": N_("memory"),
+    "Node": N_("nodes"),
+    "GRES": N_("GPUs (GRES)"),
+    "License": N_("licenses"),
+    "BB": N_("burst buffer"),
+    "Billing": N_("billing TRES"),
+    "Energy": N_("energy"),
+    "Unknown": N_("a TRES"),
+    "Jobs": N_("running jobs"),
+    "Job": N_("running jobs"),
+    "SubmitJobs": N_("submitted jobs"),
+    "SubmitJob": N_("submitted jobs"),
+    "Wall": N_("wall time"),
+    "WallDuration": N_("wall time"),
 }
 _LIMIT_RE = re.compile(
     r"^(?P<scope>QOS|Assoc)?(?P<kind>Grp|Max|Min)"
@@ -175,7 +189,7 @@ def limit_of(code: str) -> Limit | None:
     m = _LIMIT_RE.match(code) or _NEW_LIMIT_RE.match(code)
     if m is None:
         return None
-    scope = "association" if m["scope"] == "Assoc" else "QOS"  # MaxXPerAccount: a QOS limit
+    scope = N_("association") if m["scope"] == "Assoc" else "QOS"  # MaxXPerAccount: a QOS limit
     usage = {"RunMinutes": "run-minutes", "RunMins": "run-minutes", "Minutes": "minutes"}.get(
         m["usage"] or "", ""
     )
@@ -193,19 +207,20 @@ def limit_remedy(lim: Limit) -> str:
         else "sacctmgr show assoc user={user} format=Account,Partition,GrpTRES,GrpTRESMins,"
         "GrpJobs,MaxJobs,MaxTRES,MaxWall"
     )
+    # a template itself: {id} {user} {account} {qos} are filled in by the rule ({{id}} here)
     if lim.outcome == "user":
-        return (
-            f"{show}; the user shrinks the request to fit (scontrol update JobId={{id}} "
+        return _(
+            "{show}; the user shrinks the request to fit (scontrol update JobId={{id}} "
             "NumCPUs=/MinMemoryNode=/TimeLimit=/Gres=) or uses another QOS/account "
-            "(scontrol update JobId={id} QOS=<q>)."
-        )
+            "(scontrol update JobId={{id}} QOS=<q>)."
+        ).format(show=show)
     if lim.outcome == "admin":
-        return (
-            f"{show}; sshare -l -A {{account}} shows the usage. An admin raises the limit or "
+        return _(
+            "{show}; sshare -l -A {{account}} shows the usage. An admin raises the limit or "
             "resets the usage (sacctmgr modify ... set GrpTRESMins=... / RawUsage=0); "
             "otherwise it waits for the usage to decay."
-        )
-    return (
-        f"Nothing broken: it starts as the running jobs under this limit end (squeue -u {{user}} "
-        f"-t R). {show}; to start sooner, an admin raises the limit."
-    )
+        ).format(show=show)
+    return _(
+        "Nothing broken: it starts as the running jobs under this limit end (squeue -u {{user}} "
+        "-t R). {show}; to start sooner, an admin raises the limit."
+    ).format(show=show)

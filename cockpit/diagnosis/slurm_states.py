@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cockpit.diagnosis.slurm_codes import SERIES
+from cockpit.i18n import N_
 
 # A job that ends within this many seconds failed to start, not to compute (its verdict says
 # "within seconds", and a COMPLETED one this fast is worth a look at its output).
@@ -44,62 +45,68 @@ def _j(name: str, kind: JobKind, label: str, what: str, **kw) -> None:
     _J.append(JobState(name, kind, label, what, **kw))
 
 
-_j("PENDING", "pending", "", "queued, waiting to start")
-_j("RUNNING", "active", "", "running")
-_j("SUSPENDED", "paused", "job_suspended", "suspended (by an admin or by gang preemption)")
-_j("COMPLETED", "ended_ok", "no_failure", "ended with exit 0 in every step")
-_j("CANCELLED", "ended_choice", "cancelled_by_user", "cancelled by its user or an admin")
-_j("FAILED", "failed", "application_error", "ended with a non-zero exit code or a signal")
-_j("TIMEOUT", "failed", "time_limit", "killed at its time limit")
-_j("NODE_FAIL", "failed", "node_not_responding", "killed because a node of it failed")
-_j("PREEMPTED", "failed", "preempted", "stopped to make room for a higher-priority job")
-_j("BOOT_FAIL", "failed", "node_boot_failed", "its node(s) failed to boot for it")
-_j("DEADLINE", "failed", "deadline_reached", "could not finish before its --deadline")
-_j("OUT_OF_MEMORY", "failed", "oom_killed", "killed for using more memory than requested")
+_j("PENDING", "pending", "", N_("queued, waiting to start"))
+_j("RUNNING", "active", "", N_("running"))
+_j("SUSPENDED", "paused", "job_suspended", N_("suspended (by an admin or by gang preemption)"))
+_j("COMPLETED", "ended_ok", "no_failure", N_("ended with exit 0 in every step"))
+_j("CANCELLED", "ended_choice", "cancelled_by_user", N_("cancelled by its user or an admin"))
+_j("FAILED", "failed", "application_error", N_("ended with a non-zero exit code or a signal"))
+_j("TIMEOUT", "failed", "time_limit", N_("killed at its time limit"))
+_j("NODE_FAIL", "failed", "node_not_responding", N_("killed because a node of it failed"))
+_j("PREEMPTED", "failed", "preempted", N_("stopped to make room for a higher-priority job"))
+_j("BOOT_FAIL", "failed", "node_boot_failed", N_("its node(s) failed to boot for it"))
+_j("DEADLINE", "failed", "deadline_reached", N_("could not finish before its --deadline"))
+_j("OUT_OF_MEMORY", "failed", "oom_killed", N_("killed for using more memory than requested"))
 # flags
-_j("LAUNCH_FAILED", "failed", "job_launch_failed", "its launch failed", flag=True)
-_j("UPDATE_DB", "active", "", "its record is being sent to slurmdbd", flag=True, until="24.05")
+_j("LAUNCH_FAILED", "failed", "job_launch_failed", N_("its launch failed"), flag=True)
+_j("UPDATE_DB", "active", "", N_("its record is being sent to slurmdbd"), flag=True, until="24.05")
 _j(
     "GETENV_FAILED",
     "failed",
     "job_launch_failed",
-    "reading the user's environment (--get-user-env) failed",
+    N_("reading the user's environment (--get-user-env) failed"),
     flag=True,
     since="25.05",
 )
-_j("REQUEUED", "active", "", "being requeued", flag=True)
-_j("REQUEUE_HOLD", "held", "pending_held", "requeued and held (scontrol requeuehold)", flag=True)
+_j("REQUEUED", "active", "", N_("being requeued"), flag=True)
+_j(
+    "REQUEUE_HOLD",
+    "held",
+    "pending_held",
+    N_("requeued and held (scontrol requeuehold)"),
+    flag=True,
+)
 _j(
     "SPECIAL_EXIT",
     "held",
     "pending_held",
-    "exited with a special exit code: requeued and held",
+    N_("exited with a special exit code: requeued and held"),
     flag=True,
 )
-_j("RESIZING", "active", "", "changing size", flag=True)
-_j("CONFIGURING", "active", "", "its nodes are booting or being configured", flag=True)
-_j("COMPLETING", "active", "", "ending: epilog and process cleanup running", flag=True)
-_j("STOPPED", "paused", "job_suspended", "stopped (SIGSTOP) while keeping its nodes", flag=True)
+_j("RESIZING", "active", "", N_("changing size"), flag=True)
+_j("CONFIGURING", "active", "", N_("its nodes are booting or being configured"), flag=True)
+_j("COMPLETING", "active", "", N_("ending: epilog and process cleanup running"), flag=True)
+_j("STOPPED", "paused", "job_suspended", N_("stopped (SIGSTOP) while keeping its nodes"), flag=True)
 _j(
     "RECONFIG_FAIL",
     "failed",
     "job_launch_failed",
-    "reconfiguring its nodes (features, reboot) failed",
+    N_("reconfiguring its nodes (features, reboot) failed"),
     flag=True,
 )
-_j("POWER_UP_NODE", "active", "", "waiting for powered-down nodes to boot", flag=True)
-_j("REVOKED", "ended_choice", "", "revoked: a sibling cluster runs it", flag=True)
-_j("REQUEUE_FED", "active", "", "being requeued by the federation", flag=True)
+_j("POWER_UP_NODE", "active", "", N_("waiting for powered-down nodes to boot"), flag=True)
+_j("REVOKED", "ended_choice", "", N_("revoked: a sibling cluster runs it"), flag=True)
+_j("REQUEUE_FED", "active", "", N_("being requeued by the federation"), flag=True)
 _j(
     "RESV_DEL_HOLD",
     "held",
     "pending_held",
-    "held because its reservation was deleted",
+    N_("held because its reservation was deleted"),
     flag=True,
 )
-_j("SIGNALING", "active", "", "a signal is being delivered to it", flag=True)
-_j("STAGE_OUT", "active", "", "staging files out (burst buffer)", flag=True)
-_j("EXPEDITING", "active", "", "checking for an expedited requeue", flag=True, since="25.11")
+_j("SIGNALING", "active", "", N_("a signal is being delivered to it"), flag=True)
+_j("STAGE_OUT", "active", "", N_("staging files out (burst buffer)"), flag=True)
+_j("EXPEDITING", "active", "", N_("checking for an expedited requeue"), flag=True, since="25.11")
 
 JOB_STATES: dict[str, JobState] = {s.name: s for s in _J}
 
@@ -158,40 +165,45 @@ def _n(name: str, kind: NodeKind, what: str, **kw) -> None:
     _N.append(NodeState(name, kind, what, **kw))
 
 
-_n("UNKNOWN", "unknown", "slurmd has not registered since slurmctld started", flag=False)
-_n("DOWN", "bad", "unavailable: down", flag=False)
-_n("IDLE", "ok", "idle", flag=False)
-_n("ALLOCATED", "ok", "fully allocated", flag=False)
-_n("MIXED", "ok", "partly allocated", flag=False)
-_n("ERROR", "bad", "in an error state", flag=False)
-_n("FUTURE", "planned", "defined for future use, not in service", flag=False)
-_n("INVALID", "bad", "in a state Slurm cannot name", flag=False, shown=("INVAL",))
+_n("UNKNOWN", "unknown", N_("slurmd has not registered since slurmctld started"), flag=False)
+_n("DOWN", "bad", N_("unavailable: down"), flag=False)
+_n("IDLE", "ok", N_("idle"), flag=False)
+_n("ALLOCATED", "ok", N_("fully allocated"), flag=False)
+_n("MIXED", "ok", N_("partly allocated"), flag=False)
+_n("ERROR", "bad", N_("in an error state"), flag=False)
+_n("FUTURE", "planned", N_("defined for future use, not in service"), flag=False)
+_n("INVALID", "bad", N_("in a state Slurm cannot name"), flag=False, shown=("INVAL",))
 # flags
-_n("DRAIN", "unavailable", "drained: takes no new jobs", shown=("DRAINED", "DRAINING", "DRNG"))
-_n("NOT_RESPONDING", "bad", "not responding to slurmctld", shown=("*",))
-_n("FAIL", "unavailable", "set to FAIL: no new jobs, DOWN once its jobs end", shown=("FAILING",))
-_n("INVALID_REG", "bad", "its registration was rejected (hardware differs from slurm.conf)")
-_n("COMPLETING", "transient", "cleaning up after jobs")
-_n("MAINT", "planned", "in a maintenance reservation", shown=("MAINTENANCE", "$"))
-_n("REBOOT_REQUESTED", "planned", "a reboot was requested (scontrol reboot)", shown=("@",))
-_n("REBOOT_ISSUED", "planned", "rebooting on request", shown=("^", "REBOOT"))
-_n("REBOOT_CANCEL", "transient", "a requested reboot was cancelled", shown=("CANCEL_REBOOT",))
-_n("POWERED_DOWN", "planned", "powered down by power saving", shown=("~",))
-_n("POWERING_UP", "transient", "powering up", shown=("#",))
-_n("POWERING_DOWN", "transient", "powering down", shown=("%",))
-_n("POWER_DOWN", "planned", "to be powered down on request", shown=("!",))
-_n("POWER_UP", "transient", "to be powered up on request")
-_n("POWER_DRAIN", "planned", "to be powered down as soon as its jobs end")
-_n("CLOUD", "ok", "a cloud node")
-_n("EXTERNAL", "ok", "external: no slurmd", since="25.05")
-_n("RES", "ok", "in a reservation", shown=("RESERVED",))
-_n("PLANNED", "ok", "planned for a pending job (backfill)", shown=("-",))
-_n("BLOCKED", "ok", "blocked by an exclusive topology job", since="24.05")
-_n("NET", "ok", "network performance counters in use", shown=("PERFCTRS",), until="23.11")
-_n("DYNAMIC_FUTURE", "planned", "a dynamic node not yet registered")
-_n("DYNAMIC_NORM", "ok", "a dynamic node")
-_n("RESUME", "transient", "being resumed")
-_n("UNDRAIN", "transient", "being undrained")
+_n("DRAIN", "unavailable", N_("drained: takes no new jobs"), shown=("DRAINED", "DRAINING", "DRNG"))
+_n("NOT_RESPONDING", "bad", N_("not responding to slurmctld"), shown=("*",))
+_n(
+    "FAIL",
+    "unavailable",
+    N_("set to FAIL: no new jobs, DOWN once its jobs end"),
+    shown=("FAILING",),
+)
+_n("INVALID_REG", "bad", N_("its registration was rejected (hardware differs from slurm.conf)"))
+_n("COMPLETING", "transient", N_("cleaning up after jobs"))
+_n("MAINT", "planned", N_("in a maintenance reservation"), shown=("MAINTENANCE", "$"))
+_n("REBOOT_REQUESTED", "planned", N_("a reboot was requested (scontrol reboot)"), shown=("@",))
+_n("REBOOT_ISSUED", "planned", N_("rebooting on request"), shown=("^", "REBOOT"))
+_n("REBOOT_CANCEL", "transient", N_("a requested reboot was cancelled"), shown=("CANCEL_REBOOT",))
+_n("POWERED_DOWN", "planned", N_("powered down by power saving"), shown=("~",))
+_n("POWERING_UP", "transient", N_("powering up"), shown=("#",))
+_n("POWERING_DOWN", "transient", N_("powering down"), shown=("%",))
+_n("POWER_DOWN", "planned", N_("to be powered down on request"), shown=("!",))
+_n("POWER_UP", "transient", N_("to be powered up on request"))
+_n("POWER_DRAIN", "planned", N_("to be powered down as soon as its jobs end"))
+_n("CLOUD", "ok", N_("a cloud node"))
+_n("EXTERNAL", "ok", N_("external: no slurmd"), since="25.05")
+_n("RES", "ok", N_("in a reservation"), shown=("RESERVED",))
+_n("PLANNED", "ok", N_("planned for a pending job (backfill)"), shown=("-",))
+_n("BLOCKED", "ok", N_("blocked by an exclusive topology job"), since="24.05")
+_n("NET", "ok", N_("network performance counters in use"), shown=("PERFCTRS",), until="23.11")
+_n("DYNAMIC_FUTURE", "planned", N_("a dynamic node not yet registered"))
+_n("DYNAMIC_NORM", "ok", N_("a dynamic node"))
+_n("RESUME", "transient", N_("being resumed"))
+_n("UNDRAIN", "transient", N_("being undrained"))
 
 NODE_STATES: dict[str, NodeState] = {s.name: s for s in _N}
 _BY_SHOWN: dict[str, str] = {alias: s.name for s in _N for alias in s.shown if len(alias) > 1}

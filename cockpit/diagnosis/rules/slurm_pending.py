@@ -31,9 +31,17 @@ from cockpit.diagnosis.rules.slurm_shape import (
     task_request,
     tmp_remedy,
 )
-from cockpit.diagnosis.slurm_codes import OUTCOME_PHRASE, Reason, base_code, limit_of, reason_info
+from cockpit.diagnosis.slurm_codes import (
+    Reason,
+    base_code,
+    limit_of,
+    outcome_phrase,
+    reason_info,
+    reason_remedy,
+    reason_what,
+)
 from cockpit.diagnosis.slurm_states import HELD_STATES, JOB_STATES, PAUSED_STATES, job_state
-from cockpit.i18n import _
+from cockpit.i18n import N_, _
 from cockpit.model import (
     Evidence,
     Finding,
@@ -70,7 +78,7 @@ def _remedy(r: Reason, job: SlurmJob) -> str:
         account=job.account or "<account>",
         qos=job.qos or "<qos>",
     )
-    return r.remedy.format_map(values)
+    return reason_remedy(r).format_map(values)
 
 
 # --------------------------------------------------------------------------- impossible requests
@@ -144,7 +152,11 @@ def _impossible(
     if cpus_per_node and part.max_cpus_per_node and cpus_per_node > part.max_cpus_per_node:
         out.append(f"{cpus_per_node} CPUs > MaxCPUsPerNode {part.max_cpus_per_node}")
     elif cpus_per_node and big_cpu and cpus_per_node > big_cpu:
-        out.append(f"{cpus_per_node} CPUs per node > largest node's {big_cpu} CPUs in {part.name}")
+        out.append(
+            _("{cpus} CPUs per node > largest node's {big} CPUs in {partition}").format(
+                cpus=cpus_per_node, big=big_cpu, partition=part.name
+            )
+        )
     mem = job.min_memory_mib
     if mem and job.mem_per_cpu and cpus_per_node:
         if part.max_mem_per_cpu_mib and mem > part.max_mem_per_cpu_mib:
@@ -155,11 +167,15 @@ def _impossible(
     if mem:
         if part.max_mem_per_node_mib and mem > part.max_mem_per_node_mib:
             out.append(
-                f"{fmt_mib(mem)} memory > MaxMemPerNode {fmt_mib(part.max_mem_per_node_mib)}"
+                _("{mem} memory > MaxMemPerNode {limit}").format(
+                    mem=fmt_mib(mem), limit=fmt_mib(part.max_mem_per_node_mib)
+                )
             )
         elif big_mem and mem > big_mem:
             out.append(
-                f"{fmt_mib(mem)} memory per node > largest node's RealMemory {fmt_mib(big_mem)}"
+                _("{mem} memory per node > largest node's RealMemory {big}").format(
+                    mem=fmt_mib(mem), big=fmt_mib(big_mem)
+                )
             )
     if job.time_limit_s and part.max_time_s and job.time_limit_s > part.max_time_s:
         out.append(
@@ -174,9 +190,13 @@ def _impossible(
         if not (cpu_said and w.startswith("--cpus-per-task"))
     ]
     if part.max_nodes and nodes > part.max_nodes:
-        out.append(f"{nodes} nodes > MaxNodes {part.max_nodes}")
+        out.append(_("{nodes} nodes > MaxNodes {limit}").format(nodes=nodes, limit=part.max_nodes))
     elif part.total_nodes and nodes > part.total_nodes:
-        out.append(f"{nodes} nodes > the partition's {part.total_nodes} nodes")
+        out.append(
+            _("{nodes} nodes > the partition's {total} nodes").format(
+                nodes=nodes, total=part.total_nodes
+            )
+        )
     return out
 
 
@@ -194,7 +214,7 @@ def _will_run(job: SlurmJob, ctx: RuleContext) -> tuple[str, str, str] | None:
             r.label != "pending_qos_limit" or r.code == "JobArrayTaskLimit"
         )
         ok = plain and job.state == "PENDING" and not _launch_failed(key[0])
-        reasons[key] = (r.code, r.label, r.what) if ok else None
+        reasons[key] = (r.code, r.label, reason_what(r)) if ok else None
     return reasons[key]
 
 
@@ -217,7 +237,11 @@ def requeued_after_node_failure(job: SlurmJob, ctx: RuleContext) -> tuple[Findin
             n = ctx.nodes.get(node)
             now = f" ({n.state_label}: {n.reason})" if n is not None and n.is_unhealthy else ""
             begins = job.start_time is not None and job.start_time > ctx.now
-            start = f" after {job.start_time:%H:%M}" if begins else ""
+            title = (
+                _("requeued: node {node} failed under it (NODE_FAIL); runs again after {time}")
+                if begins
+                else _("requeued: node {node} failed under it (NODE_FAIL); runs again")
+            ).format(node=node, time=f"{job.start_time:%H:%M}" if begins else "")
             ev = [
                 state_evidence(job, ctx),
                 Evidence(lt.name, lines[i].strip(), line=lt.file_line(i + 1), path=lt.path, tier=0),
@@ -227,13 +251,17 @@ def requeued_after_node_failure(job: SlurmJob, ctx: RuleContext) -> tuple[Findin
                 ctx,
                 "node_not_responding",
                 "warning",
-                f"requeued: node {node} failed under it (NODE_FAIL); runs again{start}",
-                f"Node {node}{now} stopped answering while the job ran, so slurmctld ended "
-                f"that run (NODE_FAIL) and requeued the job (Reason={job.reason or 'None'}). "
-                "The run's progress since its last checkpoint is lost; the node is the "
-                "cause, not the job.",
-                f"Nothing to do for the job unless it must not restart from scratch; check "
-                f"the node: scontrol show node {node}; slurmd.log and dmesg on {node}.",
+                title,
+                _(
+                    "Node {node}{now} stopped answering while the job ran, so slurmctld ended "
+                    "that run (NODE_FAIL) and requeued the job (Reason={reason}). "
+                    "The run's progress since its last checkpoint is lost; the node is the "
+                    "cause, not the job."
+                ).format(node=node, now=now, reason=job.reason or "None"),
+                _(
+                    "Nothing to do for the job unless it must not restart from scratch; check "
+                    "the node: scontrol show node {node}; slurmd.log and dmesg on {node}."
+                ).format(node=node),
                 ev,
                 0.9,
             )
@@ -256,11 +284,20 @@ def will_run(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
     got = texts.get(key)
     if got is None:
         code, cause, what = wr
-        text = _WILL_RUN_TEXT.get(code, f"{what}; will run")
-        start = f"; expected start {job.start_time:%Y-%m-%d %H:%M}" if job.start_time else ""
-        got = texts[key] = (cause, f"{text}{start}", f"Reason={code}: {text}.")
+        text = _(_WILL_RUN_TEXT[code]) if code in _WILL_RUN_TEXT else _("{what}; will run")
+        text = text.format(what=what)
+        title = (
+            _("{text}; expected start {when}").format(
+                text=text, when=f"{job.start_time:%Y-%m-%d %H:%M}"
+            )
+            if job.start_time
+            else text
+        )
+        got = texts[key] = (cause, title, _("Reason={code}: {text}.").format(code=code, text=text))
     cause, title, explanation = got
-    remedy = "Nothing to fix; `squeue --start -j " + job.job_id + "` shows the estimate."
+    remedy = _("Nothing to fix; `squeue --start -j {job_id}` shows the estimate.").format(
+        job_id=job.job_id
+    )
     if job.cpus_per_task and job.cpus_per_task > 1:  # scontrol rows only: squeue has no CPUs/Task
         ht = hyperthread_note(
             job.cpus_per_task,
@@ -273,11 +310,11 @@ def will_run(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
 
 
 _WILL_RUN_TEXT = {
-    "Resources": "waiting for free resources; will run when nodes free up",
-    "Priority": "higher-priority jobs are ahead; will run",
-    "Dependency": "waiting for its dependency to finish; will run",
-    "BeginTime": "waiting for its --begin time; will run",
-    "JobArrayTaskLimit": "array task limit (%N) reached; will run as tasks finish",
+    "Resources": N_("waiting for free resources; will run when nodes free up"),
+    "Priority": N_("higher-priority jobs are ahead; will run"),
+    "Dependency": N_("waiting for its dependency to finish; will run"),
+    "BeginTime": N_("waiting for its --begin time; will run"),
+    "JobArrayTaskLimit": N_("array task limit (%N) reached; will run as tasks finish"),
 }
 
 
@@ -291,13 +328,12 @@ def never_fits(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
     if not why and base not in _NEVER_REASONS:
         return None
     if not why:
-        why = [
-            {
-                "PartitionTimeLimit": "time limit above the partition MaxTime",
-                "PartitionNodeLimit": "node count outside the partition MinNodes/MaxNodes",
-                "PartitionConfig": "request does not fit the partition configuration",
-            }.get(base, base)
-        ]
+        said = {
+            "PartitionTimeLimit": N_("time limit above the partition MaxTime"),
+            "PartitionNodeLimit": N_("node count outside the partition MinNodes/MaxNodes"),
+            "PartitionConfig": N_("request does not fit the partition configuration"),
+        }.get(base)
+        why = [_(said) if said else base]
     ev = [state_evidence(job, ctx)]
     cpt, tmp = task_request(job, ctx.artifacts.commands)
     pnodes = partition_nodes(part, job.partition, ctx) if (cpt or tmp) else []
@@ -338,15 +374,31 @@ def never_fits(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
             "pending_partition_limit",
             "critical",
             _("never runs: {why}").format(why=why[0]),
-            f"Job {job.job_id} can never start in partition {job.partition}: "
-            + "; ".join(why)
-            + f" (Reason={reason or 'None'}). Slurm keeps it pending instead of rejecting it."
+            _(
+                "Job {job_id} can never start in partition {partition}: {why} (Reason={reason}). "
+                "Slurm keeps it pending instead of rejecting it."
+            ).format(
+                job_id=job.job_id,
+                partition=job.partition,
+                why="; ".join(why),
+                reason=reason or "None",
+            )
             + (f" {ht}" if (ht := hyperthread_note(cpt, pnodes)) else ""),
-            (f"{extra[0].upper()}{extra[1:]}; or lower" if (extra := tmp_remedy(why)) else "Lower")
-            + " the request to fit (e.g. --cpus-per-task / --mem / --time within the limits "
-            "shown) or submit to a partition that allows it: "
-            f"scontrol update JobId={job.job_id} Partition=<p>, or scancel {job.job_id} and "
-            f"resubmit.",
+            (
+                _(
+                    "{extra}; or lower the request to fit (e.g. --cpus-per-task / --mem / --time "
+                    "within the limits shown) or submit to a partition that allows it: "
+                    "scontrol update JobId={job_id} Partition=<p>, or scancel {job_id} and "
+                    "resubmit."
+                )
+                if (extra := tmp_remedy(why))
+                else _(
+                    "Lower the request to fit (e.g. --cpus-per-task / --mem / --time within the "
+                    "limits shown) or submit to a partition that allows it: "
+                    "scontrol update JobId={job_id} Partition=<p>, or scancel {job_id} and "
+                    "resubmit."
+                )
+            ).format(extra=f"{extra[0].upper()}{extra[1:]}" if extra else "", job_id=job.job_id),
             ev,
             0.95,
         ),
@@ -364,10 +416,16 @@ def held_state(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
             ctx,
             st.label,
             "warning",
-            f"{job.state}: {st.what}; never runs until released",
-            f"Job {job.job_id} is {job.state}: {st.what} (Reason={job.reason or 'None'}).",
-            f"Find why it was held (scontrol show job {job.job_id}; the job's output for a "
-            f"special exit), then scontrol release {job.job_id}.",
+            _("{state}: {what}; never runs until released").format(
+                state=job.state, what=_(st.what)
+            ),
+            _("Job {job_id} is {state}: {what} (Reason={reason}).").format(
+                job_id=job.job_id, state=job.state, what=_(st.what), reason=job.reason or "None"
+            ),
+            _(
+                "Find why it was held (scontrol show job {job_id}; the job's output for a "
+                "special exit), then scontrol release {job_id}."
+            ).format(job_id=job.job_id),
             [state_evidence(job, ctx)],
             0.9,
         ),
@@ -384,12 +442,18 @@ def launch_failed_held(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] |
             ctx,
             "pending_launch_failed_held",
             "warning",
-            "launch failed requeued held: the batch script could not start; never runs "
-            "until released",
-            "The batch script could not be launched on the allocated node, so Slurm requeued the "
-            "job and held it; it never runs until released.",
-            "Check slurmd.log on the batch host (spool dir, prolog, munge), then "
-            f"scontrol release {job.job_id}.",
+            _(
+                "launch failed requeued held: the batch script could not start; never runs "
+                "until released"
+            ),
+            _(
+                "The batch script could not be launched on the allocated node, so Slurm requeued "
+                "the job and held it; it never runs until released."
+            ),
+            _(
+                "Check slurmd.log on the batch host (spool dir, prolog, munge), then "
+                "scontrol release {job_id}."
+            ).format(job_id=job.job_id),
             [state_evidence(job, ctx)],
             0.95,
         ),
@@ -415,34 +479,44 @@ def nodes_unavailable(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | 
     )
     low = reason.lower()
     if "maintenance" in low:
-        why, who = "reserved for maintenance", "runs after the maintenance reservation ends"
+        why, who = _("reserved for maintenance"), _("runs after the maintenance reservation ends")
     elif "reserved" in low:
-        why, who = "reserved for other jobs", "runs when the reservation frees them"
+        why, who = _("reserved for other jobs"), _("runs when the reservation frees them")
     elif named:
         states = sorted({n.state_label for n in named})
-        why, who = f"{'/'.join(states)}", "runs when an admin brings them back (or drop the pin)"
+        why = "/".join(states)
+        who = _("runs when an admin brings them back (or drop the pin)")
     elif code == "Constraints":
-        why, who = "with its features are busy or down", "runs when one is available"
+        why, who = _("with its features are busy or down"), _("runs when one is available")
     else:
-        why, who = "down, drained or reserved", "depends on why (see remedy)"
-    shown = f"{names} " if names else ""
+        why, who = _("down, drained or reserved"), _("depends on why (see remedy)")
+    title = (
+        _("{code}: nodes {names} {why}; {who}") if names else _("{code}: nodes {why}; {who}")
+    ).format(code=code, names=names, why=why, who=who)
     return (
         job_finding(
             job,
             ctx,
             "pending_node_unavailable",
             "warning",
-            f"{code}: nodes {shown}{why}; {who}",
-            f"Reason={reason}: {reason_info(code).what}. Drained/down nodes return only when an "
-            "admin resumes them; a reservation ends by itself; a --nodelist/--constraint the job "
-            "does not need is the user's to drop.",
+            title,
+            _(
+                "Reason={reason}: {what}. Drained/down nodes return only when an "
+                "admin resumes them; a reservation ends by itself; a --nodelist/--constraint "
+                "the job does not need is the user's to drop."
+            ).format(reason=reason, what=reason_what(reason_info(code))),
             (
-                f"sinfo -R -n {names} shows why; admins: scontrol update NodeName={names} "
-                "State=RESUME when fixed. Users: "
+                _(
+                    "sinfo -R -n {names} shows why; admins: scontrol update NodeName={names} "
+                    "State=RESUME when fixed. Users: scontrol update JobId={job_id} ReqNodeList= "
+                    "(or Features=) to stop pinning."
+                )
                 if names
-                else "sinfo -R shows drained/down nodes. Users: "
-            )
-            + f"scontrol update JobId={job.job_id} ReqNodeList= (or Features=) to stop pinning.",
+                else _(
+                    "sinfo -R shows drained/down nodes. Users: scontrol update JobId={job_id} "
+                    "ReqNodeList= (or Features=) to stop pinning."
+                )
+            ).format(names=names, job_id=job.job_id),
             ev,
             0.85,
         ),
@@ -482,18 +556,28 @@ def qos_limit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
         return None
     lim = limit_of(r.code)
     sev: Severity = "warning"  # held by a cap: the user (and the surge view) should see it
-    whose = {"user": f"{job.user or 'the user'}'s", "account": f"account {job.account}'s"}.get(
-        lim.per if lim is not None else "", "the group's"
-    )
-    outcome = {
-        "runs": f"runs as {whose} running jobs end",
-        "user": "never runs as submitted",
-        "admin": "never runs until an admin acts (or usage decays)",
-        "depends": "scontrol show job names the limit",
-    }[r.outcome]
-    title = f"{r.code}: {r.what}; {outcome}"
-    explanation = f"Reason={r.code}: {r.what}." + (
-        f" {lim.scope} limit {lim.setting}: the job is held until it fits under it."
+    per = lim.per if lim is not None else ""
+    if r.outcome != "runs":
+        outcome = {
+            "user": _("never runs as submitted"),
+            "admin": _("never runs until an admin acts (or usage decays)"),
+            "depends": _("scontrol show job names the limit"),
+        }[r.outcome]
+    elif per == "user" and job.user:
+        outcome = _("runs as {user}'s running jobs end").format(user=job.user)
+    elif per == "user":
+        outcome = _("runs as the user's running jobs end")
+    elif per == "account":
+        outcome = _("runs as account {account}'s running jobs end").format(account=job.account)
+    else:
+        outcome = _("runs as the group's running jobs end")
+    what = reason_what(r)
+    title = f"{r.code}: {what}; {outcome}"
+    explanation = _("Reason={code}: {what}.").format(code=r.code, what=what) + (
+        " "
+        + _("{scope} limit {setting}: the job is held until it fits under it.").format(
+            scope=_(lim.scope), setting=lim.setting
+        )
         if lim is not None
         else ""
     )
@@ -513,24 +597,25 @@ def by_reason(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
     if r.outcome == "none":
         return None
     detail = _DETAIL.get(r.code, _no_detail)(job, ctx)
+    what = reason_what(r)
     if r.outcome == "ended":  # requeued after it ended that way: it runs again
-        title = f"{r.code}: requeued after {r.what}; will run again"
+        title = _("{code}: requeued after {what}; will run again").format(code=r.code, what=what)
         sev: Severity = "info"
     elif r.outcome == "unknown":
-        title = f"unknown reason {r.code}: not in Slurm 22.05-26.05's list"
+        title = _("unknown reason {code}: not in Slurm 22.05-26.05's list").format(code=r.code)
         sev = "warning"
     elif r.outcome == "runs":
-        title = f"{r.code}: {detail or r.what}; will run"
+        title = _("{code}: {what}; will run").format(code=r.code, what=detail or what)
         sev = "info"
     else:
-        phrase = OUTCOME_PHRASE[r.outcome]
+        phrase = outcome_phrase(r.outcome)
         if r.label == "pending_held":
-            phrase = "never runs until released"
-        title = f"{r.code}: {detail or r.what}; {phrase}"
+            phrase = _("never runs until released")
+        title = f"{r.code}: {detail or what}; {phrase}"
         sev = "warning"
     who = {
-        "admin": " Only an administrator can change that.",
-        "user": " The job's owner must change the request (or cancel it).",
+        "admin": " " + _("Only an administrator can change that."),
+        "user": " " + _("The job's owner must change the request (or cancel it)."),
     }.get(r.outcome, "")
     return (
         job_finding(
@@ -539,7 +624,7 @@ def by_reason(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
             r.label,
             sev,
             title,
-            f"Reason={reason}: {r.what}.{who}",
+            _("Reason={code}: {what}.").format(code=reason, what=what) + who,
             _remedy(r, job),
             [state_evidence(job, ctx)],
             0.9 if r.outcome != "unknown" else 0.5,
@@ -552,7 +637,8 @@ def _no_detail(job: SlurmJob, ctx: RuleContext) -> str:
 
 
 def _dependency(job: SlurmJob, ctx: RuleContext) -> str:
-    return f"dependency {job.dependency or '(see scontrol show job)'} can't be met"
+    dep = job.dependency or _("(see scontrol show job)")
+    return _("dependency {dependency} can't be met").format(dependency=dep)
 
 
 def _partition(job: SlurmJob, ctx: RuleContext) -> str:
@@ -560,7 +646,7 @@ def _partition(job: SlurmJob, ctx: RuleContext) -> str:
     state = "INACTIVE" if _base(job.reason or "") == "PartitionInactive" else "DOWN"
     if part is not None and part.state and part.state != "UP":
         state = part.state  # as scontrol shows it now (DOWN, INACTIVE, DRAIN)
-    return f"partition {job.partition} is {state}"
+    return _("partition {partition} is {state}").format(partition=job.partition, state=state)
 
 
 _DETAIL = {
@@ -584,11 +670,14 @@ def paused(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
             ctx,
             st.label,
             "info",
-            f"{job.state}: {st.what}; runs again when resumed",
-            f"Job {job.job_id} is {job.state}: {st.what}. Gang scheduling or preemption "
-            "resumes it by itself; an admin's scontrol suspend needs a scontrol resume.",
-            f"scontrol show job {job.job_id} (SuspendTime); an admin: scontrol resume "
-            f"{job.job_id}.",
+            _("{state}: {what}; runs again when resumed").format(state=job.state, what=_(st.what)),
+            _(
+                "Job {job_id} is {state}: {what}. Gang scheduling or preemption "
+                "resumes it by itself; an admin's scontrol suspend needs a scontrol resume."
+            ).format(job_id=job.job_id, state=job.state, what=_(st.what)),
+            _(
+                "scontrol show job {job_id} (SuspendTime); an admin: scontrol resume {job_id}."
+            ).format(job_id=job.job_id),
             [state_evidence(job, ctx)],
             0.8,
         ),
@@ -605,11 +694,15 @@ def unknown_state(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None
             ctx,
             "unknown_slurm_code",
             "warning",
-            f"unknown job state {job.state}: not in Slurm 22.05-26.05's list",
-            f"Job {job.job_id} is in state {job.state!r}, which this cockpit does not know "
-            "(a newer Slurm, or a site patch).",
-            f"scontrol show job {job.job_id}; the squeue man page (JOB STATE CODES) of the "
-            "cluster's Slurm version.",
+            _("unknown job state {state}: not in Slurm 22.05-26.05's list").format(state=job.state),
+            _(
+                "Job {job_id} is in state {state}, which this cockpit does not know "
+                "(a newer Slurm, or a site patch)."
+            ).format(job_id=job.job_id, state=repr(job.state)),
+            _(
+                "scontrol show job {job_id}; the squeue man page (JOB STATE CODES) of the "
+                "cluster's Slurm version."
+            ).format(job_id=job.job_id),
             [state_evidence(job, ctx)],
             0.5,
         ),

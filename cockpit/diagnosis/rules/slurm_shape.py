@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable
 
 from cockpit.diagnosis.rules.slurm_common import fmt_mib
+from cockpit.i18n import _
 from cockpit.model import SlurmJob, SlurmNode
 
 _CPT = re.compile(r"(?:^|\s)CPUs/Task=(\d+)")
@@ -78,15 +79,19 @@ def shape_problems(
         big = max(cpus, key=lambda n: n.cpus_total or 0)
         if cpus_per_task > (big.cpus_total or 0):
             out.append(
-                f"--cpus-per-task {cpus_per_task} > largest node's {big.cpus_total} CPUs "
-                f"({topology(big)}; a task's CPUs must be on one node)"
+                _(
+                    "--cpus-per-task {cpt} > largest node's {cpus} CPUs "
+                    "({topology}; a task's CPUs must be on one node)"
+                ).format(cpt=cpus_per_task, cpus=big.cpus_total, topology=topology(big))
             )
     disks = [n for n in nodes if n.tmp_disk_mib is not None]
     if tmp_mib and disks:
         big_tmp = max(n.tmp_disk_mib or 0 for n in disks)
         if tmp_mib > big_tmp:
-            have = f"TmpDisk {fmt_mib(big_tmp)}" if big_tmp else "TmpDisk=0 (none configured)"
-            out.append(f"--tmp {fmt_mib(tmp_mib)} > every node's {have}")
+            have = f"TmpDisk {fmt_mib(big_tmp)}" if big_tmp else _("TmpDisk=0 (none configured)")
+            out.append(
+                _("--tmp {tmp} > every node's {have}").format(tmp=fmt_mib(tmp_mib), have=have)
+            )
     return out
 
 
@@ -99,11 +104,11 @@ def hyperthread_note(cpus_per_task: int | None, nodes: Iterable[SlurmNode]) -> s
     if not fits or not cores or cpus_per_task <= max(cores):
         return ""
     n = max(fits, key=lambda x: physical_cores(x) or 0)
-    return (
-        f"--cpus-per-task {cpus_per_task} is more than the {physical_cores(n)} cores of a node "
-        f"({topology(n)}): it fits only by using both hardware threads of each core, so it "
+    return _(
+        "--cpus-per-task {cpt} is more than the {cores} cores of a node "
+        "({topology}): it fits only by using both hardware threads of each core, so it "
         "never starts with --hint=nomultithread or --threads-per-core=1."
-    )
+    ).format(cpt=cpus_per_task, cores=physical_cores(n), topology=topology(n))
 
 
 def tmp_remedy(problems: Iterable[str]) -> str:
@@ -112,13 +117,17 @@ def tmp_remedy(problems: Iterable[str]) -> str:
     extra = []
     if any(p.startswith("--tmp") for p in ps):
         extra.append(
-            "drop or lower --tmp (TmpDisk is per node, from slurm.conf; 0 means the admin "
-            "configured none: ask them, or use a shared scratch path instead)"
+            _(
+                "drop or lower --tmp (TmpDisk is per node, from slurm.conf; 0 means the admin "
+                "configured none: ask them, or use a shared scratch path instead)"
+            )
         )
     if any(p.startswith("--cpus-per-task") for p in ps):
         extra.append(
-            "use at most one node's CPUs per task (more tasks, fewer CPUs each: "
-            "--ntasks N --cpus-per-task C)"
+            _(
+                "use at most one node's CPUs per task (more tasks, fewer CPUs each: "
+                "--ntasks N --cpus-per-task C)"
+            )
         )
     return "; ".join(extra)
 
@@ -145,4 +154,6 @@ def submit_fact(line: str) -> str:
             for f in _REQUEST_FLAG.findall(line)
         )
     )
-    return f"submit rejected: {m.group(1).strip()}" + (f" ({', '.join(flags)})" if flags else "")
+    return _("submit rejected: {message}").format(message=m.group(1).strip()) + (
+        f" ({', '.join(flags)})" if flags else ""
+    )
