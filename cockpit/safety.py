@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, overload
 
 from cockpit.errors import UserError
@@ -212,6 +213,20 @@ _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
 _STR_RULES = [(re.compile(p, re.S), r) for p, r in _SECRET_PATTERNS]
 _BYTES_RULES = [(re.compile(p.encode(), re.S), r.encode()) for p, r in _SECRET_PATTERNS]
 
+
+def _expander(repl):
+    """``repl`` as ``sub`` takes it at least cost: a template with group references
+    (``\\1<redacted>``) as a function expanding it, which runs only on a match (``sub`` given
+    the template itself parses it in Python on every call, match or not: 7x the cost of a
+    search that finds nothing, and most text has no secret); a plain one as it is."""
+    if "\\" not in (repl if isinstance(repl, str) else repl.decode("latin-1")):
+        return repl
+    return lambda m: m.expand(repl)
+
+
+_STR_SUBS = [(rx, _expander(r)) for rx, r in _STR_RULES]
+_BYTES_SUBS = [(rx, _expander(r)) for rx, r in _BYTES_RULES]
+
 # key=value / key: value. One token then a check of its last words ("db_password",
 # "HUAWEICLOUD_SDK_SK"; not "task"): a single regex with the keywords went quadratic on
 # a 10 MB line of "a_a_a_...". The value is matched only after a secret key; after any other
@@ -250,6 +265,7 @@ _SECRET_PAIRS = {
 }
 
 
+@lru_cache(maxsize=4096)  # a JSON body's keys are the same few names in every finding
 def _secret_key(key: str) -> bool:
     parts = re.split(r"[_-]", key.lower().rstrip("\"' \t:="))
     last = parts[-1]
@@ -309,11 +325,30 @@ def _redact_kv(text, rx, value_rx, mark, as_str):
     return text[:0].join(out)
 
 
+# A finding's strings are redacted again whenever the finding is a new object (at a busy
+# site a starved job's count of later jobs moves every poll, and the store encodes hundreds of
+# such findings a poll); most of them (names, reasons, paths) are last poll's strings, so the
+# answer for each short string is kept. Redaction is a pure function of the string; the memo
+# is emptied when full.
+_MEMO: dict[str, str] = {}
+_MEMO_MAX = 50_000
+_MEMO_LEN = 4096  # longer strings (logs, scripts) are scanned each time, not kept
+
+
 def _redact_str(text: str) -> str:
-    text = _redact_kv(text, _KV_STR, _VALUE_STR, REDACTED, str)
-    for rx, repl in _STR_RULES:
-        text = rx.sub(repl, text)
-    return text
+    short = len(text) <= _MEMO_LEN
+    if short:
+        got = _MEMO.get(text)
+        if got is not None:
+            return got
+    out = _redact_kv(text, _KV_STR, _VALUE_STR, REDACTED, str)
+    for rx, repl in _STR_SUBS:
+        out = rx.sub(repl, out)
+    if short:
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.clear()
+        _MEMO[text] = out
+    return out
 
 
 def _ascii(b: bytes) -> str:
@@ -322,7 +357,7 @@ def _ascii(b: bytes) -> str:
 
 def _redact_raw(data: bytes) -> bytes:
     data = _redact_kv(data, _KV_BYTES, _VALUE_BYTES, REDACTED.encode(), _ascii)
-    for rx, repl in _BYTES_RULES:
+    for rx, repl in _BYTES_SUBS:
         data = rx.sub(repl, data)
     return data
 

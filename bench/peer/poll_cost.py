@@ -13,6 +13,9 @@ Two situations:
   changed); the target is a poll ≤ 2 × the floor;
 * ``ticking``: the wall clock, submit times fixed (``FAKE_SLURM_EPOCH``): running jobs'
   TIME changes between polls, as on a real cluster.
+* ``churn``: a real site's flow (#33): squeue's clock moves 5 s (the side by side's interval)
+  per poll and ``FAKE_SLURM_CHURN=0.01``: 1 % of the queue leaves per minute and as many jobs
+  arrive, running jobs' TIME moves, as in ``side_by_side.sh``.
 
     python bench/peer/poll_cost.py --jobs 10000 [--polls 6] [--json]
 """
@@ -46,7 +49,7 @@ async def _floor(transport, argv) -> float:
     return _cpu() - c
 
 
-async def _run(jobs: int, polls: int, still: bool, profile: str | None = None) -> dict:
+async def _run(jobs: int, polls: int, situation: str, profile: str | None = None) -> dict:
     from cockpit.runtime import pipeline
     from cockpit.runtime.evidence import EvidenceCache
     from cockpit.slurm.commands import SQUEUE_ARGV
@@ -60,10 +63,13 @@ async def _run(jobs: int, polls: int, still: bool, profile: str | None = None) -
         FAKE_SLURM_EPOCH=str(epoch),
         FAKE_SLURM_LOG=os.environ.get("FAKE_SLURM_LOG", "/tmp/cockpit-peer-calls.log"),
     )
-    if still:
+    os.environ.pop("FAKE_SLURM_CHURN", None)
+    if situation == "still":
         os.environ["FAKE_SLURM_NOW"] = str(epoch)
     else:
         os.environ.pop("FAKE_SLURM_NOW", None)
+    if situation == "churn":
+        os.environ["FAKE_SLURM_CHURN"] = "0.01"
     transport = LocalTransport()
     source = SlurmSource("peer", transport)
     cache = EvidenceCache()
@@ -81,10 +87,14 @@ async def _run(jobs: int, polls: int, still: bool, profile: str | None = None) -
             asyncio.to_thread = inline
             prof = cProfile.Profile()
             prof.enable()
+        if situation == "churn":  # a poll every 5 s of squeue's clock
+            os.environ["FAKE_SLURM_NOW"] = str(epoch + 5 * i)
         c = _cpu()
         snap = await source.poll()
         assert snap.error is None, snap.error
         now = datetime.now(UTC)  # the cockpit's clock moves, whatever squeue prints
+        if situation == "churn":
+            now = datetime.fromtimestamp(epoch + 5 * i, UTC)
         if i == 0:
             pipeline.queue_first(snap, now)
             first_rows = _cpu() - c
@@ -105,7 +115,7 @@ async def _run(jobs: int, polls: int, still: bool, profile: str | None = None) -
     floors = [await _floor(transport, SQUEUE_ARGV) for _ in range(3)]
     steady = costs[2:] or costs[1:]
     return {
-        "situation": "still" if still else "ticking",
+        "situation": situation,
         "jobs": jobs,
         "rows": len(snap.jobs),
         "first_poll_cpu_s": round(costs[0], 3),
@@ -123,7 +133,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=10_000)
     ap.add_argument("--polls", type=int, default=6)
-    ap.add_argument("--situation", choices=("still", "ticking"), default="still")
+    ap.add_argument("--situation", choices=("still", "ticking", "churn"), default="still")
     ap.add_argument("--json", action="store_true")
     ap.add_argument(
         "--profile",
@@ -131,7 +141,7 @@ def main() -> int:
         help="cProfile the steady polls (from the third) and print the top 30 to stderr",
     )
     args = ap.parse_args()
-    res = asyncio.run(_run(args.jobs, args.polls, args.situation == "still", args.profile))
+    res = asyncio.run(_run(args.jobs, args.polls, args.situation, args.profile))
     if args.json:
         print(json.dumps(res))
     else:

@@ -5,7 +5,8 @@
 # Each tool runs alone in a detached tmux pane (peerbench.py run); the pairs alternate so both
 # see the same machine load. FAKE_SLURM_EPOCH fixes the queue's submit times (a real
 # cluster's do not move; the shared harness's fake slides them with the clock, so every row
-# changes between polls: STILL=0 measures that). Then `peerbench.py report` writes RESULTS.md
+# changes between polls: STILL=0 measures that); FAKE_SLURM_CHURN (CHURN, default 0.01) moves
+# 1 % of the queue a minute, as a real site's flow does. Then `peerbench.py report` writes RESULTS.md
 # here and bench/peer/poll_cost.py measures a nothing-changed poll against reading squeue.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +26,9 @@ export XDG_STATE_HOME=$(mktemp -d /tmp/cockpit-peer-state-XXXXXX)
 trap 'rm -rf "$CONF" "$XDG_STATE_HOME"' EXIT
 printf '[clusters.fake]\ntransport = "local"\ninterval = 5\n' > "$CONF"
 if [ "${STILL:-1}" = 1 ]; then export FAKE_SLURM_EPOCH=$(date +%s); fi
+# a real site's flow (#33): 1 % of the queue leaves per minute and as many jobs arrive
+# (CHURN=0 for the still queue of rounds 5-9)
+export FAKE_SLURM_CHURN=${CHURN:-0.01}
 export PEER_VERSION_TURM="$("$VENV/bin/turm" --version)"
 for n in ${NS:-10000 100000}; do
   N=$n LABEL="turm" PEER_VERSION="$PEER_VERSION_TURM" OUT="$HERE/out/turm-$n" \
@@ -38,4 +42,5 @@ done
 python3 "$HERE/peerbench.py" report
 for n in ${NS:-10000 100000}; do
   python3 "$HERE/poll_cost.py" --jobs "$n" --situation still --json
+  python3 "$HERE/poll_cost.py" --jobs "$n" --situation churn --json
 done

@@ -13,6 +13,8 @@ the command. Environment:
                    harness does, so every job's submit time slides with the clock and every
                    row changes between calls; a fixed value keeps submit times still, as on a
                    real cluster, where only running jobs' TIME changes between polls)
+  FAKE_SLURM_CHURN share of the queue that leaves per minute since FAKE_SLURM_EPOCH (e.g. 0.01),
+                   as many jobs arriving with rising ids: a real site's flow (default 0)
   (this copy also honours `sacct --state`, as sacct does: the shared harness's fake ignores it
   and answers a state-filtered sacct with every job of the queue)
   FAKE_SLURM_VERSION the release the commands claim (default 22.05.8): from 23.11 squeue
@@ -164,9 +166,14 @@ def log_call(cmd, args):
 
 def load_jobs():
     now = int(os.environ.get("FAKE_SLURM_NOW") or time.time())
-    return make_jobs(int(os.environ.get("FAKE_SLURM_JOBS", 100000)),
-                     int(os.environ.get("FAKE_SLURM_SEED", 1)), now,
-                     int(os.environ["FAKE_SLURM_EPOCH"]) if os.environ.get("FAKE_SLURM_EPOCH") else None)
+    n = int(os.environ.get("FAKE_SLURM_JOBS", 100000))
+    epoch = int(os.environ["FAKE_SLURM_EPOCH"]) if os.environ.get("FAKE_SLURM_EPOCH") else None
+    # FAKE_SLURM_CHURN (as the shared harness's): share of the queue that leaves per minute
+    # since the epoch, replaced by as many newly submitted jobs, so a poll sees a real site's flow
+    churn = float(os.environ.get("FAKE_SLURM_CHURN") or 0)
+    shift = int(max(0, now - epoch) / 60 * churn * n) if churn and epoch else 0
+    jobs = make_jobs(n + shift, int(os.environ.get("FAKE_SLURM_SEED", 1)), now, epoch)
+    return jobs[shift:]
 
 
 def col(idx, width, right):
