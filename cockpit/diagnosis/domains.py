@@ -28,6 +28,7 @@ DOMAINS: dict[str, str] = {
 LABEL_DOMAIN: dict[str, str] = {
     # Slurm: job ended
     "oom_killed": "memory",
+    "shared_memory_exhausted": "memory",
     "time_limit": "time",
     "time_limit_near": "time",
     "memory_near_request": "memory",
@@ -40,6 +41,7 @@ LABEL_DOMAIN: dict[str, str] = {
     "python_module_missing": "software",
     "mpi_pmi_mismatch": "network",
     "mpi_network_error": "network",
+    "mpi_launch_failed": "launch",
     "cuda_driver_mismatch": "accelerator",
     "gpu_out_of_memory": "accelerator",
     "gpu_not_available": "accelerator",
@@ -102,6 +104,7 @@ LABEL_DOMAIN: dict[str, str] = {
     "storage_access_denied": "storage",
     "storage_read_only": "storage",
     "storage_connection_error": "storage",
+    "storage_stale_handle": "storage",
     "input_path_not_found": "storage",
     "input_data_invalid": "application",
     "dependency_install_failed": "software",

@@ -23,7 +23,7 @@ from pathlib import Path
 from cockpit.diagnosis.catalogue.printf import instantiate
 
 GENERIC = "unrecognised_failure"
-SOURCES = ("slurm", "munge", "nccl", "torch", "kernel")
+SOURCES = ("slurm", "munge", "nccl", "torch", "kernel", "ompi", "pmix", "ucx")
 _DIR = Path(__file__).parent
 # how each program's lines look in the logs operators have (for generated examples)
 _PREFIX = {
@@ -37,6 +37,9 @@ _PREFIX = {
     "nccl": "gpu-node-07:12345:12399 [0] NCCL WARN ",
     "torch": "[rank0]:[E1204 10:00:00.123456789 ProcessGroupNCCL.cpp:629] ",
     "kernel": "[183424.512345] ",
+    "ompi": "",  # mpirun's show_help box: the message's lines stand alone
+    "pmix": "[gpu-node-07:12345] ",
+    "ucx": "[1733390400.123456] [gpu-node-07:12345:0]       ib_iface.c:123  UCX  ERROR ",
 }
 # a log kind the scanner is told for each program's lines
 KIND = {"slurmctld": "slurmctld", "slurmd": "slurmd", "slurmstepd": "slurmd", "munged": "journal"}
@@ -171,6 +174,8 @@ def own_words(t: Template) -> str:
     msg = instantiate(t.template)
     if t.program == "nccl":
         return "NCCL WARN " + msg
+    if t.program == "ucx":
+        return "UCX  ERROR " + msg
     if t.source == "munge" and t.level == "errno":
         return "Munge decode failed: " + msg
     return msg
