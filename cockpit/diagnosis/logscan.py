@@ -21,11 +21,13 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from cockpit.diagnosis.patterns import Pattern, classify, is_harmless, patterns_for
-from cockpit.text import strip_ansi
+from cockpit.text import MAX_LINE, strip_ansi
 
 Buffer = bytes | bytearray | memoryview | mmap.mmap
 
-MAX_TEXT_BYTES = 64 * 1024  # bytes of a huge line decoded for display
+MAX_TEXT_BYTES = 64 * 1024  # a line longer than this is shown as a window around its match
+_CUT = "…".encode()  # where that window cuts the line
+_BEFORE = 256  # bytes of the window before the match: it stays on a terminal's first screen
 _ANSI_BYTES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 
@@ -108,10 +110,14 @@ def _line_bounds(buf: Buffer, start: int, end: int) -> tuple[int, int]:
 
 
 def _line_bytes(buf: Buffer, ls: int, le: int, match_start: int) -> bytes:
-    if le - ls > MAX_TEXT_BYTES:  # 10 MB lines: keep a window around the match
-        ls = max(ls, match_start - 1024)
-        le = min(le, ls + MAX_TEXT_BYTES)
-    return bytes(buf[ls:le])
+    if le - ls <= MAX_TEXT_BYTES:
+        return bytes(buf[ls:le])
+    # 10 MB lines: a window of a displayed line's length (MAX_LINE) around the match, marked
+    # where it cuts the line (a match shown from the middle of a line must not read as the
+    # line's start); JSON and the report then carry 4 KB, not a megabyte, of a 2 GiB line
+    start = max(ls, match_start - _BEFORE)
+    end = min(le, start + MAX_LINE)
+    return (_CUT if start > ls else b"") + bytes(buf[start:end]) + (_CUT if end < le else b"")
 
 
 def _hit(
@@ -310,6 +316,10 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
 
 def iter_errors_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> Iterator[ScanHit]:
     """Every error line of the stream, lazily, in order (:func:`iter_errors` per piece)."""
+    last = 0  # a line longer than a piece spans several: it is one error line, said once
     for base, line, piece in pieces:
         for hit in iter_errors(piece, kind=kind):
-            yield _shift(hit, base, line)
+            hit = _shift(hit, base, line)
+            if hit.line != last:
+                last = hit.line
+                yield hit

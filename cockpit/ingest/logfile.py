@@ -41,7 +41,9 @@ __all__ = [
 ]
 
 CHUNK = 32 << 20  # bytes read at a time by scan_path/iter_path: memory flat in file size
-LONG_LINE = 128 << 20  # a single line longer than this is scanned in pieces
+# a line longer than this and than a quarter of the read size is scanned in pieces (each
+# piece of it read as a line of its own: rare enough, and the cost of flat memory)
+LONG_LINE = 1 << 20
 
 
 def _chunks(
@@ -68,10 +70,16 @@ def _chunks(
                 yield base, line, buf
             return
         cut = buf.rfind(b"\n") + 1
-        if cut == 0 and len(buf) < max(4 * chunk, LONG_LINE):
-            carry = bytes(buf)  # one very long line: keep reading up to a bound, then cut anyway
+        if len(buf) - cut > max(chunk // 4, LONG_LINE):
+            # a long line (a 2 GiB line, a progress bar never ended) is not carried whole
+            # into the next piece: this piece ends inside it and the next goes on with it,
+            # so memory stays that of normal lines (holding the line whole took 4x); the
+            # scanner reads every piece, and a line cut so is one line to it
+            cut = len(buf)
+        elif cut == 0:
+            carry = bytes(buf)  # a short read (a pipe) inside a line: read on to its end
+            del buf
             continue
-        cut = cut or len(buf)
         carry = bytes(buf[cut:])
         del buf[cut:]
         yield base, line, buf

@@ -37,6 +37,9 @@ MAX_ARCHIVE_BYTES = 8 << 30  # uncompressed bytes read from one archive, at most
 # entries of one archive looked at, at most: each costs memory whatever its size (a tar of a
 # million empty files took 1.5 GB), and a bundle has dozens; a zip listing more is refused
 MAX_MEMBERS = 20_000
+# folders below the one given that are read: a ticket bundle is a few levels deep, and a tree
+# a thousand deep is made to break a reader (its paths also pass PATH_MAX, 4,096 bytes)
+MAX_DEPTH = 32
 # bytes of whole inputs held in memory, over all inputs: past it, a log is only scanned
 # streaming for its first red error and a table only its head read (said in a note), so
 # memory stays flat in the size of a folder or of an archive's members
@@ -53,6 +56,8 @@ _BINARY_SNIFF = 2048
 # a run of NULs in text: padding a crash, a preallocated or a truncated-while-written log
 # leaves (lone NULs are binary data, or UTF-16 without its byte order mark)
 _NUL_RUN = re.compile(rb"\x00{8,}")
+# a Windows drive at the start of an archive member's name (``C:``, ``c:/``)
+_DRIVE = re.compile(r"[A-Za-z]:")
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,11 +143,45 @@ _NOT_REGULAR = (
 )
 
 
+def _walk(root: str, notes: list[str]) -> Iterator[tuple[str, int, list[str], list[str]]]:
+    """``os.walk(root)`` top-down (sorted by the caller through ``dirs``), with each folder's
+    depth below ``root``, and without recursion: Python 3.11's ``os.walk`` recurses once per
+    level, so a folder 1,000 deep raised RecursionError. A folder that cannot be listed is a
+    note (``os.walk`` skipped it in silence)."""
+    stack = [(root, 0)]
+    while stack:
+        dirpath, depth = stack.pop()
+        try:
+            with os.scandir(dirpath) as it:
+                entries = list(it)
+        except OSError as exc:
+            rel = os.path.relpath(dirpath, root)
+            notes.append(f"{rel}: folder not read ({exc.strerror or exc})")
+            continue
+        dirs, files = [], []
+        for e in entries:
+            try:
+                is_dir = e.is_dir()  # as os.walk: a link to a folder is listed with the folders
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else files).append(e.name)
+        yield dirpath, depth, dirs, files
+        for d in reversed(dirs):  # popped in the order the caller left them
+            full = os.path.join(dirpath, d)
+            if not os.path.islink(full):
+                stack.append((full, depth + 1))
+
+
 def _read_folder(root: str, notes: list[str]) -> Iterator[Input]:
-    """The regular files of a folder. Symbolic links are not followed (one may point out of
-    the folder: ``/etc/passwd``, ``/dev/zero``), and pipes, sockets and devices are never
+    """The regular files of a folder, down to :data:`MAX_DEPTH` folders below it (a note
+    says what lies deeper). Symbolic links are not followed (one may point out of the
+    folder: ``/etc/passwd``, ``/dev/zero``), and pipes, sockets and devices are never
     opened (a pipe would wait forever): a note each."""
-    for dirpath, dirs, files in os.walk(root):
+    too_deep: list[str] = []
+    for dirpath, depth, dirs, files in _walk(root, notes):
+        if depth >= MAX_DEPTH and dirs:
+            too_deep.append(os.path.relpath(dirpath, root))
+            dirs.clear()
         for d in sorted(dirs):
             if not d.startswith(".") and os.path.islink(os.path.join(dirpath, d)):
                 rel = os.path.relpath(os.path.join(dirpath, d), root)
@@ -166,6 +205,11 @@ def _read_folder(root: str, notes: list[str]) -> Iterator[Input]:
                 notes.append(f"{name}: {what}, not a regular file: skipped")
                 continue
             yield from _read_file(full, name, notes, top=False)
+    if too_deep:
+        notes.append(
+            f"{too_deep[0]}: the folders in it not read (more than {MAX_DEPTH} levels deep)"
+            + (f"; nor those in {len(too_deep) - 1} other folders" if len(too_deep) > 1 else "")
+        )
 
 
 def _read_file(path: str, name: str, notes: list[str], top: bool) -> Iterator[Input]:
@@ -360,9 +404,15 @@ def _damage_note(name: str, tol: _Tolerant) -> str:
 
 
 def _safe_member(name: str) -> str | None:
-    """The member's path inside the archive, or None when it would land outside it."""
-    norm = os.path.normpath(name.replace("\\", "/"))
-    if os.path.isabs(norm) or norm == ".." or norm.startswith("../") or ":" in norm[:3]:
+    """The member's path inside the archive, or None when it would land outside it: absolute,
+    climbing with ``..``, or on a Windows drive (``C:\\x\\..\\..\\name``: normalised, its ``..``
+    would first eat the drive and leave a harmless-looking ``name``, so the drive is looked
+    for before)."""
+    raw = name.replace("\\", "/")
+    if _DRIVE.match(raw):
+        return None
+    norm = os.path.normpath(raw)
+    if os.path.isabs(norm) or norm == ".." or norm.startswith("../"):
         return None
     return norm
 
