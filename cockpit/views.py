@@ -27,7 +27,7 @@ from cockpit.model import SEVERITY_RANK, ExitCode, Finding, Incident, Snapshot
 from cockpit.text import clean
 from cockpit.units import squeue_time
 from cockpit.widgets.fmt import age
-from cockpit.widgets.rows import Column, Row, RowList, prepare_rows
+from cockpit.widgets.rows import OPTIONAL, Column, Row, RowList, prepare_rows
 from cockpit.widgets.rows import _search_text as search_text  # prepare_rows' own
 
 if TYPE_CHECKING:
@@ -193,7 +193,8 @@ def split_key(key: str) -> tuple[str, str]:
 
 JOB_COLUMNS = (
     Column(N_("JOBID"), 9, 0),
-    Column(N_("NAME"), 16, 1),
+    # 14: at 80 columns the verdict keeps 39 cells ("never runs: 64 CPUs > MaxCPUsPerNode 48")
+    Column(N_("NAME"), 14, 1),
     Column(N_("USER"), 9, 2),
     Column(N_("PART"), 8, 4),
     Column(N_("STATE"), 13, 0),
@@ -201,7 +202,8 @@ JOB_COLUMNS = (
     Column(N_("N/CPU"), 8, 5),
     Column(N_("REASON"), 16, 4),
     # the verdict is what matters: at 80 columns TIME and USER go before it shrinks below 30
-    Column(N_("VERDICT"), 30, 0, flex=True, min_width=30),
+    # on a wide terminal the extras (EXIT, NODELIST, GPUS…) wait until it has 40 cells
+    Column(N_("VERDICT"), 30, 0, flex=True, min_width=30, want=40),
     # shown on wide terminals, dropped first when narrow; `c` chooses (turm's most asked-for)
     Column(N_("EXIT"), 7, 6),
     Column(N_("NODELIST"), 14, 7),
@@ -225,7 +227,9 @@ NODE_COLUMNS = (
 
 TRAINING_COLUMNS = (
     Column(N_("NAME"), 20, 0),
-    Column(N_("PHASE console/API"), 22, 0),
+    # the console's word ("Initializing"); the API's phase beside it only where there is room
+    Column(N_("PHASE"), 13, 0),
+    Column(N_("API PHASE"), 10, 5),
     Column(N_("IN PHASE"), 9, 1),
     Column(N_("POOL"), 14, 3),
     Column(N_("FLAVOR"), 18, 4),
@@ -239,9 +243,10 @@ INCIDENT_COLUMNS = (
     Column(N_("CAUSE"), 20, 2),
     # the title is the deciding fact: at 80 columns it keeps 34+ cells and CAUSE makes way
     # (with few rows and no scrollbar CAUSE stayed and left the title 16: "(gone) 20 jobs:…")
-    Column(N_("TITLE"), 30, 0, flex=True, min_width=34),
+    # (and at 80 columns AFFECTED makes way too: the title keeps "MaxRSS 64.1G of ReqMem 64G")
+    Column(N_("TITLE"), 30, 0, flex=True, min_width=34, want=44),
     Column(N_("FIRST SEEN"), 16, 3),
-    Column(N_("AFFECTED"), 8, 1, justify="right"),
+    Column(N_("AFFECTED"), 8, OPTIONAL, justify="right"),
     Column(N_("ACK"), 3, 1),
     # the cluster or project: its own column, so at 80 columns SUBJECT keeps the id whole
     Column(N_("SOURCE"), 14, 4),
@@ -621,13 +626,20 @@ _PHASE_WORDS = {
 def _training_verdict_cell(phase: str, title: str) -> str:
     """A training job's VERDICT cell: the cause first, without the phase the PHASE column shows
     ("Initializing 15 min: image pull failed (not found)" -> "image pull failed (not found)
-    (15 min)"), so at 80 columns the cause is what stays."""
+    (15 min)", "Failed: input path not found" -> "input path not found"), so at 80 columns the
+    cause is what stays."""
     lead = next(
-        (w for w in (phase, _(_PHASE_WORDS.get(phase, phase))) if title.startswith(w + " ")), None
+        (
+            w + sep
+            for w in (phase, _(_PHASE_WORDS.get(phase, phase)))
+            for sep in (": ", " ")
+            if title.startswith(w + sep) and len(title) > len(w + sep)
+        ),
+        None,
     )
     if lead is None:
         return title
-    rest = title[len(lead) + 1 :]
+    rest = title[len(lead) :]
     m = _PHASE_LEAD.match(rest)
     return f"{m.group(2)} ({m.group(1)})" if m else rest
 
@@ -639,11 +651,11 @@ def training_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> RowL
     for t in snapshot.training_jobs:
         title, vstyle, rank = _verdict(verdicts, "training_job", src, t.job_id)
         console = t.console_phase
-        phase = console if console == t.phase else f"{console} / {t.phase}"
         in_phase = since(t.phase_since or t.create_time, now)
         cells = (
             t.name or t.job_id,
-            phase,
+            console,
+            "" if console == t.phase else t.phase,
             age(in_phase),
             t.pool_name or t.pool_id,
             # every flavor starts "modelarts.": the part that tells them apart is the end
@@ -651,7 +663,7 @@ def training_rows(snapshot: Snapshot, verdicts: Verdicts, now: datetime) -> RowL
             _training_verdict_cell(console, _training_verdict_cell(t.phase, title)),
             src,
         )
-        styles = ("bold", phase_style(console), "", "", "", vstyle, "dim")
+        styles = ("bold", phase_style(console), "dim", "", "", "", vstyle, "dim")
         created = t.create_time.timestamp() if t.create_time else 0.0
         out.append(((min(rank, 2), -created), Row(row_key(src, t.job_id), cells, styles)))
     out.sort(key=lambda x: x[0])
@@ -678,6 +690,7 @@ _SUBJECT_KIND = {
     "partition": N_("partition"),
     "user": N_("user"),
     "project": N_("project"),
+    "file": N_("file"),
 }
 
 
@@ -769,7 +782,7 @@ def incident_summary(inc: Incident, acked: bool, now: datetime) -> Text:
         f"{_(SEVERITY_MARK.get(inc.severity, ''))} ", style=SEVERITY_STYLE.get(inc.severity, "")
     )
     out.append(clean(inc.title, 400), style="bold")
-    out.append(f"\n{inc.root_cause} · {inc.subject}", style="cyan")
+    out.append(f"\n{inc.root_cause} · {inc.subject.label()}", style="cyan")
     if inc.first_seen:
         ago = age((now - inc.first_seen).total_seconds())
         out.append(" · " + _("first seen {age} ago").format(age=ago))

@@ -14,7 +14,9 @@ class Column:
     """``priority`` 0 is always shown; higher numbers are dropped first when narrow.
 
     ``width`` is in terminal cells; the single ``flex`` column takes what is left, at
-    least ``min_width`` (other columns are dropped by priority to give it that).
+    least ``min_width`` (other columns are dropped by priority to give it that), and while it
+    has less than ``want`` cells the optional columns (priority ``OPTIONAL`` and up) make way
+    too: on a wide terminal the verdict keeps its deciding figures before a GPUS column shows.
     ``clock``: the column counts time. A row with a ``tick`` shows there
     ``clock(seconds since the tick's origin at the rows' as_of, the tick's coarse flag)``,
     drawn only for the lines on screen, and sorts by those seconds.
@@ -27,6 +29,11 @@ class Column:
     justify: str = "left"
     min_width: int = 16
     clock: Callable[[int, bool], str] | None = None
+    want: int = 0
+
+
+# columns of this priority and up are extras: they give way to a flex column below its ``want``
+OPTIONAL = 6
 
 
 @dataclass(frozen=True, slots=True)

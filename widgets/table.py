@@ -30,7 +30,7 @@ from cockpit.i18n import N_, _
 from ._safe import clean
 
 # re-exported: the table's data types are its API too
-from .rows import Column, Row, RowList, _search_text, join_rows, prepare_rows
+from .rows import OPTIONAL, Column, Row, RowList, _search_text, join_rows, prepare_rows
 
 __all__ = ["Column", "Row", "RowList", "VirtualTable", "join_rows", "prepare_rows"]
 
@@ -594,6 +594,18 @@ class VirtualTable(ScrollView, can_focus=True):
             if self.columns[drop].priority == 0:
                 break
             shown.remove(drop)
+        flex = next((i for i in shown if self.columns[i].flex), None)
+        if flex is not None:
+            want = self.columns[flex].want
+
+            def room(cols: list[int]) -> int:
+                return width - sum(widths[i] + 1 for i in cols if i != flex) - 1
+
+            while room(shown) < want:
+                extras = [i for i in shown if self.columns[i].priority >= OPTIONAL]
+                if not extras:
+                    break
+                shown.remove(max(extras, key=lambda i: (self.columns[i].priority, i)))
         fixed = sum(widths[i] + 1 for i in shown if not self.columns[i].flex)
         layout = []
         for i in shown:

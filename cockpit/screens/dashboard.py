@@ -27,6 +27,11 @@ _PROBLEM_WORD = {
     "training": N_("{n} critical"),
 }
 
+# a pane's height at least (styles/cockpit.tcss: .pane min-height), and how many of its bad
+# rows it makes room for beyond that
+_PANE_MIN_LINES = 4
+_BAD_ROWS_SHOWN = 3
+
 PANES = (
     ("queue", "jobs", N_("Queue"), "job"),
     ("nodes", "nodes", N_("Nodes"), "node"),
@@ -58,6 +63,7 @@ class DashboardScreen(CockpitScreen):
         self.banner = banner
         self._applied = -1
         self._titles: dict[str, Text] = {}  # pane id -> title last drawn
+        self._min_lines: dict[str, int] = {}  # pane id -> the min height last set
         self._problem_gen, self._problem_counts = -1, {}
         self._rows: dict[str, list] = {}  # pane id -> the hub's row list its table shows
         self._only: str | None = None  # the fleet's enter: the one source shown
@@ -146,6 +152,7 @@ class DashboardScreen(CockpitScreen):
             bad = self._problems().get(pane_id, 0)
             if bad:  # at 80x24 a pane shows a few rows: say how many need a look
                 t.append(" · " + _(_PROBLEM_WORD[pane_id]).format(n=bad), style="bold red")
+            self._fit_bad_rows(pane_id, table, bad)
             if table.filter_text:
                 t.append(
                     _("  filter “{text}”").format(text=clean(table.filter_text, 40)), style="yellow"
@@ -155,6 +162,21 @@ class DashboardScreen(CockpitScreen):
                 # after every poll, a third of an idle cockpit's CPU)
                 self._titles[pane_id] = t
                 self.query_one(f"#{pane_id}-title", Static).update(t, layout=False)
+
+    def _fit_bad_rows(self, pane_id: str, table: VirtualTable, bad: int) -> None:
+        """A pane is at least tall enough for its first few rows that need a look (bad rows
+        sort first): at 80x24 the third node out of service was below the nodes pane's two
+        rows. Up to ``_BAD_ROWS_SHOWN``, so the focused pane keeps most of the height."""
+        pane = table.parent
+        if not isinstance(pane, Pane):
+            return
+        # the title, the storage strip when shown (one line each), the header, the rows
+        others = sum(1 for w in pane.children if w is not table and w.display)
+        lines = others + 1 + min(bad, _BAD_ROWS_SHOWN)
+        if self._min_lines.get(pane_id) == lines:
+            return
+        self._min_lines[pane_id] = lines
+        pane.styles.min_height = max(_PANE_MIN_LINES, lines)
 
     def _problems(self) -> dict[str, int]:
         """Per pane, its rows that need a look (a node out of service, a job or training job

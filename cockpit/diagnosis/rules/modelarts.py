@@ -454,7 +454,8 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
             root_cause="dependency_install_failed",
             severity="critical",
             subject=_subject(job, ctx),
-            title=_("Initializing {age} min: stuck at {where}: {text}").format(
+            # the cause first: at 80 columns the VERDICT cell keeps what failed, not where
+            title=_("Initializing {age} min: {text} (stuck at {where})").format(
                 age=_mins(age), where=where, text=dependency_phrase(text)
             ),
             explanation=DEPENDENCY_EXPLANATION + f" The startup log ends on it (line {line}).",

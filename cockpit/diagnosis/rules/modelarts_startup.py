@@ -105,7 +105,7 @@ def placement_finding(
         root_cause="scheduling_constraint_unsatisfied",
         severity="critical" if not job.pool_public else "warning",
         subject=_subject(job, ctx),
-        title=f"Initializing {mins} min at {stage!r} but no pod placed: scheduling failure",
+        title=f"Initializing {mins} min: no pod placed (scheduling failure) at {stage!r}",
         explanation=(
             f"The console shows the stage {stage!r} for {mins} min, yet no event says the pod "
             "was scheduled to a node or that an image pull began, and nothing says the job is "
