@@ -23,7 +23,7 @@ from textual.message import Message
 from textual.screen import Screen
 
 from cockpit import gcpolicy
-from cockpit.i18n import N_
+from cockpit.i18n import N_, _
 from cockpit.model import Incident, Subject
 from cockpit.prefs import Prefs
 from cockpit.runtime.hub import Hub
@@ -81,6 +81,24 @@ class HubUpdated(Message):
         super().__init__()
         self.source = source
         self.new_critical = new_critical
+
+
+# Textual's own command palette entries (App.get_system_commands), translated where drawn
+_TEXTUAL_COMMANDS = (
+    N_("Theme"),
+    N_("Change the current theme"),
+    N_("Quit"),
+    N_("Quit the application as soon as possible"),
+    N_("Keys"),
+    N_("Hide the keys and widget help panel"),
+    N_("Show help for the focused widget and a summary of available keys"),
+    N_("Minimize"),
+    N_("Minimize the widget and restore to normal size"),
+    N_("Maximize"),
+    N_("Maximize the focused widget"),
+    N_("Screenshot"),
+    N_("Save an SVG 'screenshot' of the current screen"),
+)
 
 
 class CockpitApp(App[int]):
@@ -150,7 +168,7 @@ class CockpitApp(App[int]):
         self.hub.store = store
         self.acks = AckBook(store, acks)
         self.bell_enabled = bell
-        self.banner = banner
+        self.banner = _(banner) if banner else ""  # the demo's banner is a catalogue message
         self.bells = 0  # how many times we rang (tests, and honesty about noise)
         # where `x` in the incident view writes its Markdown ([ui] export_dir); None: the cwd
         self.export_dir = export_dir
@@ -232,7 +250,7 @@ class CockpitApp(App[int]):
             except threading.BrokenBarrierError:
                 pass
 
-        for _ in range(n):
+        for _i in range(n):
             pool.submit(meet)
         asyncio.get_running_loop().set_default_executor(pool)
 
@@ -297,7 +315,11 @@ class CockpitApp(App[int]):
 
         screen = SCREENS_BY_KIND.get(subject.kind)
         if screen is None:
-            self.notify(f"no detail view for {subject}", timeout=3, markup=False)
+            self.notify(
+                _("no detail view for {subject}").format(subject=subject.label()),
+                timeout=3,
+                markup=False,
+            )
             return
         if self.hub.lookup(subject) is None and subject.kind not in (
             "node",
@@ -306,7 +328,7 @@ class CockpitApp(App[int]):
             "file",
         ):
             self.notify(
-                f"{subject} is not in the latest snapshot",
+                _("{subject} is not in the latest snapshot").format(subject=subject.label()),
                 severity="warning",
                 timeout=3,
                 markup=False,
@@ -380,6 +402,12 @@ class CockpitApp(App[int]):
         from cockpit.screens.alerts import AlertScreen
 
         self._raise_or_push(AlertScreen, AlertScreen)
+
+    def get_system_commands(self, screen):
+        """Textual's own palette commands (theme, quit, keys, screenshot), their titles and
+        help in the language spoken (``_TEXTUAL_COMMANDS`` puts them in the catalogue)."""
+        for cmd in super().get_system_commands(screen):
+            yield cmd._replace(title=_(cmd.title), help=_(cmd.help))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from cockpit.diagnosis.slurm_states import FAILED_STATES
+from cockpit.i18n import N_, _
 from cockpit.model import Incident, Snapshot
 
 RECENT = timedelta(hours=1)
@@ -88,6 +89,16 @@ def source_row(st: Any, incidents: Iterable[Incident], now: datetime) -> FleetRo
     else:
         health = "ok"
     return fleet_row(st.name, st.source.kind, st.snapshot, health, incidents, now)
+
+
+def health_label(health: str) -> str:
+    """A row's ``health`` as people read it, in the language spoken (the error after
+    ``failing:`` is the platform's own words)."""
+    if health.startswith("failing: "):
+        return _("failing: {error}").format(error=health[len("failing: ") :])
+    return _(
+        {"ok": N_("ok"), "connecting": N_("connecting"), "STALE": N_("STALE")}.get(health, health)
+    )
 
 
 def _node_sick(state: str, flags: Iterable[str]) -> bool:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, Literal
 
+from cockpit.i18n import N_, _
+
 Severity = Literal["critical", "warning", "info"]
 SEVERITY_RANK: Mapping[str, int] = {"critical": 0, "warning": 1, "info": 2}
 
@@ -608,6 +610,27 @@ class Subject:
         label = {"training_job": "training job"}.get(self.kind, self.kind)
         shown = self.name if self.kind == "training_job" and self.name else self.id
         return f"{label} {shown}" + (f" @{self.source}" if self.source else "")
+
+    def label(self) -> str:
+        """``str(self)`` in the language spoken (``作业 48101 @demo-hpc``), for people; ``str()``
+        stays English for machines (JSON, alert keys, audit records)."""
+        kind = _(_SUBJECT_KINDS.get(self.kind, self.kind))
+        shown = self.name if self.kind == "training_job" and self.name else self.id
+        return f"{kind} {shown}" + (f" @{self.source}" if self.source else "")
+
+
+# the kinds of subject as people read them (Subject.label)
+_SUBJECT_KINDS = {
+    "job": N_("job"),
+    "node": N_("node"),
+    "training_job": N_("training job"),
+    "pool": N_("pool"),
+    "cluster": N_("cluster"),
+    "partition": N_("partition"),
+    "user": N_("user"),
+    "project": N_("project"),
+    "file": N_("file"),
+}
 
 
 @dataclass(frozen=True, slots=True)

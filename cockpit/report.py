@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from cockpit.i18n import N_, _, ngettext
 from cockpit.model import SEVERITY_RANK, Evidence, Finding, Incident, Subject
 from cockpit.safety import redact, scrub
 from cockpit.text import clean
@@ -159,8 +160,13 @@ def _fence(lines: list[str]) -> list[str]:
 def _age(first: datetime | None, now: datetime) -> str:
     """The time and how long ago, in the one age format the TUI and every command use."""
     if first is None:
-        return "unknown"
-    return f"{first.isoformat(timespec='seconds')} ({age((now - first).total_seconds())} ago)"
+        return _("unknown")
+    ago = _("{age} ago").format(age=age((now - first).total_seconds()))
+    return f"{first.isoformat(timespec='seconds')} ({ago})"
+
+
+# the severity in a heading, in the language spoken
+_SEVERITY = {"critical": N_("CRITICAL"), "warning": N_("WARNING"), "info": N_("INFO")}
 
 
 def incidents_markdown(
@@ -181,38 +187,63 @@ def incidents_markdown(
         sev: sum(1 for i in ordered if i.severity == sev) for sev in ("critical", "warning", "info")
     }
     out = [
-        "# Cockpit incident report",
+        _("# Cockpit incident report"),
         "",
-        f"Generated {now.isoformat(timespec='seconds')}: {len(ordered)} incident(s), "
-        f"{counts['critical']} critical, {counts['warning']} warning, {counts['info']} info.",
+        _(
+            "Generated {time}: {n} incident(s), {critical} critical, {warning} warning, "
+            "{info} info."
+        ).format(
+            time=now.isoformat(timespec="seconds"),
+            n=len(ordered),
+            critical=counts["critical"],
+            warning=counts["warning"],
+            info=counts["info"],
+        ),
     ]
     for n, inc in enumerate(ordered, 1):
         f = inc.primary
-        ack = " (acknowledged)" if inc.key in acked else ""
-        out += ["", f"## {n}. [{inc.severity.upper()}] {md_escape(_text(inc.title))}{ack}", ""]
-        out.append(f"- **Subject:** {md_code(str(inc.subject))}")
-        out.append(f"- **Root cause:** `{inc.root_cause}`")
-        out.append(f"- **First seen:** {_age(inc.first_seen, now)}")
+        ack = _(" (acknowledged)") if inc.key in acked else ""
+        sev = _(_SEVERITY.get(inc.severity, inc.severity.upper()))
+        out += ["", f"## {n}. [{sev}] {md_escape(_text(inc.title))}{ack}", ""]
+        out.append(_("- **Subject:** {subject}").format(subject=md_code(inc.subject.label())))
+        out.append(_("- **Root cause:** `{cause}`").format(cause=inc.root_cause))
+        out.append(_("- **First seen:** {when}").format(when=_age(inc.first_seen, now)))
         a = acks.get(inc.key)
         if a is not None:
             note = f": {md_escape(_text(a.note, 1000))}" if a.note else ""
             who = md_escape(_text(a.who, 200))
-            out.append(f"- **Acknowledged by** {who}, {_age(a.at, now)}{note}")
+            out.append(
+                _("- **Acknowledged by** {who}, {when}{note}").format(
+                    who=who, when=_age(a.at, now), note=note
+                )
+            )
         si = stored.get(inc.key)
         if si is not None and si.resolved_at is not None:
-            what = "Gone from the live data" if si.gone else "Resolved"
+            what = _("Gone from the live data") if si.gone else _("Resolved")
             out.append(f"- **{what}:** {_age(si.resolved_at, now)}")
         if inc.affected:
-            shown = ", ".join(md_code(str(s)) for s in inc.affected[:50])
-            more = f" and {len(inc.affected) - 50} more" if len(inc.affected) > 50 else ""
-            out.append(f"- **Affected ({len(inc.affected)}):** {shown}{more}")
+            shown = ", ".join(md_code(s.label()) for s in inc.affected[:50])
+            extra = len(inc.affected) - 50
+            more = (
+                ngettext(" and {n} more", " and {n} more", extra).format(n=extra)
+                if extra > 0
+                else ""
+            )
+            out.append(
+                _("- **Affected ({n}):** {subjects}{more}").format(
+                    n=len(inc.affected), subjects=shown, more=more
+                )
+            )
         if f.explanation:
             out += ["", md_escape(_text(f.explanation, 8192))]
         if f.remedy:
-            out += ["", f"**What to do:** {md_escape(_text(f.remedy, 8192))}"]
+            out += [
+                "",
+                _("**What to do:** {remedy}").format(remedy=md_escape(_text(f.remedy, 8192))),
+            ]
         evidence = [e for fnd in inc.findings for e in fnd.evidence]
         if evidence:
-            out += ["", "**Evidence:**", ""]
+            out += ["", _("**Evidence:**"), ""]
             lines = [
                 f"{_text(e.where)}{':' + str(e.line) if e.line else ''}: {_text(e.text)}"
                 for e in evidence

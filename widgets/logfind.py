@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from textual import work
 
+from cockpit.i18n import _
+
 from ._safe import clean
 from .logdata import CHUNK
 
@@ -45,7 +47,7 @@ class FindInLog:
 
     def action_search_next(self, direction: Direction) -> None:
         if not self.search_text:
-            self.notify("no search: press / or ? first", timeout=2)
+            self.notify(_("no search: press / or ? first"), timeout=2)
             return
         self._search(direction * self.search_direction)
 
@@ -89,9 +91,11 @@ class FindInLog:
                     return
                 end = pos
         self.app.bell()
-        where = "below" if direction > 0 else "above"
+        not_found = (
+            _("“{text}” not found below") if direction > 0 else _("“{text}” not found above")
+        )
         self.notify(
-            f"“{clean(self.search_text, 60)}” not found {where}",
+            not_found.format(text=clean(self.search_text, 60)),
             timeout=3,
             markup=False,
         )
@@ -149,5 +153,7 @@ class FindInLog:
         if first and self._kept:
             self.go_to_line(self.cursor)
         elif not self._kept and self._done:
-            self.notify(f"no line contains “{clean(text, 60)}”", timeout=3, markup=False)
+            self.notify(
+                _("no line contains “{text}”").format(text=clean(text, 60)), timeout=3, markup=False
+            )
         self.post_message(self.Changed(self))

@@ -40,7 +40,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
-from cockpit.i18n import N_, ngettext
+from cockpit.i18n import N_, _, ngettext
 
 from ._safe import clean
 from .logdata import (
@@ -279,7 +279,9 @@ class LogView(FindInLog, ScrollView, can_focus=True):
         except Exception as exc:  # a missing/unreadable log is a message, not a crash
             if not self._current(tag):
                 return
-            self.message = f"cannot read {reader.name}: {clean(str(exc), 200)}"
+            self.message = _("cannot read {log}: {error}").format(
+                log=reader.name, error=clean(str(exc), 200)
+            )
             self._done = True
         self._after_chunk(final=True)
 
@@ -303,7 +305,9 @@ class LogView(FindInLog, ScrollView, can_focus=True):
             self.cursor = first
         # the same lines stay on screen: every row moved up by k
         self.scroll_to(y=max(0, self.scroll_y - k), animate=False, immediate=True)
-        self.message = f"following: lines before {first} dropped (the newest {cap} are kept)"
+        self.message = _(
+            "following: lines before {first} dropped (the newest {cap} are kept)"
+        ).format(first=first, cap=cap)
 
     def _after_chunk(self, final: bool = False) -> None:
         if self.keep_text:
@@ -354,7 +358,7 @@ class LogView(FindInLog, ScrollView, can_focus=True):
             size = await reader.size()
         except Exception as exc:
             if self._current(tag):
-                self.message = f"follow: {clean(str(exc), 200)}"
+                self.message = _("follow: {error}").format(error=clean(str(exc), 200))
                 self.post_message(self.Changed(self))
             return
         if not self._current(tag):
@@ -374,9 +378,11 @@ class LogView(FindInLog, ScrollView, can_focus=True):
             at = self.cursor
             self._reset()
             self.message = (
-                f"{reader.name} was replaced (rotated): reindexed"
+                _("{log} was replaced (rotated): reindexed").format(log=reader.name)
                 if replaced
-                else f"{reader.name} shrank to {size} bytes (truncated or rotated): reindexed"
+                else _("{log} shrank to {size} bytes (truncated or rotated): reindexed").format(
+                    log=reader.name, size=size
+                )
             )
             self.notify(self.message, severity="warning", markup=False)
             self._want_line, self._want_offset, self._landed = at, None, False
@@ -483,7 +489,7 @@ class LogView(FindInLog, ScrollView, can_focus=True):
     def action_pan(self, direction: Direction) -> None:
         self._count = ""
         if self.wrap:
-            self.notify("wrapped: nothing to scroll sideways (ctrl+w unwraps)", timeout=2)
+            self.notify(_("wrapped: nothing to scroll sideways (ctrl+w unwraps)"), timeout=2)
             return
         avail = self._wrap_width()
         step = max(8, avail // 2)
@@ -502,25 +508,39 @@ class LogView(FindInLog, ScrollView, can_focus=True):
     def action_mark(self, severity: str, direction: Direction) -> None:
         """Next/previous error (``critical``) or warning line, among the lines shown."""
         self._count = ""
-        what = "errors" if severity == "critical" else "warnings"
+        crit = severity == "critical"
         lines = sorted({e.line for e in self.errors if e.severity == severity})
         if self.keep_text:
             kept = set(self._kept)
             lines = [ln for ln in lines if ln in kept]
         if not lines:
-            self.notify(f"no {what} found in this log" + ("" if self._done else " yet"), timeout=3)
+            if self._done:
+                found = (
+                    _("no errors found in this log") if crit else _("no warnings found in this log")
+                )
+            else:
+                found = (
+                    _("no errors found in this log yet")
+                    if crit
+                    else _("no warnings found in this log yet")
+                )
+            self.notify(found, timeout=3)
             return
         if direction > 0:
             i = bisect.bisect_right(lines, self.cursor)
             if i >= len(lines):
                 self.app.bell()
-                self.notify(f"no more {what} below", timeout=2)
+                self.notify(
+                    _("no more errors below") if crit else _("no more warnings below"), timeout=2
+                )
                 return
         else:
             i = bisect.bisect_left(lines, self.cursor) - 1
             if i < 0:
                 self.app.bell()
-                self.notify(f"no more {what} above", timeout=2)
+                self.notify(
+                    _("no more errors above") if crit else _("no more warnings above"), timeout=2
+                )
                 return
         self.go_to_line(lines[i])
 
@@ -529,7 +549,7 @@ class LogView(FindInLog, ScrollView, can_focus=True):
 
     def action_follow(self) -> None:
         self.set_follow(not self.following)
-        self.notify("following new lines" if self.following else "follow off", timeout=2)
+        self.notify(_("following new lines") if self.following else _("follow off"), timeout=2)
 
     def action_wrap(self) -> None:
         self.wrap = not self.wrap
@@ -586,11 +606,11 @@ class LogView(FindInLog, ScrollView, can_focus=True):
                     heads = [await reader.read(s, LINE_CAP) for _, s, _ in run]
                 if not self._current(tag):
                     return
-                for (ln, _, _), raw in zip(run, heads, strict=True):
+                for (ln, _s, _e), raw in zip(run, heads, strict=True):
                     self._store(ln, raw)
         except Exception as exc:
             if self._current(tag):
-                self.message = f"read error: {clean(str(exc), 200)}"
+                self.message = _("read error: {error}").format(error=clean(str(exc), 200))
         finally:
             if self._window_tag is tag:
                 self._window_tag = None
@@ -621,9 +641,11 @@ class LogView(FindInLog, ScrollView, can_focus=True):
         if row >= self.row_count:
             if row == 0 and (self._done or self.keep_text):
                 empty = (
-                    f"(no line contains “{self.keep_text}”; & then enter shows all)"
+                    _("(no line contains “{text}”; & then enter shows all)").format(
+                        text=self.keep_text
+                    )
                     if self.keep_text
-                    else self.message or "(empty log)"
+                    else self.message or _("(empty log)")
                 )
                 return Strip([Segment(set_cell_size(" " + clean(empty, 200), width), base)], width)
             return Strip.blank(width, base)
@@ -708,11 +730,15 @@ class LogView(FindInLog, ScrollView, can_focus=True):
         parts = []
         if self.reader is not None:
             parts.append(clean(self.reader.name, 80))
-        parts.append(f"line {self.cursor}/{self.line_count}")
+        parts.append(_("line {n}/{total}").format(n=self.cursor, total=self.line_count))
         if self._count:
-            parts.append(f"go to {self._count} (g)")
+            parts.append(_("go to {n} (g)").format(n=self._count))
         if self.keep_text:
-            parts.append(f"&{clean(self.keep_text, 40)}: {len(self._kept)} lines")
+            kept = len(self._kept)
+            parts.append(
+                f"&{clean(self.keep_text, 40)}: "
+                + ngettext("{n} line", "{n} lines", kept).format(n=kept)
+            )
         err = self.error_at(self.cursor)
         crit = sum(1 for e in self.errors if e.severity == "critical")
         warn = len(self.errors) - crit
@@ -721,9 +747,9 @@ class LogView(FindInLog, ScrollView, can_focus=True):
             + ", "
             + ngettext("{n} warning", "{n} warnings", warn).format(n=warn)
         )
-        parts.append(counts + (f" · here: {err.label}" if err else ""))
+        parts.append(counts + (_(" · here: {what}").format(what=err.label) if err else ""))
         if not self._done:
-            parts.append(f"indexing {self.indexed_fraction:.0%}")
+            parts.append(_("indexing {pct}").format(pct=f"{self.indexed_fraction:.0%}"))
         if self.following:
             parts.append("FOLLOW")
         if self.wrap:

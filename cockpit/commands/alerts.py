@@ -13,13 +13,15 @@ import json
 import sys
 from datetime import timedelta
 
+from rich.cells import cell_len
+
 from cockpit.errors import UserError
-from cockpit.i18n import _
+from cockpit.i18n import N_, _
 from cockpit.text import clean
 from cockpit.watch.alerts import Alert, AlertConfig
 from cockpit.watch.history import AlertHistory, default_history_path
 
-_SEV = {"critical": "CRIT", "warning": "WARN", "info": "info"}
+_SEV = {"critical": N_("CRIT"), "warning": N_("WARN"), "info": N_("info")}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,10 +44,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def format_alert(a: Alert) -> str:
     """One line: local time, severity, rule, subject, title (hostile text cleaned)."""
     t = a.time.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-    return (
-        f"{t}  {_SEV.get(a.severity, a.severity):4}  {a.rule:18}  "
-        f"{clean(str(a.subject), 60):30}  {clean(a.title, 300)}"
-    )
+    sev = _(_SEV.get(a.severity, a.severity))
+    subject = clean(a.subject.label(), 60)
+    # padded in cells: a Chinese subject is two cells a character
+    return f"{t}  {_pad(sev, 4)}  {a.rule:18}  {_pad(subject, 30)}  {clean(a.title, 300)}"
+
+
+def _pad(text: str, cells: int) -> str:
+    return text + " " * max(0, cells - cell_len(text))
 
 
 def run(args: argparse.Namespace) -> int:

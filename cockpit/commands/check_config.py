@@ -46,41 +46,63 @@ def run(args: argparse.Namespace) -> int:
 
     config = load_config(args.config)
     if not config.exists:
-        print(f"no config at {config.path}: nothing to check (the cockpit runs the demo site)")
+        print(
+            _("no config at {path}: nothing to check (the cockpit runs the demo site)").format(
+                path=config.path
+            )
+        )
         return 2  # a deploy script's `check-config &&` must not pass on a missing file
     # [alerts] read by the one parser watch and the TUI use: "valid" here means they start
     AlertConfig.from_table(config.alerts, config.path)
     if not config.has_sources:  # valid, and watching nothing: say what the cockpit does then
         print(
-            f"config {config.path}: the file is valid but names no [clusters.NAME] or "
-            "[modelarts.NAME]: the TUI runs the demo site, watch refuses"
+            _(
+                "config {path}: the file is valid but names no [clusters.NAME] or "
+                "[modelarts.NAME]: the TUI runs the demo site, watch refuses"
+            ).format(path=config.path)
         )
         return 0
-    tried = "" if args.no_poll else "; each source, tried now:"
-    print(f"config {config.path}: the file is valid{tried}")
+    tried = "" if args.no_poll else _("; each source, tried now:")
+    print(_("config {path}: the file is valid{tried}").format(path=config.path, tried=tried))
     lines: dict[str, str] = {}
     for c in config.clusters.values():
         if c.transport == "ssh":
+            ssh_default, unchecked = _("(ssh default)"), _("NOT CHECKED")
             target = (
                 f"ssh {c.user + '@' if c.user else ''}{c.host}:{c.port} "
-                f"key={c.key or '(ssh default)'} "
-                f"known_hosts={c.known_hosts or 'NOT CHECKED'}"
+                f"key={c.key or ssh_default} "
+                f"known_hosts={c.known_hosts or unchecked}"
             )
         elif c.transport == "rest":
             target = f"rest {c.url} token {'$' + c.token_env if c.token_env else c.token_file}"
         else:
             target = "local"
-        actions = "actions ON" if c.allow_actions else "read-only"
-        lines[c.name] = (
-            f"cluster {c.name}: {target}, every {c.interval:g} s, evidence {c.evidence}, {actions}"
+        actions = _("actions ON") if c.allow_actions else _("read-only")
+        lines[c.name] = _(
+            "cluster {name}: {target}, every {interval} s, evidence {evidence}, {actions}"
+        ).format(
+            name=c.name,
+            target=target,
+            interval=f"{c.interval:g}",
+            evidence=c.evidence,
+            actions=actions,
         )
     for m in config.modelarts.values():
-        ak = "set" if os.environ.get(m.ak_env) else "missing"
-        sk = "set" if os.environ.get(m.sk_env) else "missing"
+        ak = _("set") if os.environ.get(m.ak_env) else _("missing")
+        sk = _("set") if os.environ.get(m.sk_env) else _("missing")
         where = m.endpoint or m.region
-        lines[m.name] = (
-            f"modelarts {m.name}: {where} project {m.project_id}, AK ${m.ak_env} {ak}, "
-            f"SK ${m.sk_env} {sk}, every {m.interval:g} s"
+        lines[m.name] = _(
+            "modelarts {name}: {where} project {project}, AK ${ak_env} {ak}, "
+            "SK ${sk_env} {sk}, every {interval} s"
+        ).format(
+            name=m.name,
+            where=where,
+            project=m.project_id,
+            ak_env=m.ak_env,
+            ak=ak,
+            sk_env=m.sk_env,
+            sk=sk,
+            interval=f"{m.interval:g}",
         )
     if args.no_poll:
         for ln in lines.values():
@@ -99,7 +121,11 @@ def run(args: argparse.Namespace) -> int:
                 )
             except UserError as exc:
                 bad += 1
-                print(f"  {lines.get(name, name)}: FAILS [config] {clean(str(exc), 300)}")
+                print(
+                    _("  {source}: FAILS [config] {error}").format(
+                        source=lines.get(name, name), error=clean(str(exc), 300)
+                    )
+                )
     snaps = asyncio.run(poll_all(sources, args.timeout)) if sources else []
     unread = 0
     for snap in snaps:
@@ -107,14 +133,17 @@ def run(args: argparse.Namespace) -> int:
             unread += 1
             # a one-shot check retries nothing: the transport's "(next retry in 1 s)" misleads
             message = re.sub(r"\s*\(next retry in \d+ s\)", "", snap.error.message)
-            status = f"FAILS [{snap.error.kind}] {clean(message, 300)}"
+            status = _("FAILS [{kind}] {error}").format(
+                kind=snap.error.kind, error=clean(message, 300)
+            )
         elif snap.kind == "slurm":
-            status = (
-                f"answers (Slurm {snap.slurm_version or '?'}: "
-                f"{len(snap.nodes)} nodes, {len(snap.jobs)} jobs)"
+            status = _("answers (Slurm {version}: {nodes} nodes, {jobs} jobs)").format(
+                version=snap.slurm_version or "?", nodes=len(snap.nodes), jobs=len(snap.jobs)
             )
         else:
-            status = f"answers ({len(snap.training_jobs)} training jobs, {len(snap.pools)} pools)"
+            status = _("answers ({jobs} training jobs, {pools} pools)").format(
+                jobs=len(snap.training_jobs), pools=len(snap.pools)
+            )
         print(f"  {lines.get(snap.source, snap.source)}: {status}")
     if bad:  # an entry the config cannot build: a configuration error
         return EXIT_USAGE

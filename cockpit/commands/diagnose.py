@@ -8,8 +8,8 @@ Forms:
   cockpit diagnose JOBID --cluster NAME [--json] live: squeue/scontrol/sacct + logs of the job
   cockpit diagnose --demo [--json]              every finding on the demo site, grouped
 
-Exit status (JOBID, PATH): 0 when no critical finding, 1 when there is one; the site overview
-exits 0; 2 on a user error.
+Exit status: 0 when no critical finding (the site overview: no critical incident), 1 when there
+is one; 2 on a user error; 3 when the job's source did not answer.
 The JSON shape is the bundle contract (``cockpit.ingest.bundle``):
 ``{"findings": [...], "first_error": {...} | null, "notes": [...]}``.
 """
@@ -408,7 +408,8 @@ def _site(args: argparse.Namespace) -> int:
         print(json.dumps(safe_json(out), indent=2, ensure_ascii=False))
     else:
         _print_incidents(incidents, findings, max(taken, default=None) or datetime.now(UTC))
-    return 0  # an overview, like `cockpit incidents`: exit 1 is for one job's / bundle's diagnosis
+    # the overview exits as `cockpit incidents` does: 1 while a critical incident is open
+    return EXIT_FOUND if any(i.severity == "critical" for i in incidents) else EXIT_OK
 
 
 async def _site_findings(
@@ -611,20 +612,24 @@ def _print_incidents(incidents: list[Incident], findings: list[Finding], at: dat
     )
     for inc in incidents:
         line = Text(_severity(inc.severity) + " ", style=_STYLE.get(inc.severity, ""))
-        line.append(f"{shown(str(inc.subject), 200)}: ", style="bold")
+        line.append(f"{shown(inc.subject.label(), 200)}: ", style="bold")
         line.append(shown(inc.title, MAX_LINE))
         line.append(f"  [{inc.root_cause}]", style="dim")
         con.print(line)
         if inc.primary.remedy:
-            con.print(Text("  " + _("do") + ": " + shown(inc.primary.remedy, 400), style="green"))
+            # whole: a remedy cut at 400 characters lost its last, often decisive, sentence
+            con.print(
+                Text("  " + _("do") + ": " + shown(inc.primary.remedy, MAX_LINE), style="green")
+            )
         if inc.affected:
             con.print(
                 Text(
                     "  "
                     + _("affected")
                     + ": "
-                    + shown(", ".join(str(a) for a in inc.affected[:12]))
-                    + (" …" if len(inc.affected) > 12 else ""),
+                    + shown(", ".join(a.label() for a in inc.affected[:12]))
+                    # how many more, not "…": a reader (or a grep) sees nothing was cut
+                    + (f" (+{len(inc.affected) - 12})" if len(inc.affected) > 12 else ""),
                     style="dim",
                 )
             )
@@ -637,4 +642,4 @@ def _print_incidents(incidents: list[Incident], findings: list[Finding], at: dat
             )
         )
         for f in info[:20]:
-            con.print(Text(f"  {shown(str(f.subject), 200)}: {shown(f.title)}", style="cyan"))
+            con.print(Text(f"  {shown(f.subject.label(), 200)}: {shown(f.title)}", style="cyan"))

@@ -194,7 +194,7 @@ def _lines(incidents, now, acked, taken, stored) -> None:
         fields = (
             i.severity,
             i.root_cause,
-            str(i.subject),
+            i.subject.label(),
             redact(i.title) + state,
             str(affected_count(i)),
             _("{age} ago").format(age=age) if age else "",
@@ -271,7 +271,7 @@ def _table(
         age, state = _age_and_state(i, now, taken, stored)
         style = colour.get(i.severity, "")
         is_acked = i.key in acked
-        subject = Text(clean(str(i.subject)))
+        subject = Text(clean(i.subject.label()))
         headline = Text(clean(redact(i.title)) + state)
         cells = {
             "severity": Text(i.severity, style=style),

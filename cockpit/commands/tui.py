@@ -10,15 +10,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cockpit.errors import UserError
-from cockpit.i18n import _
+from cockpit.i18n import N_, _
 
-NO_CONFIG_BANNER = (
+NO_CONFIG_BANNER = N_(
     "DEMO SITE (simulated; no config file). Add a real cluster: "
     "put [clusters.NAME] in {path} and run `cockpit check-config`"
 )
+DEMO_BANNER = N_("DEMO SITE (simulated, --demo)")
 
 
-NOT_A_TERMINAL = (
+NOT_A_TERMINAL = N_(
     "the TUI needs a terminal, but {stream} is {what}; for plain text (pipes, files, "
     "scripts) run `cockpit snapshot`, `cockpit incidents` or `cockpit diagnose JOB`"
 )
@@ -35,8 +36,8 @@ def require_terminal() -> None:
         except (ValueError, AttributeError):  # closed, or replaced by something without a fd
             tty = False
         if not tty:
-            what = "not open" if stream is None else "piped or redirected"
-            raise UserError(NOT_A_TERMINAL.format(stream=name, what=what))
+            what = _("not open") if stream is None else _("piped or redirected")
+            raise UserError(_(NOT_A_TERMINAL).format(stream=name, what=what))
 
 
 def _quiet_libraries() -> None:
@@ -52,12 +53,12 @@ def _quiet_libraries() -> None:
 def banner_for(args: argparse.Namespace) -> tuple[str, bool]:
     """(header banner, bell from config). Demo → the banner says so and how to add a cluster."""
     if getattr(args, "demo", False):
-        return "DEMO SITE (simulated, --demo)", True
+        return _(DEMO_BANNER), True
     from cockpit.config import default_config_path, load_config
 
     config = load_config(getattr(args, "config", None))
     if not config.has_sources:
-        return NO_CONFIG_BANNER.format(
+        return _(NO_CONFIG_BANNER).format(
             path=getattr(args, "config", None) or default_config_path()
         ), config.ui.bell
     return "", config.ui.bell

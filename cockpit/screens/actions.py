@@ -65,7 +65,8 @@ class ActionMenu(ModalScreen["ActionKind | None"]):
         with Vertical():
             yield Static(
                 Text(
-                    _("Act on {subject}").format(subject=clean(str(self.subject), 60)), style="bold"
+                    _("Act on {subject}").format(subject=clean(self.subject.label(), 60)),
+                    style="bold",
                 )
             )
             if self.oom and any(k.verb == "requeue" for k in self.kinds):
@@ -163,7 +164,7 @@ class ConfirmAction(ModalScreen["ActionResult | None"]):
             command.update(Text(f"✗ {exc}", style="yellow"))
             return
         shown = self.action_.command if self.action_.argv else self._api_call()
-        command.update(Text.assemble(("will run: ", "bold"), (clean(shown, 400), "bold cyan")))
+        command.update(Text.assemble((_("will run: "), "bold"), (clean(shown, 400), "bold cyan")))
 
     def _api_call(self) -> str:
         return (
@@ -226,7 +227,11 @@ class ConfirmAction(ModalScreen["ActionResult | None"]):
         if result.ok:
             t.append("✓ " + _("done"), style="bold green")
         else:
-            status = f" (exit {result.exit_status})" if result.exit_status is not None else ""
+            status = (
+                _(" (exit {code})").format(code=result.exit_status)
+                if result.exit_status is not None
+                else ""
+            )
             t.append("✗ " + _("failed") + status, style="bold red")
             if result.exit_status is not None:
                 t.append("  " + _("(polling now: the state shows what it did change)"), style="dim")

@@ -44,7 +44,13 @@ def alert_rows(alerts: Sequence[Alert]) -> list[Row]:
         rows.append(
             Row(
                 str(i),
-                (t, _(SEVERITY_MARK.get(a.severity, a.severity)), a.rule, str(a.subject), a.title),
+                (
+                    t,
+                    _(SEVERITY_MARK.get(a.severity, a.severity)),
+                    a.rule,
+                    a.subject.label(),
+                    a.title,
+                ),
                 ("dim", SEVERITY_STYLE.get(a.severity, ""), "cyan", "bold", ""),
                 sort=(a.time.timestamp(),),
             )
@@ -55,7 +61,9 @@ def alert_rows(alerts: Sequence[Alert]) -> list[Row]:
 class AlertTable(CockpitTable):
     def __init__(self, **kw) -> None:
         super().__init__(
-            ALERT_COLUMNS, empty_text="no alerts yet: transitions appear here as they happen", **kw
+            ALERT_COLUMNS,
+            empty_text=N_("no alerts yet: transitions appear here as they happen"),
+            **kw,
         )
 
 
@@ -94,16 +102,17 @@ class AlertScreen(CockpitScreen):
             self._applied = state
             self._alerts = alerts
             table.set_rows(alert_rows(alerts))
-        t = Text(" Alerts ", style="bold reverse")
+        t = Text(_(" Alerts "), style="bold reverse")
         if w is None:
-            t.append("  alerting is off", style="bold")
+            t.append(_("  alerting is off"), style="bold")
         else:
-            t.append(f"  {len(alerts)} kept", style="bold")
+            t.append(_("  {n} kept").format(n=len(alerts)), style="bold")
             if w.rules.mutes:
-                t.append(f", muted: {', '.join(str(m) for m in w.rules.mutes)}", style="yellow")
+                muted = ", ".join(str(m) for m in w.rules.mutes)
+                t.append(_(", muted: {mutes}").format(mutes=muted), style="yellow")
             if w.last_error:
                 t.append(f"  {w.last_error}", style="red")
-        t.append("   enter: open  m: mute subject  M: mute rule  esc: back", style="dim")
+        t.append(_("   enter: open  m: mute subject  M: mute rule  esc: back"), style="dim")
         self.query_one("#alerts-title", Static).update(t)
         self._show_detail(table.cursor_key)
 
@@ -120,13 +129,15 @@ class AlertScreen(CockpitScreen):
             return
         t = Text()
         t.append(clean(a.title), style=SEVERITY_STYLE.get(a.severity, ""))
-        t.append(f"\n{a.subject} · {a.rule} · {_ago(a.time, self.hub.clock())}", style="dim")
+        t.append(
+            f"\n{a.subject.label()} · {a.rule} · {_ago(a.time, self.hub.clock())}", style="dim"
+        )
         f = a.finding
         if f is not None:
             if f.explanation:
                 t.append("\n" + clean(f.explanation))
             if f.remedy:
-                t.append("\nDo: ", style="bold green")
+                t.append("\n" + _("Do: "), style="bold green")
                 t.append(clean(f.remedy))
             for e in f.evidence[:4]:
                 t.append(f"\n  {clean(e.where)}: ", style="cyan")
@@ -146,7 +157,7 @@ class AlertScreen(CockpitScreen):
         if a is None or self.watcher is None:
             return
         m = self.watcher.rules.mute(make(a))
-        self.notify(f"muted {m} for this session", timeout=3)
+        self.notify(_("muted {mute} for this session").format(mute=m), timeout=3)
         self.refresh_data()
 
     def action_mute_subject(self) -> None:
@@ -157,4 +168,5 @@ class AlertScreen(CockpitScreen):
 
 
 def _ago(t: datetime, now: datetime) -> str:
-    return f"{age((now - t).total_seconds())} ago"  # the one age format (widgets.fmt.age)
+    # the one age format (widgets.fmt.age)
+    return _("{age} ago").format(age=age((now - t).total_seconds()))

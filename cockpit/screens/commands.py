@@ -7,10 +7,24 @@ from functools import partial
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 
+from cockpit.i18n import N_, _
 from cockpit.model import Subject
 from cockpit.text import clean
+from cockpit.views import SEVERITY_MARK
 
 MAX_HITS = 40
+# what each kind of hit is called, in the language spoken (drawn with _())
+_KIND = {
+    "source": N_("source"),
+    "job": N_("job"),
+    "node": N_("node"),
+    "training_job": N_("training job"),
+    "incident": N_("incident"),
+}
+
+
+def _kind(kind: str) -> str:
+    return _(_KIND.get(kind, kind.replace("_", " ")))
 
 
 def rank(query: str, ident: str, name: str, label: str) -> float | None:
@@ -43,7 +57,13 @@ class CockpitCommands(Provider):
         hub = self.app.hub  # type: ignore[attr-defined]
         for st in hub.states.values():
             snap = st.snapshot
-            yield ("source", st.name, st.name, f"source {st.name} ({st.source.kind})", None)
+            yield (
+                "source",
+                st.name,
+                st.name,
+                f"{_kind('source')} {st.name} ({st.source.kind})",
+                None,
+            )
             if snap is None:
                 continue
             for j in snap.jobs:
@@ -52,7 +72,7 @@ class CockpitCommands(Provider):
                     j.job_id,
                     j.name,
                     # a 26.05 SLUID finds the job as its id does
-                    f"job {j.job_id} {j.name} {j.user} {j.state}"
+                    f"{_kind('job')} {j.job_id} {j.name} {j.user} {j.state}"
                     + (f" {j.sluid}" if j.sluid else ""),
                     Subject("job", st.name, j.job_id),
                 )
@@ -61,7 +81,7 @@ class CockpitCommands(Provider):
                     "node",
                     n.name,
                     n.name,
-                    f"node {n.name} {n.state_label}",
+                    f"{_kind('node')} {n.name} {n.state_label}",
                     Subject("node", st.name, n.name),
                 )
             for t in snap.training_jobs:
@@ -69,7 +89,7 @@ class CockpitCommands(Provider):
                     "training_job",
                     t.job_id,
                     t.name,
-                    f"training job {t.name} {t.console_phase} {t.job_id}",
+                    f"{_kind('training_job')} {t.name} {t.console_phase} {t.job_id}",
                     Subject("training_job", st.name, t.job_id),
                 )
 
@@ -83,21 +103,22 @@ class CockpitCommands(Provider):
         app = self.app
         while len(app.screen_stack) > 1:  # down to the dashboard
             app.pop_screen()
-        app.screen.notify(f"source {name}: see the status line", timeout=3)
+        app.screen.notify(_("source {name}: see the status line").format(name=name), timeout=3)
 
     async def discover(self) -> Hits:
         hub = self.app.hub  # type: ignore[attr-defined]
         for st in hub.states.values():
             yield DiscoveryHit(
-                Content(f"source {clean(st.name, 60)}"),
+                Content(f"{_kind('source')} {clean(st.name, 60)}"),
                 self._command("source", None, st.name),
-                help="cluster / ModelArts project",
+                help=_("cluster / ModelArts project"),
             )
         for inc in list(hub.incidents)[:10]:
+            sev = _(SEVERITY_MARK.get(inc.severity, inc.severity))
             yield DiscoveryHit(
-                Content(clean(f"{inc.severity}: {inc.subject} {inc.title}", 120)),
+                Content(clean(f"{sev}: {inc.subject.label()} {inc.title}", 120)),
                 partial(self.app.open_subject, inc.subject),
-                help="incident",
+                help=_kind("incident"),
             )  # type: ignore[attr-defined]
 
     def ranked(self, query: str) -> list[tuple[float, str, str, str, Subject | None]]:
@@ -136,5 +157,5 @@ class CockpitCommands(Provider):
                 Content(text),
                 self._command(kind, subject, ident),
                 text=text,
-                help=kind.replace("_", " "),
+                help=_kind(kind),
             )

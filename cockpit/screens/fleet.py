@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from cockpit.fleet import FleetRow, source_row
+from cockpit.fleet import FleetRow, health_label, source_row
 from cockpit.i18n import N_, _
 from cockpit.screens.panes import CockpitTable
 from cockpit.text import clean
@@ -48,7 +48,7 @@ def fleet_table_rows(rows: list[FleetRow]) -> list[Row]:
             _("{n} ({crit} crit)").format(n=r.incidents, crit=r.critical)
             if r.critical
             else str(r.incidents),
-            r.health,
+            health_label(r.health),
         )
         styles = (
             "bold",

@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.widgets import Input, Static, Tab, Tabs
 
 from cockpit.diagnosis.logscan import ScanHit, guess_kind, iter_errors
-from cockpit.i18n import N_
+from cockpit.i18n import N_, _
 from cockpit.text import clean
 from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.logview import LogReader, LogView
@@ -81,15 +81,15 @@ class SearchBar(InOrderInput):
     )
     BINDINGS = [Binding("escape", "cancel", show=False)]
     PROMPTS = {
-        "/": "search forward (enter: find; n/N next/previous; esc: close)",
-        "?": "search backward (enter: find; n/N next/previous; esc: close)",
-        "&": "show only lines containing… (enter: filter; empty: show all; esc: close)",
+        "/": N_("search forward (enter: find; n/N next/previous; esc: close)"),
+        "?": N_("search backward (enter: find; n/N next/previous; esc: close)"),
+        "&": N_("show only lines containing… (enter: filter; empty: show all; esc: close)"),
     }
     mode = "/"
 
     def open(self, mode: str, value: str = "") -> None:
         self.mode = mode
-        self.placeholder = self.PROMPTS[mode]
+        self.placeholder = _(self.PROMPTS[mode])
         self.value = value
         self.add_class("-shown")
         self.screen.set_focus(self)  # at once: the keys typed behind / come here (FilterBar)
@@ -144,7 +144,7 @@ class LogScreen(CockpitScreen):
             self._open(self.active, self._line, self._offset)
         else:
             self.query_one("#log-status", Static).update(
-                Text("no logs known for this subject", style="yellow")
+                Text(_("no logs known for this subject"), style="yellow")
             )
         self.query_one(LogView).focus()
 
@@ -181,7 +181,9 @@ class LogScreen(CockpitScreen):
         bar = self.query_one(SearchBar)
         bar.open("&")
         if kept:
-            bar.placeholder = f"showing lines with “{clean(kept, 40)}”: enter on nothing shows all"
+            bar.placeholder = _("showing lines with “{text}”: enter on nothing shows all").format(
+                text=clean(kept, 40)
+            )
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

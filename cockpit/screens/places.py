@@ -15,9 +15,11 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from cockpit.diagnosis.rules.modelarts import _fits, is_initializing
-from cockpit.fleet import source_row
+from cockpit.fleet import health_label, source_row
+from cockpit.i18n import N_, _, ngettext
 from cockpit.model import Artifacts, Finding, Pool, Subject, TrainingJob
 from cockpit.text import clean
+from cockpit.views import subject_kind
 from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.table import Column, Row
 
@@ -27,12 +29,12 @@ from .subject import SCREENS_BY_KIND as _SUBJECTS
 from .subject import SubjectScreen, _kv
 
 POOL_NODE_COLUMNS = (
-    Column("NODE", 22, 0),
-    Column("STATUS", 10, 0),
-    Column("FREE CPU", 10, 1, justify="right"),
-    Column("FREE MEM", 10, 2, justify="right"),
-    Column("FREE GPU/NPU", 12, 1, justify="right"),
-    Column("FLAVOR", 20, 3, flex=True),
+    Column(N_("NODE"), 22, 0),
+    Column(N_("STATUS"), 10, 0),
+    Column(N_("FREE CPU"), 10, 1, justify="right"),
+    Column(N_("FREE MEM"), 10, 2, justify="right"),
+    Column(N_("FREE GPU/NPU"), 12, 1, justify="right"),
+    Column(N_("FLAVOR"), 20, 3, flex=True),
 )
 
 
@@ -64,11 +66,11 @@ def _pool_kind(pool: Pool) -> str:
     """``public``, ``dedicated``, or ``dedicated (TYPE)`` when the API's type says more (its
     ``Dedicate`` is the same word again)."""
     if pool.public:
-        return "public"
+        return _("public")
     kind = pool.pool_type.strip()
     if not kind or kind.lower().startswith("dedicat"):
-        return "dedicated"
-    return f"dedicated ({kind})"
+        return _("dedicated")
+    return _("dedicated ({type})").format(type=kind)
 
 
 def pool_fit_rows(pool: Pool, jobs: tuple[TrainingJob, ...]) -> list[tuple[str, str]]:
@@ -84,14 +86,20 @@ def pool_fit_rows(pool: Pool, jobs: tuple[TrainingJob, ...]) -> list[tuple[str, 
         job = by_flavor.get(flavor)
         if job is not None and pool.nodes:
             fit, _total_ok, text = _fits(job, pool)
-            rows.append((f"fits {flavor}", f"{fit} node(s) fit; {text}"))
+            rows.append(
+                (
+                    _("fits {flavor}").format(flavor=flavor),
+                    _("{n} node(s) fit; {detail}").format(n=fit, detail=text),
+                )
+            )
         if flavor in pool.max_available:
             cpu, mem = pool.max_available[flavor]
             rows.append(
                 (
-                    f"max available {flavor}",
-                    f"{cpu if cpu is not None else '?'} CPU, "
-                    f"{mem if mem is not None else '?'} GB (API; CPU and memory only)",
+                    _("max available {flavor}").format(flavor=flavor),
+                    _("{cpu} CPU, {mem} GB (API; CPU and memory only)").format(
+                        cpu=cpu if cpu is not None else "?", mem=mem if mem is not None else "?"
+                    ),
                 )
             )
     return rows
@@ -99,7 +107,7 @@ def pool_fit_rows(pool: Pool, jobs: tuple[TrainingJob, ...]) -> list[tuple[str, 
 
 class PoolNodeTable(CockpitTable):
     def __init__(self, **kw) -> None:
-        super().__init__(POOL_NODE_COLUMNS, empty_text="no nodes reported for this pool", **kw)
+        super().__init__(POOL_NODE_COLUMNS, empty_text=N_("no nodes reported for this pool"), **kw)
 
 
 class _NoFetch(SubjectScreen):
@@ -109,7 +117,7 @@ class _NoFetch(SubjectScreen):
         self.artifacts = Artifacts()
 
     def action_logs(self) -> None:
-        self.notify("no logs for this; open a job or node of it", timeout=3)
+        self.notify(_("no logs for this; open a job or node of it"), timeout=3)
 
 
 class PoolScreen(_NoFetch):
@@ -131,21 +139,23 @@ class PoolScreen(_NoFetch):
         p = obj
         abnormal = sum(1 for n in p.nodes if n.phase != "Available") if p.nodes else p.abnormal
         rows: list[tuple[str, Text | str]] = [
-            ("pool", f"{p.name} ({p.pool_id})"),
-            ("kind", _pool_kind(p)),
-            ("phase", Text(p.phase or "-", style="" if p.phase == "Running" else "yellow")),
-            ("flavor", p.flavor or "-"),
+            (N_("pool"), f"{p.name} ({p.pool_id})"),
+            (N_("kind"), _pool_kind(p)),
+            (N_("phase"), Text(p.phase or "-", style="" if p.phase == "Running" else "yellow")),
+            (N_("flavor"), p.flavor or "-"),
             (
-                "nodes",
+                N_("nodes"),
                 Text(
-                    f"{len(p.nodes) or '?'} reported, {abnormal or 0} not Available",
+                    _("{n} reported, {bad} not Available").format(
+                        n=len(p.nodes) or "?", bad=abnormal or 0
+                    ),
                     style="bold red" if abnormal else "",
                 ),
             ),
         ]
         rows.extend(pool_fit_rows(p, self._pool_jobs(p)))
         if p.message:
-            rows.append(("message", Text(clean(p.message, 500), style="yellow")))
+            rows.append((N_("message"), Text(clean(p.message, 500), style="yellow")))
         return _kv(rows)
 
     def _pool_jobs(self, pool: Pool) -> tuple[TrainingJob, ...]:
@@ -162,7 +172,10 @@ class PoolScreen(_NoFetch):
         table.set_rows(pool_node_rows(obj))
         bad = sum(1 for n in obj.nodes if n.phase != "Available")
         self.query_one("#pool-nodes-title", Static).update(
-            Text(f" Nodes: {len(obj.nodes)}, {bad} not Available", style="bold")
+            Text(
+                _(" Nodes: {n}, {bad} not Available").format(n=len(obj.nodes), bad=bad),
+                style="bold",
+            )
         )
 
 
@@ -173,9 +186,11 @@ class SourceScreen(_NoFetch):
     def title_text(self, obj: object) -> Text:
         s = self.subject
         if s.kind == "file":
-            what = f"filesystem {clean(s.id, 60)} on {clean(s.source, 40)}"
+            what = _("filesystem {path} on {source}").format(
+                path=clean(s.id, 60), source=clean(s.source, 40)
+            )
         else:
-            what = f"{s.kind} {clean(s.id, 60)}"
+            what = f"{subject_kind(s.kind)} {clean(s.id, 60)}"
         return Text(f" {what} ", style="bold reverse")
 
     def _findings(self) -> list[Finding]:
@@ -189,7 +204,7 @@ class SourceScreen(_NoFetch):
     def fields(self, obj: object) -> Table | Text:
         st = self.hub.states.get(self.subject.source)
         if st is None:
-            return Text("not a configured source", style="yellow")
+            return Text(_("not a configured source"), style="yellow")
         r = source_row(st, self.hub.open_list, self.hub.clock())
 
         def n(v: int | None) -> str:
@@ -198,13 +213,19 @@ class SourceScreen(_NoFetch):
         return _kv(
             [
                 (
-                    "health",
-                    Text(clean(r.health, 300), style="green" if r.health == "ok" else "red"),
+                    N_("health"),
+                    Text(
+                        clean(health_label(r.health), 300),
+                        style="green" if r.health == "ok" else "red",
+                    ),
                 ),
-                ("running / pending", f"{n(r.running)} / {n(r.pending)}"),
-                ("failed in the last hour", n(r.failed_1h)),
-                ("nodes down or drained", n(r.nodes_sick)),
-                ("open incidents", f"{r.incidents} ({r.critical} critical)"),
+                (N_("running / pending"), f"{n(r.running)} / {n(r.pending)}"),
+                (N_("failed in the last hour"), n(r.failed_1h)),
+                (N_("nodes down or drained"), n(r.nodes_sick)),
+                (
+                    N_("open incidents"),
+                    _("{n} ({critical} critical)").format(n=r.incidents, critical=r.critical),
+                ),
             ]
         )
 
@@ -218,14 +239,14 @@ class SourceScreen(_NoFetch):
 
 
 POOL_COLUMNS = (
-    Column("POOL", 22, 0),
-    Column("PHASE", 10, 0),
-    Column("KIND", 10, 3),
-    Column("NODES", 7, 1, justify="right"),
-    Column("NOT OK", 7, 0, justify="right"),
-    Column("FLAVOR", 24, 4),
-    Column("MESSAGE", 20, 2, flex=True),
-    Column("PROJECT", 14, 5),
+    Column(N_("POOL"), 22, 0),
+    Column(N_("PHASE"), 10, 0),
+    Column(N_("KIND"), 10, 3),
+    Column(N_("NODES"), 7, 1, justify="right"),
+    Column(N_("NOT OK"), 7, 0, justify="right"),
+    Column(N_("FLAVOR"), 24, 4),
+    Column(N_("MESSAGE"), 20, 2, flex=True),
+    Column(N_("PROJECT"), 14, 5),
 )
 
 
@@ -239,7 +260,7 @@ def pool_rows(pools: list[tuple[str, Pool]]) -> list[Row]:
         cells = (
             p.name,
             p.phase or "-",
-            "public" if p.public else "dedicated",
+            _("public") if p.public else _("dedicated"),
             "-" if nodes is None else str(nodes),
             str(bad),
             p.flavor or "-",
@@ -269,7 +290,9 @@ def pool_rows(pools: list[tuple[str, Pool]]) -> list[Row]:
 
 class PoolTable(CockpitTable):
     def __init__(self, **kw) -> None:
-        super().__init__(POOL_COLUMNS, empty_text="no resource pools (no ModelArts source)", **kw)
+        super().__init__(
+            POOL_COLUMNS, empty_text=N_("no resource pools (no ModelArts source)"), **kw
+        )
 
 
 class PoolsScreen(CockpitScreen):
@@ -297,9 +320,14 @@ class PoolsScreen(CockpitScreen):
         table = self.query_one(PoolTable)
         table.set_rows(pool_rows(pools))
         bad = sum(1 for r in table.rows if r.cells[4] != "0")
-        title = Text(" Resource pools ", style="bold reverse")
-        title.append(f"  {len(pools)} pools, {bad} with nodes not Available", style="bold")
-        title.append("   enter: its nodes", style="dim")
+        title = Text(_(" Resource pools "), style="bold reverse")
+        title.append(
+            "  "
+            + ngettext("{n} pool", "{n} pools", len(pools)).format(n=len(pools))
+            + _(", {bad} with nodes not Available").format(bad=bad),
+            style="bold",
+        )
+        title.append(_("   enter: its nodes"), style="dim")
         self.query_one("#pools-title", Static).update(title)
 
     def on_virtual_table_selected(self, event: PoolTable.Selected) -> None:

@@ -178,7 +178,7 @@ class SubjectScreen(CockpitScreen):
                 continue
             # an excerpt the source cut for this subject (e.g. its slurmctld.log lines)
             label = (
-                f"{lt.name} (lines for {self.subject.id})"
+                _("{log} (lines for {subject})").format(log=lt.name, subject=self.subject.id)
                 if lt.name in {n for n, _ in out}
                 else lt.name
             )
@@ -212,14 +212,14 @@ class SubjectScreen(CockpitScreen):
         if not self.logs:
             self.notify(_("no logs known for this subject (yet)"), timeout=3)
             return
-        self.app.push_screen(LogScreen(str(self.subject), self.logs, index, line, offset))
+        self.app.push_screen(LogScreen(self.subject.label(), self.logs, index, line, offset))
 
     def open_evidence(self, ev: Evidence) -> None:
         index = self._log_for(ev)
         if index is None:
             self.notify(
                 clean(f"{ev.where}: {ev.text}", 300),
-                title="evidence (no log file)",
+                title=_("evidence (no log file)"),
                 timeout=6,
                 markup=False,
             )
@@ -269,14 +269,18 @@ class SubjectScreen(CockpitScreen):
             return
         if self.cockpit.readonly:
             self.notify(
-                "read-only (--readonly, or a browser session without [web] actions = true): "
-                "actions are off",
+                _(
+                    "read-only (--readonly, or a browser session without [web] actions = true): "
+                    "actions are off"
+                ),
                 timeout=5,
             )
             return
         if not source.allow_actions:
             self.notify(
-                f"actions are off for {source.name}: set allow_actions = true in its config",
+                _("actions are off for {source}: set allow_actions = true in its config").format(
+                    source=source.name
+                ),
                 timeout=5,
                 markup=False,
             )
@@ -349,7 +353,7 @@ class JobScreen(SubjectScreen):
             ):
                 continue
             if label in unwritten:
-                later.append((f"{label} (not written yet)", reader))
+                later.append((_("{log} (not written yet)").format(log=label), reader))
             else:
                 kept.append((label, reader))
         return kept + later
@@ -367,25 +371,39 @@ class JobScreen(SubjectScreen):
         if not isinstance(obj, SlurmJob):
             return Text("")
         j = obj
-        per_cpu = " per CPU" if j.mem_per_cpu else ""
+        per_cpu = _(" per CPU") if j.mem_per_cpu else ""
         limit = slurm_duration(j.time_limit_s) if j.time_limit_s else "UNLIMITED"
         rows: list[tuple[str, Text | str]] = [
-            (N_("user / account"), f"{j.user} / {j.account or '-'}  qos {j.qos or '-'}"),
+            (
+                N_("user / account"),
+                _("{user} / {account}  qos {qos}").format(
+                    user=j.user, account=j.account or "-", qos=j.qos or "-"
+                ),
+            ),
             (N_("partition"), j.partition),
             (
                 N_("state"),
-                _styled(f"{j.state}  reason {j.reason or '-'}", job_state_style(j.state)),
+                _styled(
+                    _("{state}  reason {reason}").format(state=j.state, reason=j.reason or "-"),
+                    job_state_style(j.state),
+                ),
             ),
             (
                 N_("resources"),
-                f"{j.node_count or '-'} nodes, {j.cpus or '-'} CPUs, "
-                f"mem {mib(j.min_memory_mib)}{per_cpu}"
-                + (f", {j.gpus} GPUs" if j.gpus is not None else "")
-                + (f"  (TRES per node {j.gres})" if j.gres else ""),
+                _("{nodes} nodes, {cpus} CPUs, mem {mem}{per_cpu}").format(
+                    nodes=j.node_count or "-",
+                    cpus=j.cpus or "-",
+                    mem=mib(j.min_memory_mib),
+                    per_cpu=per_cpu,
+                )
+                + (_(", {gpus} GPUs").format(gpus=j.gpus) if j.gpus is not None else "")
+                + (_("  (TRES per node {gres})").format(gres=j.gres) if j.gres else ""),
             ),
             (
                 N_("time"),
-                f"elapsed {slurm_duration(j.elapsed_by(self.hub.clock()))} of limit {limit}",
+                _("elapsed {elapsed} of limit {limit}").format(
+                    elapsed=slurm_duration(j.elapsed_by(self.hub.clock())), limit=limit
+                ),
             ),
             (N_("submitted / start"), f"{stamp(j.submit_time)} / {stamp(j.start_time)}"),
             (N_("nodes"), j.node_list or "-"),
@@ -427,7 +445,14 @@ class JobScreen(SubjectScreen):
             usage = mem_usage(rec.max_rss_mib, rec.req_mem_mib)
             used = f"{usage} " if usage else ""
             elapsed = slurm_duration(rec.elapsed_s)
-            rows.append((label, f"{rec.state} exit {rec.exit_code or '-'} {used}elapsed {elapsed}"))
+            rows.append(
+                (
+                    label,
+                    _("{state} exit {code} {used}elapsed {elapsed}").format(
+                        state=rec.state, code=rec.exit_code or "-", used=used, elapsed=elapsed
+                    ),
+                )
+            )
         return _kv(rows)
 
 
@@ -451,20 +476,29 @@ class NodeScreen(SubjectScreen):
         reason = Text(clean(n.reason, 2000) or "-", style="yellow" if n.reason else "")
         if n.reason_user or n.reason_time:
             reason.append(
-                f"  set by {clean(n.reason_user, 40) or '?'} at {stamp(n.reason_time)}", style="dim"
+                _("  set by {user} at {time}").format(
+                    user=clean(n.reason_user, 40) or "?", time=stamp(n.reason_time)
+                ),
+                style="dim",
             )
         rows: list[tuple[str, Text | str]] = [
             (N_("state"), _styled(n.state_label, node_state_style(n.state, n.flags))),
             (N_("reason"), reason),
             (
                 N_("CPUs"),
-                f"{n.cpus_alloc if n.cpus_alloc is not None else '-'} of {n.cpus_total or '-'} "
-                f"allocated, load {n.cpu_load if n.cpu_load is not None else '-'}",
+                _("{alloc} of {total} allocated, load {load}").format(
+                    alloc=n.cpus_alloc if n.cpus_alloc is not None else "-",
+                    total=n.cpus_total or "-",
+                    load=n.cpu_load if n.cpu_load is not None else "-",
+                ),
             ),
             (
                 N_("memory"),
-                f"{mib(n.alloc_memory_mib)} of {mib(n.real_memory_mib)} allocated, "
-                f"{mib(n.free_memory_mib)} free",
+                _("{alloc} of {total} allocated, {free} free").format(
+                    alloc=mib(n.alloc_memory_mib),
+                    total=mib(n.real_memory_mib),
+                    free=mib(n.free_memory_mib),
+                ),
             ),
             (N_("partitions"), ",".join(n.partitions) or "-"),
         ]
@@ -574,16 +608,22 @@ class TrainingJobScreen(SubjectScreen):
             (
                 N_("phase"),
                 _styled(
-                    f"{t.console_phase} (API {t.phase}{secondary}) for {in_phase}",
+                    _("{console} (API {phase}{secondary}) for {age}").format(
+                        console=t.console_phase, phase=t.phase, secondary=secondary, age=in_phase
+                    ),
                     phase_style(t.console_phase),
                 ),
             ),
             (N_("created / started"), f"{stamp(t.create_time)} / {stamp(t.start_time)}"),
             (
                 N_("pool"),
-                f"{t.pool_name or t.pool_id or '-'} ({'public' if t.pool_public else 'dedicated'})",
+                f"{t.pool_name or t.pool_id or '-'} "
+                + (_("(public)") if t.pool_public else _("(dedicated)")),
             ),
-            (N_("flavor"), f"{t.flavor_id or '-'}  ×{t.node_count} nodes"),
+            (
+                N_("flavor"),
+                _("{flavor}  ×{n} nodes").format(flavor=t.flavor_id or "-", n=t.node_count),
+            ),
             (N_("image"), hot(t.image)),
         ]
         for m in t.mounts:
@@ -618,8 +658,10 @@ class TrainingJobScreen(SubjectScreen):
         for ts in t.task_statuses:
             rows.append(
                 (
-                    f"task {ts.task}",
-                    f"exit {ts.exit_code if ts.exit_code is not None else '-'} {ts.message}",
+                    _("task {task}").format(task=ts.task),
+                    _("exit {code} {message}").format(
+                        code=ts.exit_code if ts.exit_code is not None else "-", message=ts.message
+                    ),
                 )
             )
         return _kv(rows)
@@ -634,9 +676,11 @@ class TrainingJobScreen(SubjectScreen):
         ):
             logs.append(
                 (
-                    "startup log (preview)",
+                    _("startup log (preview)"),
                     BytesLogReader(
-                        obj.log_preview.encode("utf-8", "replace"), "startup log", kind="startup"
+                        obj.log_preview.encode("utf-8", "replace"),
+                        _("startup log"),
+                        kind="startup",
                     ),
                 )
             )
@@ -677,19 +721,28 @@ def _baseline_diff(hub: object, t: TrainingJob, now: datetime) -> Text | None:
     d = diff_against_baseline(t.log_preview.splitlines(), b, now)
     out = Text(clean(f"{b.name} ({b.pool or '-'}): ", 200), style="bold")
     if d.passed == d.total:
-        out.append("reached every step of the good run's startup", style="green")
+        out.append(_("reached every step of the good run's startup"), style="green")
         return out
-    where = f"after step {d.passed}/{d.total}" if d.last_passed else "before the first step"
-    out.append(f"stopped {where}", style="bold yellow")
+    stopped = (
+        _("stopped after step {passed}/{total}").format(passed=d.passed, total=d.total)
+        if d.last_passed
+        else _("stopped before the first step")
+    )
+    out.append(stopped, style="bold yellow")
     if d.next_expected:
         out.append(
-            clean(f"; next in the good run: {strip_time(d.next_expected[0])!r}", 300),
+            clean(
+                _("; next in the good run: {line}").format(
+                    line=repr(strip_time(d.next_expected[0]))
+                ),
+                300,
+            ),
             style="yellow",
         )
     if d.then_next_s is not None:
-        out.append(f" took {_secs(d.then_next_s)} then", style="yellow")
+        out.append(_(" took {age} then").format(age=_secs(d.then_next_s)), style="yellow")
     if d.stalled_s is not None:
-        out.append(f", silent {_secs(d.stalled_s)} now", style="bold red")
+        out.append(_(", silent {age} now").format(age=_secs(d.stalled_s)), style="bold red")
     passed = [x for x in d.steps if x.status == "passed"]
     extra = [x for x in d.steps if x.status == "extra"]
     missing = [x for x in d.steps if x.status == "missing"]
@@ -702,7 +755,12 @@ def _baseline_diff(hub: object, t: TrainingJob, now: datetime) -> Text | None:
     ):
         for x in steps:
             out.append(f"\n {mark} ", style=style)
-            out.append(f"then {_secs(x.then_s):>4} now {_secs(x.now_s):>4}  ", style="dim")
+            out.append(
+                _("then {then} now {now}  ").format(
+                    then=f"{_secs(x.then_s):>4}", now=f"{_secs(x.now_s):>4}"
+                ),
+                style="dim",
+            )
             out.append(clean(strip_time(x.text), 160), style=style if mark != "✓" else "")
     return out
 

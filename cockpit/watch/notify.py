@@ -26,6 +26,7 @@ from typing import Any
 
 import platformdirs
 
+from cockpit.i18n import N_, _
 from cockpit.model import SEVERITY_RANK
 from cockpit.safety import redact
 from cockpit.watch.alerts import Alert, NotifyConfig
@@ -44,18 +45,24 @@ class NotifyResult:
     status: int | None = None  # HTTP status or the command's exit status
 
 
+# the severity that heads a chat message, in the language spoken
+_SEVERITY = {"critical": N_("CRITICAL"), "warning": N_("WARNING"), "info": N_("INFO")}
+
+
 def alert_text(alert: Alert) -> str:
-    """Plain text for chat robots: severity, title, subject, then the finding's remedy."""
+    """Plain text for chat robots: severity, title, subject, then the finding's remedy (in
+    the language spoken; the rule and the facts as they are)."""
+    sev = _(_SEVERITY.get(alert.severity, alert.severity.upper()))
     lines = [
-        f"[{alert.severity.upper()}] {alert.title}",
-        f"{alert.subject} · {alert.rule} · {alert.time:%Y-%m-%d %H:%M:%S %Z}",
+        f"[{sev}] {alert.title}",
+        f"{alert.subject.label()} · {alert.rule} · {alert.time:%Y-%m-%d %H:%M:%S %Z}",
     ]
     f = alert.finding
     if f is not None:
         if f.explanation:
             lines.append(f.explanation)
         if f.remedy:
-            lines.append(f"Do: {f.remedy}")
+            lines.append(_("Do: ") + f.remedy)
         lines += [f"  {e.where}: {e.text}" for e in f.evidence[:3]]
     # redacted before the cut: a key cut in half no longer looks like one
     text = redact("\n".join(lines))

@@ -16,6 +16,7 @@ from itertools import compress
 from operator import attrgetter, is_not
 
 from cockpit.diagnosis import slurm_codes, slurm_states
+from cockpit.i18n import _
 from cockpit.model import (
     Finding,
     Incident,
@@ -88,7 +89,9 @@ def detect(
                 "source_down",
                 "critical",
                 src,
-                f"{cur.source} unreachable: {e.kind}: {e.message}{where}",
+                _("{source} unreachable: {kind}: {message}{where}").format(
+                    source=cur.source, kind=e.kind, message=e.message, where=where
+                ),
                 by_subject.get(src),
                 cur.source,
             )
@@ -100,7 +103,7 @@ def detect(
                 "source_recovered",
                 "info",
                 src,
-                f"{cur.source} answers again",
+                _("{source} answers again").format(source=cur.source),
                 None,
                 cur.source,
             )
@@ -123,7 +126,9 @@ def detect(
 def _node_title(n: SlurmNode, entered: str) -> str:
     reason = f": {n.reason}" if n.reason else ""
     who = f" [{n.reason_user}]" if n.reason_user else ""
-    return f"node {n.name} entered {entered} ({n.state_label}){reason}{who}"
+    return _("node {node} entered {state} ({label}){reason}{who}").format(
+        node=n.name, state=entered, label=n.state_label, reason=reason, who=who
+    )
 
 
 def _nodes(
@@ -160,9 +165,11 @@ def _nodes(
 
 
 def _job_title(j: SlurmJob) -> str:
-    where = f" on {j.node_list}" if j.node_list else ""
-    code = f" exit {j.exit_code}" if j.exit_code is not None else ""
-    return f"job {j.job_id} ({j.name}, {j.user}) {j.state}{code}{where}"
+    where = _(" on {nodes}").format(nodes=j.node_list) if j.node_list else ""
+    code = _(" exit {code}").format(code=j.exit_code) if j.exit_code is not None else ""
+    return _("job {job} ({name}, {user}) {state}{code}{where}").format(
+        job=j.job_id, name=j.name, user=j.user, state=j.state, code=code, where=where
+    )
 
 
 def _never_runs(j: SlurmJob, finding: Finding | None) -> bool:
@@ -246,9 +253,10 @@ def _jobs(prev: Snapshot, cur: Snapshot, now: datetime, by_subject: _FirstFindin
         subj = Subject("job", cur.source, j.job_id)
         f = by_subject.get(subj)
         if _never_runs(j, f) and not (p is not None and p.is_pending and p.reason == j.reason):
-            title = (
-                f"job {j.job_id} ({j.name}, {j.user}) PENDING ({j.reason}) will not start by itself"
-                + (f": {f.title}" if f else "")
+            title = _(
+                "job {job} ({name}, {user}) PENDING ({reason}) will not start by itself"
+            ).format(job=j.job_id, name=j.name, user=j.user, reason=j.reason) + (
+                f": {f.title}" if f else ""
             )
             sev: Severity = f.severity if f is not None else "warning"
             out.append(Alert(now, "pending_never_runs", sev, subj, title, f, cur.source, j.user))
@@ -294,7 +302,7 @@ def _training(
         subj = Subject("training_job", cur.source, t.job_id, name=t.name)
         f = by_subject.get(subj)
         if t.phase in TRAINING_FAILED_PHASES and (p is None or p.phase != t.phase):
-            title = f"training job {t.name} {t.phase}" + (
+            title = _("training job {name} {phase}").format(name=t.name, phase=t.phase) + (
                 f" ({t.secondary_phase})" if t.secondary_phase else ""
             )
             title += f": {f.title}" if f else ""
@@ -309,11 +317,10 @@ def _training(
         before_age = _initializing_for(p, prev.taken_at) if p is not None else None
         if p is not None and before_age is not None and before_age > limit:
             continue
-        pool = f" in pool {t.pool_name}" if t.pool_name else ""
-        title = (
-            f"training job {t.name} Initializing for {int(age // 60)} min{pool} "
-            f"(threshold {limit // 60} min)"
-        )
+        pool = _(" in pool {pool}").format(pool=t.pool_name) if t.pool_name else ""
+        title = _(
+            "training job {name} Initializing for {minutes} min{pool} (threshold {limit} min)"
+        ).format(name=t.name, minutes=int(age // 60), pool=pool, limit=limit // 60)
         title += f": {f.title}" if f else ""
         sev = f.severity if f is not None else "warning"
         out.append(Alert(now, "init_slow", sev, subj, title, f, cur.source, t.user))
@@ -348,8 +355,9 @@ def _repeated(
                     "repeated_failures",
                     "warning",
                     Subject("user", source, user),
-                    f"{len(seen)} jobs of {user} failed within {win} min: "
-                    + ", ".join(sorted(seen.values())),
+                    _("{n} jobs of {user} failed within {minutes} min: {jobs}").format(
+                        n=len(seen), user=user, minutes=win, jobs=", ".join(sorted(seen.values()))
+                    ),
                     None,
                     source,
                     user,
@@ -389,7 +397,11 @@ def storage_alerts(
             continue
         seen.add(u.mount)
         subj = Subject("file", source, u.mount)
-        ino = f", inodes {u.inodes_pct:.0f}%" if u.inodes_pct is not None else ""
+        ino = (
+            _(", inodes {pct}").format(pct=f"{u.inodes_pct:.0f}%")
+            if u.inodes_pct is not None
+            else ""
+        )
         sev: Severity = "critical" if max(u.use_pct, u.inodes_pct or 0) >= 98 else "warning"
         out.append(
             Alert(
@@ -397,7 +409,13 @@ def storage_alerts(
                 "storage",
                 sev,
                 subj,
-                f"{u.mount} on {source} at {u.use_pct:.0f}%{ino} (threshold {thr:g}%)",
+                _("{mount} on {source} at {pct}{inodes} (threshold {threshold})").format(
+                    mount=u.mount,
+                    source=source,
+                    pct=f"{u.use_pct:.0f}%",
+                    inodes=ino,
+                    threshold=f"{thr:g}%",
+                ),
                 by_subject.get(subj),
                 source,
             )
@@ -449,11 +467,12 @@ def risk_alerts(
                 f.severity,
                 subj,
                 (
-                    f"job {subj.id}{who}"
+                    _("job {job}{who} at risk: {title}").format(job=subj.id, who=who, title=f.title)
                     if subj.kind == "job"
-                    else f"training job {subj.name or subj.id}"
-                )
-                + f" at risk: {f.title}",
+                    else _("training job {name} at risk: {title}").format(
+                        name=subj.name or subj.id, title=f.title
+                    )
+                ),
                 f,
                 cur.source,
                 j.user if j is not None else "",
