@@ -8,6 +8,7 @@ import re
 from cockpit.diagnosis.context import RuleContext
 from cockpit.diagnosis.rightsize import RightSize, fmt_mem, suggest
 from cockpit.diagnosis.rules.slurm_common import fmt_mib, suggest_mem_mib
+from cockpit.i18n import _, ngettext
 from cockpit.model import SlurmJob
 
 
@@ -27,21 +28,25 @@ def mem_advice(job: SlurmJob, rss: int | None, req: int | None, ctx: RuleContext
     often leave MaxRSS empty, and a job killed at its limit needed at least that)."""
     rs = history(ctx)
     peak, basis, note = None, "", ""
+    measured = False
     if rss and rss >= 0.9 * (req or 0):  # MaxRSS ~ ReqMem: the measured peak is the basis
-        peak, basis = rss, f"MaxRSS {fmt_mib(rss)}"
+        peak, basis, measured = rss, f"MaxRSS {fmt_mib(rss)}", True
     elif req:
         peak, basis = req, f"ReqMem {fmt_mib(req)}"
-        note = (
-            " MaxRSS was not recorded (common after a cgroup OOM kill), so this is sized on the "
-            "request."
+        note = " " + (
+            _(
+                "MaxRSS was not recorded (common after a cgroup OOM kill), so this is sized on "
+                "the request."
+            )
             if not rss
-            else f" Its sampled MaxRSS {fmt_mib(rss)} is below the limit it was killed at, so "
-            "this is sized on the request."
+            else _(
+                "Its sampled MaxRSS {rss} is below the limit it was killed at, so this is sized "
+                "on the request."
+            ).format(rss=fmt_mib(rss))
         )
     # the history when it shows at least this run's measured peak; sized on the request (no
     # MaxRSS recorded), only when it shows more: runs killed at their limit count at ReqMem,
     # and "peak MaxRSS" of those would be the request again under another name
-    measured = basis.startswith("MaxRSS")
     if (
         rs is not None
         and rs.mem_peak_mib
@@ -51,34 +56,40 @@ def mem_advice(job: SlurmJob, rss: int | None, req: int | None, ctx: RuleContext
             (r.job_name for r in ctx.artifacts.history if r.step == "" and r.job_name), job.name
         )
         peak = rs.mem_peak_mib
-        runs = f"{rs.runs} run{'s' if rs.runs != 1 else ''}"
-        basis = f"peak MaxRSS {fmt_mib(peak)} of {runs} of {name!r} in sacct history"
+        basis = ngettext(
+            "peak MaxRSS {peak} of {n} run of {name} in sacct history",
+            "peak MaxRSS {peak} of {n} runs of {name} in sacct history",
+            rs.runs,
+        ).format(peak=fmt_mib(peak), n=rs.runs, name=repr(name))
         note = (
-            " Runs that ended OUT_OF_MEMORY count at their ReqMem, so this is a floor: check "
-            "MaxRSS after the next run."
+            " "
+            + _(
+                "Runs that ended OUT_OF_MEMORY count at their ReqMem, so this is a floor: check "
+                "MaxRSS after the next run."
+            )
             if rs.oom_runs
             else ""
         )
     if not peak:
-        return (
-            f"Resubmit with a larger --mem (sacct -j {job.job_id} -o JobID,ReqMem,MaxRSS shows "
+        return _(
+            "Resubmit with a larger --mem (sacct -j {job_id} -o JobID,ReqMem,MaxRSS shows "
             "what it used; ask for about 1.2 x MaxRSS)."
-        )
-    return (
-        f"Resubmit with --mem={fmt_mem(suggest_mem_mib(peak))} (1.2 x {basis}, rounded up), or "
-        f"reduce the memory the program holds (batch size, data loaded at once).{note} sacct -j "
-        f"{job.job_id} -o JobID,ReqMem,MaxRSS,State shows per-step use."
-    )
+        ).format(job_id=job.job_id)
+    return _(
+        "Resubmit with --mem={mem} (1.2 x {basis}, rounded up), or "
+        "reduce the memory the program holds (batch size, data loaded at once).{note} sacct -j "
+        "{job_id} -o JobID,ReqMem,MaxRSS,State shows per-step use."
+    ).format(mem=fmt_mem(suggest_mem_mib(peak)), basis=basis, note=note, job_id=job.job_id)
 
 
 def env_remedy(job: SlurmJob) -> str:
     node = job.nodes[0] if job.nodes else "<node>"
-    return (
+    return _(
         "Preflight on the compute node, not the login node: "
-        f"srun -p {job.partition or '<p>'} -w {node} "
+        "srun -p {partition} -w {node} "
         "bash -lc 'which <cmd>; ldd $(which <cmd>) | grep \"not found\"; module list'. Load the "
         "same modules in the batch script (or use a container), then resubmit."
-    )
+    ).format(partition=job.partition or "<p>", node=node)
 
 
 _CMD = re.compile(
@@ -96,9 +107,13 @@ _MODULE = re.compile(
 def env_phrase(cause: str, text: str) -> str:
     """'run_analysis: command not found on the compute node' from the hit line."""
     if cause == "command_not_found" and (m := _CMD.search(text)):
-        return f"{m.group(1).rsplit('/', 1)[-1]}: command not found on the compute node"
+        return _("{command}: command not found on the compute node").format(
+            command=m.group(1).rsplit("/", 1)[-1]
+        )
     if cause == "missing_shared_library" and (m := _LIB.search(text)):
-        return f"{m.group(1)} missing on the compute node"
+        return _("{library} missing on the compute node").format(library=m.group(1))
     if cause == "module_load_failed" and (m := _MODULE.search(text)) and m.group(1) != "load":
-        return f"module {m.group(1)} could not be loaded on the compute node"
+        return _("module {module} could not be loaded on the compute node").format(
+            module=m.group(1)
+        )
     return ""

@@ -17,6 +17,7 @@ from cockpit.diagnosis.logscan import ScanHit
 from cockpit.diagnosis.patterns import classify
 from cockpit.diagnosis.rightsize import mem_for_peak, time_for_peak
 from cockpit.diagnosis.slurm_states import ENDED_STATES
+from cockpit.i18n import N_, _
 from cockpit.model import (
     AcctRecord,
     Evidence,
@@ -52,31 +53,31 @@ SIGNALS = {
 }
 # What ended a program, by signal: the headline's prose after the fact.
 SIGNAL_MEANING = {
-    1: "hang-up: the session it belonged to went away",
-    2: "interrupted",
-    4: "illegal instruction (built for another CPU?)",
-    6: "the program aborted itself",
-    7: "bus error, often after memory pressure or a truncated file",
-    8: "arithmetic error (floating point exception)",
-    9: "killed (out of memory, scancel -s KILL or a node failure)",
-    11: "segmentation fault in the program",
-    13: "broken pipe: what it wrote to went away",
-    15: "terminated (time limit, scancel or preemption)",
-    24: "CPU time limit exceeded",
-    25: "file size limit exceeded",
+    1: N_("hang-up: the session it belonged to went away"),
+    2: N_("interrupted"),
+    4: N_("illegal instruction (built for another CPU?)"),
+    6: N_("the program aborted itself"),
+    7: N_("bus error, often after memory pressure or a truncated file"),
+    8: N_("arithmetic error (floating point exception)"),
+    9: N_("killed (out of memory, scancel -s KILL or a node failure)"),
+    11: N_("segmentation fault in the program"),
+    13: N_("broken pipe: what it wrote to went away"),
+    15: N_("terminated (time limit, scancel or preemption)"),
+    24: N_("CPU time limit exceeded"),
+    25: N_("file size limit exceeded"),
 }
 # A sacct before 25.11 printed exit 128+N as N:0 (ExitCode.folded): N:0 for these N is read
 # as "N or 128+N", the shell's report of a child killed by that signal (which is far more
 # common than a program choosing to exit 6, 7, 9, 11 or 15)
 FOLDED_SIGNALS = frozenset({6, 7, 9, 11, 15})
 EXIT_MEANING = {
-    1: "a generic error from the program",
-    2: "misuse of a shell builtin or bad arguments",
-    126: "the command is not executable (permissions)",
-    127: "command not found",
-    137: "128+9: killed by SIGKILL",
-    139: "128+11: segmentation fault",
-    143: "128+15: terminated by SIGTERM",
+    1: N_("a generic error from the program"),
+    2: N_("misuse of a shell builtin or bad arguments"),
+    126: N_("the command is not executable (permissions)"),
+    127: N_("command not found"),
+    137: N_("128+9: killed by SIGKILL"),
+    139: N_("128+11: segmentation fault"),
+    143: N_("128+15: terminated by SIGTERM"),
 }
 
 # Built by the 10k per poll at a big site (a finding per pending job): the frozen __init__ is
@@ -277,7 +278,9 @@ def mem_usage(max_rss_mib: int | None, req_mem_mib: int | None) -> str:
     """'MaxRSS 64.1G of ReqMem 64G', or only the known half ('ReqMem 64G'); '' when neither
     is known."""
     if max_rss_mib and req_mem_mib:
-        return f"MaxRSS {fmt_mib(max_rss_mib)} of ReqMem {fmt_mib(req_mem_mib)}"
+        return _("MaxRSS {rss} of ReqMem {req}").format(
+            rss=fmt_mib(max_rss_mib), req=fmt_mib(req_mem_mib)
+        )
     if max_rss_mib:
         return f"MaxRSS {fmt_mib(max_rss_mib)}"
     return f"ReqMem {fmt_mib(req_mem_mib)}" if req_mem_mib else ""
@@ -299,28 +302,32 @@ def exit_fact(ec: ExitCode | None) -> str:
     """The deciding fact of an exit, for a headline: ``SIGSEGV (signal 11)``, ``exit 127``,
     ``exit 139 (SIGSEGV)``; ``non-zero exit`` when unknown."""
     if ec is None:
-        return "non-zero exit"
+        return _("non-zero exit")
     if ec.signal:
         name = SIGNALS.get(ec.signal)
         return f"{name} (signal {ec.signal})" if name else f"signal {ec.signal}"
     if ec.code > 128 and (ec.code - 128) in SIGNALS:
         return f"exit {ec.code} ({SIGNALS[ec.code - 128]})"
     if ec.folded and ec.code in FOLDED_SIGNALS:  # a pre-25.11 sacct's 9:0 may be exit 137
-        return f"exit {ec.code} or {ec.code + 128} ({SIGNALS[ec.code]})"
+        return _("exit {code} or {code128} ({name})").format(
+            code=ec.code, code128=ec.code + 128, name=SIGNALS[ec.code]
+        )
     return f"exit {ec.code}"
 
 
 def exit_meaning(ec: ExitCode | None) -> str:
     """What the exit says, in a few words (the prose after :func:`exit_fact`)."""
     if ec is None:
-        return "the program failed"
+        return _("the program failed")
     if ec.signal:
-        return SIGNAL_MEANING.get(ec.signal, "ended by a signal")
+        return _(SIGNAL_MEANING.get(ec.signal, N_("ended by a signal")))
     if ec.code > 128 and (ec.code - 128) in SIGNAL_MEANING:
-        return SIGNAL_MEANING[ec.code - 128]
+        return _(SIGNAL_MEANING[ec.code - 128])
     if ec.folded and ec.code in FOLDED_SIGNALS:
-        return f"if {ec.code + 128}: {SIGNAL_MEANING[ec.code]}"
-    return EXIT_MEANING.get(ec.code, "an error status from the program")
+        return _("if {code}: {meaning}").format(
+            code=ec.code + 128, meaning=_(SIGNAL_MEANING[ec.code])
+        )
+    return _(EXIT_MEANING.get(ec.code, N_("an error status from the program")))
 
 
 # States in which Slurm ended the job, not the program: their ExitCode 0:0 says nothing of it
@@ -341,22 +348,30 @@ def explain_exit(job_ec: ExitCode | None, state: str = "") -> str:
     if sig:
         name = SIGNALS.get(sig, f"signal {sig}")
         extra = {
-            9: " (killed: out of memory, scancel -s KILL or a node failure)",
-            15: " (terminated: time limit, scancel or preemption)",
-            11: " (segmentation fault in the program)",
-            7: " (bus error, often after memory pressure)",
-            6: " (the program aborted itself)",
-        }.get(sig, "")
-        return f"ExitCode {code}:{sig}: ended by {name}{extra}."
+            9: N_("killed: out of memory, scancel -s KILL or a node failure"),
+            15: N_("terminated: time limit, scancel or preemption"),
+            11: N_("segmentation fault in the program"),
+            7: N_("bus error, often after memory pressure"),
+            6: N_("the program aborted itself"),
+        }.get(sig)
+        if extra:
+            return _("ExitCode {code}:{sig}: ended by {name} ({extra}).").format(
+                code=code, sig=sig, name=name, extra=_(extra)
+            )
+        return _("ExitCode {code}:{sig}: ended by {name}.").format(code=code, sig=sig, name=name)
     if code == 0 and state in SLURM_ENDED:
-        return f"ExitCode 0:0: Slurm ended the job ({state}); the program did not exit itself."
+        return _(
+            "ExitCode 0:0: Slurm ended the job ({state}); the program did not exit itself."
+        ).format(state=state)
     if code == 0 and state.startswith("CANCELLED"):
         # the job's 0:0 is the batch script's status before scancel's signal reached it
-        return "ExitCode 0:0: cancelled (scancel); the program did not exit itself."
+        return _("ExitCode 0:0: cancelled (scancel); the program did not exit itself.")
     if code == 0:
-        return "ExitCode 0:0: the program exited normally."
-    meaning = EXIT_MEANING.get(code, "an error status from the program")
-    return f"ExitCode {code}:0: the program exited with status {code} ({meaning})."
+        return _("ExitCode 0:0: the program exited normally.")
+    meaning = _(EXIT_MEANING.get(code, N_("an error status from the program")))
+    return _("ExitCode {code}:0: the program exited with status {code} ({meaning}).").format(
+        code=code, meaning=meaning
+    )
 
 
 def classify_reason(reason: str) -> str | None:
@@ -370,7 +385,7 @@ def classify_reason(reason: str) -> str | None:
 
 # --------------------------------------------------------------------------- causes named by logs
 
-GPU_OOM_REMEDY = (
+GPU_OOM_REMEDY = N_(
     "Reduce the per-device memory: a smaller batch size with gradient accumulation to keep the "
     "effective batch, activation (gradient) checkpointing, mixed precision, or shard the model "
     "over more GPUs (--gpus). Check nvidia-smi (npu-smi info on Ascend) on the node for other "
@@ -378,113 +393,187 @@ GPU_OOM_REMEDY = (
 )
 # label -> (what it means, remedy): "env" = the environment preflight, "" = the rule's own
 LOG_CAUSE_TEXT = {
-    "auth_failed": ("Slurm could not authenticate a message (munge credential)", ""),
-    "preempted": ("preempted: cancelled to make room for a higher-priority job", ""),
-    "job_launch_failed": ("Slurm could not launch the step (cgroup)", ""),
-    "command_not_found": ("a command was not found on the compute node", "env"),
-    "missing_shared_library": ("a shared library is missing on the compute node", "env"),
-    "module_load_failed": ("loading an environment module failed", "env"),
+    "auth_failed": (N_("Slurm could not authenticate a message (munge credential)"), ""),
+    "preempted": (N_("preempted: cancelled to make room for a higher-priority job"), ""),
+    "job_launch_failed": (N_("Slurm could not launch the step (cgroup)"), ""),
+    "command_not_found": (N_("a command was not found on the compute node"), "env"),
+    "missing_shared_library": (N_("a shared library is missing on the compute node"), "env"),
+    "module_load_failed": (N_("loading an environment module failed"), "env"),
     "library_version_mismatch": (
-        "a library on the node is older than the program was built for (glibc/libstdc++ "
-        "symbol version) or from another release of its toolkit",
-        "Use a build made for this node's OS (a conda/bioconda package, a container, or build "
-        "from source on the cluster; ldd --version shows the node's glibc), or the framework "
-        "release matching the installed toolkit; a user cannot upgrade the system glibc.",
+        N_(
+            "a library on the node is older than the program was built for (glibc/libstdc++ "
+            "symbol version) or from another release of its toolkit"
+        ),
+        N_(
+            "Use a build made for this node's OS (a conda/bioconda package, a container, or build "
+            "from source on the cluster; ldd --version shows the node's glibc), or the framework "
+            "release matching the installed toolkit; a user cannot upgrade the system glibc."
+        ),
     ),
     "python_module_missing": (
-        "the job's Python environment lacks a package it imports",
-        "Activate the environment that has it inside the job script (conda activate / source "
-        "venv/bin/activate after module load), or install it there; for CANN's 'init env "
-        "failed', install the toolkit's Python dependencies (decorator, sympy, cffi, protobuf, "
-        "attrs, pyyaml, psutil, scipy, ...) and source set_env.sh.",
+        N_("the job's Python environment lacks a package it imports"),
+        N_(
+            "Activate the environment that has it inside the job script (conda activate / source "
+            "venv/bin/activate after module load), or install it there; for CANN's 'init env "
+            "failed', install the toolkit's Python dependencies (decorator, sympy, cffi, protobuf, "
+            "attrs, pyyaml, psutil, scipy, ...) and source set_env.sh."
+        ),
     ),
     "mpi_pmi_mismatch": (
-        "MPI and Slurm's PMI plugin don't fit",
-        "Launch with srun --mpi=pmix (or pmi2) matching how MPI was built: srun --mpi=list; "
-        "ompi_info | grep -i pmi.",
+        N_("MPI and Slurm's PMI plugin don't fit"),
+        N_(
+            "Launch with srun --mpi=pmix (or pmi2) matching how MPI was built: srun --mpi=list; "
+            "ompi_info | grep -i pmi."
+        ),
     ),
     "mpi_network_error": (
-        "the nodes could not talk to each other (MPI/network)",
-        "Check slurmd.log on the nodes for 'error: connect', the firewall between nodes and the "
-        "interface MPI uses (OMPI_MCA_btl_tcp_if_include / UCX_NET_DEVICES).",
+        N_("the nodes could not talk to each other (MPI/network)"),
+        N_(
+            "Check slurmd.log on the nodes for 'error: connect', the firewall between nodes and "
+            "the "
+            "interface MPI uses (OMPI_MCA_btl_tcp_if_include / UCX_NET_DEVICES)."
+        ),
     ),
     "nccl_communication_error": (
-        "NCCL collective communication failed",
-        "Rerun with NCCL_DEBUG=INFO; pin NCCL_SOCKET_IFNAME / NCCL_IB_HCA to the right interface; "
-        "check MTU and the link between the nodes.",
+        N_("NCCL collective communication failed"),
+        N_(
+            "Rerun with NCCL_DEBUG=INFO; pin NCCL_SOCKET_IFNAME / NCCL_IB_HCA to the right "
+            "interface; "
+            "check MTU and the link between the nodes."
+        ),
     ),
     "cuda_driver_mismatch": (
-        "the CUDA runtime needs a newer GPU driver than the node has",
-        "Compare nvidia-smi (driver) with the CUDA version of the build/container; use a build for "
-        "the node's CUDA or ask for a driver upgrade.",
+        N_("the CUDA runtime needs a newer GPU driver than the node has"),
+        N_(
+            "Compare nvidia-smi (driver) with the CUDA version of the build/container; use a "
+            "build for "
+            "the node's CUDA or ask for a driver upgrade."
+        ),
     ),
     "dependency_install_failed": (
-        "Python/conda dependencies could not be installed (index unreachable or package missing)",
-        "Install them before the job (a venv/conda env on shared storage, or a container); compute "
-        "nodes often have no internet: pin a reachable mirror via pip config / PIP_INDEX_URL, and "
-        "check the package name and version.",
+        N_(
+            "Python/conda dependencies could not be installed (index unreachable or package "
+            "missing)"
+        ),
+        N_(
+            "Install them before the job (a venv/conda env on shared storage, or a container); "
+            "compute "
+            "nodes often have no internet: pin a reachable mirror via pip config / PIP_INDEX_URL, "
+            "and "
+            "check the package name and version."
+        ),
     ),
     "gpu_out_of_memory": (
-        "GPU/NPU memory exhausted (device memory, not host RAM: --mem does not help)",
+        N_("GPU/NPU memory exhausted (device memory, not host RAM: --mem does not help)"),
         GPU_OOM_REMEDY,
     ),
     "gpu_not_available": (
-        "no usable GPU was visible to the job",
-        "Request GPUs (--gres=gpu:N or --gpus=N) and check nvidia-smi on the node.",
+        N_("no usable GPU was visible to the job"),
+        N_("Request GPUs (--gres=gpu:N or --gpus=N) and check nvidia-smi on the node."),
     ),
     # a pending job's reason quoted as text (no squeue table to read the job from)
     "pending_node_unavailable": (
-        "pending: the nodes it needs are down, drained or reserved",
-        "sinfo -R and scontrol show reservation name the nodes and why; the job starts once "
-        "they are back or the reservation ends, or change --nodelist/--time to avoid them.",
+        N_("pending: the nodes it needs are down, drained or reserved"),
+        N_(
+            "sinfo -R and scontrol show reservation name the nodes and why; the job starts once "
+            "they are back or the reservation ends, or change --nodelist/--time to avoid them."
+        ),
     ),
     "pending_qos_limit": (
-        "pending on a QOS/association limit",
-        "sacctmgr show assoc user=$USER and sacctmgr show qos name the limit; lower the request "
-        "or wait for the user's other jobs to end.",
+        N_("pending on a QOS/association limit"),
+        N_(
+            "sacctmgr show assoc user=$USER and sacctmgr show qos name the limit; lower the "
+            "request "
+            "or wait for the user's other jobs to end."
+        ),
     ),
     "accelerator_busy": (
-        "the GPU/NPU is held by another process or container",
-        "Find the holder (npu-smi info / nvidia-smi on the node, docker ps for a container "
-        "given the same /dev/davinciN) and stop it, or use a free device; an Ascend NPU serves "
-        "one container at a time.",
+        N_("the GPU/NPU is held by another process or container"),
+        N_(
+            "Find the holder (npu-smi info / nvidia-smi on the node, docker ps for a container "
+            "given the same /dev/davinciN) and stop it, or use a free device; an Ascend NPU serves "
+            "one container at a time."
+        ),
     ),
     "gpu_hardware_error": (
-        "a GPU hardware fault (Xid/ECC)",
-        "Drain the node (scontrol update NodeName=<n> State=DRAIN Reason='GPU Xid'), run "
-        "nvidia-smi -q -d ECC,PAGE_RETIREMENT and the vendor diagnostics before reuse.",
+        N_("a GPU hardware fault (Xid/ECC)"),
+        N_(
+            "Drain the node (scontrol update NodeName=<n> State=DRAIN Reason='GPU Xid'), run "
+            "nvidia-smi -q -d ECC,PAGE_RETIREMENT and the vendor diagnostics before reuse."
+        ),
     ),
     "disk_full": (
-        "a filesystem ran out of space",
-        "df -h <output dir>; clean up or write to scratch; check the controller's "
-        "StateSaveLocation.",
+        N_("a filesystem ran out of space"),
+        N_(
+            "df -h <output dir>; clean up or write to scratch; check the controller's "
+            "StateSaveLocation."
+        ),
     ),
     "disk_quota_exceeded": (
-        "the disk quota (bytes or files) was exceeded",
-        "Check quota -s / lfs quota -h / mmlsquota (the files column too); delete or archive small "
-        "files.",
+        N_("the disk quota (bytes or files) was exceeded"),
+        N_(
+            "Check quota -s / lfs quota -h / mmlsquota (the files column too); delete or archive "
+            "small "
+            "files."
+        ),
     ),
-    "time_limit": ("it hit its time limit", ""),
+    "time_limit": (N_("it hit its time limit"), ""),
     "node_drain_kill_task_failed": (
-        "its processes would not die when killed (Kill task failed on the node)",
+        N_("Kill task failed on its node: its processes would not die when killed"),
         "node",
     ),
-    "node_not_responding": ("its node stopped responding", "node"),
-    "node_drain_prolog_epilog_failed": ("the node's prolog/epilog failed", "node"),
-    "node_config_mismatch": ("the node's hardware differs from slurm.conf", "node"),
-    "node_down_unexpected_reboot": ("its node rebooted unexpectedly", "node"),
-    "node_drain_low_memory": ("its node has less memory than slurm.conf says", "node"),
-    "host_memory_error": ("host memory (DIMM) errors on its node", "node"),
-    "oom_killed": ("it ran out of memory", ""),
+    "node_not_responding": (N_("its node stopped responding"), "node"),
+    "node_drain_prolog_epilog_failed": (N_("the node's prolog/epilog failed"), "node"),
+    "node_config_mismatch": (N_("the node's hardware differs from slurm.conf"), "node"),
+    "node_down_unexpected_reboot": (N_("its node rebooted unexpectedly"), "node"),
+    "node_drain_low_memory": (N_("its node has less memory than slurm.conf says"), "node"),
+    "host_memory_error": (N_("host memory (DIMM) errors on its node"), "node"),
+    "oom_killed": (N_("it ran out of memory"), ""),
     "storage_read_only": (
-        "it wrote to a read-only filesystem",
-        "Write outputs to a writable directory.",
+        N_("it wrote to a read-only filesystem"),
+        N_("Write outputs to a writable directory."),
+    ),
+    "storage_stale_handle": (
+        N_("an NFS file handle went stale (the file was replaced or removed on the server)"),
+        N_(
+            "Rerun the failed jobs; write job output to local scratch and copy it at the end, "
+            "never have many jobs rewrite one file on NFS (or use GPFS/Lustre for it); if "
+            "every access fails, remount the filesystem on the node."
+        ),
+    ),
+    "shared_memory_exhausted": (
+        N_("shared memory (/dev/shm) ran out: DataLoader workers died of SIGBUS"),
+        N_(
+            "Give the container more /dev/shm (docker run --shm-size=8g or -v /dev/shm:/dev/shm; "
+            "on Kubernetes an emptyDir with medium: Memory mounted at /dev/shm), or use fewer "
+            "DataLoader workers."
+        ),
     ),
     "input_path_not_found": (
-        "an input path does not exist",
-        "Check the path spelling and that the data exists.",
+        N_("an input path does not exist"),
+        N_("Check the path spelling and that the data exists."),
     ),
 }
+
+
+def log_cause_text(label: str) -> tuple[str, str]:
+    """(what ``label`` means, its remedy) in the current language; the remedy may be the
+    marker "env" or "node" (the rule's own check) or "" (none). A label without an entry
+    reads as its words (``some_label`` -> ``some label``)."""
+    got = LOG_CAUSE_TEXT.get(label)
+    if got is None:
+        return label.replace("_", " "), ""
+    text, remedy = got
+    return _(text), (_(remedy) if remedy not in ("", "env", "node") else remedy)
+
+
+def node_check(label: str, default: str = "") -> tuple[str, str]:
+    """(what a node cause means, what to check on node ``{n}``; ``{u}`` who set the reason),
+    in the current language; ("", ``default``) for a label without an entry."""
+    got = NODE_CHECKS.get(label)
+    if got is None:
+        return "", _(default) if default else ""
+    return _(got[0]), _(got[1])
 
 
 # --------------------------------------------------------------------------- node causes
@@ -492,69 +581,108 @@ LOG_CAUSE_TEXT = {
 # label -> (what it means, what to check on node {n}; {u} = who set the reason)
 NODE_CHECKS = {
     "node_drain_kill_task_failed": (
-        "processes of a job would not die when Slurm killed it (unkillable D-state I/O, a stuck "
-        "epilog, a hung filesystem)",
-        "Before rebooting: on the node, ps -eo pid,stat,wchan,cmd | awk '$2 ~ /D/' (stuck I/O), "
-        "check the filesystem mounts and slurmd.log around the reason time; if clean: scontrol "
-        "update NodeName={n} State=RESUME. Raise UnkillableStepTimeout if it recurs.",
+        N_(
+            "processes of a job would not die when Slurm killed it (unkillable D-state I/O, a "
+            "stuck "
+            "epilog, a hung filesystem)"
+        ),
+        N_(
+            "Before rebooting: on the node, ps -eo pid,stat,wchan,cmd | awk '$2 ~ /D/' (stuck "
+            "I/O), "
+            "check the filesystem mounts and slurmd.log around the reason time; if clean: scontrol "
+            "update NodeName={n} State=RESUME. Raise UnkillableStepTimeout if it recurs."
+        ),
     ),
     "node_drain_low_memory": (
-        "slurmd registered less memory than slurm.conf says (RealMemory too high, or a DIMM lost)",
-        "Run slurmd -C on {n}; set RealMemory in slurm.conf to that value (or a little less), "
-        "scontrol reconfigure, then scontrol update NodeName={n} State=RESUME. If the node really "
-        "lost memory, check dmesg/EDAC before resuming.",
+        N_(
+            "slurmd registered less memory than slurm.conf says (RealMemory too high, or a DIMM "
+            "lost)"
+        ),
+        N_(
+            "Run slurmd -C on {n}; set RealMemory in slurm.conf to that value (or a little less), "
+            "scontrol reconfigure, then scontrol update NodeName={n} State=RESUME. If the node "
+            "really "
+            "lost memory, check dmesg/EDAC before resuming."
+        ),
     ),
     "node_drain_prolog_epilog_failed": (
-        "the Prolog/Epilog script (or a SPANK plugin) failed on the node",
-        "Read slurmd.log / journalctl -u slurmd on {n} for the prolog/epilog error, run the script "
-        "by hand, fix it (paths, permissions), then scontrol update NodeName={n} State=RESUME.",
+        N_("the Prolog/Epilog script (or a SPANK plugin) failed on the node"),
+        N_(
+            "Read slurmd.log / journalctl -u slurmd on {n} for the prolog/epilog error, run the "
+            "script "
+            "by hand, fix it (paths, permissions), then scontrol update NodeName={n} State=RESUME."
+        ),
     ),
     "node_not_responding": (
-        "slurmctld cannot reach slurmd on the node (crash, network, slurmd down)",
-        "Before rebooting: ping {n}; ssh {n} systemctl status slurmd munge; check the clock "
-        "(munge) and dmesg for hardware errors; then systemctl restart slurmd and scontrol update "
-        "NodeName={n} State=RESUME.",
+        N_("slurmctld cannot reach slurmd on the node (crash, network, slurmd down)"),
+        N_(
+            "Before rebooting: ping {n}; ssh {n} systemctl status slurmd munge; check the clock "
+            "(munge) and dmesg for hardware errors; then systemctl restart slurmd and scontrol "
+            "update "
+            "NodeName={n} State=RESUME."
+        ),
     ),
     "node_down_unexpected_reboot": (
-        "the node rebooted without Slurm asking (crash, power, watchdog)",
-        "Check journalctl -b -1 and dmesg on {n} (kernel panic, MCE, power), then scontrol update "
-        "NodeName={n} State=RESUME.",
+        N_("the node rebooted without Slurm asking (crash, power, watchdog)"),
+        N_(
+            "Check journalctl -b -1 and dmesg on {n} (kernel panic, MCE, power), then scontrol "
+            "update "
+            "NodeName={n} State=RESUME."
+        ),
     ),
     "node_config_mismatch": (
-        "the hardware slurmd detects differs from the node line in slurm.conf",
-        "Compare slurmd -C on {n} with its NodeName line (Sockets/Cores/Threads/RealMemory); make "
-        "them agree, scontrol reconfigure, then scontrol update NodeName={n} State=RESUME.",
+        N_("the hardware slurmd detects differs from the node line in slurm.conf"),
+        N_(
+            "Compare slurmd -C on {n} with its NodeName line (Sockets/Cores/Threads/RealMemory); "
+            "make "
+            "them agree, scontrol reconfigure, then scontrol update NodeName={n} State=RESUME."
+        ),
     ),
     "node_drain_admin": (
-        "an operator drained it",
-        "Ask the person named in the reason ({u}); resume only when they are done: scontrol update "
-        "NodeName={n} State=RESUME.",
+        N_("an operator drained it"),
+        N_(
+            "Ask the person named in the reason ({u}); resume only when they are done: scontrol "
+            "update "
+            "NodeName={n} State=RESUME."
+        ),
     ),
     "gpu_hardware_error": (
-        "a GPU hardware fault was reported (Xid, GPU ECC)",
-        "Keep it drained; confirm {n} has GPUs (scontrol show node {n} | grep Gres), then on "
-        "it: nvidia-smi -q -d ECC,PAGE_RETIREMENT and dcgmi diag -r 3 (npu-smi info on "
-        "Ascend); reset or replace the GPU before resuming.",
+        N_("a GPU hardware fault was reported (Xid, GPU ECC)"),
+        N_(
+            "Keep it drained; confirm {n} has GPUs (scontrol show node {n} | grep Gres), then on "
+            "it: nvidia-smi -q -d ECC,PAGE_RETIREMENT and dcgmi diag -r 3 (npu-smi info on "
+            "Ascend); reset or replace the GPU before resuming."
+        ),
     ),
     "host_memory_error": (
-        "host memory (DIMM) reported ECC / machine-check errors",
-        "Keep it drained; on {n}: edac-util -v (or ras-mc-ctl --errors), mcelog --client / "
-        "journalctl -k | grep -iE 'EDAC|mce|Hardware Error' name the DIMM; have it replaced, "
-        "run a memory test, then scontrol update NodeName={n} State=RESUME.",
+        N_("host memory (DIMM) reported ECC / machine-check errors"),
+        N_(
+            "Keep it drained; on {n}: edac-util -v (or ras-mc-ctl --errors), mcelog --client / "
+            "journalctl -k | grep -iE 'EDAC|mce|Hardware Error' name the DIMM; have it replaced, "
+            "run a memory test, then scontrol update NodeName={n} State=RESUME."
+        ),
     ),
     "node_boot_failed": (
-        "the node did not boot or resume in time (power saving, cloud, a requested reboot)",
-        "Check the ResumeProgram log and the node's console/BMC; once it is up: scontrol "
-        "update NodeName={n} State=RESUME (ResumeTimeout in slurm.conf bounds the wait).",
+        N_("the node did not boot or resume in time (power saving, cloud, a requested reboot)"),
+        N_(
+            "Check the ResumeProgram log and the node's console/BMC; once it is up: scontrol "
+            "update NodeName={n} State=RESUME (ResumeTimeout in slurm.conf bounds the wait)."
+        ),
     ),
     "oom_killed": (
-        "jobs keep running the node out of memory",
-        "Check dmesg on {n} for oom-kill; enforce memory with cgroups (ConstrainRAMSpace=yes) so "
-        "jobs, not the node, pay for it; then resume.",
+        N_("jobs keep running the node out of memory"),
+        N_(
+            "Check dmesg on {n} for oom-kill; enforce memory with cgroups (ConstrainRAMSpace=yes) "
+            "so "
+            "jobs, not the node, pay for it; then resume."
+        ),
     ),
     "node_drain_loop": (
-        "the node drains again after every resume because jobs keep exhausting its memory",
-        "Do not just resume: find the jobs (sacct -N {n} -s OOM -S now-1day), make them ask for "
-        "enough --mem, enable ConstrainRAMSpace=yes, then resume.",
+        N_("the node drains again after every resume because jobs keep exhausting its memory"),
+        N_(
+            "Do not just resume: find the jobs (sacct -N {n} -s OOM -S now-1day), make them ask "
+            "for "
+            "enough --mem, enable ConstrainRAMSpace=yes, then resume."
+        ),
     ),
 }

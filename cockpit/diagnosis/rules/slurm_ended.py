@@ -19,8 +19,6 @@ from cockpit.diagnosis.context import RuleContext, log_evidence
 from cockpit.diagnosis.logscan import ScanHit
 from cockpit.diagnosis.rules.slurm_advice import env_phrase, env_remedy, history, mem_advice
 from cockpit.diagnosis.rules.slurm_common import (
-    LOG_CAUSE_TEXT,
-    NODE_CHECKS,
     acct_evidence,
     exit_fact,
     exit_meaning,
@@ -28,18 +26,21 @@ from cockpit.diagnosis.rules.slurm_common import (
     fmt_duration,
     job_finding,
     job_row,
+    log_cause_text,
     log_hits,
     log_where,
     max_rss,
     mem_usage,
+    node_check,
     req_mem,
     state_evidence,
     suggest_time_s,
     tier_for,
 )
 from cockpit.diagnosis.rules.slurm_pending import impossible_request
-from cockpit.diagnosis.slurm_codes import REASONS, base_code
+from cockpit.diagnosis.slurm_codes import REASONS, base_code, reason_remedy, reason_what
 from cockpit.diagnosis.slurm_states import ENDED_STATES, FAST_FAIL_S, job_state
+from cockpit.i18n import N_, _, ngettext
 from cockpit.model import AcctRecord, Evidence, ExitCode, Finding, LogText, Severity, SlurmJob
 
 STATES = ENDED_STATES
@@ -102,21 +103,23 @@ def _oom(job: SlurmJob, ctx: RuleContext, f: _Ended, confidence: float) -> Findi
     if job.state == "OUT_OF_MEMORY":
         lead = "OUT_OF_MEMORY"
     elif job.state == "COMPLETED":
-        lead = "exit 0, but a process ran out of memory"
+        lead = _("exit 0, but a process ran out of memory")
     else:
-        lead = f"{exit_fact(f.ec)}, out of memory"
-    title = (
-        lead + (f": {usage}" if usage else "") + (f" on {job.node_list}" if job.node_list else "")
-    )
+        lead = _("{fact}, out of memory").format(fact=exit_fact(f.ec))
+    title = lead + (f": {usage}" if usage else "")
+    if job.node_list:
+        title = _("{what} on {nodes}").format(what=title, nodes=job.node_list)
     return job_finding(
         job,
         ctx,
         "oom_killed",
         _completed_sev(job, "critical"),
         title,
-        "The job (or one of its steps) used more memory than it asked for and the cgroup / kernel "
-        "OOM killer ended it. Later 'Killed', 'Bus error' or 'CANCELLED' lines are the "
-        "consequence.",
+        _(
+            "The job (or one of its steps) used more memory than it asked for and the cgroup / "
+            "kernel OOM killer ended it. Later 'Killed', 'Bus error' or 'CANCELLED' lines are the "
+            "consequence."
+        ),
         mem_advice(job, rss, req, ctx),
         list(f.ev),
         confidence,
@@ -143,8 +146,12 @@ def _lead(job: SlurmJob, f: _Ended) -> str:
     """The fact a headline starts with: ``SIGSEGV (signal 11)``, ``exit 127`` (``within
     seconds`` when it died at once); ``exit 0, but`` for a COMPLETED job."""
     if job.state == "COMPLETED" and not (f.ec and (f.ec.code or f.ec.signal)):
-        return "exit 0, but"
-    return exit_fact(f.ec) + (" within seconds" if _fast(job, f.row) else "")
+        return _(_BUT)
+    fact = exit_fact(f.ec)
+    return _("{fact} within seconds").format(fact=fact) if _fast(job, f.row) else fact
+
+
+_BUT = N_("exit 0, but")
 
 
 def _headline(job: SlurmJob, f: _Ended, cause: str) -> str:
@@ -152,7 +159,7 @@ def _headline(job: SlurmJob, f: _Ended, cause: str) -> str:
     causes must not both read "exit 127 within s…". A COMPLETED job keeps ``exit 0, but``
     first: that it succeeded is what makes the line surprising."""
     lead = _lead(job, f)
-    return f"{lead}: {cause}" if lead == "exit 0, but" else f"{cause} ({lead})"
+    return f"{lead}: {cause}" if lead == _(_BUT) else f"{cause} ({lead})"
 
 
 def _completed_sev(job: SlurmJob, sev: Severity) -> Severity:
@@ -185,14 +192,23 @@ def rejected_at_submit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] |
             ctx,
             label,
             "warning",
-            f"rejected at submit: {code}; " + (why[0] if why else r.what),
-            f"Slurm refused job {job.job_id} when it was submitted (Reason={code}: {r.what}"
-            + (f": {'; '.join(why)}" if why else "")
-            + "); sbatch printed the error and the job never ran. The FAILED record and its "
-            "exit code are bookkeeping, not a crash.",
-            "Ask for what a node of the partition has: sinfo -p "
-            f"{job.partition or '<p>'} -o '%P %c %m %f %G' (CPUs, memory, features, GPUs); "
-            "lower --mem/--cpus-per-task/--gres/--constraint and resubmit.",
+            _("rejected at submit: {code}; {why}").format(
+                code=code, why=why[0] if why else reason_what(r)
+            ),
+            _(
+                "Slurm refused job {job_id} when it was submitted (Reason={code}: {what}); "
+                "sbatch printed the error and the job never ran. The FAILED record and its "
+                "exit code are bookkeeping, not a crash."
+            ).format(
+                job_id=job.job_id,
+                code=code,
+                what=reason_what(r) + (f": {'; '.join(why)}" if why else ""),
+            ),
+            _(
+                "Ask for what a node of the partition has: sinfo -p {partition} -o '%P %c %m %f "
+                "%G' (CPUs, memory, features, GPUs); lower --mem/--cpus-per-task/--gres/"
+                "--constraint and resubmit."
+            ).format(partition=job.partition or "<p>"),
             list(f.ev),
             0.9,
         ),
@@ -223,19 +239,26 @@ def time_limit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
     part = ctx.partitions.get(job.partition)
     lead = "TIMEOUT" if job.state in {"TIMEOUT", "FAILED", "CANCELLED"} else _lead(job, f)
     if el is not None:
-        title = f"{lead} after {fmt_duration(el)}" + (
+        title = _("{lead} after {elapsed}").format(lead=lead, elapsed=fmt_duration(el)) + (
             f" (Timelimit {fmt_duration(tl)})" if tl else ""
         )
+    elif tl:
+        title = _("{lead}: hit its time limit {limit}").format(lead=lead, limit=fmt_duration(tl))
     else:
-        title = f"{lead}: hit its time limit" + (f" {fmt_duration(tl)}" if tl else "")
-    longest, basis = max(el or 0, tl or 0), "this run's Timelimit, a floor"
+        title = _("{lead}: hit its time limit").format(lead=lead)
+    longest, basis = max(el or 0, tl or 0), _("this run's Timelimit, a floor")
     rs = history(ctx)
     if rs is not None and rs.elapsed_max_s and rs.elapsed_max_s >= longest:
         longest = rs.elapsed_max_s
-        runs = f"{rs.runs} run{'s' if rs.runs != 1 else ''}"
-        basis = f"the longest of {runs} in sacct history, {fmt_duration(longest)}"
+        basis = ngettext(
+            "the longest of {n} run in sacct history, {longest}",
+            "the longest of {n} runs in sacct history, {longest}",
+            rs.runs,
+        ).format(n=rs.runs, longest=fmt_duration(longest))
     new = suggest_time_s(longest, part.max_time_s if part else None)
-    cap = f"; partition MaxTime {fmt_duration(part.max_time_s)}" if part and part.max_time_s else ""
+    cap = ""
+    if part and part.max_time_s:
+        cap = "; " + _("partition MaxTime {limit}").format(limit=fmt_duration(part.max_time_s))
     return (
         job_finding(
             job,
@@ -243,11 +266,16 @@ def time_limit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
             "time_limit",
             _completed_sev(job, "critical"),
             title,
-            "Slurm cancelled the job when its time limit ran out (TIMEOUT; the batch step shows "
-            "CANCELLED 0:15 = SIGTERM). Application errors printed after that are the consequence. "
+            _(
+                "Slurm cancelled the job when its time limit ran out (TIMEOUT; the batch step "
+                "shows CANCELLED 0:15 = SIGTERM). Application errors printed after that are the "
+                "consequence. "
+            )
             + f.exit_text,
-            f"Resubmit with --time={fmt_duration(new)} (1.3 x {basis}, rounded up{cap}), or "
-            "checkpoint and restart in pieces.",
+            _(
+                "Resubmit with --time={time} (1.3 x {basis}, rounded up{cap}), or "
+                "checkpoint and restart in pieces."
+            ).format(time=fmt_duration(new), basis=basis, cap=cap),
             list(f.ev),
             0.95,
         ),
@@ -263,18 +291,22 @@ def cancelled(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
     if f.strong:
         return None
     by = f.row.cancelled_by if f.row else ""
-    who = f"uid {by}" if by else "a user or admin"
+    who = f"uid {by}" if by else _("a user or admin")
     return (
         job_finding(
             job,
             ctx,
             "cancelled_by_user",
             "info",
-            f"cancelled by {who}",
-            f"The job was cancelled (scancel) by {who}, not by a limit or a failure. "
+            _("cancelled by {who}").format(who=who),
+            _("The job was cancelled (scancel) by {who}, not by a limit or a failure. ").format(
+                who=who
+            )
             + f.exit_text,
-            f"sacct -j {job.job_id} -o JobID,State,End shows when; ask the owner / check the "
-            "slurmctld.log REQUEST_KILL_JOB line for who.",
+            _(
+                "sacct -j {job_id} -o JobID,State,End shows when; ask the owner / check the "
+                "slurmctld.log REQUEST_KILL_JOB line for who."
+            ).format(job_id=job.job_id),
             list(f.ev),
             0.9,
         ),
@@ -295,26 +327,42 @@ def node_failed(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
         if n.is_unhealthy
     )
     boot = job.state == "BOOT_FAIL"
-    what = "did not boot for the job" if boot else "failed under the job"
+    title = (
+        _("{state}: node {nodes} did not boot for the job")
+        if boot
+        else _("{state}: node {nodes} failed under the job")
+    ).format(state=job.state, nodes=job.node_list or "?")
     return (
         job_finding(
             job,
             ctx,
             "node_boot_failed" if boot else "node_not_responding",
             "critical",
-            f"{job.state}: node {job.node_list or '?'} {what}" + (f" ({why})" if why else ""),
+            title + (f" ({why})" if why else ""),
             (
-                "The node(s) allocated to the job failed to boot or power up (power saving "
-                "ResumeTimeout, a cloud node, a reboot for node features), so Slurm ended the "
-                "job before it ran. The job is a victim, not the cause."
+                _(
+                    "The node(s) allocated to the job failed to boot or power up (power saving "
+                    "ResumeTimeout, a cloud node, a reboot for node features), so Slurm ended the "
+                    "job before it ran. The job is a victim, not the cause."
+                )
                 if boot
-                else "The node running the job stopped answering (crash, reboot, network) and "
-                "Slurm killed the job. The job is a victim, not the cause."
+                else _(
+                    "The node running the job stopped answering (crash, reboot, network) and "
+                    "Slurm killed the job. The job is a victim, not the cause."
+                )
             ),
-            f"Resubmit (or sbatch --requeue); check the node: scontrol show node {job.node_list}, "
-            "slurmd.log and dmesg/journal on it"
-            + (" and the ResumeProgram/ResumeTimeout log" if boot else "")
-            + " before resuming.",
+            (
+                _(
+                    "Resubmit (or sbatch --requeue); check the node: scontrol show node {nodes}, "
+                    "slurmd.log and dmesg/journal on it and the ResumeProgram/ResumeTimeout log "
+                    "before resuming."
+                )
+                if boot
+                else _(
+                    "Resubmit (or sbatch --requeue); check the node: scontrol show node {nodes}, "
+                    "slurmd.log and dmesg/journal on it before resuming."
+                )
+            ).format(nodes=job.node_list),
             ev,
             0.9,
         ),
@@ -337,37 +385,46 @@ def ended_by_state(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | Non
             ctx,
             st.label,
             sev,
-            f"{job.state}: {st.what}",
-            f"Job {job.job_id} ended {job.state}: {st.what}. " + f.exit_text,
-            remedy.format(id=job.job_id, node=job.nodes[0] if job.nodes else "<node>"),
+            f"{job.state}: {_(st.what)}",
+            _("Job {job_id} ended {state}: {what}. ").format(
+                job_id=job.job_id, state=job.state, what=_(st.what)
+            )
+            + f.exit_text,
+            _(remedy).format(id=job.job_id, node=job.nodes[0] if job.nodes else "<node>"),
             list(f.ev),
             0.85,
         ),
     )
 
 
-_LAUNCH_REMEDY = (
+_LAUNCH_REMEDY = N_(
     "Read slurmd.log on {node} around the job's start (spool dir, prolog, munge, the script's "
     "interpreter, --get-user-env), then resubmit."
 )
 _STATE_VERDICTS: dict[str, tuple[Severity, str]] = {
     "PREEMPTED": (
         "warning",
-        "Preemption is policy, not a fault: resubmit with --requeue (it restarts when "
-        "preempted), checkpoint, or use a QOS/partition that is not preemptible "
-        "(scontrol show partition: PreemptMode; sacctmgr show qos: Preempt).",
+        N_(
+            "Preemption is policy, not a fault: resubmit with --requeue (it restarts when "
+            "preempted), checkpoint, or use a QOS/partition that is not preemptible "
+            "(scontrol show partition: PreemptMode; sacctmgr show qos: Preempt)."
+        ),
     ),
     "DEADLINE": (
         "warning",
-        "Resubmit with a later --deadline or a shorter --time (sacct -j {id} -o "
-        "Submit,Start,End,Timelimit shows how close it was).",
+        N_(
+            "Resubmit with a later --deadline or a shorter --time (sacct -j {id} -o "
+            "Submit,Start,End,Timelimit shows how close it was)."
+        ),
     ),
     "LAUNCH_FAILED": ("critical", _LAUNCH_REMEDY),
     "GETENV_FAILED": ("critical", _LAUNCH_REMEDY),
     "RECONFIG_FAIL": (
         "critical",
-        "Its nodes failed to reconfigure (node features, a reboot): check slurmctld.log and "
-        "the node's slurmd.log, then resubmit.",
+        N_(
+            "Its nodes failed to reconfigure (node features, a reboot): check slurmctld.log and "
+            "the node's slurmd.log, then resubmit."
+        ),
     ),
 }
 
@@ -380,12 +437,12 @@ def log_cause(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
         return None
     lt, h = f.strong[0]
     cause = h.label
-    text, remedy = LOG_CAUSE_TEXT.get(cause, (h.label.replace("_", " "), ""))
+    text, remedy = log_cause_text(cause)
     if remedy == "env" or cause in _ENV_CAUSES:
         remedy = env_remedy(job)
-    elif remedy == "node" and cause in NODE_CHECKS:
+    elif remedy == "node" and node_check(cause)[1]:
         node = job.nodes[0] if job.nodes else "<node>"
-        remedy = NODE_CHECKS[cause][1].format(n=node, u="see the node's reason")
+        remedy = node_check(cause)[1].format(n=node, u=_("see the node's reason"))
     title = _headline(job, f, env_phrase(cause, h.text) or text)
     done = job.state == "COMPLETED"
     return (
@@ -396,16 +453,19 @@ def log_cause(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
             _completed_sev(job, "critical"),
             title,
             (
-                "The job COMPLETED with exit 0 (its script's last command succeeded), but its "
-                "output has an error that likely means part of the work did not run: "
+                _(
+                    "The job COMPLETED with exit 0 (its script's last command succeeded), but its "
+                    "output has an error that likely means part of the work did not run: "
+                )
                 if done
                 else ""
             )
             + f"{h.text.strip()[:200]} ({log_where(lt, h.line)}). "
             + f.exit_text,
-            (remedy or "See the evidence line.")
+            (remedy or _("See the evidence line."))
             + (
-                " Add `set -euo pipefail` to the batch script so a failing step fails the job."
+                " "
+                + _("Add `set -euo pipefail` to the batch script so a failing step fails the job.")
                 if done
                 else ""
             ),
@@ -426,9 +486,12 @@ def command_not_found_exit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ..
             ctx,
             "command_not_found",
             "critical",
-            _headline(job, f, "command not found on the compute node"),
-            "Exit status 127 is the shell's 'command not found': the program or one it calls is "
-            "not on PATH on the compute node. " + f.exit_text,
+            _headline(job, f, _("command not found on the compute node")),
+            _(
+                "Exit status 127 is the shell's 'command not found': the program or one it calls "
+                "is not on PATH on the compute node. "
+            )
+            + f.exit_text,
             env_remedy(job),
             list(f.ev),
             0.85,
@@ -468,9 +531,15 @@ def ended_by_reason(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | No
             ctx,
             r.label,
             "critical",
-            f"{code}: {r.what}",
-            f"Job {job.job_id} ended {job.state} with Reason={code}: {r.what}. " + f.exit_text,
-            r.remedy.replace("{id}", job.job_id).replace("the batch host", node),
+            f"{code}: {reason_what(r)}",
+            _("Job {job_id} ended {state} with Reason={code}: {what}. ").format(
+                job_id=job.job_id, state=job.state, code=code, what=reason_what(r)
+            )
+            + f.exit_text,
+            # the launch remedy names the batch host: here it is the job's first node
+            _(_LAUNCH_ON).format(node=node)
+            if r.remedy == _LAUNCH
+            else reason_remedy(r).replace("{id}", job.job_id),
             list(f.ev),
             0.8,
         ),
@@ -478,6 +547,10 @@ def ended_by_reason(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | No
 
 
 _REASON_LABELS = frozenset({"job_launch_failed", "inactive_limit", "deadline_reached"})
+_LAUNCH = REASONS["JobLaunchFailure"].remedy
+_LAUNCH_ON = N_(
+    "slurmd.log on {node} (spool dir, prolog, munge, the script's interpreter); then resubmit."
+)
 
 
 def nonzero_exit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
@@ -502,16 +575,24 @@ def nonzero_exit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
             f"{_lead(job, f)}: {exit_meaning(f.ec)}",
             f.exit_text
             + (
-                " Failing this fast usually means the environment or input is wrong, not the "
-                "computation."
+                " "
+                + _(
+                    "Failing this fast usually means the environment or input is wrong, not the "
+                    "computation."
+                )
                 if fast
                 else ""
             ),
-            "Read the first error in the job output (cockpit scan-log <stdout>); "
-            f"sacct -j {job.job_id} -o JobID,State,ExitCode shows which step failed."
+            _(
+                "Read the first error in the job output (cockpit scan-log <stdout>); "
+                "sacct -j {job_id} -o JobID,State,ExitCode shows which step failed."
+            ).format(job_id=job.job_id)
             + (
-                " A crash by signal: run it under gdb/valgrind, or ulimit -c unlimited for a "
-                "core file."
+                " "
+                + _(
+                    "A crash by signal: run it under gdb/valgrind, or ulimit -c unlimited for a "
+                    "core file."
+                )
                 if f.ec is not None and f.ec.signal in {4, 6, 7, 8, 11}
                 else ""
             ),
@@ -534,9 +615,9 @@ def completed(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
             ctx,
             "no_failure",
             "info",
-            "completed normally (exit 0:0)",
-            "The job completed; any warnings in its output did not stop it. " + f.exit_text,
-            "Nothing to do.",
+            _("completed normally (exit 0:0)"),
+            _("The job completed; any warnings in its output did not stop it. ") + f.exit_text,
+            _("Nothing to do."),
             list(f.ev),
             0.5,
         ),

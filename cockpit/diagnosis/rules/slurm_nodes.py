@@ -12,24 +12,25 @@ from operator import attrgetter
 
 from cockpit.diagnosis.context import RuleContext, log_evidence
 from cockpit.diagnosis.rules.slurm_common import (
-    NODE_CHECKS,
     REQUEUED_NODE_FAIL,
     classify_reason,
     ev_sorted,
+    node_check,
 )
 from cockpit.diagnosis.slurm_states import NODE_STATES, node_kinds, unknown_node_states
+from cockpit.i18n import N_, _, ngettext
 from cockpit.model import Evidence, Finding, Severity, SlurmNode, Subject
 
 _SHORT = {
-    "node_drain_prolog_epilog_failed": "prolog/epilog failed",
-    "gpu_hardware_error": "GPU hardware fault",
-    "host_memory_error": "host memory (DIMM) errors",
-    "oom_killed": "out of memory",
-    "disk_full": "disk full",
-    "node_config_mismatch": "config differs from hardware",
-    "node_down_unexpected_reboot": "unexpected reboot",
-    "node_drain_loop": "drains again after resume (OOM loop)",
-    "node_boot_failed": "failed to boot/resume",
+    "node_drain_prolog_epilog_failed": N_("prolog/epilog failed"),
+    "gpu_hardware_error": N_("GPU hardware fault"),
+    "host_memory_error": N_("host memory (DIMM) errors"),
+    "oom_killed": N_("out of memory"),
+    "disk_full": N_("disk full"),
+    "node_config_mismatch": N_("config differs from hardware"),
+    "node_down_unexpected_reboot": N_("unexpected reboot"),
+    "node_drain_loop": N_("drains again after resume (OOM loop)"),
+    "node_boot_failed": N_("failed to boot/resume"),
 }
 # Causes a node's own logs name more precisely than its drain reason does.
 _NODE_LOG_CAUSES = {
@@ -138,12 +139,16 @@ def node_state(node: SlurmNode, ctx: RuleContext) -> Iterator[Finding]:
             ctx,
             "node_state_unknown",
             "info",
-            f"UNKNOWN: {NODE_STATES['UNKNOWN'].what}",
-            f"Node {node.name} is {node.state_label}: slurmctld has not heard from its slurmd "
-            "since it (re)started. This passes within a minute of a controller restart; a "
-            "drain set before the restart comes back with its reason.",
-            f"Wait a minute; if it stays UNKNOWN: scontrol ping; on {node.name}: systemctl "
-            "status slurmd munge.",
+            f"UNKNOWN: {_(NODE_STATES['UNKNOWN'].what)}",
+            _(
+                "Node {node} is {state}: slurmctld has not heard from its slurmd "
+                "since it (re)started. This passes within a minute of a controller restart; a "
+                "drain set before the restart comes back with its reason."
+            ).format(node=node.name, state=node.state_label),
+            _(
+                "Wait a minute; if it stays UNKNOWN: scontrol ping; on {node}: systemctl "
+                "status slurmd munge."
+            ).format(node=node.name),
             [_state_evidence(node)],
             0.6,
         )
@@ -208,36 +213,44 @@ def _out_of_service(node: SlurmNode, ctx: RuleContext, kinds: set[str], unknown:
                 tier=0,
             )
         )
-    what, check = NODE_CHECKS.get(label, ("", "Check slurmd.log on {n}."))
+    what, check = node_check(label, N_("Check slurmd.log on {n}."))
     word = _word(node)
     planned = _planned(node, label)
     sev: Severity = "info" if planned else "warning" if label == "node_drain_admin" else "critical"
     refined = label != "node_drain_admin" and reason and reason_label(node) != label
-    title = f"{word}: {reason or node.state_label}" + (
-        f"; cause: {_SHORT.get(label, label)}" if refined else ""
-    )
+    title = f"{word}: {reason or node.state_label}"
+    if refined:
+        short = _SHORT.get(label)
+        title += "; " + _("cause: {cause}").format(cause=_(short) if short else label)
     if planned:
-        title += f" ({planned}; returns by itself)"
+        title += " (" + _("{planned}; returns by itself").format(planned=planned) + ")"
     if stopped is not None and label == "node_not_responding":
         title += f"; {stopped[0]}"
     extra = ""
-    remedy = check.format(n=node.name, u=node.reason_user or "see reason")
+    remedy = check.format(n=node.name, u=node.reason_user or _("see reason"))
     if label == "host_memory_error":
         if _has_gpus(node):  # an ECC line naming no device: rule the GPUs out too
-            remedy += (
-                f" {node.name} has GPUs (Gres={node.gres}): nvidia-smi -q -d ECC rules them out."
-            )
+            remedy += " " + _(
+                "{node} has GPUs (Gres={gres}): nvidia-smi -q -d ECC rules them out."
+            ).format(node=node.name, gres=node.gres)
         else:
-            extra = f" The node has no GPUs (Gres={node.gres or '(null)'}): this is host memory."
+            extra = " " + _("The node has no GPUs (Gres={gres}): this is host memory.").format(
+                gres=node.gres or "(null)"
+            )
     if unknown:
-        extra += f" State parts this cockpit does not know: {', '.join(unknown)}."
+        extra += " " + _("State parts this cockpit does not know: {parts}.").format(
+            parts=", ".join(unknown)
+        )
     return _finding(
         node,
         ctx,
         label,
         sev,
         title,
-        f"Node {node.name} is {node.state_label}: {what}.{extra}",
+        _("Node {node} is {state}: {what}.").format(
+            node=node.name, state=node.state_label, what=what
+        )
+        + extra,
         remedy,
         ev,
         conf,
@@ -270,14 +283,20 @@ def _slurmd_last_words(node: SlurmNode, ctx: RuleContext) -> tuple[str, Evidence
         m = _STAMP.match(text)
         when = _clock_time(m.group(1), node) if m else ""
         if _SLURMD_STOPPED.search(text):
-            tail = f"slurmd was stopped{' at ' + when if when else ''}"
+            tail = (
+                _("slurmd was stopped at {when}").format(when=when)
+                if when
+                else _("slurmd was stopped")
+            )
+        elif when:
+            tail = _("slurmd log silent since {when}").format(when=when)
         else:
-            tail = f"slurmd log silent since {when or 'its last line'}"
+            tail = _("slurmd log silent since its last line")
         ev = Evidence(lt.name, text, line=lt.file_line(i + 1), path=lt.path, tier=1)
         break
     requeued = _requeued_for(node, ctx)
     if requeued:
-        more = f"{requeued} job{'s' if requeued > 1 else ''} requeued"
+        more = ngettext("{n} job requeued", "{n} jobs requeued", requeued).format(n=requeued)
         tail = f"{tail}; {more}" if tail else more
     return (tail, ev) if tail else None
 
@@ -324,11 +343,11 @@ def _planned(node: SlurmNode, label: str) -> str:
     if {"REBOOT_REQUESTED", "REBOOT_ISSUED"} & set(node.flags) or _PLANNED_REASON.search(
         node.reason or ""
     ):
-        return "reboot requested"
+        return _("reboot requested")
     if "MAINT" in node.flags:
-        return "maintenance reservation"
+        return _("maintenance reservation")
     if {"POWER_DOWN", "POWER_DRAIN", "POWERING_DOWN"} & set(node.flags):
-        return "powering down"
+        return _("powering down")
     return ""
 
 
@@ -338,11 +357,17 @@ def _unknown_flags(node: SlurmNode, ctx: RuleContext, unknown: list[str]) -> Fin
         ctx,
         "unknown_slurm_code",
         "info",
-        f"{node.state_label}: unknown state {', '.join(unknown)} (not in Slurm 22.05-26.05)",
-        f"Node {node.name} reports {', '.join(unknown)}, which this cockpit does not know; "
-        "the rest of its state is healthy.",
-        f"scontrol show node {node.name}; the sinfo man page (NODE STATE CODES) of the "
-        "cluster's Slurm version.",
+        _("{state}: unknown state {parts} (not in Slurm 22.05-26.05)").format(
+            state=node.state_label, parts=", ".join(unknown)
+        ),
+        _(
+            "Node {node} reports {parts}, which this cockpit does not know; "
+            "the rest of its state is healthy."
+        ).format(node=node.name, parts=", ".join(unknown)),
+        _(
+            "scontrol show node {node}; the sinfo man page (NODE STATE CODES) of the "
+            "cluster's Slurm version."
+        ).format(node=node.name),
         [_state_evidence(node)],
         0.4,
     )

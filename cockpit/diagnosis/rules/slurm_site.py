@@ -14,14 +14,15 @@ from operator import attrgetter
 from cockpit.diagnosis.context import RuleContext, clip, log_evidence
 from cockpit.diagnosis.rules.slurm_common import (
     GPU_OOM_REMEDY,
-    LOG_CAUSE_TEXT,
     NODE_CHECKS,
+    log_cause_text,
     log_where,
+    node_check,
     state_evidence,
     tier_for,
 )
 from cockpit.diagnosis.rules.slurm_shape import submit_fact
-from cockpit.i18n import _
+from cockpit.i18n import N_, _
 from cockpit.model import Evidence, Finding, SlurmJob, Snapshot, Subject
 
 STARVE_S = 3600  # a large job pending this long while smaller, later jobs start = starvation
@@ -226,16 +227,16 @@ def priority_surge(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
         title = _(
             "surge: {pending} jobs pending, {ratio:.1f}x the recent median {median:g}"
         ).format(pending=pending, ratio=ratio, median=base[0])
-        explanation = (
-            f"PENDING jumped to {pending} against a median of {base[0]:g} over the last "
-            f"{base[2]:.0f} min: a burst of submissions (a workflow or array fanning out), users "
+        explanation = _(
+            "PENDING jumped to {pending} against a median of {median:g} over the last "
+            "{span:.0f} min: a burst of submissions (a workflow or array fanning out), users "
             "resubmitting, or a QOS/priority change holding work back."
-        )
+        ).format(pending=pending, median=base[0], span=base[2])
     else:
         title = _("surge: {pending} jobs pending, {cancelled} cancelled in the last hour").format(
             pending=pending, cancelled=cancelled
         )
-        explanation = (
+        explanation = _(
             "Many pending jobs together with many recent cancellations: users resubmitting "
             "or a QOS/priority change pushing work around."
         )
@@ -256,7 +257,7 @@ def priority_surge(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
     )
 
 
-_ENV_REMEDY = (
+_ENV_REMEDY = N_(
     "Preflight on the compute node: srun -w <node> bash -lc 'which <cmd>; ldd $(which <cmd>)'; "
     "load the same modules/containers in the batch script."
 )
@@ -287,13 +288,13 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
             else:
                 kind = "job" if sid else "file"
             subject = Subject(kind, snap.source, sid or lt.name)
-            text, remedy = LOG_CAUSE_TEXT.get(h.label, (h.label.replace("_", " "), ""))
+            text, remedy = log_cause_text(h.label)
             if remedy == "env":
-                remedy = _ENV_REMEDY
+                remedy = _(_ENV_REMEDY)
             if h.label in NODE_CHECKS and h.label.startswith("node_"):
-                what, check = NODE_CHECKS[h.label]
-                text, remedy = what, check.format(n=sid or "<node>", u="see reason")
-            remedy = remedy or _REMEDY_BY_LABEL.get(h.label, "See the evidence line.")
+                what, check = node_check(h.label)
+                text, remedy = what, check.format(n=sid or "<node>", u=_("see reason"))
+            remedy = remedy or _(_REMEDY_BY_LABEL.get(h.label, N_("See the evidence line.")))
             if h.label.startswith("submit_rejected") and (fact := submit_fact(h.text)):
                 text = fact  # the message and the request it refused, not the label
             yield Finding(
@@ -313,40 +314,64 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
 
 # label -> remedy, for causes a bare log file names (no job or node to say more about)
 _REMEDY_BY_LABEL = {
-    "submit_rejected_policy": "Request within the partition/QOS/account limits (sacctmgr show "
-    "assoc user=$USER; scontrol show partition) or ask for the limit/allocation to be raised.",
-    "submit_rejected_unsatisfiable": "Ask for what a node has: sinfo -o '%P %c %m %G' shows "
-    "CPUs/memory/GPUs per node; lower --mem/--cpus-per-task/--gres to fit.",
-    "controller_unreachable": "scontrol ping; systemctl status slurmctld munge on the controller.",
-    "auth_failed": "munge -n | ssh <node> unmunge on both ends (the same /etc/munge/munge.key, "
-    "clocks within a few minutes: timedatectl), then systemctl restart munge slurmd; for "
-    "slurmrestd, a fresh token (scontrol token).",
-    "preempted": "Resubmit with --requeue (or --signal to checkpoint first), or run under a QOS "
-    "or partition that is not preemptible (sacctmgr show qos format=name,preempt).",
-    "job_launch_failed": "On the node: the cgroup hierarchy (ls /sys/fs/cgroup/cpuset/slurm; "
-    "a cpuset with no CPUs or memory nodes gives ENOSPC), cgroup.conf, then scontrol update "
-    "NodeName=<node> State=RESUME once slurmd restarts cleanly.",
-    "pending_launch_failed_held": "Check slurmd.log on the batch host, then scontrol release "
-    "<jobid>.",
-    "dependency_failed": "scancel the job and resubmit once the parent succeeds, or clear the "
-    "dependency.",
-    "pending_partition_limit": "Fit the request to the partition limits (scontrol show partition).",
-    "time_limit": "Resubmit with a longer --time (within the partition MaxTime).",
+    "submit_rejected_policy": N_(
+        "Request within the partition/QOS/account limits (sacctmgr show "
+        "assoc user=$USER; scontrol show partition) or ask for the limit/allocation to be raised."
+    ),
+    "submit_rejected_unsatisfiable": N_(
+        "Ask for what a node has: sinfo -o '%P %c %m %G' shows "
+        "CPUs/memory/GPUs per node; lower --mem/--cpus-per-task/--gres to fit."
+    ),
+    "controller_unreachable": N_(
+        "scontrol ping; systemctl status slurmctld munge on the controller."
+    ),
+    "auth_failed": N_(
+        "munge -n | ssh <node> unmunge on both ends (the same /etc/munge/munge.key, "
+        "clocks within a few minutes: timedatectl), then systemctl restart munge slurmd; for "
+        "slurmrestd, a fresh token (scontrol token)."
+    ),
+    "preempted": N_(
+        "Resubmit with --requeue (or --signal to checkpoint first), or run under a QOS "
+        "or partition that is not preemptible (sacctmgr show qos format=name,preempt)."
+    ),
+    "job_launch_failed": N_(
+        "On the node: the cgroup hierarchy (ls /sys/fs/cgroup/cpuset/slurm; "
+        "a cpuset with no CPUs or memory nodes gives ENOSPC), cgroup.conf, then scontrol update "
+        "NodeName=<node> State=RESUME once slurmd restarts cleanly."
+    ),
+    "pending_launch_failed_held": N_(
+        "Check slurmd.log on the batch host, then scontrol release <jobid>."
+    ),
+    "dependency_failed": N_(
+        "scancel the job and resubmit once the parent succeeds, or clear the dependency."
+    ),
+    "pending_partition_limit": N_(
+        "Fit the request to the partition limits (scontrol show partition)."
+    ),
+    "time_limit": N_("Resubmit with a longer --time (within the partition MaxTime)."),
     "gpu_out_of_memory": GPU_OOM_REMEDY,
-    "oom_killed": "Resubmit with --mem about 1.2 x MaxRSS (sacct -j <id> -o MaxRSS), or use less "
-    "memory.",
-    "cancelled_by_user": "Nothing failed; ask who cancelled it (slurmctld.log REQUEST_KILL_JOB).",
-    "application_error": "Read the program's first error above; fix input/code and resubmit.",
-    "image_pull_failed": "Check the image path/tag and log in to the registry (docker login / SWR "
-    "credentials).",
-    "storage_mount_failed": "Check the volume/bucket and the mount helper on the node (dmesg, CSI "
-    "plugin logs).",
-    "scheduling_constraint_unsatisfied": "Make the job's node selector/labels match a real node "
-    "(kubectl get nodes --show-labels).",
-    "queued_insufficient_resources": "Wait, pick a smaller flavour, another region, or a dedicated "
-    "pool.",
-    "container_entrypoint_failed": "Run the boot command in the image locally; check the "
-    "interpreter and paths.",
-    "storage_access_denied": "Grant the job's agency/IAM user read/write on the bucket.",
-    "storage_connection_error": "Check the OBS endpoint and network (VPC endpoint, DNS).",
+    "oom_killed": N_(
+        "Resubmit with --mem about 1.2 x MaxRSS (sacct -j <id> -o MaxRSS), or use less memory."
+    ),
+    "cancelled_by_user": N_(
+        "Nothing failed; ask who cancelled it (slurmctld.log REQUEST_KILL_JOB)."
+    ),
+    "application_error": N_("Read the program's first error above; fix input/code and resubmit."),
+    "image_pull_failed": N_(
+        "Check the image path/tag and log in to the registry (docker login / SWR credentials)."
+    ),
+    "storage_mount_failed": N_(
+        "Check the volume/bucket and the mount helper on the node (dmesg, CSI plugin logs)."
+    ),
+    "scheduling_constraint_unsatisfied": N_(
+        "Make the job's node selector/labels match a real node (kubectl get nodes --show-labels)."
+    ),
+    "queued_insufficient_resources": N_(
+        "Wait, pick a smaller flavour, another region, or a dedicated pool."
+    ),
+    "container_entrypoint_failed": N_(
+        "Run the boot command in the image locally; check the interpreter and paths."
+    ),
+    "storage_access_denied": N_("Grant the job's agency/IAM user read/write on the bucket."),
+    "storage_connection_error": N_("Check the OBS endpoint and network (VPC endpoint, DNS)."),
 }

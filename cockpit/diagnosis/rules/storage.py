@@ -38,9 +38,13 @@ def storage_findings(
         worst = max(u.use_pct, u.inodes_pct or 0.0)
         what = []
         if u.use_pct >= threshold_pct:
-            what.append(f"{u.use_pct:.0f}% used ({u.avail_mib / 1024:.1f} GiB free)")
+            what.append(
+                _("{pct} used ({free} GiB free)").format(
+                    pct=f"{u.use_pct:.0f}%", free=f"{u.avail_mib / 1024:.1f}"
+                )
+            )
         if inode:
-            what.append(f"{u.inodes_pct:.0f}% of inodes used")
+            what.append(_("{pct} of inodes used").format(pct=f"{u.inodes_pct:.0f}%"))
         ev = [
             Evidence(
                 "df -P",
@@ -57,21 +61,31 @@ def storage_findings(
                 root_cause="disk_full",
                 severity="critical" if worst >= 98 else "warning",
                 subject=Subject("file", source, u.mount),
-                title=_("{mount} is {value}").format(mount=u.mount, value=" and ".join(what)),
+                title=_("{mount} is {value}").format(mount=u.mount, value=_(" and ").join(what)),
                 explanation=(
-                    f"Jobs writing to {u.mount} fail with 'No space left on device' once it is full"
-                    + (" (inodes run out as well as bytes: many small files)" if inode else "")
-                    + f"; the alert threshold is {threshold_pct:g}%."
-                ),
-                remedy=(
-                    f"Find the biggest users: `du -xsh {u.mount}/* | sort -h | tail`"
-                    + (
-                        f", file counts: `du -x --inodes -s {u.mount}/* | sort -n | tail`"
-                        if inode
-                        else ""
+                    _(
+                        "Jobs writing to {mount} fail with 'No space left on device' once it is "
+                        "full (inodes run out as well as bytes: many small files); the alert "
+                        "threshold is {pct}."
                     )
-                    + "; clean up, move data elsewhere, or ask for a bigger quota."
-                ),
+                    if inode
+                    else _(
+                        "Jobs writing to {mount} fail with 'No space left on device' once it is "
+                        "full; the alert threshold is {pct}."
+                    )
+                ).format(mount=u.mount, pct=f"{threshold_pct:g}%"),
+                remedy=(
+                    _(
+                        "Find the biggest users: `du -xsh {mount}/* | sort -h | tail`, file "
+                        "counts: `du -x --inodes -s {mount}/* | sort -n | tail`; clean up, move "
+                        "data elsewhere, or ask for a bigger quota."
+                    )
+                    if inode
+                    else _(
+                        "Find the biggest users: `du -xsh {mount}/* | sort -h | tail`; clean up, "
+                        "move data elsewhere, or ask for a bigger quota."
+                    )
+                ).format(mount=u.mount),
                 evidence=tuple(ev),
                 confidence=0.95,
             )
@@ -131,35 +145,40 @@ def job_write_failed_on_full_fs(job: SlurmJob, ctx: RuleContext) -> list[Finding
             u = _full_for(job, h.text, full)
             quota = h.label == "disk_quota_exceeded"
             ino = f", inodes {u.inodes_pct:.0f}%" if u.inodes_pct is not None else ""
+            pct = f"{u.use_pct:.0f}%"
             return [
                 Finding(
                     root_cause=h.label,
                     severity="critical",
                     subject=Subject("job", ctx.snapshot.source, job.job_id),
-                    title=_("failed writing: {value}; {mount} is {use_pct:.0f}% full{ino}").format(
-                        value="disk quota exceeded" if quota else "no space left",
+                    title=_("failed writing: {value}; {mount} is {pct} full{ino}").format(
+                        value=_("disk quota exceeded") if quota else _("no space left"),
                         mount=u.mount,
-                        use_pct=u.use_pct,
+                        pct=pct,
                         ino=ino,
                     ),
-                    explanation=(
-                        f"{h.text.strip()[:200]} ({lt.name}). df shows {u.mount} at "
-                        f"{u.use_pct:.0f}% ({u.avail_mib / 1024:.1f} GiB free{ino}): the write "
-                        f"failed because the shared "
-                        "filesystem is full, not because of the job."
-                        + (
-                            " A quota error on a nearly full filesystem: check both."
-                            if quota
-                            else ""
-                        )
+                    explanation=f"{h.text.strip()[:200]} ({lt.name}). "
+                    + _(
+                        "df shows {mount} at {pct} ({free} GiB free{ino}): the write failed "
+                        "because the shared filesystem is full, not because of the job."
+                    ).format(mount=u.mount, pct=pct, free=f"{u.avail_mib / 1024:.1f}", ino=ino)
+                    + (
+                        " " + _("A quota error on a nearly full filesystem: check both.")
+                        if quota
+                        else ""
                     ),
                     remedy=(
-                        f"Free space on {u.mount} (du -xsh {u.mount}/* | sort -h | tail) or write "
-                        f"elsewhere, "
-                        "then resubmit"
-                        + ("; check the quota too: quota -s / lfs quota -h" if quota else "")
-                        + "."
-                    ),
+                        _(
+                            "Free space on {mount} (du -xsh {mount}/* | sort -h | tail) or write "
+                            "elsewhere, then resubmit; check the quota too: quota -s / lfs quota "
+                            "-h."
+                        )
+                        if quota
+                        else _(
+                            "Free space on {mount} (du -xsh {mount}/* | sort -h | tail) or write "
+                            "elsewhere, then resubmit."
+                        )
+                    ).format(mount=u.mount),
                     evidence=(
                         log_evidence(lt, h),
                         Evidence(
