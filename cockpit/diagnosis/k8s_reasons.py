@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cockpit.i18n import N_
 from cockpit.model import Severity
 
 
@@ -43,7 +44,7 @@ _PULL += (
     r"Back-off pulling image|pull access denied|Error response from daemon: (?:Get|Head) \S*/v2/|"
 )
 _PULL += r"failed to resolve reference|error pulling image)"
-_EXIT_HINT = "`kubectl logs <pod> --previous` shows the last run's own error"
+_EXIT_HINT = N_("`kubectl logs <pod> --previous` shows the last run's own error")
 
 REASONS: tuple[K8sReason, ...] = (
     # ---------------------------------------------------------------- image pulls
@@ -52,9 +53,11 @@ REASONS: tuple[K8sReason, ...] = (
         rf"{_PULL}[^\n]*no space left on device|failed to (?:register|extract) layer[^\n]*"
         r"no space left on device",
         "disk_full",
-        "image pull failed: the node's image store is full",
-        "Free the node's container storage (crictl rmi --prune / docker system prune, or grow "
-        "/var/lib/containerd or /var/lib/docker), or move the pod to a node with space.",
+        N_("image pull failed: the node's image store is full"),
+        N_(
+            "Free the node's container storage (crictl rmi --prune / docker system prune, or grow "
+            "/var/lib/containerd or /var/lib/docker), or move the pod to a node with space."
+        ),
     ),
     K8sReason(
         "k8s_image_not_found",
@@ -62,10 +65,12 @@ REASONS: tuple[K8sReason, ...] = (
         r"name unknown|repository \S+ not found|NotFound)|manifest for \S+ not found|"
         r"manifest unknown",
         "image_pull_failed",
-        "image pull failed: the image or tag does not exist (manifest unknown)",
-        "The registry has no such image:tag: check the repository path (SWR organisation) and "
-        "the tag spelling (`docker manifest inspect <image>` or the registry console lists the "
-        "tags), push the tag if it was never pushed, or pin an existing one.",
+        N_("image pull failed: the image or tag does not exist (manifest unknown)"),
+        N_(
+            "The registry has no such image:tag: check the repository path (SWR organisation) and "
+            "the tag spelling (`docker manifest inspect <image>` or the registry console lists the "
+            "tags), push the tag if it was never pushed, or pin an existing one."
+        ),
     ),
     K8sReason(
         "k8s_image_auth",
@@ -73,10 +78,12 @@ REASONS: tuple[K8sReason, ...] = (
         r"no basic auth credentials|You may not login)|pull access denied|"
         r"denied: You may not login",
         "image_pull_failed",
-        "image pull failed: the registry refused the credentials (unauthorized/denied)",
-        "The node has no valid credentials for this registry: add or refresh the pull secret "
-        "(imagePullSecrets; SWR login keys expire), make sure the image is shared with this "
-        "account or project, and `docker login` + `docker pull` it from a node to confirm.",
+        N_("image pull failed: the registry refused the credentials (unauthorized/denied)"),
+        N_(
+            "The node has no valid credentials for this registry: add or refresh the pull secret "
+            "(imagePullSecrets; SWR login keys expire), make sure the image is shared with this "
+            "account or project, and `docker login` + `docker pull` it from a node to confirm."
+        ),
     ),
     K8sReason(
         "k8s_image_unreachable",
@@ -84,26 +91,32 @@ REASONS: tuple[K8sReason, ...] = (
         r"TLS handshake timeout|x509|certificate signed by unknown authority|toomanyrequests|"
         r"rate limit|context deadline exceeded)",
         "image_pull_failed",
-        "image pull failed: the registry is unreachable from the node",
-        "The node cannot reach the registry: check DNS, proxy and firewall (curl -v "
-        "https://<registry>/v2/ from the node); for x509 errors install the registry's CA; "
-        "for toomanyrequests use a mirror or authenticated pulls.",
+        N_("image pull failed: the registry is unreachable from the node"),
+        N_(
+            "The node cannot reach the registry: check DNS, proxy and firewall (curl -v "
+            "https://<registry>/v2/ from the node); for x509 errors install the registry's CA; "
+            "for toomanyrequests use a mirror or authenticated pulls."
+        ),
     ),
     K8sReason(
         "k8s_image_invalid",
         r"\bInvalidImageName\b|[Ff]ailed to apply default image tag|invalid reference format",
         "image_pull_failed",
-        "image name is malformed",
-        "Fix the image reference in the job spec (registry/organisation/name:tag, lower case, "
-        "no spaces).",
+        N_("image name is malformed"),
+        N_(
+            "Fix the image reference in the job spec (registry/organisation/name:tag, lower case, "
+            "no spaces)."
+        ),
     ),
     K8sReason(
         "image_pull",
         r"[Ff]ailed to pull image|pull access denied|manifest unknown|denied: You may not login",
         "image_pull_failed",
-        "image pull failed",
-        "Check the image path and tag and the registry credentials: `docker pull` the image "
-        "from a node logged in to the registry.",
+        N_("image pull failed"),
+        N_(
+            "Check the image path and tag and the registry credentials: `docker pull` the image "
+            "from a node logged in to the registry."
+        ),
     ),
     # the pod's state and the kubelet's retries name no reason: the pull's own message (above)
     # is the line that says why, wherever it stands; these count only when it is absent
@@ -111,9 +124,11 @@ REASONS: tuple[K8sReason, ...] = (
         "image_pull_backoff",
         r"ImagePullBackOff|ErrImagePull|Back-off pulling image",
         "image_pull_failed",
-        "image pull failed",
-        "Check the image path and tag and the registry credentials: `docker pull` the image "
-        "from a node logged in to the registry.",
+        N_("image pull failed"),
+        N_(
+            "Check the image path and tag and the registry credentials: `docker pull` the image "
+            "from a node logged in to the registry."
+        ),
         strong=False,
     ),
     # ---------------------------------------------------------------- volumes
@@ -122,26 +137,33 @@ REASONS: tuple[K8sReason, ...] = (
         r"(?:FailedMount|MountVolume\.\w+ failed)[^\n]*(?:AccessDenied|\b403\b|Forbidden|"
         r"[Pp]ermission denied)",
         "storage_access_denied",
-        "volume mount refused (access denied)",
-        "The mount credentials lack rights on the bucket/share: grant the agency or secret read "
-        "(and list) rights, check the bucket policy, then restart the pod.",
+        N_("volume mount refused (access denied)"),
+        N_(
+            "The mount credentials lack rights on the bucket/share: grant the agency or secret "
+            "read "
+            "(and list) rights, check the bucket policy, then restart the pod."
+        ),
     ),
     K8sReason(
         "k8s_multi_attach",
         r"Multi-Attach error for volume",
         "storage_mount_failed",
-        "volume still attached to another node (Multi-Attach)",
-        "A ReadWriteOnce volume is still attached elsewhere: delete the old pod (or wait for "
-        "the detach), check `kubectl get volumeattachment`, or use a ReadWriteMany volume.",
+        N_("volume still attached to another node (Multi-Attach)"),
+        N_(
+            "A ReadWriteOnce volume is still attached elsewhere: delete the old pod (or wait for "
+            "the detach), check `kubectl get volumeattachment`, or use a ReadWriteMany volume."
+        ),
     ),
     K8sReason(
         "k8s_unbound_pvc",
         r"unbound immediate PersistentVolumeClaims|persistentvolumeclaim \"\S+\" not found|"
         r"waiting for a volume to be created|didn't find available persistent volumes to bind",
         "storage_mount_failed",
-        "persistent volume claim not bound",
-        "The claim has no volume: `kubectl describe pvc` names the StorageClass and the "
-        "provisioner's error; create the PV/StorageClass or fix the claim's size/access mode.",
+        N_("persistent volume claim not bound"),
+        N_(
+            "The claim has no volume: `kubectl describe pvc` names the StorageClass and the "
+            "provisioner's error; create the PV/StorageClass or fix the claim's size/access mode."
+        ),
         severity="warning",
         tier=0,
     ),
@@ -149,19 +171,23 @@ REASONS: tuple[K8sReason, ...] = (
         "k8s_attach_failed",
         r"\bFailedAttachVolume\b|AttachVolume\.Attach failed",
         "storage_mount_failed",
-        "volume could not be attached to the node (FailedAttachVolume)",
-        "Check the disk in the cloud console (attached elsewhere, wrong zone, quota) and the "
-        "CSI controller logs; the pod starts once the disk attaches.",
+        N_("volume could not be attached to the node (FailedAttachVolume)"),
+        N_(
+            "Check the disk in the cloud console (attached elsewhere, wrong zone, quota) and the "
+            "CSI controller logs; the pod starts once the disk attaches."
+        ),
     ),
     K8sReason(
         "k8s_mount_failed",
         r"\bFailedMount\b|MountVolume\.\w+ failed|\b[Mm]ount failed\b|wrong fs type, bad option|"
         r"obsfs: .*error",
         "storage_mount_failed",
-        "volume mount failed (FailedMount)",
-        "Read the mount error in the message (missing mount helper, wrong filesystem type, "
-        "unreachable server); check the CSI node plugin's logs on that node (kubectl logs -n "
-        "kube-system <csi-node-pod>) and dmesg.",
+        N_("volume mount failed (FailedMount)"),
+        N_(
+            "Read the mount error in the message (missing mount helper, wrong filesystem type, "
+            "unreachable server); check the CSI node plugin's logs on that node (kubectl logs -n "
+            "kube-system <csi-node-pod>) and dmesg."
+        ),
     ),
     # ---------------------------------------------------------------- scheduling
     K8sReason(
@@ -169,9 +195,11 @@ REASONS: tuple[K8sReason, ...] = (
         r"exceeded quota:|forbidden: exceeded quota|queue resource quota insufficient|"
         r"queue \S+ (?:is )?overused",
         "queued_quota_limit",
-        "namespace or queue quota exhausted",
-        "The namespace ResourceQuota or Volcano queue is full (`kubectl describe quota`, "
-        "`kubectl get queue -o yaml`): wait for other jobs, or raise the quota/queue capacity.",
+        N_("namespace or queue quota exhausted"),
+        N_(
+            "The namespace ResourceQuota or Volcano queue is full (`kubectl describe quota`, "
+            "`kubectl get queue -o yaml`): wait for other jobs, or raise the quota/queue capacity."
+        ),
         severity="warning",
         tier=0,
     ),
@@ -180,10 +208,13 @@ REASONS: tuple[K8sReason, ...] = (
         r"\bInsufficient (?:nvidia\.com/gpu|huawei\.com/[Aa]scend[\w-]*|amd\.com/gpu|"
         r"[\w.-]+/(?:gpu|npu)\w*)",
         "queued_insufficient_resources",
-        "no node has the free accelerators the pod asks for",
-        "Wait for accelerators to free up, or ask for fewer per pod. If *every* node reports "
-        "Insufficient, check the nodes advertise them at all: `kubectl describe node | grep -A8 "
-        "Allocatable` (0 means the NVIDIA/Ascend device plugin is not running on the node).",
+        N_("no node has the free accelerators the pod asks for"),
+        N_(
+            "Wait for accelerators to free up, or ask for fewer per pod. If *every* node reports "
+            "Insufficient, check the nodes advertise them at all: `kubectl describe node | grep "
+            "-A8 "
+            "Allocatable` (0 means the NVIDIA/Ascend device plugin is not running on the node)."
+        ),
         severity="warning",
         tier=0,
     ),
@@ -192,9 +223,11 @@ REASONS: tuple[K8sReason, ...] = (
         r"nodes are available: .*Insufficient|\bInsufficient (?:cpu|memory|ephemeral-storage|"
         r"pods|hugepages-\w+)\b",
         "queued_insufficient_resources",
-        "no node has the free CPU/memory the pod requests",
-        "Wait for capacity, lower the pod's requests (resources.requests), or add nodes; "
-        "`kubectl describe node` shows Allocated resources per node.",
+        N_("no node has the free CPU/memory the pod requests"),
+        N_(
+            "Wait for capacity, lower the pod's requests (resources.requests), or add nodes; "
+            "`kubectl describe node` shows Allocated resources per node."
+        ),
         severity="warning",
         tier=0,
     ),
@@ -203,9 +236,11 @@ REASONS: tuple[K8sReason, ...] = (
         r"[Pp]od[Gg]roup[^\n]*(?:[Uu]nschedulable|not ready|Inqueue)|gang unschedulable|"
         r"minAvailable|NotEnoughResources|not enough resources",
         "queued_insufficient_resources",
-        "the gang (Volcano PodGroup) cannot be placed as a whole",
-        "All minAvailable pods must fit at once: wait for capacity, reduce replicas or per-pod "
-        "requests, or check the queue (`kubectl describe podgroup`, `kubectl get queue`).",
+        N_("the gang (Volcano PodGroup) cannot be placed as a whole"),
+        N_(
+            "All minAvailable pods must fit at once: wait for capacity, reduce replicas or per-pod "
+            "requests, or check the queue (`kubectl describe podgroup`, `kubectl get queue`)."
+        ),
         severity="warning",
         tier=0,
     ),
@@ -213,10 +248,12 @@ REASONS: tuple[K8sReason, ...] = (
         "k8s_taint",
         r"had (?:untolerated )?taints?\b|untolerated taint|node\(s\) had taint",
         "scheduling_constraint_unsatisfied",
-        "the nodes carry taints the pod does not tolerate",
-        "`kubectl describe node | grep Taints`: add the matching toleration to the pod, or "
-        "remove the taint; node.kubernetes.io/unreachable or not-ready taints mean those nodes "
-        "are down.",
+        N_("the nodes carry taints the pod does not tolerate"),
+        N_(
+            "`kubectl describe node | grep Taints`: add the matching toleration to the pod, or "
+            "remove the taint; node.kubernetes.io/unreachable or not-ready taints mean those nodes "
+            "are down."
+        ),
         severity="warning",
         tier=0,
     ),
@@ -226,10 +263,12 @@ REASONS: tuple[K8sReason, ...] = (
         r"node\(s\) didn't satisfy|volume node affinity conflict|check Node \S+ label|"
         r"node\(s\) were unschedulable",
         "scheduling_constraint_unsatisfied",
-        "no node satisfies the pod's node selector/affinity",
-        "Compare the pod's nodeSelector/affinity with the labels nodes really carry (`kubectl "
-        "get nodes --show-labels`, e.g. accelerator-type for Ascend); fix the label or the "
-        "selector; cordoned nodes need `kubectl uncordon`.",
+        N_("no node satisfies the pod's node selector/affinity"),
+        N_(
+            "Compare the pod's nodeSelector/affinity with the labels nodes really carry (`kubectl "
+            "get nodes --show-labels`, e.g. accelerator-type for Ascend); fix the label or the "
+            "selector; cordoned nodes need `kubectl uncordon`."
+        ),
         severity="warning",
         tier=0,
     ),
@@ -237,9 +276,12 @@ REASONS: tuple[K8sReason, ...] = (
         "k8s_scheduling",
         r"\bFailedScheduling\b|[Uu]nschedulable",
         "scheduling_constraint_unsatisfied",
-        "the scheduler cannot place the pod (FailedScheduling)",
-        "Read the per-node reasons in the FailedScheduling message (`kubectl describe pod`) and "
-        "fix the request or the nodes accordingly.",
+        N_("the scheduler cannot place the pod (FailedScheduling)"),
+        N_(
+            "Read the per-node reasons in the FailedScheduling message (`kubectl describe pod`) "
+            "and "
+            "fix the request or the nodes accordingly."
+        ),
         severity="warning",
         tier=0,
     ),
@@ -248,9 +290,11 @@ REASONS: tuple[K8sReason, ...] = (
         "k8s_nvidia_runtime_cuda",
         r"nvidia-container-cli: requirement error: unsatisfied condition: cuda",
         "cuda_driver_mismatch",
-        "the image needs a newer CUDA than the node's driver",
-        "Use an image whose CUDA version the node's driver supports (nvidia-smi shows the "
-        "highest CUDA the driver takes), or upgrade the driver.",
+        N_("the image needs a newer CUDA than the node's driver"),
+        N_(
+            "Use an image whose CUDA version the node's driver supports (nvidia-smi shows the "
+            "highest CUDA the driver takes), or upgrade the driver."
+        ),
     ),
     K8sReason(
         "k8s_nvidia_runtime",
@@ -258,17 +302,21 @@ REASONS: tuple[K8sReason, ...] = (
         r"could not select device driver \"[^\"]*\" with capabilities: \[\[gpu\]\]|"
         r"unknown or invalid runtime name: nvidia",
         "gpu_not_available",
-        "the container runtime could not give the container a GPU",
-        "On the node: nvidia-smi (driver loaded?), the NVIDIA container toolkit and the "
-        "runtime configured in containerd/docker; drain the node until it works.",
+        N_("the container runtime could not give the container a GPU"),
+        N_(
+            "On the node: nvidia-smi (driver loaded?), the NVIDIA container toolkit and the "
+            "runtime configured in containerd/docker; drain the node until it works."
+        ),
     ),
     K8sReason(
         "k8s_oom",
         r"\bOOMKilled\b",
         "oom_killed",
-        "container killed at its memory limit (OOMKilled, exit 137)",
-        "Raise the container's resources.limits.memory (and requests) or reduce what the "
-        "program holds in memory (batch size, data loader workers, caching).",
+        N_("container killed at its memory limit (OOMKilled, exit 137)"),
+        N_(
+            "Raise the container's resources.limits.memory (and requests) or reduce what the "
+            "program holds in memory (batch size, data loader workers, caching)."
+        ),
     ),
     K8sReason(
         "k8s_evicted",
@@ -276,63 +324,75 @@ REASONS: tuple[K8sReason, ...] = (
         r"The node was low on resource|[Pp]od ephemeral local storage usage exceeds|"
         r"evicted due to node pressure|[Ee]victing pod|TaintManagerEviction",
         "pod_evicted",
-        "pod evicted: the node ran low on a resource",
-        "The kubelet evicted the pod for node pressure (the message names memory or "
-        "ephemeral-storage): set requests close to real use so the scheduler reserves it, set "
-        "ephemeral-storage limits and write big files to a volume instead of the container "
-        "layer or /tmp, and clean the node's disk; then resubmit.",
+        N_("pod evicted: the node ran low on a resource"),
+        N_(
+            "The kubelet evicted the pod for node pressure (the message names memory or "
+            "ephemeral-storage): set requests close to real use so the scheduler reserves it, set "
+            "ephemeral-storage limits and write big files to a volume instead of the container "
+            "layer or /tmp, and clean the node's disk; then resubmit."
+        ),
     ),
     K8sReason(
         "k8s_config_error",
         r"\bCreateContainerConfigError\b|(?:secret|configmap) \"[^\"]+\" not found|"
         r"couldn't find key \S+ in (?:Secret|ConfigMap)",
         "container_entrypoint_failed",
-        "container config invalid: a referenced Secret/ConfigMap is missing",
-        "Create the Secret/ConfigMap the message names in the pod's namespace (or fix the "
-        "name/key in the spec); the pod starts on its own once it exists.",
+        N_("container config invalid: a referenced Secret/ConfigMap is missing"),
+        N_(
+            "Create the Secret/ConfigMap the message names in the pod's namespace (or fix the "
+            "name/key in the spec); the pod starts on its own once it exists."
+        ),
     ),
     K8sReason(
         "k8s_deadline",
         r"(?:Reason:[ \t]+|Warning[ \t]+)DeadlineExceeded\b|"
         r"Job was active longer than specified deadline",
         "time_limit",
-        "the job ran past activeDeadlineSeconds",
-        "Raise spec.activeDeadlineSeconds or make the job faster; it was stopped, not crashed.",
+        N_("the job ran past activeDeadlineSeconds"),
+        N_("Raise spec.activeDeadlineSeconds or make the job faster; it was stopped, not crashed."),
     ),
     K8sReason(
         "k8s_node_lost",
         r"\bNodeNotReady\b|\bNodeLost\b|Node is not ready|\bNodeShutdown\b",
         "node_not_responding",
-        "the pod's node stopped reporting (NotReady)",
-        "`kubectl describe node <node>`: kubelet down, network or the machine itself; the pod "
-        "is rescheduled elsewhere once the node is marked lost.",
+        N_("the pod's node stopped reporting (NotReady)"),
+        N_(
+            "`kubectl describe node <node>`: kubelet down, network or the machine itself; the pod "
+            "is rescheduled elsewhere once the node is marked lost."
+        ),
     ),
     K8sReason(
         "k8s_admission",
         r"\bUnexpectedAdmissionError\b|\bOutOf(?:nvidia\.com/gpu|cpu|memory|pods)\b",
         "gpu_not_available",
-        "the node refused the pod at admission (device allocation)",
-        "The kubelet could not allocate the devices it had promised: restart the device plugin "
-        "on that node (or the kubelet), and check `kubectl describe node` Allocatable vs "
-        "Capacity; delete the failed pod so it is recreated.",
+        N_("the node refused the pod at admission (device allocation)"),
+        N_(
+            "The kubelet could not allocate the devices it had promised: restart the device plugin "
+            "on that node (or the kubelet), and check `kubectl describe node` Allocatable vs "
+            "Capacity; delete the failed pod so it is recreated."
+        ),
         strong=False,
     ),
     K8sReason(
         "k8s_crashloop",
         r"\bCrashLoopBackOff\b|Back-off restarting failed container",
         "application_error",
-        "container keeps crashing and restarting (CrashLoopBackOff)",
-        "The container starts and exits again: " + _EXIT_HINT + "; the Last State block gives "
-        "its exit code.",
+        N_("container keeps crashing and restarting (CrashLoopBackOff)"),
+        N_(
+            "The container starts and exits again: `kubectl logs <pod> --previous` shows the "
+            "last run's own error; the Last State block gives its exit code."
+        ),
         strong=False,
     ),
     K8sReason(
         "k8s_probe",
         r"(?:Liveness|Readiness|Startup) probe failed",
         "application_error",
-        "health probe failing",
-        "The probe's endpoint does not answer in time: check the program is up and listening, "
-        "or relax the probe (initialDelaySeconds, timeoutSeconds) for slow starts.",
+        N_("health probe failing"),
+        N_(
+            "The probe's endpoint does not answer in time: check the program is up and listening, "
+            "or relax the probe (initialDelaySeconds, timeoutSeconds) for slow starts."
+        ),
         severity="warning",
         strong=False,
     ),
@@ -340,16 +400,18 @@ REASONS: tuple[K8sReason, ...] = (
         "k8s_backoff_limit",
         r"\bBackoffLimitExceeded\b|Job has reached the specified backoff limit",
         "application_error",
-        "the job failed backoffLimit times",
-        "Every retry failed: " + _EXIT_HINT + ".",
+        N_("the job failed backoffLimit times"),
+        N_("Every retry failed: `kubectl logs <pod> --previous` shows the last run's own error."),
         strong=False,
     ),
     K8sReason(
         "compose_exit",
         r"exited with code [1-9][0-9]*\b",
         "application_error",
-        "a container exited with an error",
-        "Read the service's own log lines just before the exit (docker compose logs <service>).",
+        N_("a container exited with an error"),
+        N_(
+            "Read the service's own log lines just before the exit (docker compose logs <service>)."
+        ),
         strong=False,
     ),
 )

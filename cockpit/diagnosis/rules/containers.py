@@ -23,6 +23,7 @@ from cockpit.diagnosis.rules.platform_logs import (
     line_evidence,
     logs_to_read,
 )
+from cockpit.i18n import N_, _
 from cockpit.model import Evidence, Finding, LogText, Snapshot
 
 NAMES = frozenset(r.name for r in k8s_reasons.REASONS) | {"container_entrypoint"}
@@ -32,10 +33,12 @@ _ENTRYPOINT = k8s_reasons.K8sReason(
     "container_entrypoint",
     "",
     "container_entrypoint_failed",
-    "container could not start its command",
-    "The image lacks the command or its interpreter (exec: not found, exit 127) or it is not "
-    "executable: run the image locally with the same command (docker run --rm -it <image> "
-    "<command>), fix the path/shebang or start it with /bin/sh -c.",
+    N_("container could not start its command"),
+    N_(
+        "The image lacks the command or its interpreter (exec: not found, exit 127) or it is not "
+        "executable: run the image locally with the same command (docker run --rm -it <image> "
+        "<command>), fix the path/shebang or start it with /bin/sh -c."
+    ),
 )
 
 
@@ -49,16 +52,21 @@ def explain(text: str, pattern: str = "") -> Explained | None:
     )
     if r is None:
         return None
-    phrase = r.what
+    what = _(r.what)
+    phrase = what
     res = k8s_reasons.resources(text)
     if res and r.label in {"queued_insufficient_resources", "pod_evicted"}:
-        word = "low on" if r.label == "pod_evicted" else "Insufficient"
+        word = "low on" if r.label == "pod_evicted" else "Insufficient"  # the message's words
         phrase += f" ({word} {', '.join(res)})"
     m = _IMAGE.search(text)
     if m and r.label == "image_pull_failed":
         phrase += f": {m.group(1) or m.group(2)}"
     return Explained(
-        r.label, r.severity, phrase, f"Kubernetes/runtime reports: {r.what}.", r.remedy
+        r.label,
+        r.severity,
+        phrase,
+        _("Kubernetes/runtime reports: {what}.").format(what=what),
+        _(r.remedy),
     )
 
 
@@ -85,31 +93,32 @@ def _crash_loop(lt: LogText) -> tuple[Explained, Evidence | None] | None:
         return None
     why, code, at = got
     ev = line_evidence(lt, b"Exit Code:", start=at)
-    logs = "`kubectl logs <pod> --previous` shows the last run's own error"
     if code in (126, 127) or why in {"StartError", "ContainerCannotRun"}:
         return Explained(
             "container_entrypoint_failed",
             "critical",
-            f"container restarts, its command cannot run (exit {code})",
-            f"The container's last run ended with exit {code} ({why or 'no reason'}): the "
-            "command or its interpreter is missing or not executable.",
-            _ENTRYPOINT.remedy,
+            _("container restarts, its command cannot run (exit {code})").format(code=code),
+            _(
+                "The container's last run ended with exit {code} ({why}): the "
+                "command or its interpreter is missing or not executable."
+            ).format(code=code, why=why or _("no reason")),
+            _(_ENTRYPOINT.remedy),
         ), ev
     sig = {137: "SIGKILL", 139: "SIGSEGV", 134: "SIGABRT", 143: "SIGTERM"}.get(code)
     what = f"exit {code}" + (f", {sig}" if sig else "")
     return Explained(
         "application_error",
         "critical",
-        f"container crashes at every restart ({what}, CrashLoopBackOff)",
-        f"The container's last run ended with {what} ({why or 'no reason'}); Kubernetes keeps "
-        "restarting it.",
-        f"{logs}; fix that error"
-        + (
-            "; a SIGKILL without OOMKilled is usually a failing liveness probe"
-            if code == 137
-            else ""
+        _("container crashes at every restart ({what}, CrashLoopBackOff)").format(what=what),
+        _(
+            "The container's last run ended with {what} ({why}); Kubernetes keeps restarting it."
+        ).format(what=what, why=why or _("no reason")),
+        _(
+            "`kubectl logs <pod> --previous` shows the last run's own error; fix that error; "
+            "a SIGKILL without OOMKilled is usually a failing liveness probe."
         )
-        + ".",
+        if code == 137
+        else _("`kubectl logs <pod> --previous` shows the last run's own error; fix that error."),
     ), ev
 
 

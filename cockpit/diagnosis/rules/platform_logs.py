@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from cockpit.diagnosis import logscan
 from cockpit.diagnosis.context import SCAN_CACHE, RuleContext, clip, log_evidence
+from cockpit.i18n import _
 from cockpit.model import Evidence, Finding, LogText, Severity, Snapshot, Subject
 
 # Log kinds the ModelArts rules read for a training job (events, startup and app logs).
@@ -139,7 +140,9 @@ def file_finding(
         severity=e.severity,
         subject=subject,
         title=clip(title, 160),
-        explanation=e.explanation + f" First red error in {where}: {hit.text.strip()[:300]}",
+        explanation=e.explanation
+        + " "
+        + _("First red error in {where}: {line}").format(where=where, line=hit.text.strip()[:300]),
         remedy=e.remedy,
         evidence=tuple(evidence[:6]),
         confidence=conf,

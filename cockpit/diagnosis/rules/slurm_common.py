@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from cockpit.diagnosis.context import RuleContext
+from cockpit.diagnosis.label_words import label_words
 from cockpit.diagnosis.logscan import ScanHit
 from cockpit.diagnosis.patterns import classify
 from cockpit.diagnosis.rightsize import mem_for_peak, time_for_peak
@@ -562,7 +563,7 @@ def log_cause_text(label: str) -> tuple[str, str]:
     reads as its words (``some_label`` -> ``some label``)."""
     got = LOG_CAUSE_TEXT.get(label)
     if got is None:
-        return label.replace("_", " "), ""
+        return label_words(label), ""
     text, remedy = got
     return _(text), (_(remedy) if remedy not in ("", "env", "node") else remedy)
 
