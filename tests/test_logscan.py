@@ -25,6 +25,79 @@ def test_root_cause_before_cascade():
     assert h.offset == log.index(b"slurmstepd")
 
 
+def test_a_traceback_header_yields_to_the_exception_that_ends_it():
+    log = (
+        b"INFO:tensorflow:Total 3301 files found in s3://bucket/data/\n"
+        b"Traceback (most recent call last):\n"
+        b'  File "finetune_model.py", line 262, in main\n'
+        b'    raise ValueError("learning_rate_strategy should be like: e_0:l_0,...")\n'
+        b"ValueError: learning_rate_strategy should be like: e_0:l_0,...\n"
+    )
+    h = first_error(log)
+    assert (h.line, h.label, h.strong) == (5, "application_error", False)
+    assert h.text.startswith("ValueError: learning_rate_strategy")
+    # a line naming a cause still wins over both
+    oom = log + b"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    assert (first_error(oom).line, first_error(oom).label) == (6, "gpu_out_of_memory")
+    # a header whose exception line is not in the log stays the first red error
+    assert first_error(log.split(b"ValueError: learning")[0]).line == 2
+
+
+@pytest.mark.parametrize(
+    "line,label",
+    [
+        (b"IOError: [Errno 116] Stale file handle", "storage_stale_handle"),
+        (
+            b"RuntimeError: DataLoader worker (pid 47) is killed by signal: Bus error. It is "
+            b"possible that dataloader's workers are out of shared memory.",
+            "shared_memory_exhausted",
+        ),
+        (
+            b"torch.distributed.DistNetworkError: The client socket has timed out after 60s "
+            b"while trying to connect to (10.0.0.1, 29500).",
+            "mpi_network_error",
+        ),
+        (b"RuntimeError: No CUDA GPUs are available", "gpu_not_available"),
+        (
+            b"InternalError: CUDA runtime implicit initialization on GPU:0 failed. Status: all "
+            b"CUDA-capable devices are busy or unavailable",
+            "accelerator_busy",
+        ),
+        (
+            b"Check failed: error == cudaSuccess (46 vs. 0)  all CUDA-capable devices are busy",
+            "accelerator_busy",
+        ),
+        (
+            b"slurmstepd: error: container_p_join: open failed /scratch/7/.active: No such file "
+            b"or directory",
+            "job_launch_failed",
+        ),
+        ("./run.sh: 行 18: srun: 未找到命令".encode(), "command_not_found"),
+        ("./run.sh: 行 18: srun: 未找到命令".encode("gbk"), "command_not_found"),
+        (b"mmremote: GPFS is not ready to handle commands yet.", "storage_mount_failed"),
+        (
+            b"c011: Reason=apply ntpd fix : reboot issued : reboot timed out [slurm@2021-09-17]",
+            "node_boot_failed",
+        ),
+        (b"sbatch: error: No gpu count given, specify --gres=gpu", "submit_rejected_policy"),
+        (
+            b"sbatch: error: Batch job submission failed: Invalid generic resource (gres) "
+            b"specification",
+            "submit_rejected_unsatisfiable",
+        ),
+        (
+            b"Non-OK-status: GpuLaunchKernel(FillPhiloxRandomKernelLaunch<Distribution>, "
+            b"num_blocks, block_size, 0, d.stream(), gen, data, size, dist) status: Internal: "
+            b"out of memory",
+            "gpu_out_of_memory",
+        ),
+    ],
+)
+def test_producers_messages_name_their_cause(line, label):
+    h = first_error(b"step 1\n" + line + b"\n")
+    assert (h.line, h.label, h.strong) == (2, label, True), line
+
+
 def test_timeout_before_later_application_errors():
     log = (
         b"working\nslurmstepd: error: *** JOB 1 ON c1 CANCELLED "
@@ -298,6 +371,7 @@ _VOCAB = [
     b"slurmstepd: error: Detected 1 oom-kill event(s) in StepId=7.batch",
     b"/bin/sh: fastqc: command not found",
     b"NCCL WARN unhandled cuda error",
+    b"ValueError: learning_rate_strategy should be like: 'e_0:l_0'",
     b"x" * 300,
     b"",
 ]

@@ -183,7 +183,32 @@ def first_error(buf: Buffer, *, kind: str = "app") -> ScanHit | None:
         if rx is None:
             continue
         for hit in _search(buf, rx, kind, 0, 1, 0):
-            return _cause(buf, hit, kind) if strong else hit
+            return _cause(buf, hit, kind) if strong else _raised(buf, hit, kind)
+    return None
+
+
+# A Python traceback's header only announces the exception that ends it: when no line names
+# a cause, the exception's own line ("ValueError: bad learning_rate_strategy") is the first
+# red error, not "Traceback (most recent call last):" nor a frame of it.
+_TRACEBACK_HEADER = "Traceback (most recent call last)"
+_TRACEBACK_LOOKAHEAD = 64 * 1024  # bytes after the header searched for the exception line
+
+
+def _raised(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
+    """The first weak hit, or the exception line ending the traceback it is the header of."""
+    if hit.pattern != "traceback" or _TRACEBACK_HEADER not in hit.text:
+        return hit
+    start = buf.find(b"\n", hit.offset)
+    if start < 0:
+        return hit
+    window = bytes(buf[start + 1 : start + 1 + _TRACEBACK_LOOKAHEAD])
+    return _exception_line(window, start + 1, hit.line + 1, kind) or hit
+
+
+def _exception_line(window: bytes, base: int, line: int, kind: str) -> ScanHit | None:
+    for h in _search(window, _combined(kind, False), kind, 0, line, base):
+        if h.pattern == "py_exception":
+            return h
     return None
 
 
@@ -280,7 +305,12 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
     # a strong hit that may announce a later cause (NCCL's CUDA failure, a cancel's unkillable
     # step) whose lookahead crosses the piece: (offset, line, hit, bytes from it)
     nccl: tuple[int, int, ScanHit, bytes] | None = None
+    # the bytes after a weak traceback header (its exception line may be in later pieces):
+    # [stream offset of the bytes, line number of their first line, the bytes]
+    raised: list | None = None
     for base, line, piece in pieces:
+        if raised is not None and len(raised[2]) < _TRACEBACK_LOOKAHEAD:
+            raised[2] += bytes(piece[: _TRACEBACK_LOOKAHEAD - len(raised[2])])
         if nccl is not None:  # the CUDA failure it wraps may be in the next pieces' first bytes
             at, at_line, hit, tail = nccl
             tail += bytes(piece[:_NCCL_LOOKAHEAD])
@@ -305,12 +335,18 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
                 return _shift(_cause(piece, hit, kind), base, line)
             weak = _shift(hit, base, line)
             nl = piece.find(b"\n", hit.offset)
+            if hit.pattern == "traceback" and _TRACEBACK_HEADER in hit.text:
+                after = nl + 1 if nl >= 0 else len(piece)
+                tail = bytearray(piece[after : after + _TRACEBACK_LOOKAHEAD])
+                raised = [base + after, weak.line + 1, tail]
             if nl < 0:
                 break
             start, start_line, rx = nl + 1, hit.line + 1, strong_rx
     if nccl is not None:  # the stream ended within the lookahead
         at, at_line, hit, tail = nccl
         return _shift(_cause(tail, replace(hit, line=1, offset=0), kind), at, at_line)
+    if weak is not None and raised is not None:
+        return _exception_line(bytes(raised[2]), raised[0], raised[1], kind) or weak
     return weak
 
 

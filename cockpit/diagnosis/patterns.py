@@ -137,6 +137,15 @@ PATTERNS: tuple[Pattern, ...] = (
         "oom_killed",
         tier=2,
     ),
+    # /dev/shm too small (Docker's 64 MB default): DataLoader workers die of SIGBUS; before the
+    # generic "Bus error" crash and before host OOM wording
+    _p(
+        "shared_memory",
+        r"out of shared memory|insufficient shared memory \(shm\)|"
+        r"DataLoader worker \(pid \d+\) is killed by signal: Bus\b",
+        "shared_memory_exhausted",
+        tier=2,
+    ),
     _p(
         "slurm_launch_held",
         r"launch[_ ]failed[_ ]requeued[_ ]held",
@@ -170,7 +179,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"CPU count per node can not be satisfied|Node count specification invalid|"
         r"Temporary disk specification can not be satisfied|"
         r"More processors requested than permitted|"
-        r"Requested partition configuration not available now",
+        r"Requested partition configuration not available now|"
+        r"Invalid generic resource \(gres\) specification",
         "submit_rejected_unsatisfiable",
         tier=0,
     ),
@@ -185,7 +195,11 @@ PATTERNS: tuple[Pattern, ...] = (
         # the reason code on its own line before the refusal, and both as workflow tools
         # (Autosubmit) print them: lower-cased
         r"(?i:(?:sbatch|salloc|srun): error: (?:qos|assoc)max\w+limit\s*$|"
-        r"submission failed: job violates accounting/qos policy)",
+        r"submission failed: job violates accounting/qos policy)|"
+        # a site's GPU-request filter names what the request lacks ("No gpu count given,
+        # specify --gres=gpu", "Gres format wrong", "You must always specify a type ... GRES")
+        r"(?:sbatch|salloc|srun): error: [^\n]*(?:specify (?:a type|--gres)|[Gg]res format|"
+        r"gpu count given|GPU specification)",
         "submit_rejected_policy",
         tier=0,
     ),
@@ -218,7 +232,9 @@ PATTERNS: tuple[Pattern, ...] = (
         "slurm_cgroup_launch",
         r"slurmstepd: error: [^\n]*/sys/fs/cgroup/[^\n]*(?:failed|No space left|"
         r"Permission denied)|task/cgroup: [^\n]*(?:unable|failed)|Slurmd could not execve job|"
-        r"_spawn_job_container: Unable|cgroup namespace [^\n]* not supported",
+        r"_spawn_job_container: Unable|cgroup namespace [^\n]* not supported|"
+        # job_container/tmpfs: the step cannot enter the job's private /tmp (BasePath missing)
+        r"error: container_[pg]_(?:join|create)\b|job_container/tmpfs[^\n]*(?:fail|unable)",
         "job_launch_failed",
         tier=1,
     ),
@@ -264,6 +280,14 @@ PATTERNS: tuple[Pattern, ...] = (
         "node_down_unexpected_reboot",
         tier=0,
     ),
+    # the node did not come back in time from a reboot Slurm asked for or a power-save resume:
+    # slurmctld's reason suffix and log line, whatever the operator's reason before it says
+    _p(
+        "slurm_boot_failed",
+        r"reboot timed out|ResumeTimeout reached|not resumed by ResumeTimeout",
+        "node_boot_failed",
+        tier=0,
+    ),
     _p(
         "slurm_not_responding",
         r"\bNot responding\b|[Nn]odes? \S+ not responding",
@@ -297,7 +321,10 @@ PATTERNS: tuple[Pattern, ...] = (
     # container per NPU); before "unavailable", whose remedy is a driver or a mount
     _p(
         "accelerator_busy",
-        r"because the device is used|dcmi module initiali[sz]e failed\. ret is -8020\b",
+        r"because the device is used|dcmi module initiali[sz]e failed\. ret is -8020\b|"
+        # CUDA error 46: every device is held (Exclusive Process compute mode, another job)
+        r"CUDA-capable devices? (?:are|\(s\) is/are) busy or unavailable|"
+        r"cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICES_UNAVAILABLE|\(46 vs\. 0\)",
         "accelerator_busy",
         tier=1,
     ),
@@ -306,7 +333,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"requested number of devices unavailable|no CUDA-capable device is detected|"
         r"CUDA_ERROR_NO_DEVICE|Found no NVIDIA driver|"
         r"NVIDIA-SMI has failed because it couldn't communicate|"
-        r"CUDA-capable device\(s\) is/are busy or unavailable|cudaErrorDevicesUnavailable",
+        # PyTorch when CUDA_VISIBLE_DEVICES names no GPU the process can see
+        r"No CUDA GPUs are available",
         "gpu_not_available",
         tier=1,
     ),
@@ -373,6 +401,7 @@ PATTERNS: tuple[Pattern, ...] = (
         r"CUDNN_STATUS_ALLOC_FAILED|Cuda failure '?out of memory|"
         r"unhandled cuda error[^\n]*out of memory|OOM when allocating tensor|"
         r"RESOURCE_EXHAUSTED: Out of memory|(?:NPU|GPU|HBM|[Dd]evice) out of memory|\bEL0004\b|"
+        r"GpuLaunchKernel[^\n]*status: Internal: out of memory|"
         r"^\[ERROR\] (?:RUNTIME|DRV|GE|HCCL|ASCENDCL|TBE|APP)\b[^\n]*(?:out of memory|"
         r"[Mm]alloc[^\n]*fail)",
         "gpu_out_of_memory",
@@ -419,6 +448,16 @@ PATTERNS: tuple[Pattern, ...] = (
         "application_error",
         tier=2,
     ),
+    # the c10d store / rendezvous of torchrun and init_process_group: a rank cannot reach the
+    # master's address and port (firewall, container networking, wrong MASTER_ADDR), whatever
+    # the release prints the timeout in (ms or s) or the sentence the error is quoted in
+    _p(
+        "c10d_store_connect",
+        r"DistNetworkError|The client socket has (?:timed out|failed to connect)|"
+        r"RendezvousConnectionError|connection to the C10d store has failed",
+        "mpi_network_error",
+        tier=2,
+    ),
     _p(
         "mpi_pmi",
         r"PMI2_Init failed|PMIx?_Init failed|OMPI was not built with SLURM's PMI support|"
@@ -437,6 +476,22 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     # ---------------------------------------------------------------- storage
     _p("disk_full", r"No space left on device|ENOSPC", "disk_full", tier=2),
+    # NFS: the file or directory was replaced or removed on the server (or by another client)
+    # while this client held it open
+    _p(
+        "stale_file_handle",
+        r"Stale (?:NFS )?file handle|\bESTALE\b",
+        "storage_stale_handle",
+        tier=2,
+    ),
+    # IBM Storage Scale (GPFS): the daemon is down, so its filesystems are not mounted
+    _p(
+        "gpfs_down",
+        r"GPFS is not ready to handle commands|GPFS daemon (?:is )?(?:not running|down)|"
+        r"mmmount: [^\n]*(?:failed|error)",
+        "storage_mount_failed",
+        tier=1,
+    ),
     _p(
         "disk_quota", r"Disk quota exceeded|EDQUOT|[Qq]uota exceeded", "disk_quota_exceeded", tier=2
     ),

@@ -54,6 +54,8 @@ STRONG: tuple[tuple[str, bytes, str, Severity, int], ...] = (
         1,
     ),
     ("zh_mount", zh("挂载失败"), "storage_mount_failed", "critical", 1),
+    # bash in a Chinese locale: "x: 未找到命令" is "x: command not found"
+    ("zh_command_not_found", zh("未找到命令"), "command_not_found", "critical", 2),
     (
         "zh_access_denied",
         _OBS + rb"[^\n]*" + _DENIED + b"|" + _DENIED + rb"[^\n]*" + _OBS,

@@ -279,9 +279,9 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
             h = ctx.scan(lt)
             if h is None:
                 continue
-            if not h.strong and h.pattern not in {"bare_killed", "crash"}:
-                continue
-            if h.label == "application_error" and h.strong is False and h.pattern != "crash":
+            # weak lines that still name what happened: a bare Killed, a crash signal, a
+            # program's own exception with its message ("ValueError: bad shape")
+            if not h.strong and h.pattern not in {"bare_killed", "crash", "py_exception"}:
                 continue
             if lt.kind in {"slurmd", "journal", "dmesg"} and sid:
                 kind = "node"
