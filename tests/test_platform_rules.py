@@ -252,6 +252,7 @@ K8S_LINES = {
     "k8s_config_error": (
         '  Warning  Failed  8s  kubelet  Error: secret "obs-credentials" not found'
     ),
+    "k8s_config_error_state": ("      Reason:       CreateContainerConfigError"),
     "k8s_deadline": (
         "  Warning  DeadlineExceeded  2s  job-controller  Job was active longer than "
         "specified deadline"

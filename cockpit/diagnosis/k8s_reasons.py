@@ -332,9 +332,10 @@ REASONS: tuple[K8sReason, ...] = (
             "layer or /tmp, and clean the node's disk; then resubmit."
         ),
     ),
+    # the kubelet's message names the Secret/ConfigMap (kubectl prints "secrets", plural)
     K8sReason(
         "k8s_config_error",
-        r"\bCreateContainerConfigError\b|(?:secret|configmap) \"[^\"]+\" not found|"
+        r"(?:secrets?|configmaps?) \"[^\"]+\" not found|"
         r"couldn't find key \S+ in (?:Secret|ConfigMap)",
         "container_entrypoint_failed",
         N_("container config invalid: a referenced Secret/ConfigMap is missing"),
@@ -342,6 +343,19 @@ REASONS: tuple[K8sReason, ...] = (
             "Create the Secret/ConfigMap the message names in the pod's namespace (or fix the "
             "name/key in the spec); the pod starts on its own once it exists."
         ),
+    ),
+    # the pod's state names no Secret: the kubelet's message (above) is the line that says
+    # which, wherever it stands; the state counts only when it is absent
+    K8sReason(
+        "k8s_config_error_state",
+        r"\bCreateContainerConfigError\b",
+        "container_entrypoint_failed",
+        N_("container config invalid: a referenced Secret/ConfigMap is missing"),
+        N_(
+            "Create the Secret/ConfigMap the message names in the pod's namespace (or fix the "
+            "name/key in the spec); the pod starts on its own once it exists."
+        ),
+        strong=False,
     ),
     K8sReason(
         "k8s_deadline",
