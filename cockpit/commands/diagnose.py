@@ -526,8 +526,8 @@ def _print_findings(
         _print_notes(con, notes)
         return
     for i, f in enumerate(findings):
+        sev = Text(_severity(f.severity) + " ", style=_STYLE.get(f.severity, ""))
         head = Text()
-        head.append(_severity(f.severity) + " ", style=_STYLE.get(f.severity, ""))
         label = subject_label(f.subject)
         name = (names or {}).get(f.subject.id) if f.subject.kind == "training_job" else None
         if name:
@@ -535,21 +535,40 @@ def _print_findings(
         head.append(f"{shown(label, 200)}: ", style="bold")
         head.append(shown(f.title, MAX_LINE))
         head.append(f"  [{f.root_cause}]", style="dim")
-        con.print(head)
+        _hang(con, sev, head)
         if i < 5:
             if f.explanation:
-                con.print(Text(_tag(_("why")) + shown(f.explanation, 1000)))
+                _hang(con, Text(_tag(_("why"))), Text(shown(f.explanation, 1000)))
             if f.remedy:
-                con.print(Text(_tag(_("do")) + shown(f.remedy, 1000), style="green"))
+                _hang(con, Text(_tag(_("do"))), Text(shown(f.remedy, 1000), style="green"))
             for e in f.evidence[:6]:
                 loc = shown(e.where, 200) + (f":{e.line}" if e.line else "")
-                con.print(
-                    Text(f"  {loc:28} ", style="dim") + Text(evidence_excerpt(e.text, f.root_cause))
+                _hang(
+                    con,
+                    Text(f"  {loc:28} ", style="dim"),
+                    Text(evidence_excerpt(e.text, f.root_cause)),
                 )
     if first_error:
         top = findings[0]
         _print_first_error(con, first_error, top.root_cause, top.severity == "critical")
     _print_notes(con, notes)
+
+
+def _hang(con, label, body) -> None:
+    """``label`` then ``body``: one line in a pipe (soft wrap); in a terminal the body wraps
+    under itself, so a folded remedy or evidence line never restarts at column 0 where it
+    reads as a new record."""
+    from rich.table import Table
+
+    width = label.cell_len
+    if con.soft_wrap or not con.is_terminal or width >= con.width - 20:
+        con.print(label + body)
+        return
+    grid = Table.grid()
+    grid.add_column(width=width, no_wrap=True)
+    grid.add_column()
+    grid.add_row(label, body)
+    con.print(grid)
 
 
 def _print_first_error(con, first_error: dict, label: str, red: bool = True) -> None:
@@ -611,27 +630,28 @@ def _print_incidents(incidents: list[Incident], findings: list[Finding], at: dat
         )
     )
     for inc in incidents:
-        line = Text(_severity(inc.severity) + " ", style=_STYLE.get(inc.severity, ""))
-        line.append(f"{shown(inc.subject.label(), 200)}: ", style="bold")
+        sev = Text(_severity(inc.severity) + " ", style=_STYLE.get(inc.severity, ""))
+        line = Text(f"{shown(inc.subject.label(), 200)}: ", style="bold")
         line.append(shown(inc.title, MAX_LINE))
         line.append(f"  [{inc.root_cause}]", style="dim")
-        con.print(line)
+        _hang(con, sev, line)
         if inc.primary.remedy:
             # whole: a remedy cut at 400 characters lost its last, often decisive, sentence
-            con.print(
-                Text("  " + _("do") + ": " + shown(inc.primary.remedy, MAX_LINE), style="green")
+            _hang(
+                con,
+                Text("  " + _("do") + ": "),
+                Text(shown(inc.primary.remedy, MAX_LINE), style="green"),
             )
         if inc.affected:
-            con.print(
+            _hang(
+                con,
+                Text("  " + _("affected") + ": ", style="dim"),
                 Text(
-                    "  "
-                    + _("affected")
-                    + ": "
-                    + shown(", ".join(a.label() for a in inc.affected[:12]))
+                    shown(", ".join(a.label() for a in inc.affected[:12]))
                     # how many more, not "…": a reader (or a grep) sees nothing was cut
                     + (f" (+{len(inc.affected) - 12})" if len(inc.affected) > 12 else ""),
                     style="dim",
-                )
+                ),
             )
     info = [f for f in findings if f.severity == "info"]
     if info:
