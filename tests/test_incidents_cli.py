@@ -308,8 +308,11 @@ def test_an_80_column_terminal_gets_a_table_a_person_can_read(tmp_path):
     n = int(re.search(r"(\d+) incident\(s\)", plain).group(1))
     assert len(lines) < 4 * n  # a few lines per incident, not seven
     assert all(len(ln) <= 80 for ln in lines)
-    row = next(ln for ln in lines if "job 48101" in ln)
-    assert "never runs: 64 CPUs" in row
+    # the subject on its line, whole, the title under it, whole
+    at = next(k for k, ln in enumerate(lines) if "job 48101 @demo-hpc" in ln)
+    assert "never runs: 64 CPUs > MaxCPUsPerNode 48" in lines[at + 1]
+    assert any("training job gpt2-zh-pretrain-v2 @demo-modelarts" in ln for ln in lines)
+    assert not any("…" in ln for ln in lines)
 
 
 def test_the_cli_and_a_fresh_tui_fetch_the_same_evidence():

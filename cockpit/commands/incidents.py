@@ -225,10 +225,11 @@ def _table(
     console = stdout_console()
     # A terminal (piped output is _lines'): the boxed seven columns need ~160 cells to leave the
     # title room (at 120 it had 7, at 80 every column folded: 155 lines for 24 incidents), so
-    # narrower ones drop the cause (the title says it in words), and under 70 the subject goes
-    # over the title.
+    # narrower ones drop the cause (the title says it in words), and under 110 the subject
+    # goes over the title (at 80 the side-by-side cut the subject and folded the title into
+    # 26-cell pieces: "training job llama-sft-im…").
     mode = "wide" if console.width >= 160 else "narrow"
-    if mode == "narrow" and console.width < 70:
+    if mode == "narrow" and console.width < 110:
         mode = "tiny"
     cut = {"no_wrap": True, "overflow": "ellipsis"}
     fixed = {"no_wrap": True}
