@@ -1,7 +1,10 @@
-"""The dashboard and the incident view in Chinese (``--lang zh``) at 80x24, as a tmux pane
-shows them: CJK text is two cells a character, and no column may overflow or cut a fact.
+"""The cockpit in Chinese (``--lang zh``) at 80x24, as a tmux pane shows it, and at 160x48: the
+dashboard, a job's drill-down, its log at the first red error, the incident view, a training
+job and a guarded action's dialog. CJK text is two cells a character: no column may overflow
+or cut a fact, and every critical verdict keeps the number that decides it.
 
-Regenerate with ``pytest tests/test_ui_snapshots_zh.py --snapshot-update`` and look at the SVGs.
+Regenerate with ``pytest tests/test_ui_snapshots_zh.py --snapshot-update`` and look at the SVGs
+(the finding texts come from the engine's catalogue: regenerate after it changes).
 """
 
 from __future__ import annotations
@@ -11,8 +14,17 @@ import html
 import pytest
 
 from cockpit import i18n
+from cockpit.model import Subject
+from cockpit.screens.incidents import IncidentScreen
+from cockpit.screens.panes import IncidentTable, NodeTable, QueueTable, TrainingJobTable
 
+from .test_deciding_facts_on_screen import JOBS, NODES, _row_line
+from .test_hostile_text import painted
+from .test_ui_flows import make_app, ready, until
 from .test_ui_snapshots import _settle, demo_app, utc_local_time  # noqa: F401 (fixture)
+
+SIZES = [(80, 24), (160, 48)]
+ids = lambda s: f"{s[0]}x{s[1]}"  # noqa: E731
 
 
 @pytest.fixture(autouse=True)
@@ -22,17 +34,74 @@ def chinese():
     i18n.set_language("en")
 
 
-def test_dashboard_zh(snap_compare, tmp_path):
-    assert snap_compare(demo_app(tmp_path), terminal_size=(80, 24), run_before=_settle)
+async def _job(pilot):
+    await _settle(pilot)
+    pilot.app.open_subject(Subject("job", "demo-hpc", "48102"))
+    await _settle(pilot, lambda app: bool(getattr(app.screen, "logs", None)))
 
 
-def test_incident_view_zh(snap_compare, tmp_path):
-    async def open_incidents(pilot):
-        await _settle(pilot)
-        await pilot.press("i")
-        await _settle(pilot)
+async def _log(pilot):
+    await _job(pilot)
+    await pilot.press("l")
+    await _settle(pilot, lambda app: getattr(app.screen.query("LogView").first(), "_done", 0))
 
-    assert snap_compare(demo_app(tmp_path), terminal_size=(80, 24), run_before=open_incidents)
+
+async def _incidents(pilot):
+    await _settle(pilot)
+    await pilot.press("i")
+    await _settle(pilot)
+
+
+async def _training_job(pilot):
+    await _settle(pilot)
+    app = pilot.app
+    snap = app.hub.states["demo-modelarts"].snapshot
+    stuck = next(t for t in snap.training_jobs if t.console_phase == "Initializing")
+    app.open_subject(Subject("training_job", "demo-modelarts", stuck.job_id))
+    await _settle(pilot, lambda app: bool(getattr(app.screen, "logs", None)))
+
+
+async def _guarded_action(pilot):
+    await _settle(pilot)
+    pilot.app.open_subject(Subject("node", "demo-hpc", "bm01"))  # a node in service
+    await _settle(pilot)
+    await pilot.press("a", "enter", *"fan FAN2 failed")
+    await pilot.pause(0.2)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=ids)
+def test_dashboard_zh(snap_compare, tmp_path, size):
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=_settle)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=ids)
+def test_job_screen_zh(snap_compare, tmp_path, size):
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=_job)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=ids)
+def test_log_at_first_red_error_zh(snap_compare, tmp_path, size):
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=_log)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=ids)
+def test_incident_view_zh(snap_compare, tmp_path, size):
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=_incidents)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=ids)
+def test_training_job_screen_zh(snap_compare, tmp_path, size):
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=_training_job)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=ids)
+def test_guarded_action_zh(snap_compare, tmp_path, size):
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=_guarded_action)
+
+
+def _screen_text(app) -> str:
+    """The SVG's text, its non-breaking spaces as spaces."""
+    return html.unescape(app.export_screenshot()).replace("\xa0", " ")
 
 
 async def test_dashboard_zh_reads_chinese(tmp_path):
@@ -41,9 +110,103 @@ async def test_dashboard_zh_reads_chinese(tmp_path):
     app = demo_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await _settle(pilot)
-        # the SVG's text, its non-breaking spaces as spaces
-        text = html.unescape(app.export_screenshot()).replace("\xa0", " ")
-    for word in ("队列", "节点", "训练作业", "作业ID", "结论", "故障", "帮助", "永远不会运行"):
+        text = _screen_text(app)
+    for word in ("队列", "节点", "训练作业", "作业ID", "结论", "故障", "帮助", "演示站点"):
         assert word in text, word
     for fact in ("48104", "FAILED", "MaxCPUsPerNode 48", "DOWN*", "cn031"):
         assert fact in text, fact
+
+
+async def test_log_and_guarded_action_read_chinese(tmp_path):
+    """The log's status line (line, counts, what the red line is) and the guarded action's
+    dialog (what runs, the exact command, the keys) in Chinese at 80x24; the command as is."""
+    app = demo_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _log(pilot)
+        log = _screen_text(app)
+    assert "第 5/6 行" in log and "1 个错误" in log and "oom_killed" in log, log
+    app = demo_app(tmp_path / "action")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _guarded_action(pilot)
+        dialog = _screen_text(app)
+    assert "将执行" in dialog and "enter: 执行" in dialog
+    assert "scontrol update NodeName=bm01 State=DRAIN 'Reason=fan FAN2 failed'" in dialog
+
+
+# Facts that no translation touches (numbers, Slurm's limits, reasons and node names, program
+# and library names, exit codes) from the English list of every critical verdict of the demo
+# (tests/test_deciding_facts_on_screen.py); prose facts ("could not talk") are the engine's
+# Chinese and are left to its tests.
+ZH_JOBS = {k: v for k, v in JOBS.items() if k != "48106"} | {"48104": ("fastqc",)}
+# 48101's title in Chinese, "永远不会运行: 64 CPUs > MaxCPUsPerNode 48", is 41 cells: the
+# queue's VERDICT column has 39 (English "never runs: ..." is 39 characters), so "48" is cut.
+# The title is the engine catalogue's (engine.po); a lead of at most 10 cells ("无法运行")
+# fits. Checked on its own below, expected to fail until then.
+ZH_CUT = {"48101": ("64 CPUs", "MaxCPUsPerNode 48")}
+ZH_TRAINING = {
+    "custom-alpine-train": ("exit 127",),
+    "detr-coco-obs": ("AccessDenied",),
+    "gpt2-zh-pretrain-v2": ("pip",),
+}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=ids)
+async def test_every_critical_row_keeps_its_deciding_number_zh(tmp_path, size):
+    """In Chinese, in the text a person reads: every critical job's row keeps its deciding
+    figure whole (``64 CPUs > MaxCPUsPerNode 48``), every node out of service its reason, the
+    training jobs their exit code or error, and no painted line is wider than the terminal."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await ready(app, pilot)
+        screen, cut = app.screen, []
+        jobs = {k: v for k, v in ZH_JOBS.items() if k not in ZH_CUT}
+        panes = ((QueueTable, jobs), (NodeTable, NODES), (TrainingJobTable, ZH_TRAINING))
+        for table_cls, facts in panes:
+            table = screen.query_one(table_cls)
+            await until(pilot, lambda t=table: t.row_count > 0, f"{table.id} rows")
+            for first, want in facts.items():
+                line = await _row_line(pilot, table, first)
+                assert len(line.rstrip()) <= size[0]
+                cut += [f"{first}: {w!r} not in {line.rstrip()!r}" for w in want if w not in line]
+        assert not cut, "\n".join(cut)
+
+
+@pytest.mark.xfail(
+    strict=True, reason="engine.po: the never-runs lead is 12 cells in Chinese (ZH_CUT)"
+)
+@pytest.mark.parametrize("size", SIZES, ids=ids)
+async def test_never_runs_keeps_its_deciding_number_zh(tmp_path, size):
+    app = make_app(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await ready(app, pilot)
+        table = app.screen.query_one(QueueTable)
+        await until(pilot, lambda: table.row_count > 0, "queue rows")
+        line = await _row_line(pilot, table, "48101")
+    assert "64 CPUs > MaxCPUsPerNode 48" in line, line
+
+
+async def test_every_critical_incident_keeps_its_deciding_number_zh(tmp_path):
+    """80x24 incident view in Chinese: a critical job's or node's incident shows its deciding
+    figure in its row or in the detail under the table."""
+    facts = {f"作业 {k}": v for k, v in ZH_JOBS.items()}
+    facts |= {f"节点 {k}": v for k, v in NODES.items()}
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("i")
+        await until(pilot, lambda: isinstance(app.screen, IncidentScreen), "incidents")
+        table = app.screen.query_one(IncidentTable)
+        await until(pilot, lambda: table.row_count > 0, "incident rows")
+        detail = app.screen.query_one("#incident-detail")
+        seen, cut = 0, []
+        for row in list(table.rows):
+            sev, subject, *_ = row.cells
+            if sev != "严重" or subject not in facts:
+                continue
+            seen += 1
+            assert table.move_to_key(row.key)
+            await pilot.pause()
+            shown = "\n".join(painted(table)) + "\n" + "\n".join(painted(detail))
+            cut += [f"{subject}: {w!r}" for w in facts[subject] if w not in shown]
+        assert seen >= 8, seen  # 48101-48105, 48130, cn013, cn022, cn031
+        assert not cut, "\n".join(cut)

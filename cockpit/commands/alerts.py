@@ -36,7 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--last", type=int, default=50, metavar="N", help=_("newest N alerts (default 50, 0 = all)")
     )
     p.add_argument(
-        "--history", metavar="FILE", help=f"history file (default {default_history_path()})"
+        "--history",
+        metavar="FILE",
+        help=_("history file (default {path})").format(path=default_history_path()),
     )
     p.set_defaults(func=run)
 

@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "scan-log",
         help=_("first red error of a log file"),
         description=__doc__.splitlines()[0],
-        epilog="exit status as grep's: 0 an error line found, 1 none, 2 the file cannot be read",
+        epilog=_("exit status as grep's: 0 an error line found, 1 none, 2 the file cannot be read"),
     )
     add_common(p)
     p.add_argument("file", help=_("log file (any size: memory-mapped)"))

@@ -73,7 +73,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--state",
         metavar="FILE",
-        help=f"--once memory of active conditions (default {default_state_path()})",
+        help=_("--once memory of active conditions (default {path})").format(
+            path=default_state_path()
+        ),
     )
     p.add_argument(
         "--metrics-port",
