@@ -81,6 +81,10 @@ def test_a_traceback_header_yields_to_the_exception_that_ends_it():
         ),
         (b"sbatch: error: No gpu count given, specify --gres=gpu", "submit_rejected_policy"),
         (
+            b"sbatch: error: batch job submission failed: requested reservation is invalid",
+            "submit_rejected_policy",
+        ),
+        (
             b"sbatch: error: Batch job submission failed: Invalid generic resource (gres) "
             b"specification",
             "submit_rejected_unsatisfiable",
@@ -96,6 +100,16 @@ def test_a_traceback_header_yields_to_the_exception_that_ends_it():
 def test_producers_messages_name_their_cause(line, label):
     h = first_error(b"step 1\n" + line + b"\n")
     assert (h.line, h.label, h.strong) == (2, label, True), line
+
+
+def test_srun_waiting_is_no_error_and_its_cancel_is():
+    log = (
+        b"srun: job 2630692 queued and waiting for resources\n"
+        b"srun: Job has been cancelled\n"
+        b"srun: error: Unable to allocate resources: Job/step already completing or completed\n"
+    )
+    h = first_error(log)
+    assert (h.line, h.label) == (2, "cancelled_by_user")
 
 
 def test_timeout_before_later_application_errors():

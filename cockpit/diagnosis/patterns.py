@@ -186,9 +186,11 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     _p(
         "slurm_submit_policy",
-        r"Batch job submission failed: (?:Invalid (?:qos|account|partition)|"
-        r"Requested time limit is invalid|Job violates accounting/QOS policy|"
-        r"Invalid account or account/partition|No partition specified)|bank_limit plugin|"
+        # as sbatch/srun print them, and as workflow tools (Autosubmit) lower-case them
+        r"(?i:(?:Batch job submission failed|Unable to allocate resources): "
+        r"(?:Invalid (?:qos|account|partition)|Requested time limit is invalid|"
+        r"Requested reservation is invalid|Job violates accounting/QOS policy|"
+        r"Invalid account or account/partition|No partition specified))|bank_limit plugin|"
         # a site's job_submit filter explains the refusal on the lines before it
         r"[Tt]ime ?limit exceeds (?:the )?max(?:imum)?\b|"
         r"can not exceed the available balance|QOSMaxSubmitJob|AssocMaxSubmitJob|"
@@ -549,7 +551,9 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     _p(
         "slurm_cancelled",
-        r"CANCELLED AT \S+ \*\*\*|_slurm_rpc_kill_job: REQUEST_KILL_JOB",
+        r"CANCELLED AT \S+ \*\*\*|_slurm_rpc_kill_job: REQUEST_KILL_JOB|"
+        # srun/salloc waiting for an allocation that was cancelled before it started
+        r"^(?:srun|salloc): (?:error: )?Job has been cancelled",
         "cancelled_by_user",
         "warning",
         tier=0,
@@ -675,6 +679,8 @@ HARMLESS: tuple[bytes, ...] = (
     rb"NCCL INFO",
     # npu-smi and every CANN tool print it in a container without the host's log config
     rb"DrvMngGetConsoleLogLevel failed",
+    # srun/salloc's progress note while the allocation waits: not the ModelArts queue
+    rb"^(?:srun|salloc): job \d+ queued and waiting for resources",
     rb"\b0 errors?\b|\bno errors?\b|errors?=0\b|error_count[=:] ?0\b",
 )
 

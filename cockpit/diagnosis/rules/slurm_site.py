@@ -4,6 +4,7 @@ pending and cancelled jobs, and log files no job or node of the snapshot claims.
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import re
 import statistics
 from collections import Counter
@@ -283,6 +284,10 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
             # program's own exception with its message ("ValueError: bad shape")
             if not h.strong and h.pattern not in {"bare_killed", "crash", "py_exception"}:
                 continue
+            if h.label == "cancelled_by_user" and lt.data.rfind(b"--deadline", 0, h.offset) >= 0:
+                # srun/salloc given --deadline and cancelled while it waited: Slurm removed it
+                # because it could no longer end before its deadline (state DEADLINE)
+                h = dataclasses.replace(h, label="deadline_reached")
             if lt.kind in {"slurmd", "journal", "dmesg"} and sid:
                 kind = "node"
             else:
@@ -314,6 +319,10 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
 
 # label -> remedy, for causes a bare log file names (no job or node to say more about)
 _REMEDY_BY_LABEL = {
+    "deadline_reached": N_(
+        "Give --deadline more room than --time (the job must be able to start and still end "
+        "before it), or drop --deadline, and resubmit."
+    ),
     "submit_rejected_policy": N_(
         "Request within the partition/QOS/account limits (sacctmgr show "
         "assoc user=$USER; scontrol show partition) or ask for the limit/allocation to be raised."
