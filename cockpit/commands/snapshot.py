@@ -259,15 +259,65 @@ def render(snap: Snapshot, console: Any) -> None:
             )
         )
         return
+    from rich import box
+
     for title, cols, rows in sections(snap):
-        t = Table(title=_(title), title_justify="left")
-        for col in cols:
-            t.add_column(_(col))
+        keep = fit_columns(cols, rows, _PRIORITY.get(title, ()), console.width)
+        t = Table(title=_(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        for i in keep:
+            # a state or id is one word: it stays whole, the text columns fold
+            t.add_column(_(cols[i]), overflow="fold")
         for row in rows:
-            t.add_row(*(Text(c) for c in row))
+            t.add_row(*(Text(row[i]) for i in keep))
         console.print(t)
+        hidden = [_(cols[i]) for i in range(len(cols)) if i not in keep]
+        if hidden:
+            console.print(
+                Text(
+                    "   "
+                    + _("not shown at this width: {columns} (a wider terminal, or pipe it)").format(
+                        columns=", ".join(hidden)
+                    ),
+                    style="dim",
+                )
+            )
     for w in snap.warnings:
         console.print(Text("   " + _("warning") + f": {clean(w, 300)}", style="yellow"))
+
+
+# per table, each column's priority in a terminal too narrow for all of them: 0 always shown,
+# higher numbers go first (the facts that decide stay: the state, the reason, the limit)
+_PRIORITY: dict[str, tuple[int, ...]] = {
+    "Jobs": (0, 2, 3, 4, 0, 1, 5, 5, 4, 6, 3),
+    "Nodes": (0, 0, 3, 4, 5, 0, 2, 1),
+    "Partitions": (0, 1, 5, 4, 0, 2, 1, 3),
+    "Training jobs": (0, 2, 0, 3, 4, 3, 1),
+    "Pools": (0, 3, 0, 2, 1, 1),
+}
+_FIT_CAP = 40  # a long reason counts this wide when columns are fitted: it folds beyond
+
+
+def fit_columns(
+    cols: tuple[str, ...], rows: list[tuple[str, ...]], priority: tuple[int, ...], width: int
+) -> list[int]:
+    """The columns (indices) a terminal ``width`` cells wide shows: all when they fit at their
+    natural width, else the least needed are dropped first ("IDLE+DR…" and a reason "Kill"
+    at 80 columns: 11 columns squeezed instead of 6 whole)."""
+    from rich.cells import cell_len
+
+    natural = [
+        min(_FIT_CAP, max([cell_len(_(c))] + [cell_len(r[i]) for r in rows]))
+        for i, c in enumerate(cols)
+    ]
+    keep = list(range(len(cols)))
+    prio = priority if len(priority) == len(cols) else tuple(range(len(cols)))
+    # each column: its padding (one cell each side) and the box's separator
+    while sum(natural[i] + 3 for i in keep) > width:
+        optional = [i for i in keep if prio[i] > 0]
+        if not optional:
+            break
+        keep.remove(max(optional, key=lambda i: (prio[i], i)))
+    return keep
 
 
 def render_lines(snap: Snapshot, write: Any) -> None:

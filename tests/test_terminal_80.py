@@ -1,6 +1,6 @@
-"""`cockpit diagnose` in an 80-column terminal (a real pty, as in a tmux pane): a folded
-explanation, remedy or evidence line continues under its own text, never at column 0 where
-it reads as a new finding."""
+"""The commands in an 80-column terminal (a real pty, as in a tmux pane): `diagnose` folds an
+explanation, remedy or evidence line under its own text, never at column 0 where it reads as
+a new finding; `snapshot` drops the columns least needed before a state or reason is cut."""
 
 from __future__ import annotations
 
@@ -54,3 +54,18 @@ def test_folded_lines_hang_under_their_text_at_80_columns(argv):
     assert not stray, stray[:5]
     # the deciding figures survive the fold
     assert "MaxCPUsPerNode" in out and "48" in out
+
+
+def test_snapshot_drops_columns_before_it_cuts_a_state_or_a_reason():
+    out = _in_terminal(["snapshot", "--demo"])
+    lines = out.splitlines()
+    assert max(len(ln) for ln in lines) <= 80
+    cn022 = next(ln for ln in lines if ln.split()[:1] == ["cn022"])
+    assert "IDLE+DRAIN+INVALID_REG" in cn022 and "Low RealMemory" in cn022
+    cn013 = next(ln for ln in lines if ln.split()[:1] == ["cn013"])
+    assert "Kill task failed" in cn013
+    assert not any("…" in ln for ln in lines)
+    # and says what it left out
+    assert any("not shown at this width" in ln and "Mem alloc/total" in ln for ln in lines)
+    cpu = next(ln for ln in lines if ln.split()[:1] == ["cpu*"])
+    assert "48" in cpu.split()  # the partition's MaxCPUsPerNode, the demo's deciding limit
