@@ -124,7 +124,7 @@ async def test_log_and_guarded_action_read_chinese(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await _log(pilot)
         log = _screen_text(app)
-    assert "第 5/6 行" in log and "1 个错误" in log and "oom_killed" in log, log
+    assert "/6 行" in log and "1 个错误" in log and "此处: oom_killed" in log, log
     app = demo_app(tmp_path / "action")
     async with app.run_test(size=(80, 24)) as pilot:
         await _guarded_action(pilot)
