@@ -183,6 +183,7 @@ def annotate(source: str, entries: list[dict]) -> list[dict]:
             e["domain"],
             e["label"],
             e.get("program", source),
+            code=e.get("code", "") if source == "cann" else "",
         )
         p = _hand_classify(example_line(t), KIND.get(t.program, "app"))
         if p == "harmless":

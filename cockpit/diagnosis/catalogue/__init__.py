@@ -23,7 +23,19 @@ from pathlib import Path
 from cockpit.diagnosis.catalogue.printf import instantiate
 
 GENERIC = "unrecognised_failure"
-SOURCES = ("slurm", "munge", "nccl", "torch", "kernel", "ompi", "pmix", "ucx")
+SOURCES = (
+    "slurm",
+    "munge",
+    "nccl",
+    "torch",
+    "kernel",
+    "ompi",
+    "pmix",
+    "ucx",
+    "cann",
+    "torch_npu",
+    "npusmi",
+)
 _DIR = Path(__file__).parent
 # how each program's lines look in the logs operators have (for generated examples)
 _PREFIX = {
@@ -40,7 +52,14 @@ _PREFIX = {
     "ompi": "",  # mpirun's show_help box: the message's lines stand alone
     "pmix": "[gpu-node-07:12345] ",
     "ucx": "[1733390400.123456] [gpu-node-07:12345:0]       ib_iface.c:123  UCX  ERROR ",
+    # CANN prints the code, then the process and a stamp, then the message
+    "cann": "{code}: [PID: 4242] 2026-12-04-10:00:00.123.456 ",
+    "torch_npu": "[rank3]: RuntimeError: ",
+    "npusmi": "",
 }
+# sources whose lines only job logs hold (never slurmctld/slurmd logs): the hand-written weak
+# patterns that recognised them at extraction time apply wherever they appear
+_JOB_LOG_SOURCES = frozenset({"ompi", "pmix", "ucx", "cann", "torch_npu", "npusmi"})
 # a log kind the scanner is told for each program's lines
 KIND = {"slurmctld": "slurmctld", "slurmd": "slurmd", "slurmstepd": "slurmd", "munged": "journal"}
 
@@ -60,6 +79,7 @@ class Template:
     known: str = ""  # the hand-written pattern that already recognised it (extraction time)
     known_label: str = ""  # and the label it gave
     known_strong: bool = False  # and whether it was a strong (cause-naming) pattern
+    code: str = ""  # the error code the line carries beside the message (CANN's E-codes)
 
     @property
     def specific(self) -> bool:
@@ -80,7 +100,9 @@ def example_line(t: Template) -> str:
     if t.level == "errno":  # a client prints slurm_strerror() after its own words
         return f"srun: error: Unable to create step for job 4242: {msg}"
     lvl = {"error": "error: ", "fatal": "fatal: ", "warning": "warning: "}.get(t.level, "")
-    head = _PREFIX.get(t.program, "").format(lvl=lvl, Lvl=lvl.capitalize().replace(": ", ": "))
+    head = _PREFIX.get(t.program, "").format(
+        lvl=lvl, Lvl=lvl.capitalize().replace(": ", ": "), code=t.code
+    )
     if t.program == "munged" and not lvl:
         head = head.format(Lvl="Notice: ")
     return head + msg
@@ -110,6 +132,7 @@ def templates() -> tuple[Template, ...]:
                     known=e.get("known", ""),
                     known_label=e.get("known_label", ""),
                     known_strong=e.get("known_strong", False),
+                    code=e.get("code", "") if source == "cann" else "",
                 )
             )
     return tuple(out)
@@ -124,6 +147,10 @@ def pattern_specs(strong: bool) -> list[tuple[str, str, str, str, int, bool]]:
     groups: dict[tuple[str, str, int], list[str]] = {}
     for t in templates():
         if t.specific != strong:
+            continue
+        if not strong and t.known and t.source in _JOB_LOG_SOURCES:
+            # a hand-written weak pattern already makes it an error line in every job log
+            # (its domain still comes from domain_of): one regex less for the scanner's DFA
             continue
         if t.specific and t.known_label == t.label and not t.known_strong:
             continue  # a hand-written pattern keeps it weak on purpose (a symptom)
@@ -176,6 +203,8 @@ def own_words(t: Template) -> str:
         return "NCCL WARN " + msg
     if t.program == "ucx":
         return "UCX  ERROR " + msg
+    if t.code:
+        return f"{t.code}: {msg}"
     if t.source == "munge" and t.level == "errno":
         return "Munge decode failed: " + msg
     return msg
