@@ -79,6 +79,16 @@ def test_a_traceback_header_yields_to_the_exception_that_ends_it():
             b"c011: Reason=apply ntpd fix : reboot issued : reboot timed out [slurm@2021-09-17]",
             "node_boot_failed",
         ),
+        (
+            b"RuntimeError: Thread ID 1397 Unexpected error. This is not the mnist image file: "
+            b"/mnist/train/train-images-idx3-ubyte",
+            "input_data_invalid",
+        ),
+        (
+            b"  Warning  Pending  4m  kueue-admission  couldn't assign flavors to pod set job: "
+            b"resource cpu unavailable in ClusterQueue",
+            "queued_quota_limit",
+        ),
         (b"sbatch: error: No gpu count given, specify --gres=gpu", "submit_rejected_policy"),
         (
             b"sbatch: error: batch job submission failed: requested reservation is invalid",

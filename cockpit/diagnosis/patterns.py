@@ -306,6 +306,17 @@ PATTERNS: tuple[Pattern, ...] = (
         "info",
         tier=0,
     ),
+    # Kueue could not admit the workload within its ClusterQueue's quota (the queue lacks the
+    # resource, or its nominal quota and borrowing limit are used up)
+    _p(
+        "kueue_quota",
+        r"couldn't assign flavors to pod set|[Ww]orkload didn't fit in the remaining quota|"
+        r"insufficient (?:unused )?quota for \S+ in flavor|"
+        r"borrowing limit for \S+ in flavor \S+ exceeded",
+        "queued_quota_limit",
+        "warning",
+        tier=0,
+    ),
     _p(
         "modelarts_quota",
         r"ModelArts\.0116|[Qq]uota (?:exceeded|limit) for (?:training|resource)",
@@ -375,6 +386,13 @@ PATTERNS: tuple[Pattern, ...] = (
         tier=2,
     ),
     _p("py_not_a_directory", r"\[Errno 20\] Not a directory", "input_data_invalid", tier=2),
+    # a dataset reader found the file but not in its format (MindSpore's MNIST/CIFAR readers)
+    _p(
+        "dataset_format",
+        r"This is not the mnist (?:image|label) file|Invalid (?:cifar\d*|mnist) (?:data )?file",
+        "input_data_invalid",
+        tier=2,
+    ),
     _p("read_only_fs", r"Read-only file system", "storage_read_only", tier=2),
     _p(
         "obs_connection",
