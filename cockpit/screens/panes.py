@@ -21,7 +21,6 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from cockpit import gcpolicy
-from cockpit.diagnosis.context import clip
 from cockpit.i18n import N_, _
 from cockpit.model import SEVERITY_RANK, Finding
 from cockpit.status_views import source_status
@@ -135,6 +134,10 @@ class IncidentStrip(Widget):
         if top is not None:
             # cut at a word, never inside a figure ("64 CPUs > MaxCPUsPe…" hid the 48)
             room = max(width - out.cell_len - 2, 8)
+            # the engine's module, imported here: it loads the pattern catalogue, which the
+            # first frame and the queue's first rows must not wait for (~0.1-0.15 s)
+            from cockpit.diagnosis.context import clip
+
             title = clip(clean(top.title, 200), room)
             out.append(f"▶ {title}", style=SEVERITY_STYLE.get(top.severity, ""))
         out.truncate(width, overflow="ellipsis")
