@@ -196,7 +196,7 @@ JOB_COLUMNS = (
     # 14: at 80 columns the verdict keeps 39 cells ("never runs: 64 CPUs > MaxCPUsPerNode 48")
     Column(N_("NAME"), 14, 1),
     Column(N_("USER"), 9, 2),
-    Column(N_("PART"), 8, 4),
+    Column(N_("PART"), 8, 5),
     Column(N_("STATE"), 13, 0),
     Column(N_("TIME"), 10, 3, clock=time_text),
     Column(N_("N/CPU"), 8, 5),
@@ -220,7 +220,7 @@ NODE_COLUMNS = (
     Column(N_("CPU"), 9, 2, justify="right"),
     Column(N_("MEM"), 11, 3, justify="right"),
     Column(N_("PARTITIONS"), 12, 4),
-    Column(N_("REASON [who when]"), 30, 0, flex=True),
+    Column(N_("REASON [who when]"), 30, 0, flex=True, want=30),
     Column(N_("GPUS"), 14, 5),  # the node's GRES, e.g. gpu:a100:8
     Column(N_("CLUSTER"), 10, 6),
 )
@@ -233,7 +233,7 @@ TRAINING_COLUMNS = (
     Column(N_("IN PHASE"), 9, 1),
     Column(N_("POOL"), 14, 3),
     Column(N_("FLAVOR"), 18, 4),
-    Column(N_("VERDICT"), 30, 0, flex=True, min_width=28),
+    Column(N_("VERDICT"), 30, 0, flex=True, min_width=28, want=40),
     Column(N_("PROJECT"), 10, 6),
 )
 

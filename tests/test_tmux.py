@@ -111,3 +111,40 @@ def test_the_demo_without_a_config_writes_nothing_a_real_site_reads(tmp_path):
     written = sorted(p.name for p in (tmp_path / "cockpit").glob("*"))
     assert "alerts.jsonl" not in written and "init-baselines.json" not in written, written
     assert any(name.startswith("cockpit-demo.db") for name in written), written
+
+
+def test_a_new_demo_run_starts_from_an_empty_demo_store(tmp_path, monkeypatch):
+    """The demo's clock restarts with every run; the last run's acks and incidents stayed in
+    the demo store (an ack "0 s ago", "(gone)" moving between incidents). A new TUI run starts
+    from an empty one; `incidents --demo` beside it reads the running demo's store."""
+    import json
+    import os
+    from datetime import UTC, datetime
+
+    from cockpit.store import open_store
+
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+
+    def incidents() -> str:
+        return subprocess.run(
+            [sys.executable, "-m", "cockpit", "incidents", "--demo"],
+            capture_output=True, text=True, env=env, timeout=120, check=False,
+        ).stdout.splitlines()[0]  # fmt: skip
+
+    key = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "cockpit", "incidents", "--demo", "--json"],
+            capture_output=True, text=True, env=env, timeout=120, check=False,
+        ).stdout
+    )["incidents"][0]["key"]  # fmt: skip
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    store = open_store(demo=True)
+    store.ack(key, "alice", "an earlier demo run", datetime.now(UTC))
+    store.close()
+    assert "1 acknowledged" in incidents()  # the one-shot head reads the demo store as it is
+    with cockpit_in_tmux(tmp_path, "--demo --no-bell") as session:
+        screen = wait_for(session, "DEMO SITE", "critical", "Queue")
+        assert "acked" not in screen  # the strip counts acks only when there are some
+        press(session, "q")
+        wait_for(session, "EXITED=0")
+    assert "0 acknowledged" in incidents()

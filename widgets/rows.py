@@ -32,8 +32,8 @@ class Column:
     want: int = 0
 
 
-# columns of this priority and up are extras: they give way to a flex column below its ``want``
-OPTIONAL = 6
+# columns of this priority and up give way to a flex column below its ``want``
+OPTIONAL = 4
 
 
 @dataclass(frozen=True, slots=True)

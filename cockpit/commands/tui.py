@@ -153,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         legacy = Path(state).expanduser() if state else None
         url = web.store_url if web is not None else None
+        if on_demo and url is None and web is None:
+            forget_last_demo()
         store = OpeningStore(
             partial(open_store, url, config=config, demo=on_demo, legacy_acks=legacy)
         )
@@ -202,3 +204,17 @@ def run(args: argparse.Namespace) -> int:
         raise store.error
     # a crash returns None after Textual printed the traceback; its return_code is then 1
     return int(code if code is not None else (app.return_code or 0))
+
+
+def forget_last_demo() -> None:
+    """A new demo run starts from an empty demo store: its clock restarts at the scenario's
+    start, and the last run's incidents and acks (first seen hours "later", an ack "0 s ago",
+    "(gone)" moving between incidents) would not fit it. One-shot heads (`incidents --demo`)
+    read the running demo's store as it is, so an ack in this TUI shows there."""
+    from cockpit.store import default_store_path
+    from cockpit.store.acks import demo_state_path
+
+    db = default_store_path(demo=True)
+    for path in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        path.unlink(missing_ok=True)
+    demo_state_path().unlink(missing_ok=True)
