@@ -89,6 +89,13 @@ def test_a_traceback_header_yields_to_the_exception_that_ends_it():
             b"resource cpu unavailable in ClusterQueue",
             "queued_quota_limit",
         ),
+        (b"srun: error: Only allocated 3 nodes asked for 9", "submit_rejected_unsatisfiable"),
+        (
+            b"RuntimeError: Address already in use at /pytorch/torch/lib/THD/process_group/"
+            b"General.cpp:20",
+            "mpi_network_error",
+        ),
+        (b"cuda error(2).out of memory.", "gpu_out_of_memory"),
         (b"sbatch: error: No gpu count given, specify --gres=gpu", "submit_rejected_policy"),
         (
             b"sbatch: error: batch job submission failed: requested reservation is invalid",

@@ -180,7 +180,9 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Temporary disk specification can not be satisfied|"
         r"More processors requested than permitted|"
         r"Requested partition configuration not available now|"
-        r"Invalid generic resource \(gres\) specification",
+        r"Invalid generic resource \(gres\) specification|"
+        # a step (srun, or an MPI launcher's srun) asking for more than its allocation has
+        r"Only allocated \d+ nodes asked for \d+",
         "submit_rejected_unsatisfiable",
         tier=0,
     ),
@@ -422,6 +424,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"unhandled cuda error[^\n]*out of memory|OOM when allocating tensor|"
         r"RESOURCE_EXHAUSTED: Out of memory|(?:NPU|GPU|HBM|[Dd]evice) out of memory|\bEL0004\b|"
         r"GpuLaunchKernel[^\n]*status: Internal: out of memory|"
+        # CUDA error 2 (cudaErrorMemoryAllocation) as Paddle prints it
+        r"(?i:cuda error\(2\)[.,:]? ?out of memory)|"
         r"^\[ERROR\] (?:RUNTIME|DRV|GE|HCCL|ASCENDCL|TBE|APP)\b[^\n]*(?:out of memory|"
         r"[Mm]alloc[^\n]*fail)",
         "gpu_out_of_memory",
@@ -474,7 +478,10 @@ PATTERNS: tuple[Pattern, ...] = (
     _p(
         "c10d_store_connect",
         r"DistNetworkError|The client socket has (?:timed out|failed to connect)|"
-        r"RendezvousConnectionError|connection to the C10d store has failed",
+        r"RendezvousConnectionError|connection to the C10d store has failed|"
+        # the store's port is taken (another run on the node uses MASTER_PORT)
+        r"The server socket has failed to (?:bind|listen)|"
+        r"RuntimeError: Address already in use|EADDRINUSE",
         "mpi_network_error",
         tier=2,
     ),
