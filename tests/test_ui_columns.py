@@ -128,3 +128,26 @@ async def test_the_key_column_cannot_be_hidden(tmp_path):
         queue.set_hidden(["JOBID", "USER"])  # what a stale ui.json asks for
         await pilot.pause()
         assert header(queue).lstrip().startswith("JOBID") and "USER" not in header(queue)
+
+
+async def test_the_chooser_says_which_columns_have_no_room_at_this_width(tmp_path):
+    """At 80 columns EXIT, NODELIST, GPUS… are chosen yet not drawn: the chooser said nothing,
+    and an operator ticking them saw no change."""
+    from textual.widgets import SelectionList
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        app.screen.query_one(QueueTable).focus()
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, ColumnChooser), "chooser")
+        options = app.screen.query_one(SelectionList)
+        prompts = {
+            str(options.get_option_at_index(i).prompt).split("  ")[0]: str(
+                options.get_option_at_index(i).prompt
+            )
+            for i in range(options.option_count)
+        }
+        assert "no room at this width" in prompts["NODELIST"]
+        assert "no room" not in prompts["STATE"] and "no room" not in prompts["VERDICT"]
+        assert "names the row" in prompts["JOBID"]

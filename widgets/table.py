@@ -576,6 +576,13 @@ class VirtualTable(ScrollView, can_focus=True):
 
     # ------------------------------------------------------------------ rendering
 
+    @property
+    def drawn_labels(self) -> frozenset[str]:
+        """The labels of the columns drawn at the table's width now (the rest are hidden by
+        the operator or have no room)."""
+        layout = self._columns_for(self.scrollable_content_region.width)
+        return frozenset(self.columns[i].label for i, _w in layout)
+
     def _columns_for(self, width: int) -> list[tuple[int, int]]:
         if width == self._layout_for:
             return self._layout

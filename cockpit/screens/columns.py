@@ -40,16 +40,23 @@ class ColumnChooser(ModalScreen["list[str] | None"]):
         """The column that names each row: always shown."""
         return self.table.columns[0].label
 
+    def _prompt(self, label: str, drawn: frozenset[str]) -> str:
+        if label == self.key_label:
+            return _(label) + "  " + _("(fixed: names the row)")
+        if label not in self.table.hidden and label not in drawn:
+            # chosen, yet not drawn: the terminal is too narrow, not the operator's choice
+            return _(label) + "  " + _("(no room at this width)")
+        return _(label)
+
     def compose(self) -> ComposeResult:
         key = self.key_label
+        drawn = self.table.drawn_labels
         with Vertical():
             yield Static(Text(_("Columns of {pane}").format(pane=self.title_text), style="bold"))
             yield SelectionList[str](
                 *[
                     (
-                        _(c.label) + "  " + _("(fixed: names the row)")
-                        if c.label == key
-                        else _(c.label),
+                        self._prompt(c.label, drawn),
                         c.label,
                         c.label == key or c.label not in self.table.hidden,
                     )
