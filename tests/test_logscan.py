@@ -119,6 +119,16 @@ def test_producers_messages_name_their_cause(line, label):
     assert (h.line, h.label, h.strong) == (2, label, True), line
 
 
+@pytest.mark.parametrize("enc", ["utf-8", "gbk"])
+def test_bash_signal_messages_in_a_chinese_locale(enc):
+    crash = first_error(
+        "第 11 轮\n./train.sh: 行 3: 4242 段错误 (核心已转储) python train.py\n".encode(enc)
+    )
+    assert (crash.line, crash.label, crash.pattern) == (2, "application_error", "crash")
+    killed = first_error("loading\n已杀死\n".encode(enc))
+    assert (killed.line, killed.label, killed.strong) == (2, "oom_killed", False)
+
+
 def test_srun_waiting_is_no_error_and_its_cancel_is():
     log = (
         b"srun: job 2630692 queued and waiting for resources\n"

@@ -601,7 +601,7 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     _p(
         "bare_killed",
-        r"\bKilled\b",
+        rb"\bKilled\b|" + zh_terms.KILLED,
         "oom_killed",
         "warning",
         tier=2,
@@ -629,7 +629,8 @@ PATTERNS: tuple[Pattern, ...] = (
     *_specs(catalogue.pattern_specs(False)),
     _p(
         "crash",
-        r"Segmentation fault|Bus error|core dumped|\bAborted\b|Floating point exception",
+        rb"Segmentation fault|Bus error|core dumped|\bAborted\b|Floating point exception|"
+        + zh_terms.CRASH,
         "application_error",
         "critical",
         tier=2,

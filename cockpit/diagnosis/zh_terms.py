@@ -86,5 +86,10 @@ STRONG: tuple[tuple[str, bytes, str, Severity, int], ...] = (
         0,
     ),
 )
+# bash's signal descriptions in a Chinese locale (glibc's zh_CN strsignal): a crash of the
+# program ("Segmentation fault (core dumped)", "Bus error", "Aborted", "Floating point
+# exception") and the bare "Killed" of the kernel's OOM killer
+CRASH = zh("段错误", "核心已转储", "总线错误", "已放弃", "浮点数例外")
+KILLED = zh("已杀死")
 # The words a failure is announced with: symptoms, used only when nothing names the cause.
 FAILED = zh("作业运行失败", "训练作业失败", "运行失败", "失败", "错误", "异常")
