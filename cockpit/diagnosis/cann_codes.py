@@ -17,32 +17,33 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cockpit.i18n import N_, _
 from cockpit.model import Severity
 
 # Second character -> the layer (CANN "Error Code Reference: Description").
 LAYERS: dict[str, str] = {
-    "1": "GE (graph engine)",
-    "2": "FE (fusion engine)",
-    "3": "AI CPU",
-    "4": "TE fusion",
-    "7": "vector operator plugin",
-    "8": "vector operator",
-    "B": "TBE pass compiler",
-    "C": "Auto Tune",
-    "D": "RL Tune",
-    "E": "runtime (RTS)",
-    "F": "LxFusion/AutoDeploy",
-    "G": "AOE tuning",
-    "H": "ACL (AscendCL API)",
-    "I": "HCCL (collective communication)",
-    "J": "HCCP (device network, RoCE)",
-    "K": "profiling",
-    "L": "NPU driver",
-    "M": "queue scheduling",
-    "N": "DVPP (media processing)",
-    "O": "AMCT (model compression)",
-    "P": "dump",
-    "Z": "operators (aclnn / AI Core kernels)",
+    "1": N_("GE (graph engine)"),
+    "2": N_("FE (fusion engine)"),
+    "3": N_("AI CPU"),
+    "4": N_("TE fusion"),
+    "7": N_("vector operator plugin"),
+    "8": N_("vector operator"),
+    "B": N_("TBE pass compiler"),
+    "C": N_("Auto Tune"),
+    "D": N_("RL Tune"),
+    "E": N_("runtime (RTS)"),
+    "F": N_("LxFusion/AutoDeploy"),
+    "G": N_("AOE tuning"),
+    "H": N_("ACL (AscendCL API)"),
+    "I": N_("HCCL (collective communication)"),
+    "J": N_("HCCP (device network, RoCE)"),
+    "K": N_("profiling"),
+    "L": N_("NPU driver"),
+    "M": N_("queue scheduling"),
+    "N": N_("DVPP (media processing)"),
+    "O": N_("AMCT (model compression)"),
+    "P": N_("dump"),
+    "Z": N_("operators (aclnn / AI Core kernels)"),
 }
 
 CODE = r"E[1-9A-PZ][0-9]{4}"
@@ -77,26 +78,26 @@ class CannCode:
     strong: bool = True
 
 
-_HCCL_PEER = (
+_HCCL_PEER = N_(
     "This rank waited for a peer: the rank that failed first is usually elsewhere. Compare "
     "the earliest error time in every worker's log (a rank that crashed, ran out of memory or "
     "stalled); fix that rank's cause. "
 )
-_HCCL_NET = (
+_HCCL_NET = N_(
     "Check the device network between the nodes: hccn_tool -i <dev> -link -g, -net_health -g "
     "and -tls -g on each NPU, switch ports, and that every node runs the same image."
 )
-_RANKTABLE = (
+_RANKTABLE = N_(
     "The rank table (RANK_TABLE_FILE / hccl json) does not match the devices: regenerate it "
     "(server_count, device_ip from hccn_tool -i <dev> -ip -g, rank_id) or let the platform "
     "generate it."
 )
-_NPU_OOM = (
+_NPU_OOM = N_(
     "NPU (HBM) memory ran out: use a smaller batch with gradient accumulation, activation "
     "recomputation, mixed precision, or more NPUs (shard the model); check npu-smi info for "
     "other processes holding device memory."
 )
-_BUSY = (
+_BUSY = N_(
     "Another process holds the NPU: npu-smi info lists it; stop the leftover processes of an "
     "earlier run on that node (or wait ~10 s after killing them) and resubmit."
 )
@@ -117,239 +118,298 @@ _LIST: tuple[CannCode, ...] = (
     # ---- HCCL (collective communication)
     _c(
         "EI0001",
-        "HCCL environment variable invalid",
+        N_("HCCL environment variable invalid"),
         "nccl_communication_error",
-        "The message names the HCCL_* variable and its valid range: fix it in the job "
-        "environment (HCCL_CONNECT_TIMEOUT, HCCL_EXEC_TIMEOUT, HCCL_BUFFSIZE, HCCL_IF_IP) and "
-        "resubmit.",
+        N_(
+            "The message names the HCCL_* variable and its valid range: fix it in the job "
+            "environment (HCCL_CONNECT_TIMEOUT, HCCL_EXEC_TIMEOUT, HCCL_BUFFSIZE, HCCL_IF_IP) and "
+            "resubmit."
+        ),
     ),
     _c(
         "EI0002",
-        "HCCL collective timed out (notify wait)",
+        N_("HCCL collective timed out (notify wait)"),
         "nccl_communication_error",
-        _HCCL_PEER + "If every rank times out at about the same time, a step took longer than "
-        "HCCL_EXEC_TIMEOUT (default 1800 s; raise it only for a known slow step such as a "
-        "checkpoint save on one rank), the ranks ran different numbers of steps (uneven data "
-        "per rank), or the network dropped packets. " + _HCCL_NET,
+        _HCCL_PEER
+        + N_(
+            "If every rank times out at about the same time, a step took longer than "
+            "HCCL_EXEC_TIMEOUT (default 1800 s; raise it only for a known slow step such as a "
+            "checkpoint save on one rank), the ranks ran different numbers of steps (uneven data "
+            "per rank), or the network dropped packets. "
+        )
+        + _HCCL_NET,
     ),
     _c(
         "EI0003",
-        "invalid collective operator argument",
+        N_("invalid collective operator argument"),
         "application_error",
-        "A collective call got an invalid argument (data type, count, reduce op, root rank): "
-        "fix the call in the training code.",
+        N_(
+            "A collective call got an invalid argument (data type, count, reduce op, root rank): "
+            "fix the call in the training code."
+        ),
     ),
-    _c("EI0004", "rank table or HCCL config invalid", "nccl_communication_error", _RANKTABLE),
+    _c("EI0004", N_("rank table or HCCL config invalid"), "nccl_communication_error", _RANKTABLE),
     _c(
         "EI0005",
-        "ranks passed different collective arguments",
+        N_("ranks passed different collective arguments"),
         "application_error",
-        "Ranks called a collective with different arguments or in a different order (tensor "
-        "sizes, dtypes): make every rank issue the same collectives with equal shapes (an "
-        "uneven last batch: drop_last=True).",
+        N_(
+            "Ranks called a collective with different arguments or in a different order (tensor "
+            "sizes, dtypes): make every rank issue the same collectives with equal shapes (an "
+            "uneven last batch: drop_last=True)."
+        ),
     ),
     _c(
         "EI0006",
-        "HCCL connection setup timed out (socket)",
+        N_("HCCL connection setup timed out (socket)"),
         "nccl_communication_error",
-        _HCCL_PEER + "If all ranks report it, compare their start times (slow data loading, a "
-        "late pod) and raise HCCL_CONNECT_TIMEOUT (default 120 s, e.g. 1200); check that port "
-        "16666 and up is free (a leftover process) and the device network. " + _HCCL_NET,
+        _HCCL_PEER
+        + N_(
+            "If all ranks report it, compare their start times (slow data loading, a "
+            "late pod) and raise HCCL_CONNECT_TIMEOUT (default 120 s, e.g. 1200); check that port "
+            "16666 and up is free (a leftover process) and the device network. "
+        )
+        + _HCCL_NET,
     ),
     _c(
         "EI0007",
-        "HCCL could not allocate memory/notify resources",
+        N_("HCCL could not allocate memory/notify resources"),
         "gpu_out_of_memory",
-        "HCCL ran out of device memory or notify resources: lower HCCL_BUFFSIZE or the model's "
-        "memory use; " + _NPU_OOM,
+        N_(
+            "HCCL ran out of device memory or notify resources: lower HCCL_BUFFSIZE or the model's "
+            "memory use; "
+        )
+        + _NPU_OOM,
     ),
     _c(
         "EI0008",
-        "CANN/HCCL versions differ between ranks",
+        N_("CANN/HCCL versions differ between ranks"),
         "nccl_communication_error",
-        "Ranks run different CANN/HCCL versions: use one image for every node and check the "
-        "CANN version on each (cat /usr/local/Ascend/ascend-toolkit/latest/version.cfg).",
+        N_(
+            "Ranks run different CANN/HCCL versions: use one image for every node and check the "
+            "CANN version on each (cat /usr/local/Ascend/ascend-toolkit/latest/version.cfg)."
+        ),
     ),
     _c(
         "EI0009",
-        "HCCL transport initialisation failed",
+        N_("HCCL transport initialisation failed"),
         "nccl_communication_error",
         _HCCL_PEER + _HCCL_NET,
     ),
     _c(
         "EI0010",
-        "HCCL point-to-point communication failed",
+        N_("HCCL point-to-point communication failed"),
         "nccl_communication_error",
         _HCCL_PEER + _HCCL_NET,
     ),
     _c(
         "EI0011",
-        "not enough NPU memory for HCCL links (QP)",
+        N_("not enough NPU memory for HCCL links (QP)"),
         "gpu_out_of_memory",
-        "HCCL could not allocate device memory for its RoCE connections: reduce the batch or "
-        "the number of connections, or free memory; " + _NPU_OOM,
+        N_(
+            "HCCL could not allocate device memory for its RoCE connections: reduce the batch or "
+            "the number of connections, or free memory; "
+        )
+        + _NPU_OOM,
     ),
     _c(
         "EI0012",
-        "SDMA execution error in a collective",
+        N_("SDMA execution error in a collective"),
         "nccl_communication_error",
         _HCCL_PEER + _HCCL_NET,
     ),
     _c(
         "EI0013",
-        "RoCE error CQE (retransmissions exceeded)",
+        N_("RoCE error CQE (retransmissions exceeded)"),
         "nccl_communication_error",
-        "The link between two NPUs dropped packets beyond the retry limit, or the peer process "
-        "exited first. Check whether the peer rank died (its log), then the NIC/switch port: "
+        N_(
+            "The link between two NPUs dropped packets beyond the retry limit, or the peer process "
+            "exited first. Check whether the peer rank died (its log), then the NIC/switch port: "
+        )
         + _HCCL_NET,
     ),
-    _c("EI0014", "rank table config invalid", "nccl_communication_error", _RANKTABLE),
-    _c("EI0015", "rank table detection failed", "nccl_communication_error", _RANKTABLE),
+    _c("EI0014", N_("rank table config invalid"), "nccl_communication_error", _RANKTABLE),
+    _c("EI0015", N_("rank table detection failed"), "nccl_communication_error", _RANKTABLE),
     _c(
         "EI0016",
-        "HCCL configuration error",
+        N_("HCCL configuration error"),
         "nccl_communication_error",
-        "Fix the HCCL setting the message names (environment or rank table) and resubmit.",
+        N_("Fix the HCCL setting the message names (environment or rank table) and resubmit."),
     ),
-    _c("EI0017", "rank table config invalid", "nccl_communication_error", _RANKTABLE),
-    _c("EI0018", "UB error CQE", "nccl_communication_error", _HCCL_PEER + _HCCL_NET),
+    _c("EI0017", N_("rank table config invalid"), "nccl_communication_error", _RANKTABLE),
+    _c("EI0018", N_("UB error CQE"), "nccl_communication_error", _HCCL_PEER + _HCCL_NET),
     _c(
         "EI0019",
-        "HCCL could not bind IP/port",
+        N_("HCCL could not bind IP/port"),
         "nccl_communication_error",
-        "The port is taken (a previous training process still runs on the node: kill it) or "
-        "HCCL_IF_IP names an address the node does not have.",
+        N_(
+            "The port is taken (a previous training process still runs on the node: kill it) or "
+            "HCCL_IF_IP names an address the node does not have."
+        ),
     ),
     _c(
         "EI0020",
-        "HCCL could not bind IP/port",
+        N_("HCCL could not bind IP/port"),
         "nccl_communication_error",
-        "The port is taken (a previous training process still runs on the node: kill it) or "
-        "HCCL_IF_IP names an address the node does not have.",
+        N_(
+            "The port is taken (a previous training process still runs on the node: kill it) or "
+            "HCCL_IF_IP names an address the node does not have."
+        ),
     ),
     # ---- HCCP (device network)
     _c(
         "EJ0001",
-        "HCCP process initialisation failed: the NPU is still held by a previous process",
+        N_("HCCP process initialisation failed: the NPU is still held by a previous process"),
         # CANN's own reason text: "Maybe the last training process is running"
         "accelerator_busy",
-        "A previous training process probably still holds the device network: kill it, wait "
-        "about 10 s and resubmit.",
+        N_(
+            "A previous training process probably still holds the device network: kill it, wait "
+            "about 10 s and resubmit."
+        ),
     ),
-    _c("EJ0004", "rank table IP differs from the NPU NIC", "nccl_communication_error", _RANKTABLE),
+    _c(
+        "EJ0004",
+        N_("rank table IP differs from the NPU NIC"),
+        "nccl_communication_error",
+        _RANKTABLE,
+    ),
     # ---- driver
     _c(
         "EL0001",
-        "NPU absent or abnormal",
+        N_("NPU absent or abnormal"),
         "gpu_hardware_error",
-        "npu-smi info on the node shows a missing or unhealthy NPU: drain the node, reset the "
-        "device (npu-smi set -t reset -i <id> -c 0) or replace it, then rerun.",
+        N_(
+            "npu-smi info on the node shows a missing or unhealthy NPU: drain the node, reset the "
+            "device (npu-smi set -t reset -i <id> -c 0) or replace it, then rerun."
+        ),
     ),
     _c(
         "EL0002",
-        "invalid NPU device ID",
+        N_("invalid NPU device ID"),
         "gpu_not_available",
-        "The job asked for an NPU the container does not see: compare ASCEND_RT_VISIBLE_DEVICES "
-        "/ device_id with the devices allotted to the job (npu-smi info).",
+        N_(
+            "The job asked for an NPU the container does not see: compare "
+            "ASCEND_RT_VISIBLE_DEVICES "
+            "/ device_id with the devices allotted to the job (npu-smi info)."
+        ),
     ),
     _c(
         "EL0003",
-        "invalid argument to the NPU driver",
+        N_("invalid argument to the NPU driver"),
         "application_error",
-        "A driver call got an invalid argument: see the message and the CANN plog.",
+        N_("A driver call got an invalid argument: see the message and the CANN plog."),
         strong=False,
     ),
-    _c("EL0004", "NPU memory allocation failed", "gpu_out_of_memory", _NPU_OOM),
-    _c("EL0005", "NPU busy (held by another process)", "accelerator_busy", _BUSY),
+    _c("EL0004", N_("NPU memory allocation failed"), "gpu_out_of_memory", _NPU_OOM),
+    _c("EL0005", N_("NPU busy (held by another process)"), "accelerator_busy", _BUSY),
     _c(
         "EL0006",
-        "NPU driver resources exhausted",
+        N_("NPU driver resources exhausted"),
         "application_error",
-        "Device resources ran out (memory, streams or events): check npu-smi info for other "
-        "processes and reduce what the program creates per device.",
+        N_(
+            "Device resources ran out (memory, streams or events): check npu-smi info for other "
+            "processes and reduce what the program creates per device."
+        ),
         strong=False,
     ),
     _c(
         "EL0007",
-        "no permission to open the NPU",
+        N_("no permission to open the NPU"),
         "gpu_not_available",
-        "The process cannot open /dev/davinci*: run as a user of the HwHiAiUser group, or mount "
-        "the devices into the container (Ascend docker runtime, ASCEND_VISIBLE_DEVICES).",
+        N_(
+            "The process cannot open /dev/davinci*: run as a user of the HwHiAiUser group, or "
+            "mount "
+            "the devices into the container (Ascend docker runtime, ASCEND_VISIBLE_DEVICES)."
+        ),
     ),
     _c(
         "EL0008",
-        "not enough NPU event resources",
+        N_("not enough NPU event resources"),
         "application_error",
-        "The program created more events than the device has: reuse or free them.",
+        N_("The program created more events than the device has: reuse or free them."),
     ),
     _c(
         "EL0009",
-        "not enough NPU stream resources",
+        N_("not enough NPU stream resources"),
         "application_error",
-        "The program created more streams than the device has: use fewer parallel streams.",
+        N_("The program created more streams than the device has: use fewer parallel streams."),
     ),
     _c(
         "EL0010",
-        "not enough NPU notify resources",
+        N_("not enough NPU notify resources"),
         "application_error",
-        "The program (or HCCL) used up the device's notify resources: fewer communicators or "
-        "streams per device.",
+        N_(
+            "The program (or HCCL) used up the device's notify resources: fewer communicators or "
+            "streams per device."
+        ),
     ),
     _c(
         "EL0011",
-        "not enough NPU model resources",
+        N_("not enough NPU model resources"),
         "application_error",
-        "Too many models are loaded on the device: unload unused ones.",
+        N_("Too many models are loaded on the device: unload unused ones."),
     ),
     _c(
         "EL0015",
-        "invalid NPU device access",
+        N_("invalid NPU device access"),
         "application_error",
-        "The program accessed device memory it does not own: check the operator inputs; rerun "
-        "with ASCEND_LAUNCH_BLOCKING=1 to find the operator.",
+        N_(
+            "The program accessed device memory it does not own: check the operator inputs; rerun "
+            "with ASCEND_LAUNCH_BLOCKING=1 to find the operator."
+        ),
     ),
-    _c("EL0019", "not enough NPU device memory", "gpu_out_of_memory", _NPU_OOM),
+    _c("EL0019", N_("not enough NPU device memory"), "gpu_out_of_memory", _NPU_OOM),
     # ---- runtime
     _c(
         "EE1002",
-        "stream synchronize timeout",
+        N_("stream synchronize timeout"),
         "application_error",
-        "Work on the device did not finish in time: usually a collective waiting on a stuck "
-        "peer (look for HCCL EI0002/EI0006 on any rank) or a hung operator.",
+        N_(
+            "Work on the device did not finish in time: usually a collective waiting on a stuck "
+            "peer (look for HCCL EI0002/EI0006 on any rank) or a hung operator."
+        ),
         strong=False,
     ),
     _c(
         "EE1019",
-        "too many tasks on one stream",
+        N_("too many tasks on one stream"),
         "application_error",
-        "Deliver fewer tasks per stream (synchronise the stream or use more streams).",
+        N_("Deliver fewer tasks per stream (synchronise the stream or use more streams)."),
         strong=False,
     ),
     # ---- ACL
     _c(
         "EH0004",
-        "file named in the message is invalid",
+        N_("file named in the message is invalid"),
         "application_error",
-        "Fix the file the message names (acl.json, a model or config file).",
+        N_("Fix the file the message names (acl.json, a model or config file)."),
         strong=False,
     ),
 )
 CODES: dict[str, CannCode] = {c.code: c for c in _LIST}
 
 _GENERIC_REMEDY = {
-    "I": "HCCL failed: " + _HCCL_PEER + _HCCL_NET,
-    "J": "The device network (HCCP/RoCE) failed: " + _HCCL_NET,
-    "L": "The NPU driver reported an error: npu-smi info on the node (device health, other "
-    "processes), the device log (/var/log/npu/slog), then rerun; drain the node if the device "
-    "is unhealthy.",
-    "E": "The Ascend runtime failed: read the first CANN code before this one and the plog "
-    "(~/ascend/log); rerun with ASCEND_LAUNCH_BLOCKING=1 to find the operator.",
-    "Z": "An operator failed on the NPU: rerun with ASCEND_LAUNCH_BLOCKING=1 to find it, check "
-    "its input shapes/dtypes, and try the CANN/torch_npu versions that match each other.",
-    "1": "Graph compilation/execution failed in GE: the message names the operator or parameter; "
-    "check the model's unsupported operators and input shapes.",
-    "H": "An AscendCL call failed: the message names the argument; fix the call or its inputs.",
-    "K": "Profiling failed: rerun without profiling, or fix the profiling output path.",
+    "I": N_("HCCL failed: ") + _HCCL_PEER + _HCCL_NET,
+    "J": N_("The device network (HCCP/RoCE) failed: ") + _HCCL_NET,
+    "L": N_(
+        "The NPU driver reported an error: npu-smi info on the node (device health, other "
+        "processes), the device log (/var/log/npu/slog), then rerun; drain the node if the device "
+        "is unhealthy."
+    ),
+    "E": N_(
+        "The Ascend runtime failed: read the first CANN code before this one and the plog "
+        "(~/ascend/log); rerun with ASCEND_LAUNCH_BLOCKING=1 to find the operator."
+    ),
+    "Z": N_(
+        "An operator failed on the NPU: rerun with ASCEND_LAUNCH_BLOCKING=1 to find it, check "
+        "its input shapes/dtypes, and try the CANN/torch_npu versions that match each other."
+    ),
+    "1": N_(
+        "Graph compilation/execution failed in GE: the message names the operator or parameter; "
+        "check the model's unsupported operators and input shapes."
+    ),
+    "H": N_("An AscendCL call failed: the message names the argument; fix the call or its inputs."),
+    "K": N_("Profiling failed: rerun without profiling, or fix the profiling output path."),
 }
 
 
@@ -367,38 +427,68 @@ class CannVerdict:
     internal: bool
 
 
+def translated(text: str) -> str:
+    """A remedy of the table in the current language: its shared sentences (the HCCL peer and
+    network checks, the rank table, NPU memory, a busy NPU) and the code's own words between
+    them are each a message of the catalogue."""
+    if not text:
+        return text
+    for frag in _FRAGMENTS:
+        at = text.find(frag)
+        if at >= 0:
+            return translated(text[:at]) + _(frag) + translated(text[at + len(frag) :])
+    return _(text)
+
+
 def family_remedy(family: str) -> str:
     """The remedy for a code of module ``family`` (its second character) the table lacks."""
-    return _GENERIC_REMEDY.get(
-        family, "The message and the CANN plog (~/ascend/log) say why; fix what it names."
+    return translated(
+        _GENERIC_REMEDY.get(
+            family, N_("The message and the CANN plog (~/ascend/log) say why; fix what it names.")
+        )
     )
 
 
 def layer(code: str) -> str:
-    return LAYERS.get(code[1], f"CANN module {code[1]}")
+    got = LAYERS.get(code[1])
+    return _(got) if got else _("CANN module {family}").format(family=code[1])
 
 
 def lookup(code: str) -> CannVerdict:
-    """The verdict for one code: the table entry, else a layer-level one naming the code."""
+    """The verdict for one code: the table entry, else a layer-level one naming the code (in
+    the current language)."""
     lay = layer(code)
     internal = code[2] == "9"
     c = CODES.get(code)
     if c is not None:
-        return CannVerdict(code, lay, c.title, c.label, c.severity, c.strong, c.remedy, internal)
+        return CannVerdict(
+            code, lay, _(c.title), c.label, c.severity, c.strong, translated(c.remedy), internal
+        )
     fam = code[1]
     label = "nccl_communication_error" if fam in "IJ" and not internal else "application_error"
-    remedy = _GENERIC_REMEDY.get(
-        fam, f"The {lay} layer failed: the message and the CANN plog (~/ascend/log) say why."
+    remedy = (
+        translated(_GENERIC_REMEDY[fam])
+        if fam in _GENERIC_REMEDY
+        else _(
+            "The {layer} layer failed: the message and the CANN plog (~/ascend/log) say why."
+        ).format(layer=lay)
     )
     if internal:
-        title = f"internal error in {lay}"
-        remedy = "An internal CANN error: the cause is usually the first other code or error "
-        remedy += "printed before it. " + _GENERIC_REMEDY.get(fam, "")
+        title = _("internal error in {layer}").format(layer=lay)
+        remedy = _(
+            "An internal CANN error: the cause is usually the first other code or error "
+            "printed before it."
+        )
+        remedy += " " + translated(_GENERIC_REMEDY.get(fam, ""))
     else:
-        title = f"{lay} error"
+        title = _("{layer} error").format(layer=lay)
     sev: Severity = "warning" if fam == "K" else "critical"
     strong = fam in "IJ" and not internal
     return CannVerdict(code, lay, title, label, sev, strong, remedy.strip(), internal)
+
+
+# the shared sentences of the remedies, longest first (translated() splits on them)
+_FRAGMENTS = sorted((_HCCL_PEER, _HCCL_NET, _RANKTABLE, _NPU_OOM, _BUSY), key=len, reverse=True)
 
 
 def find_codes(text: str) -> list[str]:

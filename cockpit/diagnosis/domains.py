@@ -9,20 +9,22 @@ from __future__ import annotations
 
 import re
 
+from cockpit.i18n import N_, _
+
 # (id, what an operator reads), in routing order
 DOMAINS: dict[str, str] = {
-    "scheduler": "scheduler policy",
-    "auth": "authentication",
-    "launch": "job launch",
-    "node": "node health",
-    "memory": "memory",
-    "time": "time",
-    "storage": "storage",
-    "network": "network and collective communication",
-    "accelerator": "accelerator (GPU, NPU)",
-    "image": "image and container",
-    "software": "software environment",
-    "application": "application",
+    "scheduler": N_("scheduler policy"),
+    "auth": N_("authentication"),
+    "launch": N_("job launch"),
+    "node": N_("node health"),
+    "memory": N_("memory"),
+    "time": N_("time"),
+    "storage": N_("storage"),
+    "network": N_("network and collective communication"),
+    "accelerator": N_("accelerator (GPU, NPU)"),
+    "image": N_("image and container"),
+    "software": N_("software environment"),
+    "application": N_("application"),
 }
 
 LABEL_DOMAIN: dict[str, str] = {
@@ -192,4 +194,23 @@ def domain_of_words(text: str) -> str:
 
 
 def describe(domain: str) -> str:
-    return DOMAINS.get(domain, domain)
+    """The domain in words, in the current language."""
+    words = DOMAINS.get(domain)
+    return _(words) if words else domain
+
+
+def unrecognised_texts(file: str, line: int | None, domain: str, text: str) -> tuple[str, str, str]:
+    """(title, explanation, remedy) of an error line no rule knows, routed to ``domain`` (its
+    words, :func:`describe`), in the current language."""
+    return (
+        _("unrecognised failure ({domain}): {text}").format(domain=domain, text=text),
+        _(
+            "No rule knows this yet. The first red error line is {file}:{line}; its words point "
+            "to the {domain} domain. The cockpit does not say nothing is wrong while a log holds "
+            "an error line."
+        ).format(file=file, line=line, domain=domain),
+        _(
+            "Read {file} from line {line} (the lines before it often name the cause); route it "
+            "to whoever owns the {domain} layer."
+        ).format(file=file, line=line, domain=domain),
+    )

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from cockpit.i18n import N_, _
 from cockpit.model import Severity
 
 # app: the program faulted on a healthy GPU; hw: drain + reset; info: monitor / act when
@@ -32,114 +33,132 @@ class Xid:
     action: str  # what the NVIDIA catalog asks first, in words
 
 
-_RESET = "drain the node, reset the GPU (nvidia-smi -r -i <gpu>) or reboot; replace it if it recurs"
-_APP = "restart the application; fix the code if it repeats (compute-sanitizer)"
+_RESET = N_(
+    "drain the node, reset the GPU (nvidia-smi -r -i <gpu>) or reboot; replace it if it recurs"
+)
+_APP = N_("restart the application; fix the code if it repeats (compute-sanitizer)")
 
 XIDS: dict[int, Xid] = {
     x.code: x
     for x in (
-        Xid(8, "GPU stopped processing (channel idle timeout)", "app", _APP),
-        Xid(11, "invalid or corrupted push buffer stream", "app", _APP),
-        Xid(13, "graphics engine exception (illegal instruction/address in a kernel)", "app", _APP),
-        Xid(25, "invalid or illegal push buffer stream", "app", _APP),
-        Xid(31, "GPU memory page fault (MMU fault: illegal address)", "app", _APP),
-        Xid(32, "invalid or corrupted push buffer stream", "app", _APP),
-        Xid(38, "driver firmware error", "hw", _RESET),
+        Xid(8, N_("GPU stopped processing (channel idle timeout)"), "app", _APP),
+        Xid(11, N_("invalid or corrupted push buffer stream"), "app", _APP),
+        Xid(
+            13,
+            N_("graphics engine exception (illegal instruction/address in a kernel)"),
+            "app",
+            _APP,
+        ),
+        Xid(25, N_("invalid or illegal push buffer stream"), "app", _APP),
+        Xid(31, N_("GPU memory page fault (MMU fault: illegal address)"), "app", _APP),
+        Xid(32, N_("invalid or corrupted push buffer stream"), "app", _APP),
+        Xid(38, N_("driver firmware error"), "hw", _RESET),
         Xid(
             43,
-            "GPU stopped processing (follows a fault in the application)",
+            N_("GPU stopped processing (follows a fault in the application)"),
             "follow",
-            "look at the Xid or error logged just before it",
+            N_("look at the Xid or error logged just before it"),
         ),
         Xid(
             45,
-            "preemptive cleanup after an earlier error",
+            N_("preemptive cleanup after an earlier error"),
             "follow",
-            "look at the Xid logged just before it",
+            N_("look at the Xid logged just before it"),
         ),
-        Xid(46, "GPU stopped processing", "hw", _RESET),
+        Xid(46, N_("GPU stopped processing"), "hw", _RESET),
         Xid(
             48,
-            "double-bit (uncorrectable) ECC error",
+            N_("double-bit (uncorrectable) ECC error"),
             "hw",
-            "drain the node and reset the GPU to retire the page / activate the remapped row; "
-            "replace the GPU if Xid 64 or a remap failure follows",
+            N_(
+                "drain the node and reset the GPU to retire the page / activate the remapped row; "
+                "replace the GPU if Xid 64 or a remap failure follows"
+            ),
         ),
-        Xid(56, "display engine error", "hw", _RESET),
-        Xid(57, "error programming video memory interface", "hw", _RESET),
-        Xid(58, "unstable video memory interface", "hw", _RESET),
-        Xid(61, "internal micro-controller breakpoint/warning", "hw", _RESET),
-        Xid(62, "internal micro-controller halt", "hw", _RESET),
+        Xid(56, N_("display engine error"), "hw", _RESET),
+        Xid(57, N_("error programming video memory interface"), "hw", _RESET),
+        Xid(58, N_("unstable video memory interface"), "hw", _RESET),
+        Xid(61, N_("internal micro-controller breakpoint/warning"), "hw", _RESET),
+        Xid(62, N_("internal micro-controller halt"), "hw", _RESET),
         Xid(
             63,
-            "ECC page retirement or row remapping recorded",
+            N_("ECC page retirement or row remapping recorded"),
             "info",
-            "reset the GPU when convenient to activate the remapping",
+            N_("reset the GPU when convenient to activate the remapping"),
         ),
         Xid(
             64,
-            "ECC page retirement or row remapping failed",
+            N_("ECC page retirement or row remapping failed"),
             "hw",
-            "drain the node and replace the GPU (memory repair failed)",
+            N_("drain the node and replace the GPU (memory repair failed)"),
         ),
-        Xid(69, "graphics engine class error", "app", _APP),
+        Xid(69, N_("graphics engine class error"), "app", _APP),
         Xid(
             74,
-            "NVLink error",
+            N_("NVLink error"),
             "hw",
-            "drain the node, check nvidia-smi nvlink -e, reset the GPUs; replace if it recurs",
+            N_("drain the node, check nvidia-smi nvlink -e, reset the GPUs; replace if it recurs"),
         ),
         Xid(
             79,
-            "GPU has fallen off the bus",
+            N_("GPU has fallen off the bus"),
             "hw",
-            "drain the node and reboot it (power/PCIe/thermal); replace the GPU if it recurs",
+            N_("drain the node and reboot it (power/PCIe/thermal); replace the GPU if it recurs"),
         ),
         Xid(
             92,
-            "high single-bit ECC error rate",
+            N_("high single-bit ECC error rate"),
             "info",
-            "monitor; plan a reset, and watch for Xid 48/64",
+            N_("monitor; plan a reset, and watch for Xid 48/64"),
         ),
         Xid(
             94,
-            "contained ECC error (only the app that hit it is affected)",
+            N_("contained ECC error (only the app that hit it is affected)"),
             "info",
-            "restart the affected application; reset the GPU when convenient",
+            N_("restart the affected application; reset the GPU when convenient"),
         ),
-        Xid(95, "uncontained ECC error (every app on the GPU is affected)", "hw", _RESET),
-        Xid(109, "context switch timeout", "hw", _RESET),
-        Xid(110, "security fault", "hw", _RESET),
+        Xid(95, N_("uncontained ECC error (every app on the GPU is affected)"), "hw", _RESET),
+        Xid(109, N_("context switch timeout"), "hw", _RESET),
+        Xid(110, N_("security fault"), "hw", _RESET),
         Xid(
             119,
-            "GSP RPC timeout",
+            N_("GSP RPC timeout"),
             "hw",
-            _RESET + "; on repeated 119/120 after a driver change, try the GSP-off setting "
-            "(NVreg_EnableGpuFirmware=0) or another driver",
+            N_(
+                "drain the node, reset the GPU (nvidia-smi -r -i <gpu>) or reboot; replace it if "
+                "it "
+                "recurs; on repeated 119/120 after a driver change, try the GSP-off setting "
+                "(NVreg_EnableGpuFirmware=0) or another driver"
+            ),
         ),
-        Xid(120, "GSP error", "hw", _RESET),
-        Xid(121, "C2C link corrected error", "info", "monitor"),
-        Xid(136, "link training failed", "hw", _RESET),
-        Xid(137, "NVLink privilege error (illegal peer access by the app)", "app", _APP),
-        Xid(140, "ECC unrecovered error", "hw", _RESET),
-        Xid(143, "GPU initialization failure", "hw", _RESET),
-        Xid(144, "NVLink SAW error", "hw", _RESET),
-        Xid(145, "NVLink RLW error", "hw", _RESET),
-        Xid(146, "NVLink TLW error", "hw", _RESET),
-        Xid(147, "NVLink TREX error", "hw", _RESET),
-        Xid(148, "NVLink NVLPW_CTRL error", "hw", _RESET),
-        Xid(149, "NVLink NETIR error", "hw", _RESET),
-        Xid(150, "NVLink MSE error", "hw", _RESET),
-        Xid(151, "key rotation error", "hw", "reboot the node"),
-        Xid(155, "NVLink software-defined error", "info", "reset only if the links stay down"),
-        Xid(156, "resource retirement event", "info", "monitor"),
+        Xid(120, N_("GSP error"), "hw", _RESET),
+        Xid(121, N_("C2C link corrected error"), "info", N_("monitor")),
+        Xid(136, N_("link training failed"), "hw", _RESET),
+        Xid(137, N_("NVLink privilege error (illegal peer access by the app)"), "app", _APP),
+        Xid(140, N_("ECC unrecovered error"), "hw", _RESET),
+        Xid(143, N_("GPU initialization failure"), "hw", _RESET),
+        Xid(144, N_("NVLink SAW error"), "hw", _RESET),
+        Xid(145, N_("NVLink RLW error"), "hw", _RESET),
+        Xid(146, N_("NVLink TLW error"), "hw", _RESET),
+        Xid(147, N_("NVLink TREX error"), "hw", _RESET),
+        Xid(148, N_("NVLink NVLPW_CTRL error"), "hw", _RESET),
+        Xid(149, N_("NVLink NETIR error"), "hw", _RESET),
+        Xid(150, N_("NVLink MSE error"), "hw", _RESET),
+        Xid(151, N_("key rotation error"), "hw", N_("reboot the node")),
+        Xid(
+            155,
+            N_("NVLink software-defined error"),
+            "info",
+            N_("reset only if the links stay down"),
+        ),
+        Xid(156, N_("resource retirement event"), "info", N_("monitor")),
         Xid(
             157,
-            "resource retirement failure (no repair capacity left)",
+            N_("resource retirement failure (no repair capacity left)"),
             "hw",
-            "drain the node and replace the GPU",
+            N_("drain the node and replace the GPU"),
         ),
-        Xid(158, "GPU fatal timeout", "hw", _RESET),
+        Xid(158, N_("GPU fatal timeout"), "hw", _RESET),
     )
 }
 
@@ -239,7 +258,7 @@ class GpuHostVerdict:
     remedy: str
 
 
-_HOST_REMEDY = (
+_HOST_REMEDY = N_(
     "Host (CPU-side) memory, not the GPU: find the DIMM (edac-util -v, ras-mc-ctl --errors, "
     "mcelog --client or the BMC/iLO event log). Uncorrectable errors: drain the node and have "
     "the DIMM replaced before resuming it; a steady stream of corrected errors on one DIMM: "
@@ -255,15 +274,21 @@ def describe(line: str) -> GpuHostVerdict | None:
         m = _RECOVERY.search(line)
         action = m.group(1) if m else ""
         reboot = "Reboot" in action
-        need = "node reboot" if reboot else "GPU reset"
         return GpuHostVerdict(
             "gpu_hardware_error",
             "critical",
-            f"the driver needs a {need}" + (f" (Xid 154: {action})" if action else ""),
-            "Drain the node so no new job lands on it, then "
-            + ("reboot it" if reboot else "reset the GPU (nvidia-smi -r -i <gpu>) or reboot")
-            + "; check the Xid logged just before this one for the fault itself, and replace "
-            "the GPU if it recurs.",
+            (_("the driver needs a node reboot") if reboot else _("the driver needs a GPU reset"))
+            + (f" (Xid 154: {action})" if action else ""),
+            _(
+                "Drain the node so no new job lands on it, then reboot it; check the Xid logged "
+                "just before this one for the fault itself, and replace the GPU if it recurs."
+            )
+            if reboot
+            else _(
+                "Drain the node so no new job lands on it, then reset the GPU (nvidia-smi -r -i "
+                "<gpu>) or reboot; check the Xid logged just before this one for the fault itself, "
+                "and replace the GPU if it recurs."
+            ),
         )
     code = xid_number(line)
     if code is not None:
@@ -272,46 +297,58 @@ def describe(line: str) -> GpuHostVerdict | None:
             return GpuHostVerdict(
                 "gpu_hardware_error",
                 "warning",
-                f"Xid {code} (not in the table)",
-                "Look the code up in NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors); "
-                "if the job died with it, drain the node and reset the GPU before reuse.",
+                _("Xid {code} (not in the table)").format(code=code),
+                _(
+                    "Look the code up in NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors); "
+                    "if the job died with it, drain the node and reset the GPU before reuse."
+                ),
             )
         if x.kind == "app":
             return GpuHostVerdict(
                 "application_error",
                 "warning",
-                f"Xid {code}: {x.meaning}, an application fault on a healthy GPU",
-                f"Usually the program's bug, not the node: {x.action}. Drain the node only if "
-                "different programs hit it on the same GPU.",
+                _("Xid {code}: {meaning}, an application fault on a healthy GPU").format(
+                    code=code, meaning=_(x.meaning)
+                ),
+                _(
+                    "Usually the program's bug, not the node: {action}. Drain the node only if "
+                    "different programs hit it on the same GPU."
+                ).format(action=_(x.action)),
             )
         if x.kind == "follow":
+            action = _(x.action)
             return GpuHostVerdict(
-                "application_error", "warning", f"Xid {code}: {x.meaning}", x.action.capitalize()
+                "application_error", "warning", f"Xid {code}: {_(x.meaning)}", action.capitalize()
             )
         sev: Severity = "warning" if x.kind == "info" else "critical"
         return GpuHostVerdict(
             "gpu_hardware_error",
             sev,
-            f"Xid {code}: {x.meaning}",
-            x.action[0].upper() + x.action[1:] + ".",
+            f"Xid {code}: {_(x.meaning)}",
+            _("{action}.").format(action=(a := _(x.action))[0].upper() + a[1:]),
         )
     if re.search(_GPU_ECC, line) or re.search(_NPU_HW, line):
         return GpuHostVerdict(
             "gpu_hardware_error",
             "critical",
-            "GPU/NPU hardware fault (uncorrectable memory error or device lost)",
-            "Drain the node, check nvidia-smi -q -d ECC,ROW_REMAPPER (npu-smi info on Ascend), "
-            "reset the device or reboot; replace it if it recurs.",
+            _("GPU/NPU hardware fault (uncorrectable memory error or device lost)"),
+            _(
+                "Drain the node, check nvidia-smi -q -d ECC,ROW_REMAPPER (npu-smi info on "
+                "Ascend), reset the device or reboot; replace it if it recurs."
+            ),
         )
     if re.search(HOST_UE_RX, line):
         return GpuHostVerdict(
-            "host_memory_error", "critical", "uncorrectable host memory (DIMM) error", _HOST_REMEDY
+            "host_memory_error",
+            "critical",
+            _("uncorrectable host memory (DIMM) error"),
+            _(_HOST_REMEDY),
         )
     if re.search(HOST_CE_RX, line) or re.search(HOST_MCE_RX, line):
         return GpuHostVerdict(
             "host_memory_error",
             "warning",
-            "host memory errors (corrected ECC / machine check)",
-            _HOST_REMEDY,
+            _("host memory errors (corrected ECC / machine check)"),
+            _(_HOST_REMEDY),
         )
     return None

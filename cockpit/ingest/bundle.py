@@ -387,7 +387,7 @@ def _bundle_time(files: list[BundleFile]) -> datetime:
 def unrecognised_failure(snap: Snapshot, line: FirstError) -> Finding:
     """The honest finding for error evidence no rule knows: its domain from the line's words,
     the line as its headline; critical when a job or training job failed, else a warning."""
-    from cockpit.diagnosis.domains import describe, domain_of_line
+    from cockpit.diagnosis.domains import describe, domain_of_line, unrecognised_texts
     from cockpit.diagnosis.slurm_states import FAILED_STATES
 
     failed = any(
@@ -402,20 +402,14 @@ def unrecognised_failure(snap: Snapshot, line: FirstError) -> Finding:
         subject = Subject("file", snap.source, line.file)
     domain = describe(domain_of_line(line.text))
     text = clean(line.text, 200)
+    title, explanation, remedy = unrecognised_texts(line.file, line.line, domain, text)
     return Finding(
         "unrecognised_failure",
         "critical" if failed else "warning",
         subject,
-        f"unrecognised failure ({domain}): {text}",
-        explanation=(
-            f"No rule knows this yet. The first red error line is {line.file}:{line.line}; its "
-            f"words point to the {domain} domain. The cockpit does not say nothing is wrong "
-            "while a log holds an error line."
-        ),
-        remedy=(
-            f"Read {line.file} from line {line.line} (the lines before it often name the "
-            "cause); route it to whoever owns the " + domain + " layer."
-        ),
+        title,
+        explanation=explanation,
+        remedy=remedy,
         evidence=(Evidence(line.file, text, line.line, tier=2),),
         confidence=0.3,
     )

@@ -16,6 +16,7 @@ from cockpit.diagnosis import cann_codes
 from cockpit.diagnosis.context import RuleContext
 from cockpit.diagnosis.patterns import classify
 from cockpit.diagnosis.rules.platform_logs import Explained, family_hit, file_finding, logs_to_read
+from cockpit.i18n import N_, _
 from cockpit.model import Finding, Snapshot
 
 _OBS_NAMES = frozenset(
@@ -31,7 +32,7 @@ _AICORE = re.compile(
     r"aicore (?:error )?exception|AICORE Kernel task happen error|ACL_ERROR_RT_AICORE_EXCEPTION"
 )
 _HCCL_PLOG = re.compile(r"^\[ERROR\] (HCCL|HCCP|ROCE)\(")
-_MOX_REMEDY = (
+_MOX_REMEDY = N_(
     "The lines before it carry the OBS status: 404/NoSuchKey = the path does not exist (bucket "
     "and object names are case-sensitive), 403/AccessDenied = the ModelArts agency lacks OBS "
     "rights, a timeout = the network to OBS. Copy directories with mox.file.copy_parallel and "
@@ -40,36 +41,44 @@ _MOX_REMEDY = (
 _OBS = {
     "py_obs_url_open": (
         "storage_path_invalid",
-        "the code opened an OBS URL as a local file",
-        "open(), numpy and PIL cannot read obs:// or s3:// URLs.",
-        "Copy the data first (mox.file.copy_parallel('obs://bucket/dir', '/cache/dir')) and "
-        "open the local copy, or read the job's mounted input path instead of the URL.",
+        N_("the code opened an OBS URL as a local file"),
+        N_("open(), numpy and PIL cannot read obs:// or s3:// URLs."),
+        N_(
+            "Copy the data first (mox.file.copy_parallel('obs://bucket/dir', '/cache/dir')) and "
+            "open the local copy, or read the job's mounted input path instead of the URL."
+        ),
     ),
     "mox_obs_error": (
         "input_path_not_found",
-        "MoXing could not access OBS",
-        "MoXing gave up on an OBS request.",
+        N_("MoXing could not access OBS"),
+        N_("MoXing gave up on an OBS request."),
         _MOX_REMEDY,
     ),
     "obs_not_found": (
         "input_path_not_found",
-        "OBS object not found (404 NoSuchKey)",
-        "The code or MoXing asked OBS for an object that does not exist.",
-        "Check the OBS path spelling (bucket and object names are case-sensitive) and that the "
-        "data was uploaded where the job points.",
+        N_("OBS object not found (404 NoSuchKey)"),
+        N_("The code or MoXing asked OBS for an object that does not exist."),
+        N_(
+            "Check the OBS path spelling (bucket and object names are case-sensitive) and that the "
+            "data was uploaded where the job points."
+        ),
     ),
     "obs_denied": (
         "storage_access_denied",
-        "object storage refused access (403)",
-        "OBS/S3 refused the request: the credentials or agency lack rights on the bucket.",
-        "Grant the job's agency/IAM user read (and list) rights on the bucket and check the "
-        "bucket policy; with list rights a missing object reports 404 instead of 403.",
+        N_("object storage refused access (403)"),
+        N_("OBS/S3 refused the request: the credentials or agency lack rights on the bucket."),
+        N_(
+            "Grant the job's agency/IAM user read (and list) rights on the bucket and check the "
+            "bucket policy; with list rights a missing object reports 404 instead of 403."
+        ),
     ),
     "py_not_a_directory": (
         "input_data_invalid",
-        "a data path is a file where a directory is expected",
-        "The code lists or walks a path that is a file (Errno 20).",
-        "Point the input at the directory (data_url ends at the folder), not at one file in it.",
+        N_("a data path is a file where a directory is expected"),
+        N_("The code lists or walks a path that is a file (Errno 20)."),
+        N_(
+            "Point the input at the directory (data_url ends at the folder), not at one file in it."
+        ),
     ),
 }
 
@@ -82,15 +91,21 @@ def explain(text: str, pattern: str = "") -> Explained | None:
         pattern = p.name if p is not None else ""
     if pattern in _OBS:
         label, phrase, what, remedy = _OBS[pattern]
-        return Explained(label, "critical", phrase, what, remedy)
+        return Explained(label, "critical", _(phrase), _(what), _(remedy))
     v = cann_codes.best_code(text)
     if v is not None:
         return Explained(
             v.label,
             v.severity,
             f"{v.code} {v.title}",
-            f"CANN {v.layer} error {v.code}: {v.title}."
-            + (" An internal error: the cause is usually printed before it." if v.internal else ""),
+            _("CANN {layer} error {code}: {title}.").format(
+                layer=v.layer, code=v.code, title=v.title
+            )
+            + (
+                " " + _("An internal error: the cause is usually printed before it.")
+                if v.internal
+                else ""
+            ),
             v.remedy,
         )
     m = _HCCL_PLOG.search(text)
@@ -101,27 +116,31 @@ def explain(text: str, pattern: str = "") -> Explained | None:
         return Explained(
             "nccl_communication_error",
             "critical",
-            v.title if v else f"{m.group(1)} communication error",
-            f"The {m.group(1)} log (CANN plog) reports a collective-communication failure.",
+            v.title if v else _("{what} communication error").format(what=m.group(1)),
+            _("The {what} log (CANN plog) reports a collective-communication failure.").format(
+                what=m.group(1)
+            ),
             v.remedy if v else cann_codes.family_remedy("I"),
         )
     if _AICORE.search(text):
         return Explained(
             "application_error",
             "critical",
-            "AI Core exception in an NPU operator",
-            "An operator faulted on the NPU's AI Core (out-of-range address, bad input).",
-            "Rerun with ASCEND_LAUNCH_BLOCKING=1 to name the operator, check its input shapes and "
-            "dtypes, and keep CANN and torch_npu versions matched; if different programs fault "
-            "on the same device, check it with npu-smi info and drain the node.",
+            _("AI Core exception in an NPU operator"),
+            _("An operator faulted on the NPU's AI Core (out-of-range address, bad input)."),
+            _(
+                "Rerun with ASCEND_LAUNCH_BLOCKING=1 to name the operator, check its input shapes "
+                "and dtypes, and keep CANN and torch_npu versions matched; if different programs "
+                "fault on the same device, check it with npu-smi info and drain the node."
+            ),
         )
     if pattern == "pta_error":
         return Explained(
             "application_error",
             "critical",
-            "torch_npu call failed",
-            "torch_npu reports that a CANN call failed.",
-            "The CANN code printed with it (EXXXXX) says why; read the plog (~/ascend/log).",
+            _("torch_npu call failed"),
+            _("torch_npu reports that a CANN call failed."),
+            _("The CANN code printed with it (EXXXXX) says why; read the plog (~/ascend/log)."),
         )
     return None
 

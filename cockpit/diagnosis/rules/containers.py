@@ -56,8 +56,16 @@ def explain(text: str, pattern: str = "") -> Explained | None:
     phrase = what
     res = k8s_reasons.resources(text)
     if res and r.label in {"queued_insufficient_resources", "pod_evicted"}:
-        word = "low on" if r.label == "pod_evicted" else "Insufficient"  # the message's words
-        phrase += f" ({word} {', '.join(res)})"
+        names = ", ".join(res)
+        phrase += (
+            " ("
+            + (
+                _("low on {resources}").format(resources=names)
+                if r.label == "pod_evicted"
+                else f"Insufficient {names}"  # the scheduler's own word
+            )
+            + ")"
+        )
     m = _IMAGE.search(text)
     if m and r.label == "image_pull_failed":
         phrase += f": {m.group(1) or m.group(2)}"

@@ -20,6 +20,7 @@ from cockpit.diagnosis.rules.platform_logs import (
     logs_to_read,
     scan_kind,
 )
+from cockpit.i18n import _
 from cockpit.model import Finding, LogText, Snapshot
 
 NAMES = frozenset(
@@ -34,9 +35,9 @@ def explain(text: str) -> Explained | None:
         return None
     host = v.label == "host_memory_error"
     what = (
-        "The host's own memory (DIMM) reported errors; this is not a GPU fault."
+        _("The host's own memory (DIMM) reported errors; this is not a GPU fault.")
         if host
-        else f"The GPU driver logged {v.what}."
+        else _("The GPU driver logged {what}.").format(what=v.what)
     )
     return Explained(v.label, v.severity, v.what, what, v.remedy)
 

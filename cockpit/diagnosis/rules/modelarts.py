@@ -39,7 +39,7 @@ from cockpit.diagnosis.rules.modelarts_startup import (
     pull_unplaced,
     storage_evidence,
 )
-from cockpit.i18n import _
+from cockpit.i18n import N_, _
 from cockpit.model import (
     Evidence,
     Finding,
@@ -103,8 +103,44 @@ def _prefix(job: TrainingJob, now: datetime) -> str:
     """Verdict prefix: "Initializing 25 min" or the console phase ("Failed")."""
     if is_initializing(job):
         age = _age_s(job.create_time, now)
-        return f"Initializing {_mins(age)} min" if age is not None else "Initializing"
-    return job.console_phase
+        return (
+            _("Initializing {age} min").format(age=_mins(age))
+            if age is not None
+            else _("Initializing")
+        )
+    return phase_words(job.console_phase)
+
+
+# The console's phases in the operator's language (the API's words stay in tables and JSON).
+PHASE_WORDS = {
+    "Initializing": N_("Initializing"),
+    "Pending": N_("Pending"),
+    "Running": N_("Running"),
+    "Completed": N_("Completed"),
+    "Failed": N_("Failed"),
+    "Abnormal": N_("Abnormal"),
+    "Creating": N_("Creating"),
+    "Stopped": N_("Stopped"),
+    "Terminated": N_("Terminated"),
+}
+# Where an Initializing job is (stuck_where), in words.
+WHERE_WORDS = {
+    "scheduling": N_("scheduling"),
+    "image pull": N_("image pull"),
+    "mount": N_("mount"),
+    "boot command": N_("boot command"),
+    "preparing": N_("preparing"),
+}
+
+
+def phase_words(phase: str) -> str:
+    words = PHASE_WORDS.get(phase)
+    return _(words) if words else phase
+
+
+def where_words(where: str) -> str:
+    words = WHERE_WORDS.get(where)
+    return _(words) if words else where
 
 
 def stuck_where(job: TrainingJob) -> str:
@@ -172,7 +208,7 @@ def job_errors(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
         first = hits[0]
         explanation, remedy = cause_remedy(label, job, first)
         if label == "image_pull_failed" and job.image:
-            explanation += f" Job image: {job.image}."
+            explanation += " " + _("Job image: {image}.").format(image=job.image)
         # the title names what all the lines of this cause say together
         merged = CauseHit(label, first.severity, first.evidence, " ".join(h.text for h in hits))
         seen: set[str] = set()
@@ -224,16 +260,26 @@ def job_failed_unexplained(job: TrainingJob, ctx: RuleContext) -> Iterator[Findi
             )
             break
     evidence += storage_evidence(job, limit=2, skip={e.text for e in evidence})
-    fact = exits[0] if exits else f"phase {job.phase}"
-    title = f"{job.console_phase}: {fact}" + (f"; first error: {clip(first, 80)}" if first else "")
+    fact = exits[0] if exits else _("phase {phase}").format(phase=job.phase)
+    title = f"{phase_words(job.console_phase)}: {fact}"
+    if first:
+        title += "; " + _("first error: {line}").format(line=clip(first, 80))
     yield Finding(
         root_cause="application_error",
         severity="critical",
         subject=_subject(job, ctx),
         title=title,
-        explanation="The job failed and no known cause matched its events, status or logs"
-        + (f"; the first red error is: {first[:300]}" if first else "; no log line was flagged")
-        + ".",
+        explanation=(
+            _(
+                "The job failed and no known cause matched its events, status or logs; the "
+                "first red error is: {line}."
+            ).format(line=first[:300])
+            if first
+            else _(
+                "The job failed and no known cause matched its events, status or logs; no log "
+                "line was flagged."
+            )
+        ),
         remedy=_(
             "Read the training log around that line (the ModelArts log page, or {job_id}); fix the "
             "code or data it names and resubmit. With no log at all, check the job's events and "
@@ -331,9 +377,16 @@ def job_queued(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
     evidence = [ev]
     kind = "public" if job.pool_public else "dedicated"
     explanation = (
-        f"The job is waiting for free {kind}-pool capacity for its flavor "
-        f"{job.flavor_id or '(unknown)'}; nothing is broken."
-    )
+        _(
+            "The job is waiting for free public-pool capacity for its flavor {flavor}; nothing is "
+            "broken."
+        )
+        if job.pool_public
+        else _(
+            "The job is waiting for free dedicated-pool capacity for its flavor {flavor}; nothing "
+            "is broken."
+        )
+    ).format(flavor=job.flavor_id or _("(unknown)"))
     room = 0  # nodes of the pool with room for the flavor now: then it is not capacity
     if pool is not None and pool.nodes:
         fit, total_ok, text = _fits(job, pool)
@@ -353,28 +406,34 @@ def job_queued(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
             )
         )
     if not job.pool_public:
-        explanation += (
-            " The training queue is FIFO: a larger job ahead blocks smaller ones even when cards "
+        explanation += " " + _(
+            "The training queue is FIFO: a larger job ahead blocks smaller ones even when cards "
             "are free."
         )
-    remedy = "Wait; the job starts when capacity frees up."
+    remedy = _("Wait; the job starts when capacity frees up.")
     if age >= QUEUE_SUGGEST_S:
-        remedy = (
+        remedy = _(
             "Queued over 30 min: choose a flavor with fewer cards, another region, or a dedicated "
             "pool (or free capacity in this one)."
         )
     sev: Severity = "warning" if age >= INIT_THRESHOLD_S else "info"
-    in_pool = " " + pool.name if pool else ""
-    title = f"Queued {_mins(age)} min for resources ({kind} pool{in_pool})"
+    title = {
+        ("public", False): _("Queued {age} min for resources (public pool)"),
+        ("public", True): _("Queued {age} min for resources (public pool {pool})"),
+        ("dedicated", False): _("Queued {age} min for resources (dedicated pool)"),
+        ("dedicated", True): _("Queued {age} min for resources (dedicated pool {pool})"),
+    }[kind, pool is not None].format(age=_mins(age), pool=pool.name if pool else "")
     if room and pool is not None:
         # its own evidence says nodes fit: what it waits for is its turn, not capacity
-        title = f"Queued {_mins(age)} min although {room} node(s) of {pool.name} fit: not capacity"
-        explanation = (
-            f"{room} node(s) of pool {pool.name} have room for flavor {job.flavor_id} now, so "
+        title = _("Queued {age} min although {room} node(s) of {pool} fit: not capacity").format(
+            age=_mins(age), room=room, pool=pool.name
+        )
+        explanation = _(
+            "{room} node(s) of pool {pool} have room for flavor {flavor} now, so "
             "the job is not waiting for capacity: it waits for its turn in the pool's FIFO "
             "training queue (an earlier job ahead of it) or for the next scheduling cycle."
-        )
-        remedy = (
+        ).format(room=room, pool=pool.name, flavor=job.flavor_id)
+        remedy = _(
             "Wait a few minutes; if it stays queued, find the earlier job queued in this pool "
             "(the queue is FIFO) and check the pool's scheduling events."
         )
@@ -456,10 +515,12 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
             subject=_subject(job, ctx),
             # the cause first: at 80 columns the VERDICT cell keeps what failed, not where
             title=_("Initializing {age} min: {text} (stuck at {where})").format(
-                age=_mins(age), where=where, text=dependency_phrase(text)
+                age=_mins(age), where=where_words(where), text=dependency_phrase(text)
             ),
-            explanation=DEPENDENCY_EXPLANATION + f" The startup log ends on it (line {line}).",
-            remedy=DEPENDENCY_REMEDY,
+            explanation=_(DEPENDENCY_EXPLANATION)
+            + " "
+            + _("The startup log ends on it (line {line}).").format(line=line),
+            remedy=_(DEPENDENCY_REMEDY),
             evidence=(
                 Evidence(
                     "startup log",
@@ -496,22 +557,23 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
     for ev in job.events[-1:]:
         evidence.append(Evidence("events", f"last event: {ev.message}", tier=0))
     normal = (
-        "dedicated pools normally leave Initializing within 1.5 min"
+        _("dedicated pools normally leave Initializing within 1.5 min")
         if not job.pool_public
-        else "public pools normally take seconds to a few minutes"
+        else _("public pools normally take seconds to a few minutes")
     )
-    title = f"Initializing {_mins(age)} min: stuck at {where}"
-    remedy = (
+    title = _("Initializing {age} min: stuck at {where}").format(
+        age=_mins(age), where=where_words(where)
+    )
+    remedy = _(
         "Open the startup log and the events; if nothing moves, stop the job and rerun with the "
-        f"boot command `{PROBE.replace('<bucket>', obs_bucket(job))}` (mount) or "
-        "`echo test && sleep 60` (image)."
-    )
+        "boot command `{probe}` (mount) or `echo test && sleep 60` (image)."
+    ).format(probe=PROBE.replace("<bucket>", obs_bucket(job)))
     quiet = _age_s(job.log_changed_at, ctx.now)
     if quiet is not None and quiet >= LOG_STALL_S and healthy:
-        title += f", no startup-log output for {_mins(quiet)} min"
+        title += ", " + _("no startup-log output for {quiet} min").format(quiet=_mins(quiet))
         since = job.log_changed_at.isoformat()  # type: ignore[union-attr]
         evidence.append(Evidence("startup log", f"no new output since {since}", tier=2))
-        remedy = "Intervene: the pool is healthy but the job is silent. " + remedy
+        remedy = _("Intervene: the pool is healthy but the job is silent.") + " " + remedy
     evidence += storage_evidence(job, limit=3)
     yield Finding(
         root_cause="init_timeout",
@@ -520,7 +582,7 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
         title=title,
         explanation=_(
             "The job has been Initializing for {age} min ({normal}); it is at: {where}."
-        ).format(age=_mins(age), normal=normal, where=where),
+        ).format(age=_mins(age), normal=normal, where=where_words(where)),
         remedy=remedy,
         evidence=tuple(evidence),
         confidence=0.6,
@@ -537,18 +599,32 @@ def path_problems(job: TrainingJob) -> list[str]:
     out: list[str] = []
     for m in job.mounts:
         label = f"{m.direction} {m.name or m.kind}".strip()
-        for what, p in (("OBS path", m.remote), ("container path", m.local)):
+        for what, p in ((_("OBS path"), m.remote), (_("container path"), m.local)):
             if p and p != p.rstrip():
-                out.append(f"{label}: {what} {p!r} ends with a space")
+                out.append(
+                    _("{label}: {what} {path} ends with a space").format(
+                        label=label, what=what, path=repr(p)
+                    )
+                )
             if p and _FILE_LIKE.search(p.rstrip()):
-                out.append(f"{label}: {what} {p!r} names a file but ends with '/'")
+                out.append(
+                    _("{label}: {what} {path} names a file but ends with '/'").format(
+                        label=label, what=what, path=repr(p)
+                    )
+                )
             if p.startswith("obs://") and "//" in p[6:]:
-                out.append(f"{label}: {what} {p!r} has an empty path segment '//'")
+                out.append(
+                    _("{label}: {what} {path} has an empty path segment '//'").format(
+                        label=label, what=what, path=repr(p)
+                    )
+                )
         bm = re.match(r"obs://([^/]+)", m.remote) or re.match(r"/obs(?:-ckpt)?/([^/]+)", m.local)
         if bm and bm.group(1) != bm.group(1).lower():
             out.append(
-                f"{label}: bucket {bm.group(1)!r} has capitals; OBS bucket names are lower case "
-                "and case-sensitive"
+                _(
+                    "{label}: bucket {bucket} has capitals; OBS bucket names are lower case "
+                    "and case-sensitive"
+                ).format(label=label, bucket=repr(bm.group(1)))
             )
         if (
             m.direction == "volume"
@@ -557,12 +633,16 @@ def path_problems(job: TrainingJob) -> list[str]:
             and not re.match(r"/obs(?:-ckpt)?/", m.local)
         ):
             out.append(
-                f"{label}: OBS volume mounted at {m.local!r}; OBS paths in the container must "
-                "start with /obs/ (or /obs-ckpt/)"
+                _(
+                    "{label}: OBS volume mounted at {path}; OBS paths in the container must "
+                    "start with /obs/ (or /obs-ckpt/)"
+                ).format(label=label, path=repr(m.local))
             )
         if m.kind == "evs" and m.local and not m.local.startswith("/cache"):
             out.append(
-                f"{label}: EVS volume at {m.local!r}; EVS disks are normally mounted under /cache/"
+                _(
+                    "{label}: EVS volume at {path}; EVS disks are normally mounted under /cache/"
+                ).format(label=label, path=repr(m.local))
             )
     # a path given both as an input and as a hyperparameter is one mistake, said once
     return list(dict.fromkeys(out))
@@ -624,10 +704,20 @@ def pool_abnormal_nodes(pool: Pool, ctx: RuleContext) -> Iterator[Finding]:
         root_cause="pool_node_abnormal",
         severity="critical" if (total and count >= total) or waiting else "warning",
         subject=Subject("pool", ctx.snapshot.source, pool.pool_id),
-        title=f"Pool {pool.name}: {count}{f' of {total}' if total else ''} node(s) Abnormal"
+        title=(
+            _("Pool {pool}: {count} of {total} node(s) Abnormal")
+            if total
+            else _("Pool {pool}: {count} node(s) Abnormal")
+        ).format(pool=pool.name, count=count, total=total)
         + (f" ({names})" if names else ""),
-        explanation="Abnormal nodes take no training jobs, so the pool has less capacity than it "
-        "shows." + (f" {len(waiting)} job(s) are Initializing on this pool." if waiting else ""),
+        explanation=_(
+            "Abnormal nodes take no training jobs, so the pool has less capacity than it shows."
+        )
+        + (
+            " " + _("{n} job(s) are Initializing on this pool.").format(n=len(waiting))
+            if waiting
+            else ""
+        ),
         remedy=_(
             "Check the nodes in the ModelArts console (Resource pools > Nodes); reset or replace "
             "them, or contact support if hardware is faulty."

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 
 from cockpit.diagnosis import k8s_reasons
 from cockpit.diagnosis.context import RuleContext
+from cockpit.diagnosis.label_words import label_words
 from cockpit.diagnosis.logscan import ScanHit, iter_errors
 from cockpit.diagnosis.patterns import classify
 from cockpit.diagnosis.rules import ascend, containers, gpu_host
 from cockpit.diagnosis.rules.platform_logs import JOB_LOG_KINDS, Explained
+from cockpit.i18n import N_, _
 from cockpit.model import Evidence, Severity, TrainingJob, training_log_path
 
 LARGE_DATA_GB = 100  # object storage beyond this: use a parallel file system
@@ -184,58 +186,69 @@ def cause_phrase(label: str, job: TrainingJob, hit: CauseHit) -> str:
         return e.phrase
     if label == "storage_access_denied":
         return (
-            "OBS mount AccessDenied" if re.search(r"mount|obsfs", t, re.I) else "OBS access denied"
+            _("OBS mount AccessDenied")
+            if re.search(r"mount|obsfs", t, re.I)
+            else _("OBS access denied")
         )
     if label == "storage_mount_failed":
-        kind = "EVS" if re.search(r"wrong fs type|evs", t, re.I) else "volume"
-        return (
-            f"{kind} mount failed (FailedMount)" if "FailedMount" in t else f"{kind} mount failed"
-        )
+        evs = bool(re.search(r"wrong fs type|evs", t, re.I))
+        return {
+            (True, True): _("EVS mount failed (FailedMount)"),
+            (True, False): _("EVS mount failed"),
+            (False, True): _("volume mount failed (FailedMount)"),
+            (False, False): _("volume mount failed"),
+        }[evs, "FailedMount" in t]
     if label == "image_pull_failed":
         m = re.search(r"ImagePullBackOff|ErrImagePull", t) or re.search(
             r"denied|not found|manifest unknown", t
         )
-        return f"image pull failed ({m.group(0)})" if m else "image pull failed"
+        return (
+            _("image pull failed ({why})").format(why=m.group(0)) if m else _("image pull failed")
+        )
     if label == "container_entrypoint_failed":
         return (
-            "exit 127: boot command not found"
+            _("exit 127: boot command not found")
             if any(s.exit_code == 127 for s in job.task_statuses) or "127" in t
-            else "container failed at start"
+            else _("container failed at start")
         )
     if label == "oom_killed":
-        return "killed for memory (exit 137)"
+        return _("killed for memory (exit 137)")
     if label == "dependency_install_failed":
         return dependency_phrase(t)
     if label == "gpu_out_of_memory":
         return (
-            "NPU out of memory"
+            _("NPU out of memory")
             if re.search(r"NPU|EL0004|Ascend|\[ERROR\] (?:RUNTIME|DRV|GE|HCCL)", t)
-            else "GPU out of memory"
+            else _("GPU out of memory")
         )
     if label == "input_path_not_found":
         return (
-            "input path not found on OBS (NoSuchKey)"
+            _("input path not found on OBS (NoSuchKey)")
             if re.search(r"404|NoSuchKey", t)
-            else "input path not found"
+            else _("input path not found")
         )
-    return {
-        "storage_read_only": "write to a read-only file system",
-        "storage_connection_error": "OBS connection timeout",
-        "init_timeout": "preparation timed out",
-        "nccl_communication_error": "NCCL communication error",
-        "cuda_driver_mismatch": "CUDA driver too old for the image",
-        "gpu_not_available": "no usable GPU",
-        "accelerator_busy": "the accelerator is held by another process or container",
-        "gpu_hardware_error": "GPU hardware error",
-        "disk_full": "no space left on device",
-        "missing_shared_library": "shared library missing",
-        "library_version_mismatch": "library version mismatch (glibc / toolkit release)",
-        "python_module_missing": "Python package missing",
-        "scheduling_constraint_unsatisfied": "no node satisfies the scheduling constraints",
-        "queued_insufficient_resources": "insufficient resources",
-        "queued_quota_limit": "quota limit",
-        "mpi_network_error": "connection between workers failed",
-    }.get(label, label.replace("_", " "))
+    phrase = _PHRASES.get(label)
+    return _(phrase) if phrase else label_words(label)
+
+
+_PHRASES = {
+    "storage_read_only": N_("write to a read-only file system"),
+    "storage_connection_error": N_("OBS connection timeout"),
+    "init_timeout": N_("preparation timed out"),
+    "nccl_communication_error": N_("NCCL communication error"),
+    "cuda_driver_mismatch": N_("CUDA driver too old for the image"),
+    "gpu_not_available": N_("no usable GPU"),
+    "accelerator_busy": N_("the accelerator is held by another process or container"),
+    "gpu_hardware_error": N_("GPU hardware error"),
+    "disk_full": N_("no space left on device"),
+    "missing_shared_library": N_("shared library missing"),
+    "library_version_mismatch": N_("library version mismatch (glibc / toolkit release)"),
+    "python_module_missing": N_("Python package missing"),
+    "scheduling_constraint_unsatisfied": N_("no node satisfies the scheduling constraints"),
+    "queued_insufficient_resources": N_("insufficient resources"),
+    "queued_quota_limit": N_("quota limit"),
+    "mpi_network_error": N_("connection between workers failed"),
+}
 
 
 def cause_remedy(label: str, job: TrainingJob, hit: CauseHit) -> tuple[str, str]:
@@ -247,9 +260,9 @@ def cause_remedy(label: str, job: TrainingJob, hit: CauseHit) -> tuple[str, str]
     r = k8s_reasons.describe(hit.text) if label == "image_pull_failed" else None
     # the registry said why: lead with that
     if r is not None and r.name not in ("image_pull", "image_pull_backoff"):
-        why = r.what.split(": ", 1)[-1]
-        explanation += f" {why[0].upper()}{why[1:]}."
-        remedy = r.remedy + " " + remedy
+        why = _(r.what).split(": ", 1)[-1]
+        explanation += " " + _("{why}.").format(why=f"{why[0].upper()}{why[1:]}")
+        remedy = _(r.remedy) + " " + remedy
     return explanation, remedy
 
 
@@ -263,102 +276,132 @@ def _job_remedy(label: str, job: TrainingJob, hit: CauseHit) -> tuple[str, str]:
     probe = PROBE.replace("<bucket>", bucket)
     if label == "storage_access_denied":
         return (
-            "OBS refused the ModelArts agency: it lacks OBS read rights on the bucket, or a bucket "
-            "policy allows only certain accounts.",
-            f"Grant the ModelArts agency obs:object:GetObject and obs:bucket:ListBucket on bucket "
-            f"{bucket} "
-            "(Global Configuration > agency, or IAM), check the bucket policy; to verify, rerun "
-            "with the boot "
-            f"command `{probe}`.",
+            _(
+                "OBS refused the ModelArts agency: it lacks OBS read rights on the bucket, or a "
+                "bucket policy allows only certain accounts."
+            ),
+            _(
+                "Grant the ModelArts agency obs:object:GetObject and obs:bucket:ListBucket on "
+                "bucket {bucket} (Global Configuration > agency, or IAM), check the bucket policy; "
+                "to verify, rerun with the boot command `{probe}`."
+            ).format(bucket=bucket, probe=probe),
         )
     if label == "storage_mount_failed":
         return (
-            "A data volume did not mount, so the container cannot start.",
-            "Check the mount paths: OBS under /obs/ (or /obs-ckpt/) in the container, bucket names "
-            "are case-sensitive, no trailing space; EVS disks belong under /cache/ and need the "
-            "right filesystem "
-            f"type. Probe with the boot command `{probe}`.",
+            _("A data volume did not mount, so the container cannot start."),
+            _(
+                "Check the mount paths: OBS under /obs/ (or /obs-ckpt/) in the container, bucket "
+                "names are case-sensitive, no trailing space; EVS disks belong under /cache/ and "
+                "need the right filesystem type. Probe with the boot command `{probe}`."
+            ).format(probe=probe),
         )
     if label == "storage_read_only":
         return (
-            "The job writes into a mount that is read-only (an input, or a read-only volume).",
-            "Write results to an output path (outputs[].local_dir) or to /cache, not into an input "
-            "mount.",
+            _("The job writes into a mount that is read-only (an input, or a read-only volume)."),
+            _(
+                "Write results to an output path (outputs[].local_dir) or to /cache, not into an "
+                "input mount."
+            ),
         )
     if label == "storage_connection_error":
         big = _SIZE_GB.search(hit.text) or _SIZE_GB.search(job.log_preview)
         gb = float(big.group(1)) * (1024 if big.group(2).startswith("T") else 1) if big else 0
         size = (
-            f" The data is {big.group(1)} {big.group(2)}, over {LARGE_DATA_GB} GB."
+            " "
+            + _("The data is {size} {unit}, over {limit} GB.").format(
+                size=big.group(1), unit=big.group(2), limit=LARGE_DATA_GB
+            )
             if big and gb > LARGE_DATA_GB
             else ""
         )
         return (
-            "OBS timed out (network to the OBS endpoint), unlike EVS errors such as 'No such file "
-            "or "
-            f"directory' or 'wrong fs type'.{size}",
-            "Retry; for data over 100 GB use a parallel file system (SFS Turbo / PFS) instead of "
-            "object storage, or copy the data to /cache first.",
+            _(
+                "OBS timed out (network to the OBS endpoint), unlike EVS errors such as 'No such "
+                "file or directory' or 'wrong fs type'."
+            )
+            + size,
+            _(
+                "Retry; for data over 100 GB use a parallel file system (SFS Turbo / PFS) instead "
+                "of object storage, or copy the data to /cache first."
+            ),
         )
     if label == "image_pull_failed":
         m = _IMAGE_IN_TEXT.search(hit.text)
         image = m.group(1) if m else job.image
         return (
-            f"The node cannot pull the image {image or '(not shown)'} .",
-            "Check the image path: SWR organisation (project) name and tag spelling, and that the "
-            "image is shared with this account; `docker pull` it from a machine logged in to SWR "
-            "to confirm.",
+            _("The node cannot pull the image {image} .").format(image=image or _("(not shown)")),
+            _(
+                "Check the image path: SWR organisation (project) name and tag spelling, and that "
+                "the image is shared with this account; `docker pull` it from a machine logged in "
+                "to SWR to confirm."
+            ),
         )
     if label == "container_entrypoint_failed":
         return (
-            f"The container exited at start: the boot command ({job.boot_command or 'not shown'}) "
-            f"or its "
-            "interpreter (bash) is missing in the image.",
-            "Run the job once on an official ModelArts base image with the boot command `echo test "
-            "&& sleep 60`; if that works, add bash to the custom image or start the command with "
-            "/bin/sh.",
-        )
-    if label == "oom_killed":
-        return (
-            "Exit code 137 means SIGKILL: the container ran out of memory.",
-            "Reduce the batch size or the data held in memory, or choose a flavor with more "
-            "memory.",
+            _(
+                "The container exited at start: the boot command ({command}) or its interpreter "
+                "(bash) is missing in the image."
+            ).format(command=job.boot_command or _("not shown")),
+            _(
+                "Run the job once on an official ModelArts base image with the boot command `echo "
+                "test && sleep 60`; if that works, add bash to the custom image or start the "
+                "command with /bin/sh."
+            ),
         )
     if label == "dependency_install_failed":
-        return DEPENDENCY_EXPLANATION, DEPENDENCY_REMEDY
-    if label == "gpu_out_of_memory":
-        return (
+        return _(DEPENDENCY_EXPLANATION), _(DEPENDENCY_REMEDY)
+    pair = _JOB_TEXTS.get(label)
+    return (_(pair[0]), _(pair[1])) if pair else ("", "")
+
+
+# label -> (explanation, remedy) that need nothing of the job
+_JOB_TEXTS = {
+    "oom_killed": (
+        N_("Exit code 137 means SIGKILL: the container ran out of memory."),
+        N_(
+            "Reduce the batch size or the data held in memory, or choose a flavor with more memory."
+        ),
+    ),
+    "gpu_out_of_memory": (
+        N_(
             "The accelerator's own memory (GPU/NPU HBM) ran out; a flavor with more host memory "
-            "does not help.",
+            "does not help."
+        ),
+        N_(
             "Use a smaller batch size with gradient accumulation, activation checkpointing or "
             "mixed precision, or a flavor with more (or larger) GPUs/NPUs; check npu-smi info / "
-            "nvidia-smi for other processes holding device memory.",
-        )
-    if label == "input_path_not_found":
-        return (
-            "The code or MoXing asked OBS for an object that does not exist (404 NoSuchKey).",
-            "Check the OBS path spelling (bucket and object names are case-sensitive) and that the "
-            "data was uploaded where the job points.",
-        )
-    if label == "init_timeout":
-        return (
+            "nvidia-smi for other processes holding device memory."
+        ),
+    ),
+    "input_path_not_found": (
+        N_("The code or MoXing asked OBS for an object that does not exist (404 NoSuchKey)."),
+        N_(
+            "Check the OBS path spelling (bucket and object names are case-sensitive) and that "
+            "the data was uploaded where the job points."
+        ),
+    ),
+    "init_timeout": (
+        N_(
             "Preparation timed out: cross-region algorithm synchronisation or shared-storage "
-            "creation took too long.",
-            "Keep algorithm, data and job in one region, then resubmit.",
-        )
-    if label == "nccl_communication_error":
-        return (
-            "Collective communication between the workers failed.",
+            "creation took too long."
+        ),
+        N_("Keep algorithm, data and job in one region, then resubmit."),
+    ),
+    "nccl_communication_error": (
+        N_("Collective communication between the workers failed."),
+        N_(
             "Check the network between the nodes (NCCL_SOCKET_IFNAME, MTU, RoCE/IB health) and "
-            "resubmit.",
-        )
-    if label == "cuda_driver_mismatch":
-        return (
-            "The image's CUDA runtime is newer than the pool's GPU driver.",
-            "Use an image whose CUDA version the driver supports (an official ModelArts image for "
-            "this flavor).",
-        )
-    return ("", "")
+            "resubmit."
+        ),
+    ),
+    "cuda_driver_mismatch": (
+        N_("The image's CUDA runtime is newer than the pool's GPU driver."),
+        N_(
+            "Use an image whose CUDA version the driver supports (an official ModelArts image "
+            "for this flavor)."
+        ),
+    ),
+}
 
 
 # pip/conda still retrying (or DNS failing) in the last lines of the startup log: the job waits on a
@@ -378,11 +421,11 @@ _DEP_WHAT = re.compile(
     r"Could not find a version that satisfies the requirement \S+"
 )
 DEP_TAIL_LINES = 5  # the last non-empty startup-log lines that must carry the cause
-DEPENDENCY_EXPLANATION = (
+DEPENDENCY_EXPLANATION = N_(
     "Python/conda dependencies could not be installed at startup: the package index is unreachable "
     "from the training nodes, or the package/version does not exist there."
 )
-DEPENDENCY_REMEDY = (
+DEPENDENCY_REMEDY = N_(
     "Pin a mirror reachable from the pool's network (pip config set global.index-url <mirror> / "
     "PIP_INDEX_URL, conda channels in .condarc), check the package name and version, or bake the "
     "dependencies into the image (pip install -r requirements.txt in the Dockerfile, push to SWR) "
@@ -399,7 +442,9 @@ def dependency_phrase(text: str) -> str:
     m = _DEP_HOST.search(text)
     host = next((g for g in m.groups() if g), "") if m else ""
     why = f" ({what.group(0)})" if what else ""
-    return f"{tool} cannot reach {host or 'the package index'}{why}"
+    return _("{tool} cannot reach {host}{why}").format(
+        tool=tool, host=host or _("the package index"), why=why
+    )
 
 
 def dependency_stall(job: TrainingJob) -> tuple[int, str] | None:

@@ -18,6 +18,7 @@ from cockpit.diagnosis.context import RuleContext, clip
 from cockpit.diagnosis.rules.modelarts_startup import silence
 from cockpit.diagnosis.rules.slurm_common import fmt_duration
 from cockpit.diagnosis.startup_log import strip_time
+from cockpit.i18n import _
 from cockpit.model import Evidence, Finding, RiskSettings, Subject, TrainingJob, training_log_path
 
 
@@ -35,27 +36,35 @@ def running_log_silent(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
     if age - max(0.0, (ctx.now - checked).total_seconds()) < after:
         return
     since = (ctx.now - timedelta(seconds=age)).replace(microsecond=0)  # when it was written
-    read = f"; as read at {checked:%H:%M}" if job.log_checked_at is not None else ""
+    read = (
+        "; " + _("as read at {time}").format(time=f"{checked:%H:%M}")
+        if job.log_checked_at is not None
+        else ""
+    )
     yield Finding(
         root_cause="training_log_silent",
         severity="warning",
         subject=Subject("training_job", ctx.snapshot.source, job.job_id, name=job.name),
-        title=(
-            f"log silent for {int(age // 60)} min, since {since:%H:%M} "
-            f"(last: {clip(strip_time(text), 60)})"
+        title=_("log silent for {mins} min, since {since} (last: {line})").format(
+            mins=int(age // 60), since=f"{since:%H:%M}", line=clip(strip_time(text), 60)
         ),
-        explanation=(
-            f"The job is Running but its log's last line (line {line_no}) was written at or "
-            f"before {since:%Y-%m-%d %H:%M} UTC, {fmt_duration(int(age))} ago{read} (threshold "
-            f"{fmt_duration(int(after))}): a hang (a collective waiting for a rank that died, a "
-            "stalled data loader, a mount that stopped answering) keeps its nodes until the "
-            "job's own timeout."
+        explanation=_(
+            "The job is Running but its log's last line (line {line}) was written at or "
+            "before {when} UTC, {ago} ago{read} (threshold {threshold}): a hang (a collective "
+            "waiting for a rank that died, a stalled data loader, a mount that stopped answering) "
+            "keeps its nodes until the job's own timeout."
+        ).format(
+            line=line_no,
+            when=f"{since:%Y-%m-%d %H:%M}",
+            ago=fmt_duration(int(age)),
+            read=read,
+            threshold=fmt_duration(int(after)),
         ),
-        remedy=(
-            "Open the log at that line and the job's monitoring (NPU/GPU utilisation near 0 % "
-            "confirms a hang); stop the job and resume from its last checkpoint rather than "
-            "wait. A job that only logs per epoch may be fine: raise [risk] log_silent_s."
-        ),
+        remedy=_(
+            "Open the log at that line and the job's monitoring (NPU/GPU utilisation near "
+            "{idle} confirms a hang); stop the job and resume from its last checkpoint rather "
+            "than wait. A job that only logs per epoch may be fine: raise [risk] log_silent_s."
+        ).format(idle="0 %"),
         evidence=(
             Evidence(
                 "log",

@@ -21,6 +21,7 @@ from datetime import datetime
 from cockpit.diagnosis.context import RuleContext, clip
 from cockpit.diagnosis.rules.modelarts_causes import cause_hits, dependency_stall, refine
 from cockpit.diagnosis.startup_log import keyword_lines, last_line, strip_time
+from cockpit.i18n import _
 from cockpit.model import Evidence, Finding, StartupDiff, Subject, TrainingJob, training_log_path
 
 LOG_SILENT_S = 10 * 60  # no new startup-log line this long while Initializing: say so
@@ -90,34 +91,40 @@ def placement_finding(
         )
     )
     pool = job.pool_name or job.pool_id
-    where = f"dedicated pool {pool}" if pool and not job.pool_public else "the public pool"
+    where = (
+        _("dedicated pool {pool}").format(pool=pool)
+        if pool and not job.pool_public
+        else _("the public pool")
+    )
     mins = int(age_s // 60)
-    why = "its flavor, node selector or a taint matches no node that is free and healthy"
+    why = _("its flavor, node selector or a taint matches no node that is free and healthy")
     if room is not None:
         fit, text = room
         evidence.append(Evidence("pool nodes", f"pool {pool}: {fit} node(s) fit; {text}", tier=1))
         if fit:
-            why = (
-                f"{fit} node(s) have room for its flavor, so the scheduler did not place it "
+            why = _(
+                "{fit} node(s) have room for its flavor, so the scheduler did not place it "
                 "although it could (a node selector or taint, or a lost scheduling request)"
-            )
+            ).format(fit=fit)
     return Finding(
         root_cause="scheduling_constraint_unsatisfied",
         severity="critical" if not job.pool_public else "warning",
         subject=_subject(job, ctx),
-        title=f"Initializing {mins} min: no pod placed (scheduling failure) at {stage!r}",
-        explanation=(
-            f"The console shows the stage {stage!r} for {mins} min, yet no event says the pod "
-            "was scheduled to a node or that an image pull began, and nothing says the job is "
-            f"queued. The job was never placed on a node of {where}: {why}. A slow pull "
-            "would show 'Pulling image' events."
+        title=_("Initializing {mins} min: no pod placed (scheduling failure) at {stage}").format(
+            mins=mins, stage=repr(stage)
         ),
-        remedy=(
+        explanation=_(
+            "The console shows the stage {stage} for {mins} min, yet no event says the pod "
+            "was scheduled to a node or that an image pull began, and nothing says the job is "
+            "queued. The job was never placed on a node of {where}: {why}. A slow pull "
+            "would show 'Pulling image' events."
+        ).format(stage=repr(stage), mins=mins, where=where, why=why),
+        remedy=_(
             "Check the pool's nodes (Abnormal, cordoned, tainted) and free capacity for flavor "
-            f"{job.flavor_id or '(unknown)'}; stop the job and resubmit on a flavor or pool with "
+            "{flavor}; stop the job and resubmit on a flavor or pool with "
             "free nodes. If the pool is healthy and has room, open a ticket with the job id: "
             "the scheduler lost it."
-        ),
+        ).format(flavor=job.flavor_id or _("(unknown)")),
         evidence=tuple(evidence),
         confidence=0.75,
         first_seen=job.create_time,
@@ -170,13 +177,15 @@ def job_log_silent(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
         root_cause="startup_log_silent",
         severity="info" if named else "warning",
         subject=_subject(job, ctx),
-        title=f"No new startup-log line for {mins} min (last: {clip(strip_time(text), 60)})",
-        explanation=(
-            f"The startup log's last line (line {line_no}) was written {mins} min ago and the "
+        title=_("No new startup-log line for {mins} min (last: {line})").format(
+            mins=mins, line=clip(strip_time(text), 60)
+        ),
+        explanation=_(
+            "The startup log's last line (line {line}) was written {mins} min ago and the "
             "job is still Initializing: whatever that step does (a download, a mount, a "
             "dependency install, a rendezvous) has stopped making progress."
-        ),
-        remedy=(
+        ).format(line=line_no, mins=mins),
+        remedy=_(
             "Open the startup log at that line; if the step it names is a network fetch, check "
             "the endpoint from the pool (a boot command `curl -sI <url>`); stop and resubmit "
             "once fixed rather than waiting for the Initializing timeout."

@@ -21,6 +21,7 @@ from operator import attrgetter
 
 from cockpit.diagnosis.context import RuleContext, clip
 from cockpit.diagnosis.rules.slurm_common import fmt_duration, fmt_mib, suggest_mem_mib
+from cockpit.i18n import _
 from cockpit.model import (
     Evidence,
     Finding,
@@ -71,23 +72,32 @@ def time_limit_near(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
 def _near(j: SlurmJob, source: str, start: float, limit: int, tz) -> Finding:
     start_at = datetime.fromtimestamp(int(start), tz)
     kill_at = start_at + timedelta(seconds=limit)
-    part = f" (partition {j.partition})" if j.partition else ""
+    part = (
+        " (" + _("partition {partition}").format(partition=j.partition) + ")" if j.partition else ""
+    )
     return Finding(
         "time_limit_near",
         "warning",
         Subject("job", source, j.job_id),
-        f"near its time limit: killed at {kill_at:%H:%M} (TimeLimit {fmt_duration(limit)})",
-        explanation=(
-            f"Job {j.job_id} has run past {int(NEAR_LIMIT * 100)} % of its time limit "
-            f"{fmt_duration(limit)}{part}: Slurm ends it at {kill_at:%Y-%m-%d %H:%M:%S} "
-            "(TIMEOUT, SIGTERM then SIGKILL), with whatever it has not written out lost."
+        _("near its time limit: killed at {time} (TimeLimit {limit})").format(
+            time=f"{kill_at:%H:%M}", limit=fmt_duration(limit)
         ),
-        remedy=(
-            f"Before {kill_at:%H:%M}: raise the limit if the site allows it (an operator: "
-            f"scontrol update JobId={j.job_id} TimeLimit=+01:00:00, within the partition's "
+        explanation=_(
+            "Job {job_id} has run past {pct} of its time limit {limit}{part}: Slurm ends it "
+            "at {when} (TIMEOUT, SIGTERM then SIGKILL), with whatever it has not written out lost."
+        ).format(
+            job_id=j.job_id,
+            pct=f"{int(NEAR_LIMIT * 100)} %",
+            limit=fmt_duration(limit),
+            part=part,
+            when=f"{kill_at:%Y-%m-%d %H:%M:%S}",
+        ),
+        remedy=_(
+            "Before {time}: raise the limit if the site allows it (an operator: "
+            "scontrol update JobId={job_id} TimeLimit=+01:00:00, within the partition's "
             "MaxTime), or have the job checkpoint now (sbatch --signal=B:USR1@300 for next "
             "time) and resubmit from the checkpoint."
-        ),
+        ).format(time=f"{kill_at:%H:%M}", job_id=j.job_id),
         evidence=(
             Evidence(
                 "squeue",
@@ -132,34 +142,52 @@ def _memory_finding(j: SlurmJob, m: JobMemory, source: str, st: RiskSettings) ->
     climbed = m.near_kib is not None and m.used_kib > m.near_kib
     critical = m.used_kib >= st.memory_critical * m.request_mib * 1024 or climbed
     hold = suggest_mem_mib(max(used_mib, m.request_mib))
-    what = "MaxRSS" if m.tasks_per_node == 1 else f"{m.tasks_per_node} tasks' RSS"
-    where = f" on {m.node}" if m.node else ""
-    per = "per node " if (j.node_count or 1) > 1 or j.mem_per_cpu else ""
+    what = "MaxRSS" if m.tasks_per_node == 1 else _("{n} tasks' RSS").format(n=m.tasks_per_node)
+    where = " " + _("on {node}").format(node=m.node) if m.node else ""
+    per_node = (j.node_count or 1) > 1 or j.mem_per_cpu
     climb = (
-        f", up from {fmt_mib(m.near_kib / 1024)} when first named at risk"
+        ", " + _("up from {mem} when first named at risk").format(mem=fmt_mib(m.near_kib / 1024))
         if climbed and m.near_kib is not None
         else ""
     )
     explanation = (
-        f"Job {j.job_id}'s step {m.step} holds {fmt_mib(used_mib)} resident{where} ({what}), "
-        f"{pct} % of the {fmt_mib(m.request_mib)} it asked for {per}".rstrip()
-        + f"{climb}. Past the request the cgroup's OOM killer ends the step "
-        "(OUT_OF_MEMORY), with whatever it has not written out lost."
+        _(
+            "Job {job_id}'s step {step} holds {used} resident{where} ({what}), "
+            "{pct} of the {req} it asked for per node{climb}. Past the request the cgroup's "
+            "OOM killer ends the step (OUT_OF_MEMORY), with whatever it has not written out lost."
+        )
+        if per_node
+        else _(
+            "Job {job_id}'s step {step} holds {used} resident{where} ({what}), "
+            "{pct} of the {req} it asked for{climb}. Past the request the cgroup's "
+            "OOM killer ends the step (OUT_OF_MEMORY), with whatever it has not written out lost."
+        )
+    ).format(
+        job_id=j.job_id,
+        step=m.step,
+        used=fmt_mib(used_mib),
+        where=where,
+        what=what,
+        pct=f"{pct} %",
+        req=fmt_mib(m.request_mib),
+        climb=climb,
     )
     return Finding(
         "memory_near_request",
         "critical" if critical else "warning",
         Subject("job", source, j.job_id),
-        f"memory near its request: MaxRSS {fmt_mib(used_mib)} of --mem {fmt_mib(m.request_mib)}"
-        f" ({pct} %)" + (", still climbing" if climbed else ""),
+        _("memory near its request: MaxRSS {used} of --mem {req} ({pct} %)").format(
+            used=fmt_mib(used_mib), req=fmt_mib(m.request_mib), pct=pct
+        )
+        + (", " + _("still climbing") if climbed else ""),
         explanation=explanation,
-        remedy=(
+        remedy=_(
             "A running job's memory cannot be raised (scontrol update MinMemoryNode= is "
             "refused once it runs): let it checkpoint and resubmit with "
-            f"--mem={fmt_mib(hold)} (1.2x its peak), or free memory in the job if it can. "
-            f"Before it starts, an operator can raise a pending copy: scontrol update "
-            f"JobId=<id> MinMemoryNode={hold}."
-        ),
+            "--mem={mem} (1.2x its peak), or free memory in the job if it can. "
+            "Before it starts, an operator can raise a pending copy: scontrol update "
+            "JobId=<id> MinMemoryNode={hold}."
+        ).format(mem=fmt_mib(hold), hold=hold),
         evidence=(
             Evidence(
                 "sstat",
@@ -200,26 +228,42 @@ def _silent_finding(j: SlurmJob, o: JobOutput, source: str, st: RiskSettings, tz
     since = o.modified_at.astimezone(tz)
     after = int(st.silent_after(j.partition))
     name = o.path.rsplit("/", 1)[-1]
-    holds = f"{j.node_count} node(s)" if j.node_count else "its allocation"
-    gres = f" and {j.gres}" if j.gres else ""
-    last = f" (last: {clip(o.last_line, 60)})" if o.last_line else ""
+    holds = _("{n} node(s)").format(n=j.node_count) if j.node_count else _("its allocation")
+    gres = " " + _("and {gres}").format(gres=j.gres) if j.gres else ""
+    last = " (" + _("last: {line}").format(line=clip(o.last_line, 60)) + ")" if o.last_line else ""
     return Finding(
         "job_output_silent",
         "warning",
         Subject("job", source, j.job_id),
-        f"no output since {since:%H:%M}{last}",
+        _("no output since {time}").format(time=f"{since:%H:%M}") + last,
         explanation=(
-            f"Job {j.job_id} is RUNNING but its stdout {name} has not grown since "
-            f"{since:%Y-%m-%d %H:%M:%S} (threshold {fmt_duration(after)}"
-            + (f" for partition {j.partition}" if j.partition else "")
-            + f"), while it holds {holds}{gres}: a hang (a deadlock, a rendezvous or a mount "
-            "that never answered) burns the allocation until the time limit."
+            _(
+                "Job {job_id} is RUNNING but its stdout {name} has not grown since {when} "
+                "(threshold {threshold} for partition {partition}), while it holds {holds}{gres}: "
+                "a hang (a deadlock, a rendezvous or a mount that never answered) burns the "
+                "allocation until the time limit."
+            )
+            if j.partition
+            else _(
+                "Job {job_id} is RUNNING but its stdout {name} has not grown since {when} "
+                "(threshold {threshold}), while it holds {holds}{gres}: "
+                "a hang (a deadlock, a rendezvous or a mount that never answered) burns the "
+                "allocation until the time limit."
+            )
+        ).format(
+            job_id=j.job_id,
+            name=name,
+            when=f"{since:%Y-%m-%d %H:%M:%S}",
+            threshold=fmt_duration(after),
+            partition=j.partition,
+            holds=holds,
+            gres=gres,
         ),
-        remedy=(
-            f"Look at what it does now: sstat -j {j.job_id} (CPU moving?), py-spy dump or gdb "
-            f"on its node ({j.node_list or 'see squeue'}); a job that only writes at the end "
+        remedy=_(
+            "Look at what it does now: sstat -j {job_id} (CPU moving?), py-spy dump or gdb "
+            "on its node ({nodes}); a job that only writes at the end "
             "is fine. If it hangs, scancel it rather than wait for the TIMEOUT."
-        ),
+        ).format(job_id=j.job_id, nodes=j.node_list or _("see squeue")),
         evidence=(
             Evidence(
                 name,

@@ -1,0 +1,188 @@
+"""The diagnosis engine speaks Chinese: every finding's title, explanation and remedy, over
+every failure bundle and the whole demo site, holds no English prose in Chinese, and states
+the same facts (cause ids, subjects, job ids, the deciding numbers) as in English.
+
+English prose is found by :func:`english_prose`: a run of three or more plain lower-case
+English words left once the facts are taken out (quoted text, commands, options, paths,
+``key=value`` pairs, and any words that also appear in the finding's evidence lines or the
+bundle's own files, which the explanation may quote as the platform printed them).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cockpit import i18n
+from cockpit.cli import main
+from cockpit.ingest.bundle import diagnose_bundle
+
+CASES = Path(__file__).parent / "fixtures" / "cases"
+BUNDLES = sorted(p for p in CASES.iterdir() if (p / "expected.toml").is_file())
+TEXT_FIELDS = ("title", "explanation", "remedy")
+
+# Programs whose command lines a remedy gives as they are typed: from such a word to the end
+# of its clause the text is a command, not prose.
+COMMANDS = (
+    "scontrol sacct sacctmgr squeue sinfo sprio sdiag sshare scancel sbatch srun salloc sstat "
+    "sreport strigger systemctl journalctl dmesg df du quota lfs mmlsquota ls cat grep tail "
+    "nvidia-smi npu-smi dcgmi ibstat ibv_devinfo ip ping ssh munge unmunge chronyc kubectl "
+    "docker crictl pip conda python python3 torchrun mpirun ulimit free top ps kill mount "
+    "umount findmnt stat hccn_tool ascend-dmi obsutil ma-cli sort uniq head wc"
+).split()
+_COMMAND = re.compile(
+    r"(?<![\w./-])(?:" + "|".join(re.escape(c) for c in COMMANDS) + r")\b[^;；，。,()（）\n]*"
+)
+# quoted or code-like pieces: facts as the platform prints them
+_FACTS = re.compile(
+    r"`[^`]*`|\"[^\"]*\"|'[^']*'|“[^”]*”|‘[^’]*’|<[^<>]*>"
+    r"|\S*[=/_.:@\\]\S*"  # key=value, paths, file names, labels, host:port
+    r"|--?[\w-]+"  # options
+)
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+
+
+def english_prose(text: str, quoted: str = "") -> list[str]:
+    """The runs of 3+ lower-case English words in ``text`` that are prose, not facts.
+    ``quoted``: text the finding may quote verbatim (its evidence lines, the bundle's files);
+    a run found in it is a quotation, not the cockpit's own English."""
+    quoted_low = " ".join(quoted.lower().split())
+    out = []
+    # clauses: Chinese text and punctuation end a run of English words
+    for clause in re.split(r"[;；。，,:：()（）\[\]【】!?！？\n]|" + _CJK.pattern, text):
+        clause = _COMMAND.sub(" ", clause)
+        clause = _FACTS.sub(" | ", clause)
+        run: list[str] = []
+        for tok in clause.split() + ["|"]:
+            if _WORD.fullmatch(tok) and tok.islower() and len(tok) > 1 or tok in ("a",):
+                run.append(tok)
+                continue
+            if len(run) >= 3:
+                phrase = " ".join(run)
+                if phrase.lower() not in quoted_low:
+                    out.append(phrase)
+            run = []
+    return out
+
+
+@pytest.mark.parametrize(
+    ("text", "prose"),
+    [
+        ("永远不会运行: 64 CPUs > MaxCPUsPerNode 48", []),
+        ("never runs: 64 CPUs > MaxCPUsPerNode 48", []),  # two words are not a sentence
+        ("作业 48101 can never start in partition cpu", ["can never start in partition cpu"]),
+        ("Lower the request to fit (e.g. --mem)", ["the request to fit"]),
+        (
+            "检查节点: scontrol show node cn013; 然后 scontrol update NodeName=cn013 State=RESUME",
+            [],
+        ),
+        ("用 `squeue --start -j 48101` 查看预计开始时间", []),
+        ("查看 slurmd.log 和 dmesg", []),
+        ("sacct -j 123 -o JobID,State,ExitCode 显示是哪个作业步失败", []),
+        ("第一个红色错误: error: unable to open file", []),  # quoted from the evidence below
+        ("the node is the cause, not the job", ["the node is the cause", "not the job"]),
+        ("节点 gpu-node-07 上 the out of memory killer", ["the out of memory killer"]),
+    ],
+)
+def test_the_detector(text, prose):
+    assert english_prose(text, quoted="slurmd: error: Unable to open file /x") == prose
+
+
+# ------------------------------------------------------------------ running the engine twice
+
+
+def _bundle_findings(case: Path, lang: str) -> list[dict]:
+    i18n.set_language(lang)
+    try:
+        return diagnose_bundle(str(case)).to_json()["findings"]
+    finally:
+        i18n.set_language("en")
+
+
+def _bundle_text(case: Path) -> str:
+    out = []
+    for p in sorted(case.rglob("*")):
+        if p.is_file() and p.name != "expected.toml" and p.stat().st_size < 2_000_000:
+            out.append(p.read_bytes().decode("utf-8", "replace"))
+    return "\n".join(out)
+
+
+def _cli_json(capsys, argv: list[str]) -> dict | list:
+    try:
+        main(argv)
+    finally:
+        i18n.set_language("en")
+    return json.loads(capsys.readouterr().out)
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
+_TOKEN = re.compile(
+    r"\b(?:[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}[A-Z_]*)\b"  # Slurm settings, states, reason codes
+    r"|\b\w+=[^\s,;)\u3000-\u9fff\uff00-\uffef]+"  # Reason=…, JobId=… (to a CJK stop)
+    r"|--[\w-]+"  # options
+)
+
+
+def facts(text: str, live: bool = False) -> set[str]:
+    """The facts a text states that must read the same in any language. ``live``: two runs
+    of the demo a moment apart, whose storage figures drift (49807.2 GiB free, then 49807.3):
+    the whole numbers still must agree, not the fractions."""
+    if live:
+        text = re.sub(r"\b(\d+)\.\d+\b", r"\1", text)
+    # a sentence's full stop is not part of the fact (State=RESUME. / State=RESUME。)
+    return set(_NUMBER.findall(text)) | {t.rstrip(".") for t in _TOKEN.findall(text)}
+
+
+def _compare(
+    en: list[dict], zh: list[dict], quoted: str, where: str, live: bool = False
+) -> list[str]:
+    """What is wrong with the Chinese findings against the English ones."""
+    bad = []
+    assert [f["root_cause"] for f in en] == [f["root_cause"] for f in zh], where
+    assert [f["subject"] for f in en] == [f["subject"] for f in zh], where
+    for e, z in zip(en, zh, strict=True):
+        ev = quoted + "\n" + "\n".join(x["text"] for x in z.get("evidence", []))
+        for field in TEXT_FIELDS:
+            for phrase in english_prose(z[field], ev):
+                bad.append(f"{where} {z['root_cause']} {field}: {phrase!r} in {z[field]!r}")
+            lost = facts(e[field], live) - facts(z[field], live)
+            if lost:
+                bad.append(f"{where} {z['root_cause']} {field}: lost {sorted(lost)} {z[field]!r}")
+    return bad
+
+
+@pytest.mark.parametrize("case", BUNDLES, ids=lambda p: p.name)
+def test_bundle_in_chinese(case: Path):
+    en, zh = _bundle_findings(case, "en"), _bundle_findings(case, "zh")
+    bad = _compare(en, zh, _bundle_text(case), case.name)
+    assert not bad, f"{len(bad)} English or lost facts:\n" + "\n".join(bad[:10])
+
+
+def test_demo_site_in_chinese(capsys):
+    """``cockpit diagnose --demo --json``: every finding of every subject of the demo site."""
+    en = _cli_json(capsys, ["diagnose", "--demo", "--json", "--lang", "en"])
+    zh = _cli_json(capsys, ["diagnose", "--demo", "--json", "--lang", "zh"])
+    assert len(zh["findings"]) > 50
+    bad = _compare(en["findings"], zh["findings"], "", "demo", live=True)
+    assert not bad, f"{len(bad)} English or lost facts:\n" + "\n".join(bad[:12])
+
+
+def test_demo_snapshot_verdicts_in_chinese(capsys):
+    """``cockpit snapshot --demo --json``: the verdict of every job, node and training job."""
+    en = _cli_json(capsys, ["snapshot", "--demo", "--json", "--lang", "en"])
+    zh = _cli_json(capsys, ["snapshot", "--demo", "--json", "--lang", "zh"])
+    bad = []
+    for s_en, s_zh in zip(en, zh, strict=True):
+        v_en, v_zh = s_en["verdicts"], s_zh["verdicts"]
+        assert [v["root_cause"] for v in v_en] == [v["root_cause"] for v in v_zh]
+        for e, z in zip(v_en, v_zh, strict=True):
+            where = f"{z['subject']['kind']} {z['subject']['id']} {z['root_cause']}"
+            bad += [f"{where}: {p!r} in {z['title']!r}" for p in english_prose(z["title"])]
+            lost = facts(e["title"], True) - facts(z["title"], True)
+            if lost:
+                bad.append(f"{where}: lost {sorted(lost)} in {z['title']!r}")
+    assert not bad, f"{len(bad)} verdicts:\n" + "\n".join(bad[:12])
