@@ -735,10 +735,7 @@ class LogView(FindInLog, ScrollView, can_focus=True):
             parts.append(_("go to {n} (g)").format(n=self._count))
         if self.keep_text:
             kept = len(self._kept)
-            parts.append(
-                f"&{clean(self.keep_text, 40)}: "
-                + ngettext("{n} line", "{n} lines", kept).format(n=kept)
-            )
+            parts.append(f"&{clean(self.keep_text, 40)}: " + _("{n} lines").format(n=kept))
         err = self.error_at(self.cursor)
         crit = sum(1 for e in self.errors if e.severity == "critical")
         warn = len(self.errors) - crit
