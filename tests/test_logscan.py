@@ -96,6 +96,12 @@ def test_a_traceback_header_yields_to_the_exception_that_ends_it():
             "mpi_network_error",
         ),
         (b"cuda error(2).out of memory.", "gpu_out_of_memory"),
+        (b"srun: error: gpu001: task 0: Out Of Memory", "oom_killed"),
+        (
+            b"RuntimeError: unable to open shared memory object </torch_29919_1396182366> in "
+            b"read-write mode",
+            "shared_memory_exhausted",
+        ),
         (b"sbatch: error: No gpu count given, specify --gres=gpu", "submit_rejected_policy"),
         (
             b"sbatch: error: batch job submission failed: requested reservation is invalid",
@@ -438,3 +444,17 @@ def test_chunked_scan_equals_the_whole_buffer_on_any_mix(tmp_path_factory, lines
     assert (got and (got.line, got.offset, got.label, got.strong)) == (
         whole and (whole.line, whole.offset, whole.label, whole.strong)
     )
+
+
+@pytest.mark.parametrize("chunk", [16, 64, 4096])
+def test_stream_scan_counts_every_line_and_byte_when_nothing_is_red(chunk):
+    """The reader reuses its buffers between pieces: what it says it read (the bundle's note,
+    'no error line in its N lines') is still the whole stream's, the last piece included."""
+    import io
+
+    import cockpit.ingest.logfile as ls
+
+    body = b"".join(b"step %d loss 0.%d\n" % (i, i) for i in range(500)) + b"last line, no newline"
+    scan = ls.scan_stream(io.BytesIO(body[10:]), head=body[:10], chunk=chunk)
+    assert scan.hit is None and scan.complete
+    assert (scan.bytes_read, scan.lines_read) == (len(body), 501)

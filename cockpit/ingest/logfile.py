@@ -53,14 +53,28 @@ def _chunks(
 
     Plain reads, not mmap: a log truncated while it is scanned (logrotate copytruncate) would
     kill the process with SIGBUS through a mapping, and pipes cannot be mapped at all. Each
-    piece is read straight into a fresh bytearray after the previous piece's partial last
-    line (``readinto``), and cut by truncation: no copy of the chunk itself. ``carry``: bytes
+    piece is read straight into a bytearray after the previous piece's partial last line
+    (``readinto``), and cut by truncation: no copy of the chunk itself. ``carry``: bytes
     already read from ``fh`` (a head looked at before deciding to stream), scanned first.
+
+    Two bytearrays take turns, each resized in place: a piece stays as it was until the piece
+    after the next one is read (a consumer may hold the last piece past the end, as
+    :func:`scan_stream` does, or the previous one while it reads the next). A fresh 32 MiB
+    bytearray per piece made the kernel fault in and zero 1 GiB of new pages for a 1 GiB log:
+    1.8-2.5 s of a ~5 s scan against 0.25-0.7 s reading into a kept one.
     """
     base, line = 0, 1
+    bufs = [bytearray(), bytearray()]
+    turn = 0
     while True:
         k = len(carry)
-        buf = bytearray(k + chunk)
+        buf = bufs[turn]
+        if not buf:
+            buf = bufs[turn] = bytearray(k + chunk)
+        elif len(buf) > k + chunk:
+            del buf[k + chunk :]
+        else:  # grows by the few bytes the cut left out last time: the pages stay
+            buf.extend(bytes(k + chunk - len(buf)))
         buf[:k] = carry
         with memoryview(buf) as mv, mv[k:] as dest:
             n = fh.readinto(dest)
@@ -78,11 +92,11 @@ def _chunks(
             cut = len(buf)
         elif cut == 0:
             carry = bytes(buf)  # a short read (a pipe) inside a line: read on to its end
-            del buf
             continue
         carry = bytes(buf[cut:])
         del buf[cut:]
         yield base, line, buf
+        turn ^= 1
         base += len(buf)
         line += buf.count(b"\n")
 
