@@ -165,7 +165,7 @@ def annotate(source: str, entries: list[dict]) -> list[dict]:
     (the hand-written pattern that recognised it) and ``known_label``. A hand-written strong
     pattern keeps its verdict (the entry takes its label and that label's domain); lines the
     scanner calls harmless (printed on healthy runs) are dropped."""
-    from cockpit.diagnosis.catalogue import KIND, Template, example_line
+    from cockpit.diagnosis.catalogue import KIND, Template, example_line, own_words
     from cockpit.diagnosis.domains import domain_of
 
     out = []
@@ -188,6 +188,8 @@ def annotate(source: str, entries: list[dict]) -> list[dict]:
         p = _hand_classify(example_line(t), KIND.get(t.program, "app"))
         if p == "harmless":
             continue
+        if p is not None and not p.strong and _hand_classify(own_words(t), "app") is None:
+            p = None  # only the line's prefix ("Warning Failed", "error:") made it an error
         if p is not None:
             e["known"], e["known_label"] = p.name, p.label
             e["known_strong"] = p.strong

@@ -35,6 +35,9 @@ SOURCES = (
     "cann",
     "torch_npu",
     "npusmi",
+    "volcano",
+    "kueue",
+    "kube",
 )
 _DIR = Path(__file__).parent
 # how each program's lines look in the logs operators have (for generated examples)
@@ -56,10 +59,16 @@ _PREFIX = {
     "cann": "{code}: [PID: 4242] 2026-12-04-10:00:00.123.456 ",
     "torch_npu": "[rank3]: RuntimeError: ",
     "npusmi": "",
+    # volcano-scheduler's klog line; Kueue's Pending event row in kubectl describe
+    "volcano": "E1204 10:00:00.123456       1 session.go:123] ",
+    "kueue": "  Warning  Pending  30s  kueue-admission  ",
+    "kube": "  Warning  Failed     2m (x4 over 6m)  kubelet  ",
 }
 # sources whose lines only job logs hold (never slurmctld/slurmd logs): the hand-written weak
 # patterns that recognised them at extraction time apply wherever they appear
-_JOB_LOG_SOURCES = frozenset({"ompi", "pmix", "ucx", "cann", "torch_npu", "npusmi"})
+_JOB_LOG_SOURCES = frozenset(
+    {"ompi", "pmix", "ucx", "cann", "torch_npu", "npusmi", "volcano", "kueue", "kube"}
+)
 # a log kind the scanner is told for each program's lines
 KIND = {"slurmctld": "slurmctld", "slurmd": "slurmd", "slurmstepd": "slurmd", "munged": "journal"}
 
