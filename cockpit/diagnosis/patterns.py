@@ -120,7 +120,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p(
         "slurm_oom_exceeded",
         r"exceeded memory limit \(\d+ > \d+\), being killed|Exceeded job memory limit|"
-        r"JobId=\d+ OOM failure",
+        r"JobId=\d+ OOM failure|"
+        # srun's report of a task the OOM killer ended (Slurm 19.05+)
+        r"srun: error: \S+: tasks? [\d,-]+: Out Of Memory",
         "oom_killed",
         tier=0,
     ),
@@ -142,7 +144,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p(
         "shared_memory",
         r"out of shared memory|insufficient shared memory \(shm\)|"
-        r"DataLoader worker \(pid \d+\) is killed by signal: Bus\b",
+        r"DataLoader worker \(pid \d+\) is killed by signal: Bus\b|"
+        # PyTorch's shared segments (/dev/shm/torch_*) that could not be created or filled
+        r"unable to (?:open shared memory object|write to file) </torch_",
         "shared_memory_exhausted",
         tier=2,
     ),
