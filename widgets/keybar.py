@@ -19,11 +19,14 @@ from textual.color import Color, ColorParseError
 from textual.screen import Screen
 from textual.widget import Widget
 
-from cockpit.i18n import _
+from cockpit.i18n import N_, _
 
 from ._safe import clean
 
 _SEP = "  "
+# Textual's own binding for the command palette (App.COMMAND_PALETTE_BINDING) is described
+# "palette": in the catalogue, so the bar draws it in the language spoken like the others
+_TEXTUAL_DESCRIPTIONS = (N_("palette"),)
 
 
 class KeyBar(Widget, can_focus=False):
