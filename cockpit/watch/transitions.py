@@ -216,15 +216,19 @@ _job_id = attrgetter("job_id")
 
 def _changed_jobs(prev: Snapshot, cur: Snapshot) -> list[tuple[SlurmJob | None, SlurmJob]]:
     """(last poll's row of the job, its row now) for the rows that are not the same object as
-    at the same place last poll (a job whose row object is the one of last poll cannot have
-    changed state or reason: it raises nothing); every row when rows moved, arrived or left,
-    or a job id repeats."""
+    last poll's row of the job (a job whose row object is the one of last poll cannot have
+    changed state or reason: it raises nothing); every row when a job id repeats."""
     pj, cj = prev.jobs, cur.jobs
-    if len(pj) == len(cj) and _unique_ids(pj) and _unique_ids(cj):
+    unique = _unique_ids(pj) and _unique_ids(cj)
+    if unique and len(pj) == len(cj):
         moved = [(pj[i], cj[i]) for i in compress(range(len(cj)), map(is_not, pj, cj))]
         if all(p.job_id == j.job_id for p, j in moved):
             return moved  # type: ignore[return-value]
     before = {j.job_id: j for j in pj}
+    if unique:
+        # jobs arrived or left (a real site's every poll): the rest are mostly last poll's
+        # objects at other places, and only the others can raise anything
+        return [(p, j) for j in cj if (p := before.get(j.job_id)) is not j]
     return [(before.get(j.job_id), j) for j in cj]
 
 
