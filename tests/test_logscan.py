@@ -102,6 +102,11 @@ def test_a_traceback_header_yields_to_the_exception_that_ends_it():
             b"read-write mode",
             "shared_memory_exhausted",
         ),
+        (b"Failed to initialize NVML: Driver/library version mismatch", "cuda_driver_mismatch"),
+        (
+            b"  sbatch: error: Batch job submission failed: Invalid feature specification",
+            "submit_rejected_unsatisfiable",
+        ),
         (b"sbatch: error: No gpu count given, specify --gres=gpu", "submit_rejected_policy"),
         (
             b"sbatch: error: batch job submission failed: requested reservation is invalid",

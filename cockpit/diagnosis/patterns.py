@@ -186,7 +186,9 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Requested partition configuration not available now|"
         r"Invalid generic resource \(gres\) specification|"
         # a step (srun, or an MPI launcher's srun) asking for more than its allocation has
-        r"Only allocated \d+ nodes asked for \d+",
+        r"Only allocated \d+ nodes asked for \d+|"
+        # --constraint names a feature no node of the cluster defines
+        r"Batch job submission failed: Invalid feature specification",
         "submit_rejected_unsatisfiable",
         tier=0,
     ),
@@ -460,7 +462,10 @@ PATTERNS: tuple[Pattern, ...] = (
         r"CUDA driver version is insufficient|driver version is insufficient for CUDA runtime|"
         r"not compatible with the current PyTorch installation|"
         r"no kernel image is available for execution|forward compatibility was attempted|"
-        r"unsupported PTX version",
+        r"unsupported PTX version|"
+        # the driver's user-space libraries were replaced while the old kernel module stays
+        # loaded (an unattended upgrade): NVML and CUDA refuse until a reload or reboot
+        r"Failed to initialize NVML: Driver/library version mismatch",
         "cuda_driver_mismatch",
         tier=2,
     ),
