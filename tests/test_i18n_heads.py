@@ -182,3 +182,49 @@ def test_webhook_body_in_chinese_with_the_same_facts(tmp_path, template):
         else:
             assert text(b).startswith(("[严重]", "[警告]")), text(b)
             assert any(kind in text(b) for kind in ("作业 ", "节点 ", "文件 ")), text(b)
+
+
+def test_web_page_and_sessions_speak_the_servers_language():
+    """``LANG=zh_CN.UTF-8 cockpit web``: the page's own words in Chinese, and each browser
+    session's TUI (a process of its own) started in the server's language, not its default."""
+    pytest.importorskip("textual_serve", reason="cockpit web needs textual-serve (the web extra)")
+    import http.client
+    from urllib.parse import urlsplit
+
+    from cockpit.web import session
+
+    argv = session.argv(
+        who="x",
+        config=None,
+        demo=True,
+        demo_seed=7,
+        store_url=None,
+        demo_epoch=None,
+        actions=False,
+        lang="zh",
+    )
+    assert argv[argv.index("--lang") + 1] == "zh"
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cockpit", "web", "--demo", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**_env("zh_CN.UTF-8", os.environ.get("TMPDIR", "/tmp"))},
+    )
+    try:
+        url = proc.stdout.readline().strip()  # type: ignore[union-attr]
+        assert url.startswith("http://"), proc.stderr.read()  # type: ignore[union-attr]
+        parts = urlsplit(url)
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        conn.request("GET", "/?" + parts.query)
+        first = conn.getresponse()
+        first.read()
+        cookie = first.headers["Set-Cookie"].split(";")[0]
+        conn.request("GET", "/", headers={"Cookie": cookie})
+        page = conn.getresponse().read().decode()
+        conn.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert "开始" in page and "会话已结束" in page and "Session ended" not in page

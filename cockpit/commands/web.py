@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from cockpit import i18n
 from cockpit.errors import UserError
 from cockpit.i18n import _
 
@@ -156,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
                 store_url=store_url,
                 demo_epoch=epoch,
                 actions=actions,
+                lang=i18n.language(),
             )
 
         server = CockpitServer(

@@ -29,6 +29,7 @@ from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
+from cockpit.i18n import _
 from cockpit.web.access import cookie_name, guard, ws_scheme
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,8 @@ class CockpitServer(Server):
             "app_websocket_url": f"{ws_scheme(request)}://{request.host}/ws",
             "config": {"static": {"url": "/static/"}},
             "application": {"name": "Cockpit"},
+            # the page's own words, in the language ``cockpit web`` speaks
+            "text": {"start": _("Start"), "ended": _("Session ended."), "restart": _("Restart")},
         }
         response = aiohttp_jinja2.render_template("app_index.html", request, context)
         response.headers["Cache-Control"] = "no-store"

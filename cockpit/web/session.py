@@ -15,6 +15,7 @@ import os
 import sys
 from dataclasses import dataclass
 
+from cockpit import i18n
 from cockpit.errors import UserError
 
 
@@ -36,9 +37,12 @@ def argv(
     store_url: str | None,
     demo_epoch: float | None,
     actions: bool,
+    lang: str = "en",
 ) -> list[str]:
-    """The command line of one session (no secret on it: ``ps`` shows it to every user)."""
+    """The command line of one session (no secret on it: ``ps`` shows it to every user); it
+    speaks ``lang``, the language ``cockpit web`` was started in."""
     out = [sys.executable, "-m", "cockpit.web.session", "--who", who, "--demo-seed", str(demo_seed)]
+    out += ["--lang", lang]
     if config:
         out += ["--config", config]
     if demo:
@@ -61,7 +65,9 @@ def main(args_in: list[str] | None = None) -> int:
     p.add_argument("--store-url")
     p.add_argument("--demo-epoch", type=float)
     p.add_argument("--actions", action="store_true")
+    p.add_argument("--lang", choices=i18n.LANGUAGES, default="en")
     a = p.parse_args(args_in)
+    i18n.set_language(a.lang)
     # who acts and acks: the audit journal and the store read it (cockpit.store.types.operator)
     os.environ["COCKPIT_OPERATOR"] = a.who
     from cockpit.commands.tui import run
