@@ -5,7 +5,8 @@
 #   scripts/i18n.sh compile     only compile cockpit/locale/*/LC_MESSAGES/*.po into .mo
 # One catalogue per area of the sources, so the engine's texts, the TUI's and the rest can be
 # translated side by side without touching one file (cockpit/i18n.py loads all three):
-#   engine   cockpit/diagnosis (rules, code tables): every finding's title, explanation, remedy
+#   engine   cockpit/diagnosis (rules, code tables): every finding's title, explanation, remedy,
+#            and the failure catalogue's remedies (cockpit/diagnosis/catalogue/*.json)
 #   tui      cockpit/screens, widgets, cockpit/app.py, cockpit/views.py, cockpit/status_views.py
 #   cockpit  everything else: the CLI, alerts and chat templates, exports, the web page
 # Translators edit cockpit/locale/zh_CN/LC_MESSAGES/AREA.po (terms: docs/glossary-zh.md); the
@@ -17,7 +18,8 @@ msgs=cockpit/locale/zh_CN/LC_MESSAGES
 
 area_files() {
   case "$1" in
-    engine) find cockpit/diagnosis -name '*.py' ;;
+    engine) find cockpit/diagnosis -name '*.py'
+            find cockpit/diagnosis/catalogue -name '*.json' ;;
     tui) find cockpit/screens widgets -name '*.py'
          printf '%s\n' cockpit/app.py cockpit/views.py cockpit/status_views.py ;;
     cockpit) find cockpit -name '*.py' -not -path 'cockpit/diagnosis/*' \
@@ -33,8 +35,9 @@ if [[ "${1:-}" != compile ]]; then
   for area in "${areas[@]}"; do
     pot=$(mktemp --suffix=.pot)
     mapfile -t files < <(area_files "$area" | sort)
-    python3 -m babel.messages.frontend extract --no-location --sort-output --project=cockpit \
-      --msgid-bugs-address= -o "$pot" "${files[@]}" >/dev/null
+    # babel.cfg maps the sources to their extractor (Python; the catalogue's JSON for engine)
+    python3 -m babel.messages.frontend extract -F babel.cfg --no-location --sort-output \
+      --project=cockpit --msgid-bugs-address= -o "$pot" "${files[@]}" >/dev/null
     if [[ -f "$msgs/$area.po" ]]; then
       python3 -m babel.messages.frontend update -i "$pot" -o "$msgs/$area.po" -l zh_CN \
         --no-fuzzy-matching --ignore-obsolete
