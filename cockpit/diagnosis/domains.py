@@ -106,6 +106,7 @@ LABEL_DOMAIN: dict[str, str] = {
     "storage_access_denied": "storage",
     "storage_read_only": "storage",
     "storage_connection_error": "storage",
+    "shared_fs_unreachable": "storage",
     "storage_stale_handle": "storage",
     "input_path_not_found": "storage",
     "input_data_invalid": "application",

@@ -38,6 +38,9 @@ SOURCES = (
     "volcano",
     "kueue",
     "kube",
+    "lustre",
+    "nfs",
+    "gpfs",
 )
 _DIR = Path(__file__).parent
 # how each program's lines look in the logs operators have (for generated examples)
@@ -63,6 +66,9 @@ _PREFIX = {
     "volcano": "E1204 10:00:00.123456       1 session.go:123] ",
     "kueue": "  Warning  Pending  30s  kueue-admission  ",
     "kube": "  Warning  Failed     2m (x4 over 6m)  kubelet  ",
+    "lustre": "[183424.512345] LustreError: 4242:0:(client.c:1234:ptlrpc_check_set()) ",
+    "gpfs": "2026-12-04_10:00:00.123+0800: [X] ",
+    "nfs": "",
 }
 # sources whose lines only job logs hold (never slurmctld/slurmd logs): the hand-written weak
 # patterns that recognised them at extraction time apply wherever they appear
