@@ -475,7 +475,7 @@ async def ui_cycle(
     views: tuple[str, ...] = VIEWS,
 ):
     """Dashboard -> incidents -> alerts -> the followed slurmctld log -> a job drill-down."""
-    from cockpit.screens.log import LogScreen, SourceLogReader
+    from cockpit.screens.log import SourceLogReader
 
     step = 0
     while True:
@@ -496,7 +496,7 @@ async def ui_cycle(
         elif kind == 3:
             probe.screen = "log (follow)"
             reader = SourceLogReader(fake, str(ctld), name="slurmctld.log")
-            app.push_screen(LogScreen("slurmctld", [("slurmctld.log", reader)]))
+            app.open_log("slurmctld", [("slurmctld.log", reader)])
             await pilot.pause(0.2)
             await pilot.press("f")
         else:

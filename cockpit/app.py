@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # cockpit.watch is imported after the first frame (_start_pol
     from cockpit.source import Source
     from cockpit.watch.baseline import BaselineStore
     from cockpit.watch.watcher import Watcher
+    from cockpit.widgets.logview import LogReader
 
 STYLES = Path(__file__).resolve().parent.parent / "styles" / "cockpit.tcss"
 
@@ -333,19 +334,71 @@ class CockpitApp(App[int]):
                 timeout=3,
                 markup=False,
             )
-        if then is not None and hasattr(screen, "action_logs"):
-            self.push_screen(screen(subject, then=then))
-        else:
-            self.push_screen(screen(subject))
+        self.push_screen(self._subject_screen(screen, subject, then))
+
+    def open_log(
+        self,
+        title: str,
+        logs: Sequence[tuple[str, LogReader]],
+        active: int = 0,
+        line: int | None = None,
+        offset: int | None = None,
+    ) -> None:
+        """Push the log viewer on ``logs`` (tab label, reader), tab ``active`` at ``line`` /
+        ``offset`` or its first error: the one kept, retargeted (a full-screen log left ~800
+        rendered lines behind as frozen garbage at each visit), unless it is open already."""
+        from cockpit.screens.log import LogScreen
+
+        name = "kept-LogScreen"
+        if not self.is_screen_installed(name):
+            self.install_screen(LogScreen(title, logs, active, line, offset), name)
+            self.push_screen(name)
+            return
+        kept = self.get_screen(name)
+        if kept in self.screen_stack or not logs:
+            self.push_screen(LogScreen(title, logs, active, line, offset))
+            return
+        kept.retarget(title, logs, active, line, offset)  # type: ignore[attr-defined]
+        self.push_screen(kept)
+
+    def _subject_screen(self, cls: type, subject: Subject, then: str | None) -> Screen:
+        """The drill-down of ``subject``: for a job, node or training job the one kept of its
+        kind, retargeted (``REUSABLE``; installed like :meth:`_kept`: a drill-down made anew
+        at each visit left its widgets behind as frozen cyclic garbage), unless that one is
+        in the stack already (a job opened from a node opened from a job): then a new one."""
+        if getattr(cls, "REUSABLE", False):
+            name = f"kept-{cls.__name__}"
+            if not self.is_screen_installed(name):
+                self.install_screen(cls(subject, then=then), name)
+                return self.get_screen(name)
+            kept = self.get_screen(name)
+            if kept not in self.screen_stack:
+                kept.retarget(subject, then)  # type: ignore[attr-defined]
+                return kept
+        if then is not None and hasattr(cls, "action_logs"):
+            return cls(subject, then=then)
+        return cls(subject)
 
     def _raise_or_push(self, cls: type, make: Callable[[], Screen]) -> None:
         """Back to the ``cls`` screen already in the stack (its fixed id may exist once), else
-        push one."""
+        push the one kept for it (:meth:`_kept`)."""
         if not any(isinstance(s, cls) for s in self.screen_stack):
-            self.push_screen(make())
+            self.push_screen(self._kept(cls, make))
             return
         while not isinstance(self.screen, cls):
             self.pop_screen()
+
+    def _kept(self, cls: type, make: Callable[[], Screen]) -> Screen:
+        """The one screen of ``cls`` (incidents, alerts, pools, fleet: none shows a particular
+        subject), made at the first visit and installed: popped, it is suspended instead of
+        removed, and the next visit shows it again (its cursor and filter kept, its data
+        refreshed on resume). Made anew at each visit, every one left its widget tree behind
+        as cyclic garbage, frozen with the polls' data (gcpolicy): the bulk of what the
+        soak's full collections had to walk and free."""
+        name = f"kept-{cls.__name__}"
+        if not self.is_screen_installed(name):
+            self.install_screen(make(), name)
+        return self.get_screen(name)
 
     def action_incidents(self) -> None:
         # i -> enter (a job) -> i goes back to the incident screen (a second one would clash

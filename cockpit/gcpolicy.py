@@ -21,11 +21,15 @@ moving between views for a simulated week froze ~55 MiB a day of popped screens)
 :func:`settle` collects what is not frozen yet (a poll's worth of UI work: cheap) before it
 freezes, and when the heap has grown by ``HANDBACK_GROWTH`` since the last hand-back
 (and at most every ``UNFREEZE_EVERY`` settles) it is handed back and collected once, on the
-reaper thread: one full collection, the only pause this policy leaves (it holds the GIL: ~0.1-0.4
-s at 10k jobs). It waits for a moment the operator is not at the keys (:func:`quiet_when`; the
-TUI says "no key or mouse for ``QUIET_S``"), unless the heap has doubled: a pause nobody
-sees beats one that eats a keypress. (A hand-back left to the automatic collector never
-happened: the next poll froze it again.)
+reaper thread: one full collection, the only pause this policy leaves (it holds the GIL, so the
+event loop stops too: ~0.2-0.4 s at 10k jobs, up to 1.3 s with the garbage). It waits for a
+moment the operator is not at the keys (:func:`quiet_when`; the TUI says "no key or mouse for
+``QUIET_S``"): a pause nobody sees beats one that eats a keypress. Only a heap grown
+``FORCE_GROWTH`` (fourfold) is handed back while keys arrive. The first measure of the heap is
+the base (the first hand-back used to come after ``UNFREEZE_EVERY`` polls whatever the
+operator did). What keeps the frozen garbage small is the UI not making it: the screens that
+show no particular subject are installed once and shown again (``CockpitApp._kept``). (A
+hand-back left to the automatic collector never happened: the next poll froze it again.)
 
 The heap is measured with ``sys.getallocatedblocks()`` (it reads each memory pool's header:
 ~0.2 ms at 10k jobs, ~2 ms at 100k), not ``gc.get_freeze_count()``, which walks the frozen
@@ -46,7 +50,10 @@ from contextlib import contextmanager
 
 UNFREEZE_EVERY = 20  # settles (polls) at least between hand-backs of the frozen set
 HANDBACK_GROWTH = 0.25  # heap blocks grown by this fraction since the last hand-back
-FORCE_GROWTH = 1.0  # ... and by this fraction: hand back even while the operator types
+# ... and by this fraction: hand back even while the operator types. Only a backstop against
+# an operator who never leaves the keys for QUIET_S (a script driving tmux): at 1.0 (doubling),
+# an operator changing views every few seconds got a 0.8-1.3 s pause every simulated day
+FORCE_GROWTH = 3.0
 CHUNK = 1000  # objects freed per GIL hold by the reaper (~0.3-1 ms)
 PAUSE_S = 0.001  # the reaper's sleep between chunks: the UI thread gets the GIL in between
 GRACE_S = 0.15  # wait before freeing: the frame that shows the new data is drawn first
@@ -56,7 +63,8 @@ _bulk_depth = 0
 _was_enabled = True
 _settles = 0
 _last_handback = 0  # _settles at the last hand-back
-_heap_base = 0  # heap blocks right after the last hand-back (the live heap, then)
+# heap blocks right after the last hand-back (the live heap, then); None: not measured yet
+_heap_base: int | None = None
 
 
 def _always() -> bool:
@@ -94,7 +102,7 @@ def bulk() -> Iterator[None]:
 
 def settle() -> None:
     """Call after a new snapshot replaced the old one (any thread; cheap: what is not frozen)."""
-    global _settles, _last_handback
+    global _settles, _last_handback, _heap_base
     with _lock:
         _settles += 1
         if _bulk_depth:  # a poll is building (not frozen yet): its end freezes
@@ -107,6 +115,9 @@ def settle() -> None:
         if _settles - _last_handback < UNFREEZE_EVERY:
             return
         heap = sys.getallocatedblocks()
+        if _heap_base is None:  # the first measure is the base, not a reason to collect
+            _heap_base, _last_handback = heap, _settles
+            return
         if heap <= _heap_base * (1 + HANDBACK_GROWTH):
             return
         if heap <= _heap_base * (1 + FORCE_GROWTH) and not _quiet():

@@ -102,10 +102,11 @@ async def test_screens_pushed_and_popped_between_polls_are_all_freed_by_the_poli
         # hand-back walks the whole test process (after a full run's tests: seconds)
         assert gcpolicy.drain(60)
         alive_help = sum(r() is not None for r in helps)
-        alive_jobs = sum(r() is not None for r in jobs)
+        # the one drill-down kept for jobs (CockpitApp._subject_screen) is alive, and only it
+        alive_jobs = {id(r()) for r in jobs if r() is not None}
         await app.hub.close()
     assert alive_help == 0, f"{alive_help} of 30 popped help screens still alive"
-    assert alive_jobs == 0, f"{alive_jobs} of 5 popped job screens still alive"
+    assert len(alive_jobs) <= 1, f"{len(alive_jobs)} popped job screens still alive"
 
 
 def test_the_demo_keeps_one_copy_of_a_log_however_many_polls_read_it():
@@ -162,11 +163,44 @@ def test_the_full_collection_waits_while_the_operator_is_at_the_keys(monkeypatch
         gcpolicy.quiet_when(None)
 
 
-def test_a_doubled_heap_is_collected_even_while_the_operator_types(monkeypatch):
+def test_a_doubled_heap_still_waits_while_the_operator_types(monkeypatch):
+    """An operator changing views every few seconds doubles the frozen heap within a simulated
+    day: collecting it then stopped the event loop for 0.8-1.3 s each day of the soak."""
     heap = sys.getallocatedblocks()
     gcpolicy.quiet_when(lambda: False)
     try:
-        ref = _grow_heap_and_settle(monkeypatch, int(heap * 0.4))
+        ref = _grow_heap_and_settle(monkeypatch, int(heap * 0.4))  # grown by 150 %
+        assert ref() is not None
+    finally:
+        gcpolicy.quiet_when(None)
+
+
+def test_a_heap_grown_fourfold_is_collected_even_while_the_operator_types(monkeypatch):
+    heap = sys.getallocatedblocks()
+    gcpolicy.quiet_when(lambda: False)
+    try:
+        ref = _grow_heap_and_settle(monkeypatch, int(heap * 0.2))  # grown by 400 %
         assert ref() is None
+    finally:
+        gcpolicy.quiet_when(None)
+
+
+def test_the_first_look_at_the_heap_is_its_base_not_a_pause(monkeypatch):
+    """Before, nothing measured yet read as 'grown': the first hand-back came UNFREEZE_EVERY
+    polls after start, the operator at the keys or not."""
+    monkeypatch.setattr(gcpolicy, "_heap_base", None, raising=False)
+    monkeypatch.setattr(gcpolicy, "_last_handback", gcpolicy._settles, raising=False)
+    gcpolicy.quiet_when(lambda: False)
+    try:
+        obj = _Cycle()
+        ref = weakref.ref(obj)
+        with gcpolicy.bulk():
+            pass
+        del obj
+        for _ in range(gcpolicy.UNFREEZE_EVERY):
+            gcpolicy.settle()
+        gcpolicy.drain(10)
+        assert ref() is not None  # no full collection while the operator types
+        assert gcpolicy._heap_base == pytest.approx(sys.getallocatedblocks(), rel=0.2)
     finally:
         gcpolicy.quiet_when(None)

@@ -125,22 +125,64 @@ class LogScreen(CockpitScreen):
         self.logs = list(logs)
         self.active = active
         self._line, self._offset = line, offset
+        self._tabs_of = 0  # tab ids are new for each set of logs (old tabs go asynchronously)
+        self._retargeted = False
+
+    def _tab_id(self, index: int) -> str:
+        return f"log{self._tabs_of}-{index}"
+
+    def _tabs(self) -> list[Tab]:
+        return [Tab(Text(clean(n, 60)), id=self._tab_id(i)) for i, (n, _) in enumerate(self.logs)]
 
     def compose(self) -> ComposeResult:
         yield Static(Text(" " + clean(self.title_text, 200), style="bold"), id="log-title")
-        yield Tabs(
-            *[Tab(Text(clean(name, 60)), id=f"log-{i}") for i, (name, _) in enumerate(self.logs)]
-        )
+        yield Tabs(*self._tabs())
         yield LogView(id="logview")
         yield Static(id="log-status")
         yield SearchBar(placeholder=SearchBar.PROMPTS["/"], id="search")
         yield KeyBar()
 
     def on_mount(self) -> None:
+        self.query_one(Tabs).can_focus = False  # keys go to the log; tab/shift+tab switch logs
+        self._show()
+
+    def retarget(
+        self,
+        title: str,
+        logs: Sequence[tuple[str, LogReader]],
+        active: int = 0,
+        line: int | None = None,
+        offset: int | None = None,
+    ) -> None:
+        """Show other logs from now on: the kept log screen opened again
+        (``CockpitApp.open_log``). Its tabs are made anew and the log opened as it is shown."""
+        self.title_text, self.logs, self.active = title, list(logs), active
+        self._line, self._offset = line, offset
+        self._retargeted = True
+
+    async def on_screen_resume(self) -> None:
+        if not self._retargeted:
+            return
+        self._retargeted = False
+        self._tabs_of += 1
+        title = Text(" " + clean(self.title_text, 200), style="bold")
+        self.query_one("#log-title", Static).update(title)
+        self.query_one(SearchBar).remove_class("-shown")
         tabs = self.query_one(Tabs)
-        tabs.can_focus = False  # keys go to the log; tab/shift+tab switch logs
+        await tabs.clear()
+        for tab in self._tabs():
+            await tabs.add_tab(tab)
+        self._show()
+
+    def on_screen_suspend(self) -> None:
+        # kept (not removed) once closed: a followed log must not be read on every second
+        if self not in self.app.screen_stack:
+            self.query_one(LogView).set_follow(False)
+
+    def _show(self) -> None:
+        tabs = self.query_one(Tabs)
         if self.logs:
-            tabs.active = f"log-{self.active}"
+            tabs.active = self._tab_id(self.active)
             self._open(self.active, self._line, self._offset)
         else:
             self.query_one("#log-status", Static).update(
@@ -159,14 +201,14 @@ class LogScreen(CockpitScreen):
             # stale: the first tab's activation on mount arrives after on_mount chose another
             # tab; reopening would lose the evidence's line
             return
-        index = int(event.tab.id.split("-")[1])
+        index = int(event.tab.id.rsplit("-", 1)[1])
         if index != self.active:
             self._open(index)
         self.query_one(LogView).focus()
 
     def action_tab(self, step: int) -> None:
         if len(self.logs) > 1:
-            self.query_one(Tabs).active = f"log-{(self.active + step) % len(self.logs)}"
+            self.query_one(Tabs).active = self._tab_id((self.active + step) % len(self.logs))
 
     def action_filter(self) -> None:  # '/' searches in a log
         self.check_typing()

@@ -50,7 +50,7 @@ from cockpit.widgets.logview import LogReader
 from cockpit.widgets.table import VirtualTable
 
 from .base import CockpitScreen, FilterBar
-from .log import BytesLogReader, LogScreen, SourceLogReader
+from .log import BytesLogReader, SourceLogReader
 from .panes import FindingList, QueueTable
 
 
@@ -71,6 +71,9 @@ class SubjectScreen(CockpitScreen):
     """Common part: title, fields, findings with evidence, the logs list."""
 
     BINDINGS = [Binding("l", "logs", N_("Logs")), Binding("a", "act", N_("Act"))]
+    # one screen of the class is kept and shown again for the next subject of its kind
+    # (CockpitApp.open_subject, :meth:`retarget`) instead of a new one made at each visit
+    REUSABLE = False
 
     def __init__(self, subject: Subject, then: str | None = None) -> None:
         super().__init__()
@@ -82,6 +85,18 @@ class SubjectScreen(CockpitScreen):
         self.logs: list[tuple[str, LogReader]] = []
         self.artifacts = Artifacts()
         self._loaded_for = -1
+
+    def retarget(self, subject: Subject, then: str | None = None) -> None:
+        """Show ``subject`` from now on: a kept drill-down opened for another subject. Its
+        widgets stay; what it read for the last subject goes, and is read for this one when
+        the screen is shown again (``on_screen_resume``). A read still under way for the last
+        subject is cancelled: it must not land here."""
+        self.workers.cancel_node(self)
+        self.subject, self.then = subject, then
+        self.findings, self.logs, self.artifacts = [], [], Artifacts()
+        self._loaded_for = -1
+        for scroll in self.query("#subject-fields"):
+            scroll.scroll_home(animate=False)
 
     def compose(self) -> ComposeResult:
         yield Static(id="subject-title")
@@ -212,7 +227,7 @@ class SubjectScreen(CockpitScreen):
         if not self.logs:
             self.notify(_("no logs known for this subject (yet)"), timeout=3)
             return
-        self.app.push_screen(LogScreen(self.subject.label(), self.logs, index, line, offset))
+        self.cockpit.open_log(self.subject.label(), self.logs, index, line, offset)
 
     def open_evidence(self, ev: Evidence) -> None:
         index = self._log_for(ev)
@@ -314,6 +329,11 @@ class JobScreen(SubjectScreen):
     findings, logs."""
 
     rightsize: object = None  # cockpit.diagnosis.rightsize.RightSize once the history is in
+    REUSABLE = True
+
+    def retarget(self, subject: Subject, then: str | None = None) -> None:
+        super().retarget(subject, then)
+        self.rightsize = None
 
     def refresh_data(self) -> None:
         fresh = self._loaded_for != self.hub.generation
@@ -459,6 +479,8 @@ class JobScreen(SubjectScreen):
 class NodeScreen(SubjectScreen):
     """A node: state and full reason (who, when), load, the jobs on it, its slurmd log."""
 
+    REUSABLE = True
+
     def compose_extra(self) -> ComposeResult:
         yield Static(id="node-jobs-title", classes="pane-title")
         yield QueueTable(id="node-jobs")
@@ -548,6 +570,8 @@ class NodeScreen(SubjectScreen):
 class TrainingJobScreen(SubjectScreen):
     """A ModelArts training job: phases, stages timeline, events (Warning/Error first),
     mounts and image with the problem highlighted, startup log."""
+
+    REUSABLE = True
 
     def title_text(self, obj: object) -> Text:
         """The job's name, then what decides (its verdict, else its phase), then the API phase
