@@ -33,7 +33,7 @@ class Column:
 
 
 # columns of this priority and up give way to a flex column below its ``want``
-OPTIONAL = 4
+OPTIONAL = 2
 
 
 @dataclass(frozen=True, slots=True)

@@ -153,7 +153,8 @@ def _impossible(
         out.append(f"{cpus_per_node} CPUs > MaxCPUsPerNode {part.max_cpus_per_node}")
     elif cpus_per_node and big_cpu and cpus_per_node > big_cpu:
         out.append(
-            _("{cpus} CPUs per node > largest node's {big} CPUs in {partition}").format(
+            # both numbers first: at 80 columns the verdict cell keeps "64 CPUs per node > 2"
+            _("{cpus} CPUs per node > {big} (largest {partition} node)").format(
                 cpus=cpus_per_node, big=big_cpu, partition=part.name
             )
         )
@@ -173,7 +174,7 @@ def _impossible(
             )
         elif big_mem and mem > big_mem:
             out.append(
-                _("{mem} memory per node > largest node's RealMemory {big}").format(
+                _("{mem} memory per node > {big} (largest node's RealMemory)").format(
                     mem=fmt_mib(mem), big=fmt_mib(big_mem)
                 )
             )
