@@ -107,6 +107,14 @@ def test_a_traceback_header_yields_to_the_exception_that_ends_it():
             b"  sbatch: error: Batch job submission failed: Invalid feature specification",
             "submit_rejected_unsatisfiable",
         ),
+        (
+            b"sbatch: error: Batch job submission failed: Invalid job array specification",
+            "submit_rejected_policy",
+        ),
+        (
+            b"salloc: error: Job submit/allocate failed: Access/permission denied",
+            "submit_rejected_policy",
+        ),
         (b"sbatch: error: No gpu count given, specify --gres=gpu", "submit_rejected_policy"),
         (
             b"sbatch: error: batch job submission failed: requested reservation is invalid",

@@ -599,6 +599,15 @@ PATTERNS: tuple[Pattern, ...] = (
     # Slurm/MUNGE/NCCL/PyTorch/kernel messages that name a cause (cockpit/diagnosis/catalogue):
     # after every hand-written strong pattern, which keeps precedence on a line both match
     *_specs(catalogue.pattern_specs(True)),
+    # a Slurm client's refusal whose reason no pattern above knows (slurm_strerror has some
+    # 300 messages): still a refusal by the controller, never an unrecognised failure
+    _p(
+        "slurm_refused_other",
+        r"(?i:batch job submission failed|unable to allocate resources|"
+        r"job submit/allocate failed|unable to create step for job \d+): \S",
+        "submit_rejected_policy",
+        tier=0,
+    ),
     # ---------------------------------------------------------------- weak: symptoms
     _p(
         "step_mem_warning",
