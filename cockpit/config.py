@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import ConfigError, ConfigErrors
+from cockpit.i18n import _
 from cockpit.model import RiskSettings
 
 MIN_INTERVAL = 5.0  # seconds; faster polling loads the controller for nothing
@@ -280,16 +281,27 @@ class _Loader:
         for k, v in table.items():
             dotted = f"{dotted_prefix}.{k}"
             if k not in spec:
-                raise self.error(dotted, f"unknown key {k!r} (known: {', '.join(sorted(spec))})")
+                raise self.error(
+                    dotted,
+                    _("unknown key {key} (known: {known})").format(
+                        key=repr(k), known=", ".join(sorted(spec))
+                    ),
+                )
             types, desc = spec[k]
             if isinstance(v, bool) and bool not in types:
-                raise self.error(dotted, f"must be {_article(desc)} {desc}, not a boolean")
+                raise self.error(
+                    dotted,
+                    _("must be {a} {type}, not a boolean").format(a=_article(desc), type=desc),
+                )
             if not isinstance(v, types):
                 raise self.error(
-                    dotted, f"must be {_article(desc)} {desc}, not {type(v).__name__} {v!r}"
+                    dotted,
+                    _("must be {a} {type}, not {got} {value}").format(
+                        a=_article(desc), type=desc, got=type(v).__name__, value=repr(v)
+                    ),
                 )
             if desc == "list of strings" and not all(isinstance(x, str) for x in v):
-                raise self.error(dotted, "must be a list of strings")
+                raise self.error(dotted, _("must be a list of strings"))
             out[k] = v
         return out
 
@@ -297,16 +309,25 @@ class _Loader:
         if not math.isfinite(
             value
         ):  # nan passed the floor check and polled every second; inf never
-            raise self.error(dotted, f"interval must be a finite number of seconds, not {value}")
+            raise self.error(
+                dotted,
+                _("interval must be a finite number of seconds, not {value}").format(value=value),
+            )
         if value < MIN_INTERVAL:
             raise self.error(
-                dotted, f"interval {value:g} s is below the floor of {MIN_INTERVAL:g} s"
+                dotted,
+                _("interval {value} s is below the floor of {floor} s").format(
+                    value=f"{value:g}", floor=f"{MIN_INTERVAL:g}"
+                ),
             )
         return float(value)
 
     def timeout(self, dotted: str, value: float) -> float:
         if not (math.isfinite(value) and value > 0):  # 0/-1 timed every command out at once
-            raise self.error(dotted, f"timeout must be a positive number of seconds, not {value}")
+            raise self.error(
+                dotted,
+                _("timeout must be a positive number of seconds, not {value}").format(value=value),
+            )
         return float(value)
 
 
@@ -314,20 +335,22 @@ def _check_rest(ld: _Loader, prefix: str, v: dict[str, Any]) -> None:
     """A slurmrestd cluster: an http(s) url and exactly one of token_env / token_file (the
     token itself never sits in the config)."""
     if not re.match(r"https?://[^\s/]+", v.get("url", "")):
-        raise ld.error(f"{prefix}.url", 'a rest cluster needs url = "http(s)://host:port"')
+        raise ld.error(f"{prefix}.url", _('a rest cluster needs url = "http(s)://host:port"'))
     if ("token_env" in v) == ("token_file" in v):
-        raise ld.error(f"{prefix}.token_env", "a rest cluster needs one of token_env or token_file")
+        raise ld.error(
+            f"{prefix}.token_env", _("a rest cluster needs one of token_env or token_file")
+        )
     if "token_env" in v and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v["token_env"]):
         raise ld.error(
             f"{prefix}.token_env",
-            "token_env names an environment variable, e.g. SLURM_JWT (never the token itself)",
+            _("token_env names an environment variable, e.g. SLURM_JWT (never the token itself)"),
         )
 
 
 def _table(ld: _Loader, data: dict[str, Any], key: str) -> dict[str, Any]:
     v = data.get(key, {})
     if not isinstance(v, dict):
-        raise ld.error(key, f"{key} must be a table ([{key}.NAME])")
+        raise ld.error(key, _("{key} must be a table ([{key}.NAME])").format(key=key))
     return v
 
 
@@ -335,9 +358,9 @@ def _cluster(ld: _Loader, name: str, raw: Any) -> ClusterConfig:
     """One ``[clusters.NAME]`` table; raises ConfigError on its first problem."""
     prefix = f"clusters.{name}"
     if not isinstance(raw, dict):
-        raise ld.error(prefix, "must be a table")
+        raise ld.error(prefix, _("must be a table"))
     if not _NAME_RE.match(name):
-        raise ld.error(prefix, "cluster names use letters, digits, '.', '_' and '-'")
+        raise ld.error(prefix, _("cluster names use letters, digits, '.', '_' and '-'"))
     v = ld.check(prefix, raw, _CLUSTER_KEYS)
     # a host with no transport is an SSH cluster: "local" would silently watch whatever Slurm
     # the cockpit's own machine answers for, and call it this cluster
@@ -345,22 +368,24 @@ def _cluster(ld: _Loader, name: str, raw: Any) -> ClusterConfig:
     if transport not in ("local", "ssh", "rest"):
         raise ld.error(
             f"{prefix}.transport",
-            f"transport must be 'local', 'ssh' or 'rest', not {transport!r}",
+            _("transport must be 'local', 'ssh' or 'rest', not {value}").format(
+                value=repr(transport)
+            ),
         )
     if transport == "rest":
         _check_rest(ld, prefix, v)
     if transport == "ssh" and not v.get("host"):
-        raise ld.error(f"{prefix}.host", "an ssh cluster needs host")
+        raise ld.error(f"{prefix}.host", _("an ssh cluster needs host"))
     port = v.get("port", 22)
     if not 0 < port < 65536:
-        raise ld.error(f"{prefix}.port", f"port {port} is out of range")
+        raise ld.error(f"{prefix}.port", _("port {port} is out of range").format(port=port))
     kh = v.get("known_hosts", "~/.ssh/known_hosts")
     insecure = v.get("insecure_ignore_host_key", False)
     if kh.lower() == "none":
         if not insecure:
             raise ld.error(
                 f"{prefix}.known_hosts",
-                'known_hosts = "none" needs insecure_ignore_host_key = true',
+                _('known_hosts = "none" needs insecure_ignore_host_key = true'),
             )
         kh = None
     tz = v.get("timezone", "UTC")
@@ -369,15 +394,18 @@ def _cluster(ld: _Loader, name: str, raw: Any) -> ClusterConfig:
 
         ZoneInfo(tz)
     except Exception:
-        raise ld.error(f"{prefix}.timezone", f"unknown time zone {tz!r}") from None
+        raise ld.error(
+            f"{prefix}.timezone", _("unknown time zone {tz}").format(tz=repr(tz))
+        ) from None
     evidence = v.get("evidence", "failures")
     if evidence not in ("failures", "drill-down"):
         raise ld.error(
-            f"{prefix}.evidence", f"must be 'failures' or 'drill-down', not {evidence!r}"
+            f"{prefix}.evidence",
+            _("must be 'failures' or 'drill-down', not {value}").format(value=repr(evidence)),
         )
     backfill = v.get("backfill_hours", 12.0)
     if not 0 < backfill <= 24 * 7:
-        raise ld.error(f"{prefix}.backfill_hours", "must be between 0 and 168 hours")
+        raise ld.error(f"{prefix}.backfill_hours", _("must be between 0 and 168 hours"))
     return ClusterConfig(
         name=name,
         transport=transport,
@@ -412,27 +440,30 @@ def _modelarts(ld: _Loader, name: str, raw: Any) -> ModelArtsConfig:
     """One ``[modelarts.NAME]`` table; raises ConfigError on its first problem."""
     prefix = f"modelarts.{name}"
     if not isinstance(raw, dict):
-        raise ld.error(prefix, "must be a table")
+        raise ld.error(prefix, _("must be a table"))
     if not _NAME_RE.match(name):
-        raise ld.error(prefix, "project names use letters, digits, '.', '_' and '-'")
+        raise ld.error(prefix, _("project names use letters, digits, '.', '_' and '-'"))
     v = ld.check(prefix, raw, _MODELARTS_KEYS)
     if not v.get("project_id"):
-        raise ld.error(f"{prefix}.project_id", "project_id is required")
+        raise ld.error(f"{prefix}.project_id", _("project_id is required"))
     if not v.get("region") and not v.get("endpoint"):
-        raise ld.error(f"{prefix}.region", "region (or endpoint) is required")
+        raise ld.error(f"{prefix}.region", _("region (or endpoint) is required"))
     if v.get("max_ended_jobs", 1) < 1:
-        raise ld.error(f"{prefix}.max_ended_jobs", "max_ended_jobs must be at least 1")
+        raise ld.error(f"{prefix}.max_ended_jobs", _("max_ended_jobs must be at least 1"))
     if not 0 <= v.get("running_log_reads", 5) <= 100:
         # each read is one request of up to 5 MB
         raise ld.error(
-            f"{prefix}.running_log_reads", "running_log_reads is requests per poll: 0 (off) to 100"
+            f"{prefix}.running_log_reads",
+            _("running_log_reads is requests per poll: 0 (off) to 100"),
         )
     for k in ("ak_env", "sk_env"):
         if k in v and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v[k]):
             raise ld.error(
                 f"{prefix}.{k}",
-                f"{k} names an environment variable, e.g. "
-                "HUAWEICLOUD_SDK_AK (never the key itself)",
+                _(
+                    "{key} names an environment variable, e.g. "
+                    "HUAWEICLOUD_SDK_AK (never the key itself)"
+                ).format(key=k),
             )
     return ModelArtsConfig(
         name=name,
@@ -458,7 +489,12 @@ def _ui(ld: _Loader, data: dict) -> UiConfig:
         from cockpit.i18n import LANGUAGES, normalize
 
         if normalize(lang) is None:
-            raise ld.error("ui.lang", f'lang must be one of {", ".join(LANGUAGES)} (got "{lang}")')
+            raise ld.error(
+                "ui.lang",
+                _('lang must be one of {languages} (got "{lang}")').format(
+                    languages=", ".join(LANGUAGES), lang=lang
+                ),
+            )
         lang = normalize(lang)
     return UiConfig(
         bell=ui_v.get("bell", True),
@@ -472,10 +508,10 @@ def _store(ld: _Loader, data: dict) -> StoreConfig:
     store_v = ld.check("store", _table(ld, data, "store"), _STORE_KEYS)
     retention = float(store_v.get("retention_days", 7.0))
     if not (0 < retention <= 3650) or math.isnan(retention):
-        raise ld.error("store.retention_days", "retention_days must be between 0 and 3650")
+        raise ld.error("store.retention_days", _("retention_days must be between 0 and 3650"))
     url = store_v.get("url", "").strip()
     if url and not url.startswith(("sqlite:", "postgresql:", "postgresql+psycopg:", "postgres:")):
-        raise ld.error("store.url", 'url must start with "sqlite:///" or "postgresql://"')
+        raise ld.error("store.url", _('url must start with "sqlite:///" or "postgresql://"'))
     if url.startswith("postgres:"):  # libpq's spelling; SQLAlchemy wants the long one
         url = "postgresql:" + url[len("postgres:") :]
     return StoreConfig(url=url, retention_days=retention, follow=bool(store_v.get("follow", False)))
@@ -493,21 +529,26 @@ def _risk(ld: _Loader, data: dict) -> RiskSettings:
     d = RiskSettings()
     near = float(v.get("memory_near", d.memory_near))
     if not 0 < near <= 1 or math.isnan(near):
-        raise ld.error("risk.memory_near", "memory_near is a share of the request: 0 < it <= 1")
+        raise ld.error("risk.memory_near", _("memory_near is a share of the request: 0 < it <= 1"))
     critical = float(v.get("memory_critical", max(d.memory_critical, near)))
     if not near <= critical <= 1.5 or math.isnan(critical):
         raise ld.error(
-            "risk.memory_critical", "memory_critical must be at least memory_near and at most 1.5"
+            "risk.memory_critical",
+            _("memory_critical must be at least memory_near and at most 1.5"),
         )
     budget = v.get("sample_budget", d.sample_budget)
     if not 0 <= budget <= 5000:
-        raise ld.error("risk.sample_budget", "sample_budget is jobs per poll: 0 (off) to 5000")
+        raise ld.error("risk.sample_budget", _("sample_budget is jobs per poll: 0 (off) to 5000"))
 
     def seconds(key: str, value: Any) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ld.error(key, f"must be a number of seconds, not {value!r}")
+            raise ld.error(
+                key, _("must be a number of seconds, not {value}").format(value=repr(value))
+            )
         if not (math.isfinite(value) and value > 0):
-            raise ld.error(key, f"must be a positive number of seconds, not {value}")
+            raise ld.error(
+                key, _("must be a positive number of seconds, not {value}").format(value=value)
+            )
         return float(value)
 
     silent = seconds("risk.log_silent_s", v.get("log_silent_s", d.log_silent_s))
@@ -528,28 +569,35 @@ def load_config(path: str | Path | None = None) -> Config:
     p = Path(path).expanduser() if explicit else default_config_path()
     if not p.exists():
         if explicit:
-            raise ConfigError("config file not found", path=str(p))
+            raise ConfigError(_("config file not found"), path=str(p))
         return Config(path=str(p), exists=False)
     try:
         # utf-8-sig: editors on Windows save a BOM, which TOML would report as a syntax error
         text = p.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read: {exc}", path=str(p)) from None
+        raise ConfigError(_("cannot read: {error}").format(error=exc), path=str(p)) from None
     try:
         data = tomllib.loads(text)
     except RecursionError:  # tomllib parses nested arrays and tables by recursion
-        raise ConfigError("TOML nested too deeply to read", path=str(p)) from None
+        raise ConfigError(_("TOML nested too deeply to read"), path=str(p)) from None
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
         raise ConfigError(
-            f"TOML syntax error: {msg}", path=str(p), line=int(m.group(1)) if m else None
+            _("TOML syntax error: {error}").format(error=msg),
+            path=str(p),
+            line=int(m.group(1)) if m else None,
         ) from None
     ld = _Loader(str(p), text)
     # every table checked, each problem reported: an operator fixing a config should not learn
     # of the next mistake only after fixing the first
     problems: list[ConfigError] = [
-        ld.error(k, f"unknown top-level key {k!r} (known: {', '.join(sorted(_TOP))})")
+        ld.error(
+            k,
+            _("unknown top-level key {key} (known: {known})").format(
+                key=repr(k), known=", ".join(sorted(_TOP))
+            ),
+        )
         for k in data
         if k not in _TOP
     ]

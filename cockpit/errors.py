@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from cockpit.i18n import _
+
 # Exit status, one scheme for every command (README "Exit status"). scan-log alone answers as
 # grep does (0 an error line found, 1 none, 2 unreadable): it is used where grep would be.
 EXIT_OK = 0
@@ -48,7 +50,8 @@ class ConfigErrors(ConfigError):
         first = errors[0]
         super().__init__("", first.path, first.line, first.key)
         self.errors = errors
-        self.args = (f"{len(errors)} problems:\n" + "\n".join(f"  {e}" for e in errors),)
+        head = _("{n} problems:").format(n=len(errors))
+        self.args = (head + "\n" + "\n".join(f"  {e}" for e in errors),)
 
     def __str__(self) -> str:
         return self.args[0]

@@ -9,7 +9,6 @@ at that line; ``l`` opens the logs.
 from __future__ import annotations
 
 import posixpath
-from datetime import datetime
 
 from rich.table import Table
 from rich.text import Text
@@ -52,6 +51,8 @@ from cockpit.widgets.table import VirtualTable
 from .base import CockpitScreen, FilterBar
 from .log import BytesLogReader, SourceLogReader
 from .panes import FindingList, QueueTable
+from .training_view import baseline_diff as _baseline_diff
+from .training_view import timeline as _timeline
 
 
 def _kv(rows: list[tuple[str, Text | str]]) -> Table:
@@ -727,82 +728,6 @@ def _landing_offset(lt: LogText) -> int | None:
     hits = list(iter_errors(lt.data, kind=lt.kind))
     hit = next((h for h in hits if h.strong), hits[0] if hits else None)
     return lt.file_offset(hit.line, hit.offset) if hit is not None else lt.line_offsets[0]
-
-
-def _secs(s: float | None) -> str:
-    return "-" if s is None else age(s)
-
-
-def _baseline_diff(hub: object, t: TrainingJob, now: datetime) -> Text | None:
-    """Where the stuck startup log stopped vs the closest good run (cockpit.watch.baseline),
-    or None."""
-    from cockpit.watch.baseline import diff_against_baseline, strip_time
-
-    store = getattr(getattr(hub, "baselines", None), "store", None)
-    b = store.closest_baseline(t) if store is not None else None
-    if b is None:
-        return None
-    d = diff_against_baseline(t.log_preview.splitlines(), b, now)
-    out = Text(clean(f"{b.name} ({b.pool or '-'}): ", 200), style="bold")
-    if d.passed == d.total:
-        out.append(_("reached every step of the good run's startup"), style="green")
-        return out
-    stopped = (
-        _("stopped after step {passed}/{total}").format(passed=d.passed, total=d.total)
-        if d.last_passed
-        else _("stopped before the first step")
-    )
-    out.append(stopped, style="bold yellow")
-    if d.next_expected:
-        out.append(
-            clean(
-                _("; next in the good run: {line}").format(
-                    line=repr(strip_time(d.next_expected[0]))
-                ),
-                300,
-            ),
-            style="yellow",
-        )
-    if d.then_next_s is not None:
-        out.append(_(" took {age} then").format(age=_secs(d.then_next_s)), style="yellow")
-    if d.stalled_s is not None:
-        out.append(_(", silent {age} now").format(age=_secs(d.stalled_s)), style="bold red")
-    passed = [x for x in d.steps if x.status == "passed"]
-    extra = [x for x in d.steps if x.status == "extra"]
-    missing = [x for x in d.steps if x.status == "missing"]
-    # the last step both reached, what only the stuck log has (often the error), what should
-    # come next
-    for mark, style, steps in (
-        ("✓", "green", passed[-1:]),
-        ("+", "bold red", extra[-2:]),
-        ("✗", "dim", missing[:1]),
-    ):
-        for x in steps:
-            out.append(f"\n {mark} ", style=style)
-            out.append(
-                _("then {then} now {now}  ").format(
-                    then=f"{_secs(x.then_s):>4}", now=f"{_secs(x.now_s):>4}"
-                ),
-                style="dim",
-            )
-            out.append(clean(strip_time(x.text), 160), style=style if mark != "✓" else "")
-    return out
-
-
-def _timeline(t: TrainingJob, now: datetime) -> Text:
-    out = Text()
-    for i, s in enumerate(t.stages):
-        if i:
-            out.append(" → ", style="dim")
-        end = s.end_time or now
-        dur = (end - s.start_time).total_seconds() if s.start_time else None
-        open_ = s.end_time is None
-        out.append(
-            f"{s.name} {age(dur)}{'…' if open_ else ''}", style="bold yellow" if open_ else ""
-        )
-        if s.message:
-            out.append(f" ({clean(s.message, 200)})", style="dim")
-    return out
 
 
 SCREENS_BY_KIND = {"job": JobScreen, "node": NodeScreen, "training_job": TrainingJobScreen}

@@ -47,6 +47,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from cockpit.errors import ConfigError
+from cockpit.i18n import _
 from cockpit.model import SEVERITY_RANK, Evidence, Finding, Severity, Subject
 
 # Rule names (stable: mutes, history and scripts key on them).
@@ -305,14 +306,18 @@ class NotifyConfig:
         webhook = _get(t, "webhook", str, "", path, "notify")
         if webhook and not webhook.startswith(("http://", "https://")):
             raise ConfigError(
-                f"webhook must be an http:// or https:// URL, got {webhook!r}",
+                _("webhook must be an http:// or https:// URL, got {value}").format(
+                    value=repr(webhook)
+                ),
                 path,
                 key="notify.webhook",
             )
         template = _get(t, "webhook_template", str, "generic", path, "notify")
         if template not in TEMPLATES:
             raise ConfigError(
-                f"unknown template {template!r} (one of {', '.join(TEMPLATES)})",
+                _("unknown template {value} (one of {known})").format(
+                    value=repr(template), known=", ".join(TEMPLATES)
+                ),
                 path,
                 key="notify.webhook_template",
             )
@@ -320,7 +325,7 @@ class NotifyConfig:
         sev = _get(t, "min_severity", str, "warning", path, "notify")
         if sev not in SEVERITY_RANK:
             raise ConfigError(
-                f"unknown severity {sev!r} (critical, warning, info)",
+                _("unknown severity {value} (critical, warning, info)").format(value=repr(sev)),
                 path,
                 key="notify.min_severity",
             )
@@ -332,7 +337,9 @@ class NotifyConfig:
                 shlex.split(command)
             except ValueError as exc:
                 raise ConfigError(
-                    f"cannot split command: {exc}", path, key="notify.notify_command"
+                    _("cannot split command: {error}").format(error=exc),
+                    path,
+                    key="notify.notify_command",
                 ) from None
         return cls(
             webhook=webhook,
@@ -372,39 +379,49 @@ class AlertmanagerConfig:
         known = {"url", "resend_every", "timeout_s", "min_severity", "generator_url", "labels"}
         _reject_unknown(t, known, path, where)
         if "url" not in t:
-            raise ConfigError("url is required (e.g. http://127.0.0.1:9093)", path, key=where)
+            raise ConfigError(_("url is required (e.g. http://127.0.0.1:9093)"), path, key=where)
         url = _get(t, "url", str, "", path, where).rstrip("/")
         url = url.removesuffix("/api/v2/alerts")
         gen = _get(t, "generator_url", str, "", path, where)
         for key, value in (("url", url), ("generator_url", gen)):
             if (value or key == "url") and not value.startswith(("http://", "https://")):
                 raise ConfigError(
-                    f"must be an http:// or https:// URL, got {value!r}", path, key=f"{where}.{key}"
+                    _("must be an http:// or https:// URL, got {value}").format(value=repr(value)),
+                    path,
+                    key=f"{where}.{key}",
                 )
         every = _get(t, "resend_every", int, 8, path, where)
         if every < 1:
-            raise ConfigError("must be >= 1 poll", path, key=f"{where}.resend_every")
+            raise ConfigError(_("must be >= 1 poll"), path, key=f"{where}.resend_every")
         timeout = _timeout(_get(t, "timeout_s", (int, float), 5.0, path, where), path, where)
         sev = _get(t, "min_severity", str, "warning", path, where)
         if sev not in SEVERITY_RANK:
             raise ConfigError(
-                f"unknown severity {sev!r} (critical, warning, info)",
+                _("unknown severity {value} (critical, warning, info)").format(value=repr(sev)),
                 path,
                 key=f"{where}.min_severity",
             )
         labels = _get(t, "labels", dict, {}, path, where)
         for k, v in labels.items():
             if not _LABEL_NAME.fullmatch(k) or k.startswith("__"):
-                raise ConfigError(f"bad label name {k!r}", path, key=f"{where}.labels")
+                raise ConfigError(
+                    _("bad label name {name}").format(name=repr(k)), path, key=f"{where}.labels"
+                )
             if k in AM_LABELS:
                 raise ConfigError(
-                    f"label {k!r} is set from the incident ({', '.join(AM_LABELS)})",
+                    _("label {name} is set from the incident ({labels})").format(
+                        name=repr(k), labels=", ".join(AM_LABELS)
+                    ),
                     path,
                     key=f"{where}.labels",
                 )
             if not isinstance(v, str):
                 raise ConfigError(
-                    f"label values are strings, got {k} = {v!r}", path, key=f"{where}.labels"
+                    _("label values are strings, got {name} = {value}").format(
+                        name=k, value=repr(v)
+                    ),
+                    path,
+                    key=f"{where}.labels",
                 )
         return cls(
             url=url,
@@ -459,10 +476,10 @@ class AlertConfig:
         t = dict(table or {})
         nested = t.pop("notify", None)
         if nested is not None and not isinstance(nested, Mapping):
-            raise ConfigError("must be a table", path, key="alerts.notify")
+            raise ConfigError(_("must be a table"), path, key="alerts.notify")
         am_table = t.pop("alertmanager", None)
         if am_table is not None and not isinstance(am_table, Mapping):
-            raise ConfigError("must be a table", path, key="alerts.alertmanager")
+            raise ConfigError(_("must be a table"), path, key="alerts.alertmanager")
         known = {
             "initializing_min",
             "storage_pct",
@@ -481,20 +498,24 @@ class AlertConfig:
         window = _get(t, "failures_window_min", (int, float), 60, path, "alerts")
         count = _get(t, "failures_count", int, 3, path, "alerts")
         if explicit and not (0 < init_min < math.inf):  # inf, nan: no time to wait
-            raise ConfigError("must be > 0 minutes", path, key="alerts.initializing_min")
+            raise ConfigError(_("must be > 0 minutes"), path, key="alerts.initializing_min")
         if not 0 < storage <= 100:
-            raise ConfigError("must be a percentage in (0, 100]", path, key="alerts.storage_pct")
+            raise ConfigError(_("must be a percentage in (0, 100]"), path, key="alerts.storage_pct")
         if repeat < 0:
-            raise ConfigError("must be >= 0 seconds", path, key="alerts.repeat_s")
+            raise ConfigError(_("must be >= 0 seconds"), path, key="alerts.repeat_s")
         if not 0 < window < math.inf:
-            raise ConfigError("must be > 0 minutes", path, key="alerts.failures_window_min")
+            raise ConfigError(_("must be > 0 minutes"), path, key="alerts.failures_window_min")
         if count < 2:
-            raise ConfigError("must be >= 2", path, key="alerts.failures_count")
+            raise ConfigError(_("must be >= 2"), path, key="alerts.failures_count")
         raw_mutes = _get(t, "mute", list, [], path, "alerts")
         mutes = []
         for m in raw_mutes:
             if not isinstance(m, str):
-                raise ConfigError(f"mute entries are strings, got {m!r}", path, key="alerts.mute")
+                raise ConfigError(
+                    _("mute entries are strings, got {value}").format(value=repr(m)),
+                    path,
+                    key="alerts.mute",
+                )
             try:
                 mutes.append(Mute.parse(m))
             except ValueError as exc:
@@ -530,7 +551,9 @@ def _timeout(value: float, path: str, where: str) -> float:
     timeout when the first alert was sent, not when the config was read)."""
     if not 0 < value <= MAX_TIMEOUT_S:
         raise ConfigError(
-            f"must be > 0 and at most {MAX_TIMEOUT_S:g} seconds", path, key=f"{where}.timeout_s"
+            _("must be > 0 and at most {max} seconds").format(max=f"{MAX_TIMEOUT_S:g}"),
+            path,
+            key=f"{where}.timeout_s",
         )
     return float(value)
 
@@ -539,7 +562,9 @@ def _reject_unknown(t: Mapping[str, Any], known: set[str], path: str, table: str
     for k in t:
         if k not in known:
             raise ConfigError(
-                f"unknown key (known: {', '.join(sorted(known))})", path, key=f"{table}.{k}"
+                _("unknown key (known: {known})").format(known=", ".join(sorted(known))),
+                path,
+                key=f"{table}.{k}",
             )
 
 
@@ -559,7 +584,11 @@ def _get(
         names = (
             types.__name__ if isinstance(types, type) else " or ".join(x.__name__ for x in types)
         )
-        raise ConfigError(f"expected {names}, got {v!r}", path, key=f"{table}.{key}")
+        raise ConfigError(
+            _("expected {types}, got {value}").format(types=names, value=repr(v)),
+            path,
+            key=f"{table}.{key}",
+        )
     return v
 
 
