@@ -691,3 +691,13 @@ def test_an_operators_drain_is_not_an_oom_loop_because_jobs_ran_out_of_memory_th
         ("node", "lab", "c7")
     ]
     assert f.root_cause == "node_drain_admin" and "maint window" in f.title
+
+
+def test_a_missing_program_is_named_in_the_preflight_it_asks_for():
+    """The lab's exit-127 job: its log says which program is missing; the remedy's preflight
+    runs `which` on that program, not on a `<cmd>` the operator must fill in."""
+    snap, arts = lab_case("exit127")
+    top = diagnose(snap, arts, NOW)[0]
+    assert top.root_cause == "command_not_found"
+    missing = top.title.split(":")[0]  # "nosuchcommand_xyz: command not found on …"
+    assert f"which {missing};" in top.remedy and "<cmd>" not in top.remedy

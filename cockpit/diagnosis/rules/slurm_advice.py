@@ -82,14 +82,21 @@ def mem_advice(job: SlurmJob, rss: int | None, req: int | None, ctx: RuleContext
     ).format(mem=fmt_mem(suggest_mem_mib(peak)), basis=basis, note=note, job_id=job.job_id)
 
 
-def env_remedy(job: SlurmJob) -> str:
+def env_remedy(job: SlurmJob, hit: str = "") -> str:
+    """The preflight to run on the job's node, with the program its log says is missing
+    (``which fastqc``, not ``which <cmd>``) when the hit line names one."""
     node = job.nodes[0] if job.nodes else "<node>"
+    m = _CMD.search(hit) if hit else None
     return _(
         "Preflight on the compute node, not the login node: "
         "srun -p {partition} -w {node} "
-        "bash -lc 'which <cmd>; ldd $(which <cmd>) | grep \"not found\"; module list'. Load the "
-        "same modules in the batch script (or use a container), then resubmit."
-    ).format(partition=job.partition or "<p>", node=node)
+        "bash -lc 'which {command}; ldd $(which {command}) | grep \"not found\"; module list'. "
+        "Load the same modules in the batch script (or use a container), then resubmit."
+    ).format(
+        partition=job.partition or "<p>",
+        node=node,
+        command=m.group(1).rsplit("/", 1)[-1] if m else "<cmd>",
+    )
 
 
 _CMD = re.compile(

@@ -439,7 +439,7 @@ def log_cause(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
     cause = h.label
     text, remedy = log_cause_text(cause)
     if remedy == "env" or cause in _ENV_CAUSES:
-        remedy = env_remedy(job)
+        remedy = env_remedy(job, h.text)
     elif remedy == "node" and node_check(cause)[1]:
         node = job.nodes[0] if job.nodes else "<node>"
         remedy = node_check(cause)[1].format(n=node, u=_("see the node's reason"))
