@@ -41,6 +41,7 @@ SOURCES = (
     "lustre",
     "nfs",
     "gpfs",
+    "obs",
 )
 _DIR = Path(__file__).parent
 # how each program's lines look in the logs operators have (for generated examples)
@@ -69,6 +70,7 @@ _PREFIX = {
     "lustre": "[183424.512345] LustreError: 4242:0:(client.c:1234:ptlrpc_check_set()) ",
     "gpfs": "2026-12-04_10:00:00.123+0800: [X] ",
     "nfs": "",
+    "obs": "2026-12-04 10:00:00,123|process:4242|thread:139872|ERROR|HTTP(s)+XML|",
 }
 # sources whose lines only job logs hold (never slurmctld/slurmd logs): the hand-written weak
 # patterns that recognised them at extraction time apply wherever they appear
