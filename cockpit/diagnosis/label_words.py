@@ -81,6 +81,7 @@ LABEL_WORDS: dict[str, str] = {
     "storage_read_only": N_("storage read only"),
     "storage_stale_handle": N_("storage stale handle"),
     "storage_connection_error": N_("storage connection error"),
+    "shared_fs_unreachable": N_("shared fs unreachable"),
     "input_path_not_found": N_("input path not found"),
     "input_data_invalid": N_("input data invalid"),
     "dependency_install_failed": N_("dependency install failed"),

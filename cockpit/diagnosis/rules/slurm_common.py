@@ -435,6 +435,14 @@ LOG_CAUSE_TEXT = {
             "interface MPI uses (OMPI_MCA_btl_tcp_if_include / UCX_NET_DEVICES)."
         ),
     ),
+    "mpi_launch_failed": (
+        N_("the MPI launcher could not start its daemons or ranks on the allocation"),
+        N_(
+            "Run mpirun inside the allocation (or srun --mpi=pmix) with -np no larger than the "
+            "job's tasks; every node needs the same MPI install on PATH/LD_LIBRARY_PATH and must "
+            "reach the launching node over TCP."
+        ),
+    ),
     "nccl_communication_error": (
         N_("NCCL collective communication failed"),
         N_(
@@ -508,6 +516,13 @@ LOG_CAUSE_TEXT = {
         N_(
             "df -h <output dir>; clean up or write to scratch; check the controller's "
             "StateSaveLocation."
+        ),
+    ),
+    "shared_fs_unreachable": (
+        N_("the shared file system (Lustre, NFS, GPFS) stopped answering the node or evicted it"),
+        N_(
+            "Check the node's network to the file system servers (lctl ping, showmount -e, "
+            "mmgetstate -a) and the servers' logs; remount it, or drain the node until it is back."
         ),
     ),
     "disk_quota_exceeded": (
