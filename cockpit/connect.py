@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from cockpit.errors import UserError
+from cockpit.i18n import N_, _
 
 if TYPE_CHECKING:  # config/zoneinfo are imported where used: the demo's start-up needs neither
     from cockpit.config import ClusterConfig, Config
@@ -102,8 +103,10 @@ def build_sources(
         try:
             from cockpit.modelarts.source import ModelArtsSource
         except ImportError as exc:
-            raise UserError(f"ModelArts support is not available: {exc}") from None
-        for _, cfg in wanted:
+            raise UserError(
+                _("ModelArts support is not available: {error}").format(error=exc)
+            ) from None
+        for _name, cfg in wanted:
             source = ModelArtsSource.from_config(cfg, clock=clock)
             source.allow_actions = cfg.allow_actions
             source.use_risk(config.risk)  # log_silent_s for Running jobs' logs
@@ -115,7 +118,7 @@ def demo(seed: int = 7, clock: Callable[[], datetime] | None = None) -> list[Sou
     try:
         from cockpit.demo.site import demo_sources
     except ImportError as exc:
-        raise UserError(f"the demo site is not available: {exc}") from None
+        raise UserError(_("the demo site is not available: {error}").format(error=exc)) from None
     return demo_sources(seed=seed) if clock is None else demo_sources(seed=seed, clock=clock)
 
 
@@ -135,8 +138,12 @@ def _demo_selection(
     known = [s.name for s in sources]
     for n in wanted:
         if n not in known:
-            what = "cluster" if n in (clusters or ()) else "ModelArts project"
-            raise UserError(f"unknown {what} {n!r} on the demo site (known: {', '.join(known)})")
+            msg = (
+                _("unknown cluster {name} on the demo site (known: {known})")
+                if n in (clusters or ())
+                else _("unknown ModelArts project {name} on the demo site (known: {known})")
+            )
+            raise UserError(msg.format(name=repr(n), known=", ".join(known)))
     return [s for s in sources if s.name in wanted]
 
 
@@ -163,16 +170,22 @@ def select_sources(
     config = load_config(getattr(args, "config", None))
     if not config.has_sources:
         if getattr(args, "config", None):
-            raise UserError(f"{config.path}: no [clusters.NAME] or [modelarts.NAME] entries")
+            raise UserError(
+                _("{path}: no [clusters.NAME] or [modelarts.NAME] entries").format(path=config.path)
+            )
         return _demo_selection(args, clock, clusters, projects)
-    for names, known, what in (
-        (clusters, config.clusters, "cluster"),
-        (projects, config.modelarts, "ModelArts project"),
+    for names, known, unknown in (
+        (clusters, config.clusters, N_("unknown cluster {name} in {path} (known: {known})")),
+        (
+            projects,
+            config.modelarts,
+            N_("unknown ModelArts project {name} in {path} (known: {known})"),
+        ),
     ):
         for n in names or ():
             if n not in known:
-                listed = ", ".join(sorted(known)) or "none"
-                raise UserError(f"unknown {what} {n!r} in {config.path} (known: {listed})")
+                listed = ", ".join(sorted(known)) or _("none")
+                raise UserError(_(unknown).format(name=repr(n), path=config.path, known=listed))
     if clusters is not None and projects is None:
         projects = []
     elif projects is not None and clusters is None:

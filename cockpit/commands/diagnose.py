@@ -514,8 +514,6 @@ def _print_findings(
 ) -> None:
     from rich.text import Text
 
-    from cockpit.diagnosis.engine import subject_label
-
     con = stdout_console()
     if not findings:
         if first_error:
@@ -528,7 +526,8 @@ def _print_findings(
     for i, f in enumerate(findings):
         sev = Text(_severity(f.severity) + " ", style=_STYLE.get(f.severity, ""))
         head = Text()
-        label = subject_label(f.subject)
+        # the kind in the language spoken, the id as is (no source, a training job by its id)
+        label = Subject(f.subject.kind, "", f.subject.id).label()
         name = (names or {}).get(f.subject.id) if f.subject.kind == "training_job" else None
         if name:
             label = _("training job {name} ({id})").format(name=name, id=f.subject.id)

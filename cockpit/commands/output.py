@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 def demo_note(path: object) -> str:
     """The one stderr line of a command that answers from the built-in demo site because no
     config names a real one (the TUI's banner says the same)."""
-    return f"cockpit: no config ({path}): showing the built-in demo site"
+    from cockpit.i18n import _
+
+    return _("cockpit: no config ({path}): showing the built-in demo site").format(path=path)
 
 
 def say_if_demo(args: argparse.Namespace) -> None:

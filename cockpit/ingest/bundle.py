@@ -26,6 +26,7 @@ from typing import BinaryIO
 
 from cockpit.diagnosis.engine import diagnose, finding_json, sort_key
 from cockpit.errors import UserError
+from cockpit.i18n import _
 from cockpit.ingest.attribute import excerpts, file_subject
 from cockpit.ingest.locate import FirstError, first_error, locate, unrecognised_error
 from cockpit.ingest.records import Records
@@ -225,7 +226,7 @@ def load_bundle(path: str, stdin: BinaryIO | None = None) -> Bundle:
         files.extend(got)
     if not files:
         why = notes[0] if len(notes) == 1 else "; ".join(notes[:3]) or f"{_shown(path)}: empty"
-        raise UserError(f"{why}: nothing to diagnose")
+        raise UserError(_("{why}: nothing to diagnose").format(why=why))
     rec = Records()
     for i, f in enumerate(files):
         text = f.data.decode("utf-8", "replace")

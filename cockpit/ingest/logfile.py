@@ -25,6 +25,7 @@ from cockpit.diagnosis.logscan import (
     iter_errors_in_pieces,
 )
 from cockpit.errors import UserError
+from cockpit.i18n import _
 from cockpit.ingest.textstream import utf8_stream
 
 __all__ = [
@@ -122,7 +123,11 @@ def open_input(path: str, folder_ok: str = "") -> BinaryIO:
     what = next((w for test, w in _NOT_A_FILE if test(st.st_mode)), "")
     if what:
         hint = f" ({folder_ok})" if folder_ok and stat.S_ISDIR(st.st_mode) else ""
-        raise UserError(f"{path}: {what}{hint}; give a log file, or - to read standard input")
+        raise UserError(
+            _("{path}: {what}{hint}; give a log file, or - to read standard input").format(
+                path=path, what=what, hint=hint
+            )
+        )
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
         if stat.S_ISFIFO(os.fstat(fd).st_mode):

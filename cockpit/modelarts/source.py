@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from cockpit.errors import ParseError, UserError
+from cockpit.i18n import _
 from cockpit.model import TRAINING_LOG_SCHEME as LOG_SCHEME
 from cockpit.model import (
     Artifacts,
@@ -165,19 +166,25 @@ class ModelArtsSource(Source):
         missing = [n for n, v in ((ak_env, ak), (sk_env, sk)) if not v]
         if missing:
             raise UserError(
-                f"modelarts.{name}: set the environment variable(s) {', '.join(missing)} "
-                "to the access key / secret key of the ModelArts project"
+                _(
+                    "modelarts.{name}: set the environment variable(s) {variables} "
+                    "to the access key / secret key of the ModelArts project"
+                ).format(name=name, variables=", ".join(missing))
             )
         project_id = getattr(cfg, "project_id", "") or os.environ.get(
             "HUAWEICLOUD_SDK_PROJECT_ID", ""
         )
         if not project_id:
             raise UserError(
-                f"modelarts.{name}: project_id is required (without it the SDK calls IAM)"
+                _("modelarts.{name}: project_id is required (without it the SDK calls IAM)").format(
+                    name=name
+                )
             )
         region, endpoint = getattr(cfg, "region", "") or "", getattr(cfg, "endpoint", "") or ""
         if not region and not endpoint:
-            raise UserError(f"modelarts.{name}: set region (e.g. cn-north-4) or endpoint")
+            raise UserError(
+                _("modelarts.{name}: set region (e.g. cn-north-4) or endpoint").format(name=name)
+            )
         settings = SdkSettings(
             ak=ak,
             sk=sk,

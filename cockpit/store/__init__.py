@@ -28,6 +28,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cockpit.i18n import _
 from cockpit.store.types import Ack, StoredIncident, operator
 
 if TYPE_CHECKING:
@@ -88,13 +89,19 @@ def open_store(
             if path.exists():  # made by an older cockpit with the umask's 0644: ours to tighten
                 path.chmod(0o600)
         except OSError as exc:
-            raise UserError(f"store {path}: {exc.strerror or exc}") from None
+            raise UserError(
+                _("store {path}: {error}").format(path=path, error=exc.strerror or exc)
+            ) from None
         url = f"sqlite:///{path}"
     try:
         parsed = sa.engine.make_url(url)
         parsed.port  # noqa: B018 - a port that is not a number fails here, not at first use
     except (sa.exc.ArgumentError, ValueError) as exc:
-        raise UserError(f"[store] url {shown_url(url)} is not a database URL: {exc}") from None
+        raise UserError(
+            _("[store] url {url} is not a database URL: {error}").format(
+                url=shown_url(url), error=exc
+            )
+        ) from None
     backend = parsed.get_backend_name()
     if backend == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")
@@ -104,7 +111,11 @@ def open_store(
     elif backend == "sqlite":
         engine = _sqlite_engine(parsed)
     else:
-        raise UserError(f"[store] url {shown_url(url)}: only sqlite:/// and postgresql:// work")
+        raise UserError(
+            _("[store] url {url}: only sqlite:/// and postgresql:// work").format(
+                url=shown_url(url)
+            )
+        )
     store = Store(engine, shown_url(url), retention_days)
     legacy = legacy_acks or (demo_state_path() if demo else default_state_path())
     store.open(lambda: AckStore(legacy).acked if legacy.exists() else ())

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cockpit.errors import UserError
+from cockpit.i18n import _
 from cockpit.model import Snapshot
 from cockpit.watch.alerts import AlertConfig, parse_listen
 
@@ -105,7 +106,11 @@ def attach(
         try:
             out.server = out.metrics.serve(host, port)
         except OSError as exc:
-            raise UserError(f"cannot serve /metrics on {listen}: {exc.strerror or exc}") from None
+            raise UserError(
+                _("cannot serve /metrics on {listen}: {error}").format(
+                    listen=listen, error=exc.strerror or exc
+                )
+            ) from None
         if on_listen is not None:
             on_listen(out.server.url)
         _count_notifier_results(watcher, out.metrics)

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from cockpit.errors import UserError
+from cockpit.i18n import _
 
 TOKEN_ENV = "COCKPIT_WEB_TOKEN"
 MIN_TOKEN = 16  # characters: a fixed token shorter than this is guessable over a night
@@ -35,12 +36,18 @@ def new_token() -> str:
 def _checked(token: str, where: str) -> str:
     token = token.strip()
     if not token:
-        raise UserError(f"{where} is empty: it should hold the access token")
+        raise UserError(_("{where} is empty: it should hold the access token").format(where=where))
     if len(token) < MIN_TOKEN:
-        raise UserError(f"{where}: a token of {len(token)} characters is too short (at least 16)")
+        raise UserError(
+            _("{where}: a token of {n} characters is too short (at least 16)").format(
+                where=where, n=len(token)
+            )
+        )
     if any(c.isspace() or not c.isprintable() for c in token):
         raise UserError(
-            f"{where}: the token has spaces or control characters (one line, no spaces)"
+            _("{where}: the token has spaces or control characters (one line, no spaces)").format(
+                where=where
+            )
         )
     return token
 
@@ -58,7 +65,7 @@ def resolve_token(token_file: str | None, env: Mapping[str, str]) -> tuple[str, 
             why = getattr(exc, "strerror", None) or str(exc)
             raise UserError(f"--token-file {path}: {why}") from None
         if mode & (stat.S_IRGRP | stat.S_IROTH):
-            notes.append(f"{path} is readable by other users: chmod 600 it")
+            notes.append(_("{path} is readable by other users: chmod 600 it").format(path=path))
         return _checked(text, f"--token-file {path}"), notes
     if env.get(TOKEN_ENV, "").strip():
         return _checked(env[TOKEN_ENV], f"${TOKEN_ENV}"), notes

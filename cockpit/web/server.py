@@ -170,6 +170,10 @@ def listen(host: str, port: int) -> socket.socket:
         sock.listen(128)
     except OSError as exc:
         sock.close()
-        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        raise UserError(
+            _("cannot listen on {host}:{port}: {error}").format(
+                host=host, port=port, error=exc.strerror or exc
+            )
+        ) from None
     sock.setblocking(False)
     return sock
