@@ -115,6 +115,11 @@ def test_a_traceback_header_yields_to_the_exception_that_ends_it():
             b"salloc: error: Job submit/allocate failed: Access/permission denied",
             "submit_rejected_policy",
         ),
+        (
+            b"EE1001: [PID: 42] 2025-11-18-09:33:13.673.064 The argument is invalid.Reason: set "
+            b"ASCEND_RT_VISIBLE_DEVICES:4 error, input data rang[0-2)",
+            "gpu_not_available",
+        ),
         (b"sbatch: error: No gpu count given, specify --gres=gpu", "submit_rejected_policy"),
         (
             b"sbatch: error: batch job submission failed: requested reservation is invalid",

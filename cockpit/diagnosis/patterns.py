@@ -354,8 +354,10 @@ PATTERNS: tuple[Pattern, ...] = (
         r"requested number of devices unavailable|no CUDA-capable device is detected|"
         r"CUDA_ERROR_NO_DEVICE|Found no NVIDIA driver|"
         r"NVIDIA-SMI has failed because it couldn't communicate|"
-        # PyTorch when CUDA_VISIBLE_DEVICES names no GPU the process can see
-        r"No CUDA GPUs are available",
+        # PyTorch when CUDA_VISIBLE_DEVICES names no GPU the process can see; CANN when
+        # ASCEND_RT_VISIBLE_DEVICES names NPUs the host or VM does not have
+        r"No CUDA GPUs are available|set ASCEND_RT_VISIBLE_DEVICES:\S+ error|"
+        r"Set visible device failed, invalid device",
         "gpu_not_available",
         tier=1,
     ),
