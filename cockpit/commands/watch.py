@@ -317,7 +317,10 @@ def run(args: argparse.Namespace) -> int:
             )
         store = open_store(config=config)  # a newer schema: one line here, exit 2
         if not store.available:
-            print(f"cockpit: {store.last_error} (alerts may repeat)", file=sys.stderr)
+            print(
+                _("cockpit: {error} (alerts may repeat)").format(error=store.last_error),
+                file=sys.stderr,
+            )
         cfg = AlertConfig.from_table(config.alerts, config.path)
         watcher = Watcher(
             cfg,
@@ -345,7 +348,9 @@ def run(args: argparse.Namespace) -> int:
         cfg,
         store=store,
         metrics_port=args.metrics_port,
-        on_listen=lambda url: print(f"cockpit: metrics on {url}", file=sys.stderr, flush=True),
+        on_listen=lambda url: print(
+            _("cockpit: metrics on {url}").format(url=url), file=sys.stderr, flush=True
+        ),
         serve=not args.once,
     )
 
@@ -365,7 +370,9 @@ def run(args: argparse.Namespace) -> int:
                         save_state(state_path, active)
                     except OSError as exc:
                         print(
-                            f"cockpit: cannot write {state_path}: {exc.strerror or exc}",
+                            _("cockpit: cannot write {path}: {error}").format(
+                                path=state_path, error=exc.strerror or exc
+                            ),
                             file=sys.stderr,
                         )
                 # 3: no source answered (cron must not read silence as all clear); 1: something

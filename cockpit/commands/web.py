@@ -197,25 +197,32 @@ def _say_how(host: str, actions: bool, demo: bool, follow_site: bool) -> None:
     lines = []
     if is_loopback(host):
         lines.append(
-            "listening on loopback only; to reach it from elsewhere, put a reverse "
-            "proxy with TLS in front (docs/WEB.md)"
+            _(
+                "listening on loopback only; to reach it from elsewhere, put a reverse "
+                "proxy with TLS in front (docs/WEB.md)"
+            )
         )
     else:
         lines.append(
-            f"WARNING: listening on {host}, not loopback: the token and every screen cross "
-            "the network as plain HTTP. TLS belongs to a reverse proxy in front (docs/WEB.md); "
-            "bind 127.0.0.1 behind it"
+            _(
+                "WARNING: listening on {host}, not loopback: the token and every screen cross "
+                "the network as plain HTTP. TLS belongs to a reverse proxy in front "
+                "(docs/WEB.md); bind 127.0.0.1 behind it"
+            ).format(host=host)
         )
     lines.append(
-        "actions from browsers: ON ([web] actions = true), each audited with its session"
+        _("actions from browsers: ON ([web] actions = true), each audited with its session")
         if actions
-        else "browsers are read-only (actions: set [web] actions = true)"
+        else _("browsers are read-only (actions: set [web] actions = true)")
     )
     if follow_site:
-        lines.append("sessions follow the store: the site's `cockpit watch` polls")
+        lines.append(_("sessions follow the store: the site's `cockpit watch` polls"))
     else:
-        what = "the demo site" if demo else "the sources"
-        lines.append(f"this process polls {what} once per interval for every browser session")
+        lines.append(
+            _("this process polls the demo site once per interval for every browser session")
+            if demo
+            else _("this process polls the sources once per interval for every browser session")
+        )
     for line in lines:
         print(f"cockpit: {line}", file=sys.stderr)
-    print("open this URL (it carries the access token):", file=sys.stderr, flush=True)
+    print(_("open this URL (it carries the access token):"), file=sys.stderr, flush=True)
