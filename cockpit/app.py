@@ -216,7 +216,9 @@ class CockpitApp(App[int]):
         self.app_resume_signal.subscribe(self, lambda _app: self.refresh(layout=True))
         if self.acks.load_error:
             self.notify(
-                f"state file ignored: {self.acks.load_error}", severity="warning", markup=False
+                _("state file ignored: {error}").format(error=self.acks.load_error),
+                severity="warning",
+                markup=False,
             )
         # pollers after the first frame: the first poll's threads (demo site, parsing) would
         # otherwise share the GIL with Textual's first layout and delay it
@@ -286,10 +288,15 @@ class CockpitApp(App[int]):
         for r in recorders:
             if r.error and self._record_errors.get(id(r)) != r.error:
                 self.notify(
-                    f"{r.error} (retried each poll)", severity="error", timeout=10, markup=False
+                    _("{error} (retried each poll)").format(error=r.error),
+                    severity="error",
+                    timeout=10,
+                    markup=False,
                 )
             elif not r.error and self._record_errors.get(id(r)):
-                self.notify(f"recording to {r.path} again", timeout=5, markup=False)
+                self.notify(
+                    _("recording to {path} again").format(path=r.path), timeout=5, markup=False
+                )
             self._record_errors[id(r)] = r.error
 
     def on_hub_updated(self, message: HubUpdated) -> None:
@@ -426,7 +433,7 @@ class CockpitApp(App[int]):
             return
         if not self.replay.step(polls):
             self.bell()
-            self.notify("no more recorded polls that way", timeout=2)
+            self.notify(_("no more recorded polls that way"), timeout=2)
             return
         self.banner = self.replay.label()
         for screen in self.screen_stack:
@@ -468,7 +475,7 @@ class CockpitApp(App[int]):
 
     def action_refresh(self) -> None:
         self.hub.refresh_now()
-        self.notify("polling every source now", timeout=2)
+        self.notify(_("polling every source now"), timeout=2)
 
     async def action_quit(self) -> None:
         self.workers.cancel_group(self, "poll")
