@@ -35,6 +35,7 @@ from functools import lru_cache
 from itertools import compress
 
 from cockpit.diagnosis.engine import sort_findings
+from cockpit.i18n import _, ngettext
 from cockpit.model import SEVERITY_RANK, Finding, Incident, Subject
 
 # Job causes that a sick node explains (the job is a symptom of the node).
@@ -74,13 +75,14 @@ _NO_GRACE = frozenset({"node_drain_admin", "node_drain_loop"})
 # Facts in a title that differ between the jobs of one failure: how long each ran, whether it
 # died at once, each task's peak memory, whether sacct had its exit code yet (a headline that
 # names the cause ends with the exit: "x: command not found (exit 127)", "(non-zero exit)").
+# Each in English and in the engine's Chinese (engine.po), so both group the same jobs.
 _PER_JOB = (
-    re.compile(r" \((?:exit \d+|non-zero exit)(?: within seconds)?\)$"),
-    re.compile(r" after \d[\d:\-]*"),
-    re.compile(r" within seconds"),
-    re.compile(r"MaxRSS [\d.]+ ?[KMGTP]?i?B?(?: \([^)]*\))? of "),
+    re.compile(r" \((?:exit \d+|non-zero exit|非零退出)(?: within seconds|, 几秒内)?\)$"),
+    re.compile(r" after \d[\d:\-]*|, 运行 \d[\d:\-]* 后"),
+    re.compile(r" within seconds|, 几秒内"),
+    re.compile(r"MaxRSS [\d.]+ ?[KMGTP]?i?B?(?: \([^)]*\))? (?:of|/) "),
 )
-_OOM_NODES = re.compile(r" on \S+$")  # the node an OOM job ran on is not the failure
+_OOM_NODES = re.compile(r"(?: on|, 节点) \S+$")  # the node an OOM job ran on is not the failure
 
 
 @lru_cache(maxsize=1 << 14)
@@ -159,7 +161,11 @@ def correlate(
         affected = tuple(dict.fromkeys(m.subject for m in members if m.subject.kind != "node"))
         firsts = [x.first_seen for x in (head, *members) if x.first_seen is not None]
         title = head.title + (
-            f" ({len(affected)} job{'s' if len(affected) != 1 else ''} affected)"
+            " ("
+            + ngettext("{n} job affected", "{n} jobs affected", len(affected)).format(
+                n=len(affected)
+            )
+            + ")"
             if affected
             else ""
         )
@@ -407,13 +413,14 @@ def _group(
     if affected is None:
         affected = tuple(dict.fromkeys(m.subject for m in members))
     firsts = [x.first_seen for x in members if x.first_seen is not None]
-    who = f" ({scope})" if scope else ""
     return Incident(
         key=group_key(source, cause, scope, sig),
         root_cause=head.root_cause,
         severity=min(members, key=lambda x: SEVERITY_RANK[x.severity]).severity,
         subject=Subject("cluster", source, source),
-        title=f"{len(affected)} jobs{who}: {sig}",
+        title=(
+            _("{n} jobs ({scope}): {signature}") if scope else _("{n} jobs: {signature}")
+        ).format(n=len(affected), scope=scope, signature=sig),
         findings=(head, *rest),
         affected=affected,
         first_seen=min(firsts) if firsts else None,

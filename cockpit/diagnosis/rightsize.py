@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cockpit.i18n import _, ngettext
 from cockpit.model import AcctRecord
 from cockpit.units import hms
 
@@ -54,18 +55,22 @@ class RightSize:
         parts = []
         if self.mem_arg:
             parts.append(
-                f"{self.mem_arg} (peak {fmt_mem(self.mem_peak_mib)}, p95 "
-                f"{fmt_mem(self.mem_p95_mib)})"
+                _("{arg} (peak {peak}, p95 {p95})").format(
+                    arg=self.mem_arg, peak=fmt_mem(self.mem_peak_mib), p95=fmt_mem(self.mem_p95_mib)
+                )
             )
         if self.time_arg:
             parts.append(
-                f"{self.time_arg} (longest {fmt_duration(self.elapsed_max_s)}, p95 "
-                f"{fmt_duration(self.elapsed_p95_s)})"
+                _("{arg} (longest {longest}, p95 {p95})").format(
+                    arg=self.time_arg,
+                    longest=fmt_duration(self.elapsed_max_s),
+                    p95=fmt_duration(self.elapsed_p95_s),
+                )
             )
-        return (
-            f"from {self.runs} run{'s' if self.runs != 1 else ''}: " + ", ".join(parts)
-            if parts
-            else "no usable history"
+        if not parts:
+            return _("no usable history")
+        return ngettext("from {n} run: {parts}", "from {n} runs: {parts}", self.runs).format(
+            n=self.runs, parts=", ".join(parts)
         )
 
 
@@ -182,21 +187,25 @@ def suggest(records: Sequence[AcctRecord]) -> RightSize:
     notes = []
     if ooms:
         notes.append(
-            f"{ooms} run(s) ran out of memory: their real peak is above the request, so this is a "
-            f"floor; check the next run's MaxRSS"
+            _(
+                "{n} run(s) ran out of memory: their real peak is above the request, so this is "
+                "a floor; check the next run's MaxRSS"
+            ).format(n=ooms)
         )
     if timeouts:
         notes.append(
-            f"{timeouts} run(s) hit the time limit: their real duration is unknown, so this is a "
-            f"floor"
+            _(
+                "{n} run(s) hit the time limit: their real duration is unknown, so this is a floor"
+            ).format(n=timeouts)
         )
     if short:
         notes.append(
-            f"{short} run(s) ended within {SHORT_RUN_S // 60} min without completing: not used "
-            "for --time"
+            _("{n} run(s) ended within {mins} min without completing: not used for --time").format(
+                n=short, mins=SHORT_RUN_S // 60
+            )
         )
     if runs and not peaks:
-        notes.append("no MaxRSS recorded (jobacct_gather disabled?): cannot size --mem")
+        notes.append(_("no MaxRSS recorded (jobacct_gather disabled?): cannot size --mem"))
     mem = time = None
     if peaks:
         mem = mem_for_peak(max(peaks))
@@ -232,5 +241,8 @@ def history_hint(records: Sequence[AcctRecord]) -> str:
     if not (rs.mem_arg or rs.time_arg):
         return ""
     name = next((r.job_name for r in records if r.step == "" and r.job_name), "")
-    of = f" of {name!r}" if name else ""
-    return f"Sized from sacct history{of} (last 30 days) {rs.summary}."
+    if name:
+        return _("Sized from sacct history of {name} (last 30 days) {summary}.").format(
+            name=repr(name), summary=rs.summary
+        )
+    return _("Sized from sacct history (last 30 days) {summary}.").format(summary=rs.summary)

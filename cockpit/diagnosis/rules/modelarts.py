@@ -355,11 +355,14 @@ def _fits(job: TrainingJob, pool: Pool) -> tuple[int, bool, str]:
     big_acc = max((free_acc(n) for n in nodes), default=0)
     big_cpu = max((n.free_cpus or 0 for n in nodes), default=0)
     big_mem = max((n.free_memory_mib or 0 for n in nodes), default=0) // 1024
-    need = (
-        f"flavor {job.flavor_id} needs per node: {acc or 0} {unit}, {cpus or '?'} CPU, "
-        f"{(mem or 0) // 1024} GiB x {k} node(s)"
+    need = _(
+        "flavor {flavor} needs per node: {acc} {unit}, {cpus} CPU, {mem} GiB x {k} node(s)"
+    ).format(
+        flavor=job.flavor_id, acc=acc or 0, unit=unit, cpus=cpus or "?", mem=(mem or 0) // 1024, k=k
     )
-    have = f"largest free on one node: {big_acc} {unit}, {big_cpu:g} CPU, {big_mem} GiB"
+    have = _("largest free on one node: {acc} {unit}, {cpus} CPU, {mem} GiB").format(
+        acc=big_acc, unit=unit, cpus=f"{big_cpu:g}", mem=big_mem
+    )
     return fit, total_ok, f"{need}; {have}"
 
 
