@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from cockpit.errors import UserError
+from cockpit.i18n import _
 from cockpit.safety import redact, redact_in_place
 from cockpit.text import json_line, lines
 from cockpit.transport import (
@@ -326,7 +327,9 @@ def start_recording(
     try:
         directory.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
-        raise UserError(f"--record {directory}: {exc.strerror or exc}") from None
+        raise UserError(
+            _("--record {dir}: {error}").format(dir=directory, error=exc.strerror or exc)
+        ) from None
     recorded, skipped = [], []
     for src in sources:
         if getattr(src, "kind", "") == "slurm" and hasattr(src, "transport"):
@@ -349,7 +352,9 @@ def start_recording(
     try:
         (directory / META).write_text(json.dumps(meta, indent=1), encoding="utf-8")
     except OSError as exc:
-        raise UserError(f"--record {directory}: {exc.strerror or exc}") from None
+        raise UserError(
+            _("--record {dir}: {error}").format(dir=directory, error=exc.strerror or exc)
+        ) from None
     return skipped
 
 
@@ -367,7 +372,7 @@ def _timeless(argv: object) -> list[str]:
         if a in _TIME_OPTIONS:
             out[i + 1] = "*"
     for i, a in enumerate(out):
-        key, eq, _ = a.partition("=")
+        key, eq, _value = a.partition("=")
         if eq and key in _TIME_OPTIONS:
             out[i] = f"{key}=*"
     return out
@@ -396,13 +401,15 @@ class Recording:
         rec = cls(source)
         try:
             if not path.is_file():
-                raise UserError(f"--replay: {path} is not a recording file")
+                raise UserError(_("--replay: {path} is not a recording file").format(path=path))
             raw = gzip.decompress(path.read_bytes())
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             # a recording cut by a crash: its last member is incomplete; keep what decoded
             raw = _decompress_members(path)
             if not raw:
-                raise UserError(f"--replay: cannot read {path}: {exc}") from None
+                raise UserError(
+                    _("--replay: cannot read {path}: {error}").format(path=path, error=exc)
+                ) from None
         for line in lines(raw.decode("utf-8", errors="replace")):
             try:
                 entry = json.loads(line)
@@ -486,7 +493,7 @@ class ReplayClock:
     def __init__(self, polls: list[datetime]) -> None:
         self.polls = sorted(set(polls))
         if not self.polls:
-            raise UserError("--replay: the recording holds no poll")
+            raise UserError(_("--replay: the recording holds no poll"))
         self.index = 0
 
     def __call__(self) -> datetime:
@@ -693,19 +700,39 @@ def replay_sources(directory: Path) -> tuple[list[Any], ReplayClock]:
     try:
         meta = json.loads((directory / META).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UserError(f"--replay {directory}: no {META} (not a cockpit recording)") from None
+        raise UserError(
+            _("--replay {dir}: no {meta} (not a cockpit recording)").format(
+                dir=directory, meta=META
+            )
+        ) from None
     except (OSError, ValueError) as exc:
-        raise UserError(f"--replay {directory}: unreadable {META}: {exc}") from None
+        raise UserError(
+            _("--replay {dir}: unreadable {meta}: {error}").format(
+                dir=directory, meta=META, error=exc
+            )
+        ) from None
     if not isinstance(meta, dict):
-        raise UserError(f"--replay {directory}: {META} is not a cockpit recording's")
+        raise UserError(
+            _("--replay {dir}: {meta} is not a cockpit recording's").format(
+                dir=directory, meta=META
+            )
+        )
     if meta.get("format") != FORMAT:
-        raise UserError(f"--replay: recording format {meta.get('format')!r}, expected {FORMAT}")
+        raise UserError(
+            _("--replay: recording format {got}, expected {want}").format(
+                got=repr(meta.get("format")), want=FORMAT
+            )
+        )
     recs = []
     listed = meta.get("sources", [])
     if not isinstance(listed, list) or not all(
         isinstance(s, dict) and isinstance(s.get("name"), str) for s in listed
     ):
-        raise UserError(f"--replay {directory}: {META} lists no sources it can read")
+        raise UserError(
+            _("--replay {dir}: {meta} lists no sources it can read").format(
+                dir=directory, meta=META
+            )
+        )
     for s in listed:
         path = _file(directory, s["name"])
         if path.exists():
