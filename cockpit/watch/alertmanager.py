@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from cockpit.i18n import _
 from cockpit.model import SEVERITY_RANK, Incident, Subject
 from cockpit.safety import redact
 from cockpit.text import clean
@@ -98,7 +99,8 @@ def annotations_for(incident: Incident) -> dict[str, str]:
     if incident.affected:  # an aggregate (one cause, many jobs) or a node with its jobs
         shown = ", ".join(subject_label(a) for a in incident.affected[:AFFECTED_SHOWN])
         more = len(incident.affected) - AFFECTED_SHOWN
-        notes["affected"] = _line(shown + (f" (+{more} more)" if more > 0 else ""), _TEXT)
+        extra = _(" (+{n} more)").format(n=more) if more > 0 else ""
+        notes["affected"] = _line(shown + extra, _TEXT)
     return {k: v for k, v in notes.items() if v}
 
 
