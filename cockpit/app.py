@@ -34,6 +34,9 @@ from cockpit.screens.incidents import IncidentScreen
 from cockpit.store.acks import AckStore
 from cockpit.store.book import AckBook
 from cockpit.store.opening import OpeningStore
+from cockpit.widgets import strip_cycles
+
+strip_cycles.install()  # rendered lines that refer to themselves were frozen garbage
 
 if TYPE_CHECKING:  # cockpit.watch is imported after the first frame (_start_polls)
     from cockpit.record import ReplayClock
