@@ -242,3 +242,32 @@ def test_catalogue_extractor_reads_what_babel_needs(tmp_path):
     lines = f.read_text().splitlines()
     assert "Check the mount." in lines[got[0][0] - 1]
     assert "The disk is full." in lines[got[1][0] - 1]
+
+
+def test_demo_drilldowns_in_chinese(capsys):
+    """``cockpit diagnose JOB --demo --cluster demo-hpc --json`` (one job of every cause the
+    demo's jobs have) and ``--training-job ID`` for every training job with a verdict: the
+    drill-down's own findings (with the job's sacct rows and logs) in Chinese hold no English
+    prose and the facts of the English run."""
+    snap = _cli_json(capsys, ["snapshot", "--demo", "--json", "--lang", "en"])
+    verdicts = [v for s in snap for v in s["verdicts"]]
+    jobs = {}
+    for v in verdicts:
+        if v["subject"]["kind"] == "job":
+            jobs.setdefault(v["root_cause"], v["subject"]["id"])
+    training = sorted(
+        {v["subject"]["id"] for v in verdicts if v["subject"]["kind"] == "training_job"}
+    )
+    assert len(jobs) >= 10 and len(training) >= 8
+    runs = [["diagnose", j, "--demo", "--cluster", "demo-hpc", "--json"] for j in jobs.values()]
+    runs += [
+        ["diagnose", "--training-job", t, "--modelarts", "demo-modelarts", "--demo", "--json"]
+        for t in training
+    ]
+    bad = []
+    for argv in runs:
+        en = _cli_json(capsys, [*argv, "--lang", "en"])
+        zh = _cli_json(capsys, [*argv, "--lang", "zh"])
+        assert en["findings"], argv
+        bad += _compare(en["findings"], zh["findings"], "", " ".join(argv[1:4]), live=True)
+    assert not bad, f"{len(bad)} English or lost facts:\n" + "\n".join(bad[:12])
