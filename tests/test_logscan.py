@@ -120,6 +120,16 @@ def test_a_traceback_header_yields_to_the_exception_that_ends_it():
             b"ASCEND_RT_VISIBLE_DEVICES:4 error, input data rang[0-2)",
             "gpu_not_available",
         ),
+        (
+            b"urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='huggingface.co', "
+            b"port=443): Max retries exceeded with url: /x/config.json (Caused by "
+            b"ConnectTimeoutError(<urllib3.connection.HTTPSConnection object>, 'timed out'))",
+            "storage_connection_error",
+        ),
+        (
+            b"PermissionError: [Errno 13] Permission denied: '/determined_shared_fs/2613'",
+            "storage_access_denied",
+        ),
         (b"sbatch: error: No gpu count given, specify --gres=gpu", "submit_rejected_policy"),
         (
             b"sbatch: error: batch job submission failed: requested reservation is invalid",

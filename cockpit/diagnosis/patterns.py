@@ -404,6 +404,14 @@ PATTERNS: tuple[Pattern, ...] = (
         tier=2,
     ),
     _p("read_only_fs", r"Read-only file system", "storage_read_only", tier=2),
+    # Python refused a path by its permissions (a mount or directory the job's user may not
+    # write): the storage's access, not the program
+    _p(
+        "py_permission_denied",
+        r"(?:PermissionError: )?\[Errno 13\] Permission denied: '",
+        "storage_access_denied",
+        tier=2,
+    ),
     _p(
         "obs_connection",
         r"Unable to connect to endpoint|obs\S* .*(?:Connection timeout|Read timeout)|"
@@ -541,6 +549,18 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Could not install packages due to an OSError: HTTPS?ConnectionPool|CondaHTTPError|"
         r"PackagesNotFoundError|ResolvePackageNotFound",
         "dependency_install_failed",
+        tier=2,
+    ),
+    # an endpoint the job downloads from at start (a model hub, an object store) cannot be
+    # reached from the node: urllib3/requests give up connecting, the hub clients say so;
+    # after pip's own refusal above, which names the same urllib3 words for the package index
+    _p(
+        "download_endpoint_unreachable",
+        r"Max retries exceeded with url: [^\n]*(?:ConnectTimeoutError|NewConnectionError|"
+        r"Network is unreachable|Temporary failure in name resolution|Name or service not known)|"
+        r"We couldn't connect to 'https?://[^']+' to load|"
+        r"LocalEntryNotFoundError: An error happened while trying to locate the file on the Hub",
+        "storage_connection_error",
         tier=2,
     ),
     # ---------------------------------------------------------------- environment
