@@ -130,6 +130,10 @@ def test_a_traceback_header_yields_to_the_exception_that_ends_it():
             b"PermissionError: [Errno 13] Permission denied: '/determined_shared_fs/2613'",
             "storage_access_denied",
         ),
+        (
+            b"EZ9999: 2024-05-17-01:30:26.960.959  Op Cast does not has any binary.",
+            "missing_shared_library",
+        ),
         (b"sbatch: error: No gpu count given, specify --gres=gpu", "submit_rejected_policy"),
         (
             b"sbatch: error: batch job submission failed: requested reservation is invalid",

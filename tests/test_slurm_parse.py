@@ -536,3 +536,26 @@ def test_a_running_time_that_squeue_holds_is_shown_as_printed() -> None:
     assert poll(15, "10:00") is b and poll(20, "10:00") is b
     c = poll(25, "10:05")
     assert c.elapsed_at == t0 + 25 and c.elapsed_by(t0 + 30) == 610
+
+
+def test_scontrol_node_reason_after_slurm_23s_indented_blank_line():
+    """Slurm 23+ prints an indented blank line before Reason=; a paste may keep it blank or
+    make it empty: the reason still belongs to the node."""
+    from cockpit.slurm.parse import parse_scontrol_nodes
+
+    for blank in ("   ", ""):
+        text = (
+            "NodeName=gpu7 Arch=x86_64 CoresPerSocket=1\n"
+            "   State=IDLE+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1\n"
+            "   CurrentWatts=0 AveWatts=0\n"
+            f"{blank}\n"
+            "   Reason=gres/gpu count reported lower than configured (0 < 1) "
+            "[slurm@2024-12-19T11:03:34]\n"
+            "\n"
+            "NodeName=gpu8 Arch=x86_64 CoresPerSocket=1\n"
+            "   State=IDLE ThreadsPerCore=1\n"
+        )
+        nodes, warnings = parse_scontrol_nodes(text)
+        assert [n.name for n in nodes] == ["gpu7", "gpu8"], warnings
+        assert nodes[0].reason.startswith("gres/gpu count reported lower than configured")
+        assert not nodes[1].reason

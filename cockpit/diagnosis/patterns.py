@@ -259,7 +259,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p(
         "slurm_config_differs",
         r"Node configuration differs from hardware|[Ll]ow socket\*core\*thread count|"
-        r"has low cpu count \(\d+ < \d+\)",
+        r"has low cpu count \(\d+ < \d+\)|"
+        # slurmd found fewer devices than gres.conf/slurm.conf declare for the node
+        r"gres/\w+ count (?:reported lower than configured|too low)",
         "node_config_mismatch",
         tier=1,
     ),
@@ -581,6 +583,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"ModuleNotFoundError: No module named|ImportError: No module named|"
         r"\[Init\]\[Env\]init env failed",
         "python_module_missing",
+        tier=2,
+    ),
+    _p(
+        "cann_kernels_missing",
+        # CANN has no compiled kernel for an operator: the operator binaries package
+        # (Ascend-cann-kernels for the chip) is not installed with the toolkit
+        r"Op \w+ does not ha(?:s|ve) any binary",
+        "missing_shared_library",
         tier=2,
     ),
     _p(

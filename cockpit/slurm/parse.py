@@ -320,9 +320,9 @@ def iter_scontrol_records(text: str) -> Iterator[dict[str, str]]:
     for line in text.split("\n"):  # not splitlines(): a Reason may contain \x0c, \x85, \u2028
         line = line.removesuffix("\r")
         if not line.strip():
-            if segs:
-                yield from _record(segs)
-            segs = []
+            # a blank line ends a record only when the next line starts a new one: Slurm 23+
+            # prints "   " (blank, indented) before a node's Reason=, and a paste keeps it
+            # blank or empty
             continue
         if line[:1].isspace() and segs:
             segs.append(line.strip())
