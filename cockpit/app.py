@@ -319,11 +319,17 @@ class CockpitApp(App[int]):
 
     # ------------------------------------------------------------------ navigation
 
+    def _operator_moved(self) -> None:
+        """A view opened is the operator at work, whatever opened it (a key, a click, the
+        palette, a script through the pilot): the collector's full pass waits (gcpolicy)."""
+        self._last_input = time.monotonic()
+
     def open_subject(self, subject: Subject, then: str | None = None) -> None:
         """Push the drill-down screen for a job, node or training job (``then``: "logs" or
         "act", done on it once its evidence is loaded: `l` and `a` on a dashboard row)."""
         from cockpit.screens.places import SCREENS_BY_KIND
 
+        self._operator_moved()
         screen = SCREENS_BY_KIND.get(subject.kind)
         if screen is None:
             self.notify(
@@ -359,6 +365,7 @@ class CockpitApp(App[int]):
         rendered lines behind as frozen garbage at each visit), unless it is open already."""
         from cockpit.screens.log import LogScreen
 
+        self._operator_moved()
         name = "kept-LogScreen"
         if not self.is_screen_installed(name):
             self.install_screen(LogScreen(title, logs, active, line, offset), name)

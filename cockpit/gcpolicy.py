@@ -54,6 +54,7 @@ HANDBACK_GROWTH = 0.25  # heap blocks grown by this fraction since the last hand
 # an operator who never leaves the keys for QUIET_S (a script driving tmux): at 1.0 (doubling),
 # an operator changing views every few seconds got a 0.8-1.3 s pause every simulated day
 FORCE_GROWTH = 3.0
+WORTH = 0.10  # a hand-back that freed less than this share of the heap found little garbage
 CHUNK = 1000  # objects freed per GIL hold by the reaper (~0.3-1 ms)
 PAUSE_S = 0.001  # the reaper's sleep between chunks: the UI thread gets the GIL in between
 GRACE_S = 0.15  # wait before freeing: the frame that shows the new data is drawn first
@@ -65,6 +66,7 @@ _settles = 0
 _last_handback = 0  # _settles at the last hand-back
 # heap blocks right after the last hand-back (the live heap, then); None: not measured yet
 _heap_base: int | None = None
+_growth = HANDBACK_GROWTH  # the growth that calls for the next hand-back (see _handback)
 
 
 def _always() -> bool:
@@ -118,7 +120,7 @@ def settle() -> None:
         if _heap_base is None:  # the first measure is the base, not a reason to collect
             _heap_base, _last_handback = heap, _settles
             return
-        if heap <= _heap_base * (1 + HANDBACK_GROWTH):
+        if heap <= _heap_base * (1 + _growth):
             return
         if heap <= _heap_base * (1 + FORCE_GROWTH) and not _quiet():
             return
@@ -127,13 +129,21 @@ def settle() -> None:
 
 
 def _handback() -> None:
-    """Unfreeze, collect everything, freeze the survivors (the reaper thread)."""
-    global _heap_base
+    """Unfreeze, collect everything, freeze the survivors (the reaper thread). A hand-back
+    that freed little found live data, not garbage (jobs and incidents grew): the next one
+    waits for twice the growth (up to ``FORCE_GROWTH``), one that freed a fair share for
+    ``HANDBACK_GROWTH`` again, so a growing site does not pay a wasted pause at every step."""
+    global _heap_base, _growth
     with _lock:
+        before = sys.getallocatedblocks()
         gc.unfreeze()
         gc.collect()
         gc.freeze()
         _heap_base = sys.getallocatedblocks()
+        if before - _heap_base < before * WORTH:
+            _growth = min(_growth * 2, FORCE_GROWTH)
+        else:
+            _growth = HANDBACK_GROWTH
 
 
 _graveyard: queue.SimpleQueue[object] = queue.SimpleQueue()

@@ -33,6 +33,7 @@ def _thaw(monkeypatch):
     gc.collect()
     monkeypatch.setattr(gcpolicy, "_heap_base", sys.getallocatedblocks())
     monkeypatch.setattr(gcpolicy, "_last_handback", gcpolicy._settles)
+    monkeypatch.setattr(gcpolicy, "_growth", gcpolicy.HANDBACK_GROWTH)
     yield
     gcpolicy.drain(10)
     gc.unfreeze()
@@ -69,6 +70,9 @@ async def test_screens_pushed_and_popped_between_polls_are_all_freed_by_the_poli
     """Each screen is open while a poll lands (frozen alive) and popped after: the policy's own
     hand-back must free them, with no gc.collect() from outside."""
     monkeypatch.setattr(gcpolicy, "HANDBACK_GROWTH", 0.0, raising=False)
+    monkeypatch.setattr(gcpolicy, "_growth", 0.0, raising=False)
+    # opening a drill-down is the operator at work: the hand-back would wait QUIET_S after it
+    monkeypatch.setattr("cockpit.app.QUIET_S", 0.0)
     src = small_site(30)
     app = CockpitApp([src], bell=False)
     helps: list[weakref.ref] = []
@@ -204,3 +208,22 @@ def test_the_first_look_at_the_heap_is_its_base_not_a_pause(monkeypatch):
         assert gcpolicy._heap_base == pytest.approx(sys.getallocatedblocks(), rel=0.2)
     finally:
         gcpolicy.quiet_when(None)
+
+
+def test_a_hand_back_that_found_little_garbage_makes_the_next_one_wait_longer(monkeypatch):
+    """Jobs and incidents grow the live heap too: collecting it found nothing to free and
+    stopped the UI for a second at each 25 % of growth. Twice the growth is awaited after a
+    hand-back that freed under 10 % of the heap, the usual growth again after a useful one."""
+    assert gcpolicy._growth == gcpolicy.HANDBACK_GROWTH
+    gcpolicy.release(gcpolicy._COLLECT)  # nothing much to free
+    assert gcpolicy.drain(10)
+    assert gcpolicy._growth == 2 * gcpolicy.HANDBACK_GROWTH
+    gcpolicy.release(gcpolicy._COLLECT)
+    assert gcpolicy.drain(10)
+    assert gcpolicy._growth == min(4 * gcpolicy.HANDBACK_GROWTH, gcpolicy.FORCE_GROWTH)
+    junk = [_Cycle() for _ in range(sys.getallocatedblocks() // 2)]  # a heap of garbage, frozen
+    gc.freeze()
+    del junk
+    gcpolicy.release(gcpolicy._COLLECT)
+    assert gcpolicy.drain(30)
+    assert gcpolicy._growth == gcpolicy.HANDBACK_GROWTH
