@@ -17,7 +17,10 @@ Two situations:
   per poll and ``FAKE_SLURM_CHURN=0.01``: 1 % of the queue leaves per minute and as many jobs
   arrive, running jobs' TIME moves, as in ``side_by_side.sh``.
 
-    python bench/peer/poll_cost.py --jobs 10000 [--polls 6] [--json]
+``--store``: each poll also syncs its incidents into a fresh SQLite store and reads the open
+ones back (``lifecycle.remember``, what the TUI's store thread does), timed apart.
+
+    python bench/peer/poll_cost.py --jobs 10000 [--polls 6] [--situation churn] [--store] [--json]
 """
 
 from __future__ import annotations
@@ -49,7 +52,9 @@ async def _floor(transport, argv) -> float:
     return _cpu() - c
 
 
-async def _run(jobs: int, polls: int, situation: str, profile: str | None = None) -> dict:
+async def _run(
+    jobs: int, polls: int, situation: str, profile: str | None = None, store: bool = False
+) -> dict:
     from cockpit.runtime import pipeline
     from cockpit.runtime.evidence import EvidenceCache
     from cockpit.slurm.commands import SQUEUE_ARGV
@@ -71,6 +76,16 @@ async def _run(jobs: int, polls: int, situation: str, profile: str | None = None
     if situation == "churn":
         os.environ["FAKE_SLURM_CHURN"] = "0.01"
     transport = LocalTransport()
+    db = None
+    if store:
+        import tempfile
+
+        from cockpit.runtime import lifecycle
+        from cockpit.store import open_store
+
+        where = Path(tempfile.mkdtemp(prefix="cockpit-poll-cost-"))
+        db = open_store(f"sqlite:///{where / 'store.db'}", legacy_acks=where / "none.json")
+    store_costs: list[float] = []
     source = SlurmSource("peer", transport)
     cache = EvidenceCache()
     carry = pipeline.Carry()
@@ -104,6 +119,10 @@ async def _run(jobs: int, polls: int, situation: str, profile: str | None = None
             evidence = await cache.refresh(source, snap, missing)
             a = pipeline.analyse(snap, now, evidence, cache.memo, (None,), carry=carry)
         costs.append(_cpu() - c)
+        if db is not None:
+            c = _cpu()
+            lifecycle.remember(db, source.name, a.incidents or (), now)
+            store_costs.append(_cpu() - c)
         incidents = len(a.incidents or ())
         await asyncio.sleep(0.2)
     if prof is not None:
@@ -124,6 +143,11 @@ async def _run(jobs: int, polls: int, situation: str, profile: str | None = None
         "floor_cpu_s": round(min(floors), 3),
         "ratio": round(statistics.median(steady) / min(floors), 2),
         "incidents": incidents,
+        **(
+            {"store_cpu_s": round(statistics.median(store_costs[2:] or store_costs), 3)}
+            if db
+            else {}
+        ),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "loadavg": os.getloadavg()[0],
     }
@@ -140,8 +164,9 @@ def main() -> int:
         choices=("tottime", "cumulative"),
         help="cProfile the steady polls (from the third) and print the top 30 to stderr",
     )
+    ap.add_argument("--store", action="store_true", help="also time the store's sync a poll")
     args = ap.parse_args()
-    res = asyncio.run(_run(args.jobs, args.polls, args.situation, args.profile))
+    res = asyncio.run(_run(args.jobs, args.polls, args.situation, args.profile, args.store))
     if args.json:
         print(json.dumps(res))
     else:
