@@ -134,6 +134,15 @@ def test_a_traceback_header_yields_to_the_exception_that_ends_it():
             b"EZ9999: 2024-05-17-01:30:26.960.959  Op Cast does not has any binary.",
             "missing_shared_library",
         ),
+        (
+            b"Unable to determine the device handle for GPU0000:05:00.0: Unknown Error",
+            "gpu_hardware_error",
+        ),
+        (
+            b"Unable to determine the device handle for GPU 0000:3b:00.0: GPU is lost. "
+            b"Reboot the system to recover this GPU",
+            "gpu_hardware_error",
+        ),
         (b"sbatch: error: No gpu count given, specify --gres=gpu", "submit_rejected_policy"),
         (
             b"sbatch: error: batch job submission failed: requested reservation is invalid",

@@ -185,6 +185,9 @@ RESET_RX = (
 _GPU_ECC = (
     r"CUDA error: uncorrectable ECC|cudaErrorECCUncorrectable|ECC_UNCORRECTABLE|"
     r"GPU has fallen off the bus|infoROM is corrupted|Remapping Failure Occurred[ \t]*:[ \t]*Yes|"
+    # NVML (nvidia-smi, pynvml) lost the device: no handle for a GPU the bus still lists
+    r"Unable to determine the device handle for GPU ?[0-9A-Fa-f:.]+: (?:Unknown Error|GPU is lost)|"
+    r"GPU is lost\. Reboot the system|NVMLError_GpuIsLost|"
     r"(?:GPU|NVRM|nvidia|HBM|SRAM)[^\n]*(?:uncorrectable ECC|double[- ]bit ECC)|"
     r"(?:uncorrectable ECC|double[- ]bit ECC)[^\n]*(?:GPU|NVRM|nvidia)"
 )
