@@ -751,7 +751,7 @@ def member_rows(incident: Incident) -> list[Row]:
         s = f.subject
         cells = (
             _(SEVERITY_MARK.get(f.severity, f.severity)),
-            str(s),
+            s.label(),
             f.root_cause,
             f.title,
             stamp(f.first_seen),
