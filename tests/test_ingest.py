@@ -277,3 +277,15 @@ def test_a_damaged_zip_beside_a_log_is_a_note_not_a_traceback(tmp_path, capsys):
     assert any("logs.zip" in n and "damaged" in n for n in out["notes"])
     assert main(["diagnose", str(tmp_path / "logs.zip")]) == 2  # alone: nothing to diagnose
     assert "damaged archive" in capsys.readouterr().err
+
+
+def test_an_uncaught_cxx_exception_alone_is_an_application_error_at_its_message(tmp_path):
+    (tmp_path / "run.log").write_bytes(
+        b"step 1 ok\n"
+        b"terminate called after throwing an instance of 'std::runtime_error'\n"
+        b"  what():  frobnicator state invalid\n"
+        b"Aborted (core dumped)\n"
+    )
+    (f, *_) = diagnose_bundle(str(tmp_path)).to_json()["findings"]
+    assert f["root_cause"] == "application_error"
+    assert f["evidence"][0]["line"] == 3

@@ -139,6 +139,15 @@ def test_a_traceback_header_yields_to_the_exception_that_ends_it():
             "gpu_hardware_error",
         ),
         (
+            b"  what():  [enforce fail at gloo/transport/tcp/device.cc:83] ifa != nullptr. "
+            b"Unable to find address for: enp129s0f1",
+            "mpi_network_error",
+        ),
+        (
+            b"[enforce fail at gloo/transport/tcp/pair.cc:144] ... Connection refused",
+            "mpi_network_error",
+        ),
+        (
             b"Unable to determine the device handle for GPU 0000:3b:00.0: GPU is lost. "
             b"Reboot the system to recover this GPU",
             "gpu_hardware_error",
@@ -164,6 +173,21 @@ def test_a_traceback_header_yields_to_the_exception_that_ends_it():
 def test_producers_messages_name_their_cause(line, label):
     h = first_error(b"step 1\n" + line + b"\n")
     assert (h.line, h.label, h.strong) == (2, label, True), line
+
+
+def test_an_uncaught_cxx_exception_is_cited_by_its_message_not_the_abort():
+    log = (
+        b"step 1 ok\n"
+        b"terminate called after throwing an instance of 'std::runtime_error'\n"
+        b"  what():  frobnicator state invalid\n"
+        b"Aborted (core dumped)\n"
+    )
+    h = first_error(log)
+    assert (h.line, h.label, h.strong) == (3, "application_error", False)
+    # behind a launcher's rank prefix too
+    pre = b"Tue Nov 10 10:05:04 2020[13]<stderr>:"
+    h = first_error(b"".join(pre + ln + b"\n" for ln in log.splitlines()))
+    assert (h.line, h.label) == (3, "application_error")
 
 
 @pytest.mark.parametrize("enc", ["utf-8", "gbk"])

@@ -506,6 +506,16 @@ PATTERNS: tuple[Pattern, ...] = (
         "mpi_network_error",
         tier=2,
     ),
+    # Gloo's TCP transport (Horovod, torch.distributed's gloo backend): the interface named for
+    # it does not exist on this host, or a peer's pair never connected
+    _p(
+        "gloo_transport",
+        r"Unable to find address for: \S+|Gloo connectFullMesh failed|"
+        r"gloo/transport/tcp/[^\n]*(?:Connection refused|Connection reset|[Tt]imed out|"
+        r"Connect timeout|No route to host)",
+        "mpi_network_error",
+        tier=2,
+    ),
     _p(
         "mpi_pmi",
         r"PMI2_Init failed|PMIx?_Init failed|OMPI was not built with SLURM's PMI support|"
@@ -677,6 +687,9 @@ PATTERNS: tuple[Pattern, ...] = (
     *_specs(k8s_reasons.pattern_specs(False)),
     # the catalogue's messages that name only a domain: an error line, never "nothing wrong"
     *_specs(catalogue.pattern_specs(False)),
+    # a C++ exception nobody caught: "terminate called after throwing an instance of 'X'" then
+    # "  what():  <message>"; the message line says what failed, the abort after it does not
+    _p("cxx_uncaught_what", r"\bwhat\(\): +\S", "application_error", tier=2, strong=False),
     _p(
         "crash",
         rb"Segmentation fault|Bus error|core dumped|\bAborted\b|Floating point exception|"

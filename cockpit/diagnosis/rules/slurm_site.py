@@ -281,8 +281,13 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
             if h is None:
                 continue
             # weak lines that still name what happened: a bare Killed, a crash signal, a
-            # program's own exception with its message ("ValueError: bad shape")
-            if not h.strong and h.pattern not in {"bare_killed", "crash", "py_exception"}:
+            # program's own exception with its message ("ValueError: bad shape", C++'s what())
+            if not h.strong and h.pattern not in {
+                "bare_killed",
+                "crash",
+                "py_exception",
+                "cxx_uncaught_what",
+            }:
                 continue
             if h.label == "cancelled_by_user" and lt.data.rfind(b"--deadline", 0, h.offset) >= 0:
                 # srun/salloc given --deadline and cancelled while it waited: Slurm removed it
