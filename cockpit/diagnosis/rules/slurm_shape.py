@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 
 from cockpit.diagnosis.rules.slurm_common import fmt_mib
-from cockpit.i18n import _
+from cockpit.i18n import _, ngettext
 from cockpit.model import SlurmJob, SlurmNode
 
 _CPT = re.compile(r"(?:^|\s)CPUs/Task=(\d+)")
@@ -46,11 +46,11 @@ def task_request(job: SlurmJob, commands: dict | None = None) -> tuple[int | Non
 def topology(node: SlurmNode) -> str:
     """``2 sockets x 12 cores x 2 threads = 48 CPUs`` (what is known of it)."""
     parts = [
-        f"{n} {word}{'s' if n != 1 else ''}"
-        for n, word in (
-            (node.sockets, "socket"),
-            (node.cores_per_socket, "core"),
-            (node.threads_per_core, "thread"),
+        words(n).format(n=n)
+        for n, words in (
+            (node.sockets, lambda n: ngettext("{n} socket", "{n} sockets", n)),
+            (node.cores_per_socket, lambda n: ngettext("{n} core", "{n} cores", n)),
+            (node.threads_per_core, lambda n: ngettext("{n} thread", "{n} threads", n)),
         )
         if n
     ]
