@@ -473,6 +473,16 @@ class CockpitApp(App[int]):
 
         self._raise_or_push(AlertScreen, AlertScreen)
 
+    def action_command_palette(self) -> None:
+        """Textual's command palette (ctrl+p), its search field's placeholder in the language
+        spoken (the rest is as Textual's own action)."""
+        from textual.command import CommandPalette
+
+        if self.use_command_palette and not CommandPalette.is_open(self):
+            self.push_screen(
+                CommandPalette(id="--command-palette", placeholder=_("Search for commands…"))
+            )
+
     def get_system_commands(self, screen):
         """Textual's own palette commands (theme, quit, keys, screenshot), their titles and
         help in the language spoken (``_TEXTUAL_COMMANDS`` puts them in the catalogue)."""
