@@ -44,8 +44,8 @@ def _facts(app) -> list[str]:
     for screen in app.screen_stack:
         for attr in ("logs", "findings", "rightsize"):  # rightsize: the engine's words
             objs.append(getattr(screen, attr, None))
-    for view in app.screen.query("LogView"):
-        objs.append(getattr(view, "_lines", None))
+    for view in app.screen.query("LogView"):  # the log's own lines, as the viewer read them
+        objs.append(dict(getattr(view, "_cache", {})))
     return strings_in(*objs)
 
 
