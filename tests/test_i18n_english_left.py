@@ -169,6 +169,9 @@ COMMANDS = [
     ("web", "--help"),
     ("watch", "--help"),
     ("diagnose", "--help"),
+    ("incidents", "--help"),
+    ("alerts", "--help"),
+    ("check-config", "--help"),
 ]
 
 

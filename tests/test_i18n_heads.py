@@ -228,3 +228,20 @@ def test_web_page_and_sessions_speak_the_servers_language():
         proc.terminate()
         proc.wait(timeout=30)
     assert "开始" in page and "会话已结束" in page and "Session ended" not in page
+
+
+def test_config_errors_in_chinese_name_file_line_and_key(tmp_path):
+    """A wrong config read with LANG=zh_CN.UTF-8: the problem in Chinese, its file, line and
+    key as in English (what to open and fix), exit 2 both ways."""
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[clusters.ehpc]\nhost = "login01"\nport = 70000\n')
+    out = {}
+    for lang in ("en_US.UTF-8", "zh_CN.UTF-8"):
+        r = run_cockpit("check-config", "--config", str(cfg), env=_env(lang, tmp_path / lang))
+        assert r.returncode == 2, r.stderr
+        out[lang] = (r.stdout + r.stderr).strip()
+    en, zh = out["en_US.UTF-8"], out["zh_CN.UTF-8"]
+    assert "port 70000 is out of range" in en
+    assert "端口 70000 超出范围" in zh
+    where = f"{cfg}:3: [clusters.ehpc.port]"
+    assert where in en and where in zh
