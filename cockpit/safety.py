@@ -327,26 +327,37 @@ def _redact_kv(text, rx, value_rx, mark, as_str):
 
 # A finding's strings are redacted again whenever the finding is a new object (at a busy
 # site a starved job's count of later jobs moves every poll, and the store encodes hundreds of
-# such findings a poll); most of them (names, reasons, paths) are last poll's strings, so the
-# answer for each short string is kept. Redaction is a pure function of the string; the memo
-# is emptied when full.
+# such findings a poll at 10k jobs, thousands at 100k); most of them (names, reasons, paths)
+# are last poll's strings, so the answer for each short string is kept. Redaction is a pure
+# function of the string. Two generations, so the memo holds the strings in use whatever
+# their number (~14k a poll at 10k jobs, ~190k at 100k: a fixed cap thrashed there) and
+# forgets the others: every 4 lookups per entry kept the generation turns, a hit in the last one
+# moves to the new one, and what was not looked up for a whole generation is dropped.
 _MEMO: dict[str, str] = {}
-_MEMO_MAX = 50_000
+_OLD: dict[str, str] = {}
+_LOOKUPS = [0]
 _MEMO_LEN = 4096  # longer strings (logs, scripts) are scanned each time, not kept
 
 
 def _redact_str(text: str) -> str:
+    global _MEMO, _OLD
     short = len(text) <= _MEMO_LEN
     if short:
-        got = _MEMO.get(text)
+        _LOOKUPS[0] += 1
+        if _LOOKUPS[0] > 4 * max(len(_MEMO), len(_OLD), 4096):
+            _OLD, _MEMO, _LOOKUPS[0] = _MEMO, {}, 0
+        memo = _MEMO
+        got = memo.get(text)
         if got is not None:
+            return got
+        got = _OLD.get(text)
+        if got is not None:
+            memo[text] = got
             return got
     out = _redact_kv(text, _KV_STR, _VALUE_STR, REDACTED, str)
     for rx, repl in _STR_SUBS:
         out = rx.sub(repl, out)
     if short:
-        if len(_MEMO) >= _MEMO_MAX:
-            _MEMO.clear()
         _MEMO[text] = out
     return out
 
