@@ -244,21 +244,27 @@ class Mute:
         head, sep, rest = text.partition(":")
         if not sep or not rest:
             raise ValueError(
-                f"mute {text!r}: expected 'rule:NAME', 'source:NAME' or 'KIND:ID[@SOURCE]'"
+                _("mute {text}: expected 'rule:NAME', 'source:NAME' or 'KIND:ID[@SOURCE]'").format(
+                    text=repr(text)
+                )
             )
         if head == "rule":
             if rest not in RULES:
                 raise ValueError(
-                    f"mute {text!r}: unknown rule {rest!r} (known: {', '.join(RULES)})"
+                    _("mute {text}: unknown rule {rule} (known: {known})").format(
+                        text=repr(text), rule=repr(rest), known=", ".join(RULES)
+                    )
                 )
             return cls(rule=rest)
         if head == "source":
             return cls(source=rest)
         if head not in _SUBJECT_KINDS:
             raise ValueError(
-                f"mute {text!r}: unknown kind {head!r} (rule, source, {', '.join(_SUBJECT_KINDS)})"
+                _("mute {text}: unknown kind {kind} (rule, source, {kinds})").format(
+                    text=repr(text), kind=repr(head), kinds=", ".join(_SUBJECT_KINDS)
+                )
             )
-        ident, _, source = rest.partition("@")
+        ident, _at, source = rest.partition("@")
         return cls(kind=head, id=ident, source=source)
 
     def matches(self, alert: Alert) -> bool:
