@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from cockpit.errors import UserError
+from cockpit.i18n import _
 from cockpit.ingest import logfile
 from cockpit.ingest.logfile import StreamScan, scan_stream
 from cockpit.ingest.sniff import scan_kind, sniff
@@ -125,7 +126,7 @@ def read_inputs(target: str, stdin: BinaryIO | None = None) -> tuple[list[Input]
     elif os.path.exists(target):
         items = list(_read_file(target, os.path.basename(target), notes, top=True))
     else:
-        raise UserError(f"{target}: no such file or directory")
+        raise UserError(_("{path}: no such file or directory").format(path=target))
     return items, list(notes)
 
 
@@ -424,7 +425,9 @@ def _read_archive(
     members: Iterator[tuple[str, int, BinaryIO | None]]
     if kind == "zip":
         if not path:
-            raise UserError(f"{name}: a zip archive cannot be read from a pipe; save it first")
+            raise UserError(
+                _("{name}: a zip archive cannot be read from a pipe; save it first").format(name=name)
+            )
         entries = _zip_entries(path)
         if entries is not None and entries > MAX_MEMBERS:
             notes.append(
