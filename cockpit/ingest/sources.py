@@ -426,7 +426,9 @@ def _read_archive(
     if kind == "zip":
         if not path:
             raise UserError(
-                _("{name}: a zip archive cannot be read from a pipe; save it first").format(name=name)
+                _("{name}: a zip archive cannot be read from a pipe; save it first").format(
+                    name=name
+                )
             )
         entries = _zip_entries(path)
         if entries is not None and entries > MAX_MEMBERS:
