@@ -175,6 +175,19 @@ def test_producers_messages_name_their_cause(line, label):
     assert (h.line, h.label, h.strong) == (2, label, True), line
 
 
+@pytest.mark.parametrize(
+    "code,label",
+    [(-9, "oom_killed"), (-7, "shared_memory_exhausted"), (-11, "application_error")],
+)
+def test_a_launchers_negative_return_code_names_the_signal_class(code, label):
+    ds = f"[ERROR] [launch.py:434:sigkill_handler] ['python'] exits with return code = {code}"
+    elastic = f"api:failed (exitcode: {code}) local_rank: 0 (pid: 4242) of binary: /usr/bin/python"
+    for line in (ds, elastic):
+        h = first_error(b"Killing subprocess 4242\n" + line.encode() + b"\n")
+        assert (h.line, h.label, h.strong) == (2, label, False), line
+    assert first_error(b"exits with return code = -90\n") is None
+
+
 def test_an_uncaught_cxx_exception_is_cited_by_its_message_not_the_abort():
     log = (
         b"step 1 ok\n"

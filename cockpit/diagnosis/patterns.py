@@ -668,6 +668,32 @@ PATTERNS: tuple[Pattern, ...] = (
         strong=False,
         kinds=_NOT_DAEMON,
     ),
+    # a launcher (deepspeed, torchrun/elastic) reporting its child's death by a signal as a
+    # negative code: -9 SIGKILL is nearly always the kernel's OOM killer (host RAM), -7 SIGBUS
+    # in a container a /dev/shm too small for the ranks' shared buffers, -11/-6/-4/-8 a crash
+    _p(
+        "launcher_child_sigkill",
+        r"(?:return code =|exit ?code:?) ?-9\b",
+        "oom_killed",
+        "warning",
+        tier=2,
+        strong=False,
+    ),
+    _p(
+        "launcher_child_sigbus",
+        r"(?:return code =|exit ?code:?) ?-7\b",
+        "shared_memory_exhausted",
+        "warning",
+        tier=2,
+        strong=False,
+    ),
+    _p(
+        "launcher_child_crash",
+        r"(?:return code =|exit ?code:?) ?-(?:4|6|8|11)\b",
+        "application_error",
+        tier=2,
+        strong=False,
+    ),
     *_specs(cann_codes.pattern_specs(False)),
     _p(
         "npu_aicore_exception",

@@ -287,6 +287,9 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
                 "crash",
                 "py_exception",
                 "cxx_uncaught_what",
+                "launcher_child_sigkill",
+                "launcher_child_sigbus",
+                "launcher_child_crash",
             }:
                 continue
             if h.label == "cancelled_by_user" and lt.data.rfind(b"--deadline", 0, h.offset) >= 0:
