@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cockpit.diagnosis.logscan import first_error, iter_errors
+from cockpit.diagnosis.logscan import first_error, first_error_in_pieces, iter_errors
 from cockpit.diagnosis.patterns import PATTERNS, classify
 from cockpit.ingest.logfile import scan_path
 
@@ -41,6 +41,21 @@ def test_a_traceback_header_yields_to_the_exception_that_ends_it():
     assert (first_error(oom).line, first_error(oom).label) == (6, "gpu_out_of_memory")
     # a header whose exception line is not in the log stays the first red error
     assert first_error(log.split(b"ValueError: learning")[0]).line == 2
+
+
+def test_a_traceback_yields_to_its_exception_line_when_a_weak_cause_claims_it():
+    log = (
+        b"Traceback (most recent call last):\n"
+        b'  File "train.py", line 210, in <module>\n'
+        b"    _error_if_any_worker_fails()\n"
+        b"RuntimeError: DataLoader worker (pid 19597) is killed by signal: Killed.\n"
+    )
+    h = first_error(log)
+    assert (h.line, h.label, h.strong) == (4, "oom_killed", False)
+    # the same through the chunked scan of a stream, the header and its exception in two pieces
+    cut = log.index(b"RuntimeError")
+    h = first_error_in_pieces([(0, 1, log[:cut]), (cut, 4, log[cut:])])
+    assert (h.line, h.label) == (4, "oom_killed")
 
 
 @pytest.mark.parametrize(

@@ -205,9 +205,14 @@ def _raised(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
     return _exception_line(window, start + 1, hit.line + 1, kind) or hit
 
 
+# the exception line's shape, whichever weak pattern claimed it first ("RuntimeError: DataLoader
+# worker (pid 42) is killed by signal: Killed." is the bare "Killed" pattern's, and names a cause)
+_PY_EXCEPTION_LINE = re.compile(r"^(?:\w+\.)*\w*(?:Error|Exception|Interrupt): ")
+
+
 def _exception_line(window: bytes, base: int, line: int, kind: str) -> ScanHit | None:
     for h in _search(window, _combined(kind, False), kind, 0, line, base):
-        if h.pattern == "py_exception":
+        if h.pattern == "py_exception" or _PY_EXCEPTION_LINE.match(h.text):
             return h
     return None
 
