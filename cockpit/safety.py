@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, overload
 
@@ -325,41 +325,45 @@ def _redact_kv(text, rx, value_rx, mark, as_str):
     return text[:0].join(out)
 
 
-# A finding's strings are redacted again whenever the finding is a new object (at a busy
-# site a starved job's count of later jobs moves every poll, and the store encodes hundreds of
-# such findings a poll at 10k jobs, thousands at 100k); most of them (names, reasons, paths)
-# are last poll's strings, so the answer for each short string is kept. Redaction is a pure
-# function of the string. Two generations, so the memo holds the strings in use whatever
-# their number (~14k a poll at 10k jobs, ~190k at 100k: a fixed cap thrashed there) and
-# forgets the others: every 4 lookups per entry kept the generation turns, a hit in the last one
-# moves to the new one, and what was not looked up for a whole generation is dropped.
-_MEMO: dict[str, str] = {}
-_OLD: dict[str, str] = {}
-_LOOKUPS = [0]
-_MEMO_LEN = 4096  # longer strings (logs, scripts) are scanned each time, not kept
-
-
 def _redact_str(text: str) -> str:
-    global _MEMO, _OLD
-    short = len(text) <= _MEMO_LEN
-    if short:
-        _LOOKUPS[0] += 1
-        if _LOOKUPS[0] > 4 * max(len(_MEMO), len(_OLD), 4096):
-            _OLD, _MEMO, _LOOKUPS[0] = _MEMO, {}, 0
-        memo = _MEMO
-        got = memo.get(text)
-        if got is not None:
-            return got
-        got = _OLD.get(text)
-        if got is not None:
-            memo[text] = got
-            return got
     out = _redact_kv(text, _KV_STR, _VALUE_STR, REDACTED, str)
     for rx, repl in _STR_SUBS:
         out = rx.sub(repl, out)
-    if short:
-        _MEMO[text] = out
     return out
+
+
+# The store's incident bodies are redacted again whenever a finding is a new object (at a busy
+# site a starved job's count of later jobs moves every poll: hundreds of findings a poll at 10k
+# jobs, thousands at 100k), yet most of their strings (names, reasons, paths) are last poll's;
+# redact_repeated() keeps each short string's answer. Two generations, so the memo holds the
+# strings in use whatever their number (~14k a poll at 10k jobs, ~190k at 100k: a fixed cap
+# thrashed there) and forgets the others: the generation turns after 4 lookups per entry kept,
+# or when it holds twice as many strings as were found in it (a stream of strings that never
+# come back); a hit in the last generation moves to the new one, the rest are dropped.
+_MEMO: dict[str, str] = {}
+_OLD: dict[str, str] = {}
+_COUNTS = [0, 0]  # lookups, hits in this generation
+_MEMO_LEN = 4096  # longer strings (logs, scripts) are scanned each time, not kept
+
+
+def _kept_str(text: str) -> str:
+    global _MEMO, _OLD
+    if len(text) > _MEMO_LEN:
+        return _redact_str(text)
+    counts, n = _COUNTS, len(_MEMO)
+    counts[0] += 1
+    if counts[0] > 4 * max(n, len(_OLD), 4096) or n > 2 * max(counts[1], 16384):
+        _OLD, _MEMO, counts[:] = _MEMO, {}, [1, 0]
+    memo = _MEMO
+    got = memo.get(text)
+    if got is None:
+        got = _OLD.get(text)
+        if got is None:
+            got = memo[text] = _redact_str(text)
+            return got
+        memo[text] = got
+    counts[1] += 1
+    return got
 
 
 def _ascii(b: bytes) -> str:
@@ -414,29 +418,43 @@ def redact(value: Any) -> Any:
     """``value`` with credentials replaced by ``<redacted>`` (see the module doc for what
     counts). Text and bytes are scanned; in dicts, lists and tuples every string is, and the
     value of a secret-named key (``{"token": ...}``) is replaced whole. Other values pass."""
+    return _redact(value, _redact_str)
+
+
+def redact_repeated(value: Any) -> Any:
+    """:func:`redact` for values whose strings come back again and again (the store's incident
+    bodies, poll after poll): the same answer, each short string's kept (see ``_kept_str``)."""
+    return _redact(value, _kept_str)
+
+
+def _redact(value: Any, text: Callable[[str], str]) -> Any:
     if isinstance(value, str):
-        return _redact_str(value)
+        return text(value)
     if isinstance(value, (bytes, bytearray)):
         return _redact_raw(bytes(value))
     if isinstance(value, Mapping):
         return {
             k: REDACTED
             if isinstance(k, str) and isinstance(v, str) and v and _secret_key(k)
-            else redact(v)
+            else _redact(v, text)
             for k, v in value.items()
         }
     if isinstance(value, (list, tuple)):
-        return type(value)(redact(v) for v in value) if type(value) in (list, tuple) else value
+        if type(value) not in (list, tuple):
+            return value
+        return type(value)(_redact(v, text) for v in value)
     return value
 
 
-def scrub(text: str, max_len: int = 4096) -> str:
+def scrub(text: str, max_len: int = 4096, repeated: bool = False) -> str:
     """One line of job-controlled text on a way out (a report, an alert channel, a store
     column): credentials redacted, then terminal escapes, bidi and line breaks dropped and the
-    length capped, then redacted again (a key the cap cut in half still looks like one)."""
+    length capped, then redacted again (a key the cap cut in half still looks like one).
+    ``repeated``: the same text comes back poll after poll (see :func:`redact_repeated`)."""
     from cockpit.text import clean
 
-    return redact(clean(redact(text), max_len))
+    red = redact_repeated if repeated else redact
+    return red(clean(red(text), max_len))
 
 
 def redact_bytes(data: bytes) -> bytes:

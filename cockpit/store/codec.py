@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from cockpit.model import AcctRecord, Artifacts, ExitCode, Incident, LogText, Subject
-from cockpit.safety import redact
+from cockpit.safety import redact, redact_repeated
 from cockpit.watch.alerts import finding_from_json, finding_to_json
 
 MAX_LOG_BYTES = 256 * 1024  # per log kept as evidence: the first red error and its context
@@ -38,7 +38,7 @@ def _time_from(s: str | None) -> datetime | None:
 
 def incident_to_json(inc: Incident) -> str:
     """Redacted like every way out (the team's database is one); the key stays as it is."""
-    out = redact(
+    out = redact_repeated(
         {
             "key": inc.key,
             "root_cause": inc.root_cause,
@@ -79,7 +79,7 @@ def _subject_json(s: Subject) -> Any:
     if got is None:
         if len(_SUBJECT_JSON) >= 100_000:
             _SUBJECT_JSON.clear()
-        got = _SUBJECT_JSON[k] = redact(_subject(s))
+        got = _SUBJECT_JSON[k] = redact_repeated(_subject(s))
     return got
 
 
@@ -89,7 +89,7 @@ def _finding_json(f: Any) -> Any:
         return got[1]
     if len(_FINDING_JSON) >= _FINDING_JSON_MAX:
         _FINDING_JSON.clear()
-    value = redact(finding_to_json(f))
+    value = redact_repeated(finding_to_json(f))
     _FINDING_JSON[id(f)] = (f, value)
     return value
 

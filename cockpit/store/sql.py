@@ -262,7 +262,7 @@ class Store:
                 "severity": inc.severity,
                 # a column a team's database keeps and anyone may SELECT: as the body, redacted
                 # and cleaned of escapes (a job name's OSC 52 must not reach a psql session)
-                "title": scrub(inc.title, 1000),
+                "title": scrub(inc.title, 1000, repeated=True),
                 "body": body,
                 "last_seen": at,
                 "gone": False,
