@@ -180,3 +180,30 @@ def test_a_zip_member_on_a_windows_drive_or_climbing_with_backslashes_is_refused
     report = diagnose_bundle(str(arch)).to_json()
     assert f"{member}: refused (path outside the archive)" in "\n".join(report["notes"])
     assert "oom_killed" not in {f["root_cause"] for f in report["findings"]}
+
+
+# ------------------------------------------------------------------ a config nested 5,000 deep
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [("check-config",), ("incidents",), ("snapshot",), ("watch", "--once"), ("collect", "1")],
+    ids=lambda argv: "-".join(argv),
+)
+@pytest.mark.parametrize(
+    "nesting",
+    ["a = " + "[" * 5000, "a = " + "[{b=" * 2500, "a = " + "{b=" * 5000 + "}" * 5000],
+    ids=["arrays", "arrays-of-tables", "inline-tables"],
+)
+def test_a_config_nested_5000_deep_is_one_line_and_a_usage_exit_for_every_command(
+    tmp_path, argv, nesting
+):
+    """Guards every command, not only check-config (fixed in f5f3241: these pass on it)."""
+    cfg = tmp_path / "cockpit.toml"
+    cfg.write_text(nesting + "\n")
+    if argv[0] == "collect":
+        argv = (*argv, "--out", str(tmp_path / "ticket"))
+    res = run_cockpit("--config", str(cfg), *argv, timeout=60)
+    assert "Traceback" not in res.stderr and "RecursionError" not in res.stderr, res.stderr[-800:]
+    assert res.returncode == 2
+    assert res.stderr.strip() == f"cockpit: {cfg}: TOML nested too deeply to read"
