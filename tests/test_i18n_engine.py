@@ -265,9 +265,12 @@ def test_demo_drilldowns_in_chinese(capsys):
         for t in training
     ]
     bad = []
+    causes = lambda out: [(f["root_cause"], f["subject"]) for f in out["findings"]]  # noqa: E731
     for argv in runs:
         en = _cli_json(capsys, [*argv, "--lang", "en"])
         zh = _cli_json(capsys, [*argv, "--lang", "zh"])
+        if causes(en) != causes(zh):  # the demo's clock moved past a threshold between them
+            en = _cli_json(capsys, [*argv, "--lang", "en"])
         assert en["findings"], argv
         bad += _compare(en["findings"], zh["findings"], "", " ".join(argv[1:4]), live=True)
     assert not bad, f"{len(bad)} English or lost facts:\n" + "\n".join(bad[:12])

@@ -140,9 +140,9 @@ def file_finding(
         severity=e.severity,
         subject=subject,
         title=clip(title, 160),
+        # the space between the sentences is the template's (none after a Chinese full stop)
         explanation=e.explanation
-        + " "
-        + _("First red error in {where}: {line}").format(where=where, line=hit.text.strip()[:300]),
+        + _(" First red error in {where}: {line}").format(where=where, line=hit.text.strip()[:300]),
         remedy=e.remedy,
         evidence=tuple(evidence[:6]),
         confidence=conf,

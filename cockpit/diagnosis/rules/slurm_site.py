@@ -316,7 +316,10 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
                 subject=subject,
                 title=clip(f"{text} ({log_where(lt, h.line)})"),
                 explanation=_("First red error in {lt}: {value}").format(
-                    lt=log_where(lt, h.line, " line "), value=h.text.strip()[:300]
+                    lt=_("{file} line {line}").format(file=lt.name, line=n)
+                    if (n := lt.file_line(h.line)) is not None
+                    else lt.name,
+                    value=h.text.strip()[:300],
                 ),
                 remedy=remedy,
                 evidence=(log_evidence(lt, h, tier_for(lt, h)),),
