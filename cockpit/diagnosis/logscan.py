@@ -230,6 +230,8 @@ _NCCL_LOOKAHEAD = 4096  # bytes after an announcing line searched for the cause 
 #   SIGKILL ("... NOT ENDING WITH SIGNALS", Kill task failed) the node is the fault.
 # - A Volcano vcjob says only that its gang is unschedulable; the PodGroup's own event a line
 #   or two later says why (the queue's quota).
+# - Open MPI's launcher help box ("ORTE was unable to reliably start one or more daemons")
+#   says the launch failed; a daemon's socket error under it ("Connection refused") says why.
 _ANNOUNCES: tuple[tuple[str, re.Pattern[str] | None, str], ...] = (
     ("nccl_communication_error", _UNHANDLED_CUDA, "gpu_out_of_memory"),
     ("cancelled_by_user", None, "node_drain_kill_task_failed"),
@@ -238,6 +240,7 @@ _ANNOUNCES: tuple[tuple[str, re.Pattern[str] | None, str], ...] = (
         re.compile(r"gang unschedulable|pod group is not ready", re.I),
         "queued_quota_limit",
     ),
+    ("mpi_launch_failed", None, "mpi_network_error"),
 )
 # labels whose first strong line may only announce a cause a few lines later (the chunked
 # scan keeps their piece's tail until the lookahead is read)

@@ -1,0 +1,162 @@
+"""The weak patterns: symptoms (a bare ``Killed``, a ``Traceback``, a generic ``ERROR``, a
+code that names no cause) the log scanner falls back to when no line names a cause, and the
+lines that only look like errors (:data:`HARMLESS`). In precedence order, after every strong
+pattern of :mod:`cockpit.diagnosis.patterns`."""
+
+from __future__ import annotations
+
+from cockpit.diagnosis import cann_codes, catalogue, k8s_reasons, xid_codes, zh_terms
+from cockpit.diagnosis.pattern_base import DAEMON_KINDS as _DAEMON_KINDS
+from cockpit.diagnosis.pattern_base import NOT_DAEMON as _NOT_DAEMON
+from cockpit.diagnosis.pattern_base import Pattern
+from cockpit.diagnosis.pattern_base import spec as _p
+from cockpit.diagnosis.pattern_base import specs as _specs
+
+WEAK: tuple[Pattern, ...] = (
+    _p(
+        "step_mem_warning",
+        r"Exceeded step memory limit at some point|hit memory limit at least once",
+        "oom_killed",
+        "warning",
+        tier=1,
+        strong=False,
+    ),
+    _p(
+        "bare_killed",
+        rb"\bKilled\b|" + zh_terms.KILLED,
+        "oom_killed",
+        "warning",
+        tier=2,
+        strong=False,
+        kinds=_NOT_DAEMON,
+    ),
+    # a launcher (deepspeed, torchrun/elastic) reporting its child's death by a signal as a
+    # negative code: -9 SIGKILL is nearly always the kernel's OOM killer (host RAM), -7 SIGBUS
+    # in a container a /dev/shm too small for the ranks' shared buffers, -11/-6/-4/-8 a crash
+    _p(
+        "launcher_child_sigkill",
+        r"(?:return code =|exit ?code:?) ?-9\b",
+        "oom_killed",
+        "warning",
+        tier=2,
+        strong=False,
+    ),
+    _p(
+        "launcher_child_sigbus",
+        r"(?:return code =|exit ?code:?) ?-7\b",
+        "shared_memory_exhausted",
+        "warning",
+        tier=2,
+        strong=False,
+    ),
+    _p(
+        "launcher_child_crash",
+        r"(?:return code =|exit ?code:?) ?-(?:4|6|8|11)\b",
+        "application_error",
+        tier=2,
+        strong=False,
+    ),
+    *_specs(cann_codes.pattern_specs(False)),
+    _p(
+        "npu_aicore_exception",
+        r"aicore (?:error )?exception|AICORE Kernel task happen error|"
+        r"ACL_ERROR_RT_AICORE_EXCEPTION",
+        "application_error",
+        strong=False,
+    ),
+    _p("pta_error", r"\bERR\d{5} [A-Z]+ ", "application_error", strong=False),
+    _p(
+        "mox_obs_error",
+        r"MoxFileRespException|Error occurs when accessing to OBS",
+        "input_path_not_found",
+        strong=False,
+    ),
+    *_specs(xid_codes.pattern_specs(False)),
+    *_specs(k8s_reasons.pattern_specs(False)),
+    # the catalogue's messages that name only a domain: an error line, never "nothing wrong"
+    *_specs(catalogue.pattern_specs(False)),
+    # a C++ exception nobody caught: "terminate called after throwing an instance of 'X'" then
+    # "  what():  <message>"; the message line says what failed, the abort after it does not
+    _p("cxx_uncaught_what", r"\bwhat\(\): +\S", "application_error", tier=2, strong=False),
+    _p(
+        "crash",
+        rb"Segmentation fault|Bus error|core dumped|\bAborted\b|Floating point exception|"
+        + zh_terms.CRASH,
+        "application_error",
+        "critical",
+        tier=2,
+        strong=False,
+    ),
+    # slurmstepd/slurmctld say a task died of a crash signal (ILL, ABRT, BUS, FPE, SEGV) only
+    # at info level: "get_exit_code task 0 died by signal: 11", "_job_complete: JobId=7
+    # WTERMSIG 11", "task 0 (4242) exited. Killed by signal 11."
+    _p(
+        "slurm_task_signal",
+        r"died by signal: (?:4|6|7|8|11)\b|\bWTERMSIG (?:4|6|7|8|11)\b|"
+        r"Killed by signal (?:4|6|7|8|11)\b",
+        "application_error",
+        "critical",
+        tier=1,
+        strong=False,
+    ),
+    _p(
+        "traceback",
+        r"Traceback \(most recent call last\)|\bException\b|\bFATAL\b|\bfatal:|\bpanic:",
+        "application_error",
+        "critical",
+        tier=2,
+        strong=False,
+        kinds=_NOT_DAEMON,
+    ),
+    # a Python exception line without its traceback ("ValueError: bad shape")
+    _p(
+        "py_exception",
+        r"^(?:\w+\.)*\w*(?:Error|Exception|Interrupt): ",
+        "application_error",
+        "critical",
+        tier=2,
+        strong=False,
+        kinds=_NOT_DAEMON,
+    ),
+    _p(
+        "generic_error",
+        r"(?:\b|\x1b\[[0-9;]*m)(?:error|ERROR|Error|failed|Failed|FAILED)\b",
+        "application_error",
+        "warning",
+        tier=2,
+        strong=False,
+        kinds=_NOT_DAEMON,
+    ),
+    _p(
+        "zh_failed",
+        zh_terms.FAILED,
+        "application_error",
+        "warning",
+        tier=2,
+        strong=False,
+        kinds=_NOT_DAEMON,
+    ),
+    _p(
+        "daemon_error",
+        r"\berror: ",
+        "application_error",
+        "warning",
+        tier=1,
+        strong=False,
+        kinds=_DAEMON_KINDS,
+    ),
+)
+
+# Lines that look like errors but appear on healthy runs.
+HARMLESS: tuple[bytes, ...] = (
+    rb"mpi/pmix\S*: .*[Cc]an ?not load PMIx library",
+    rb"Could not open \S*.*state file",
+    rb"No (?:job|node|resv|trigger|part)\w* state file",
+    rb"error: _get_cgroup|cgroup namespace .* not supported",
+    rb"NCCL INFO",
+    # npu-smi and every CANN tool print it in a container without the host's log config
+    rb"DrvMngGetConsoleLogLevel failed",
+    # srun/salloc's progress note while the allocation waits: not the ModelArts queue
+    rb"^(?:srun|salloc): job \d+ queued and waiting for resources",
+    rb"\b0 errors?\b|\bno errors?\b|errors?=0\b|error_count[=:] ?0\b",
+)
