@@ -380,28 +380,50 @@ class GcPauses:
 
 class StallSampler(threading.Thread):
     """With ``--debug-stalls``: when the probe has not run for 50 ms, sample the loop thread's
-    stack (every 10 ms while it lasts) and tally the innermost cockpit/textual frames."""
+    stack (every 10 ms while it lasts) and tally the innermost cockpit/textual frames. Past
+    200 ms the other threads' innermost cockpit frames are tallied too (``others``): a loop
+    thread sampled in ``select()`` is waiting for the GIL one of them holds."""
 
     def __init__(self, probe: LoopProbe, loop_thread: int) -> None:
         super().__init__(name="stall-sampler", daemon=True)
         self.probe, self.loop_thread = probe, loop_thread
         self.seen: dict[str, int] = {}
+        self.others: dict[str, int] = {}
         self.stop = threading.Event()
+
+    @staticmethod
+    def _key(frame: Any) -> str:
+        import traceback
+
+        stack = traceback.extract_stack(frame)
+        ours = [f for f in stack if "/cockpit/" in f.filename or "/widgets/" in f.filename]
+        top = ours[-3:] if ours else stack[-3:]
+        return " < ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(top))
 
     def run(self) -> None:
         import traceback
 
         while not self.stop.wait(0.01):
-            if time.perf_counter() - self.probe.beat < 0.05:
+            stalled = time.perf_counter() - self.probe.beat
+            if stalled < 0.05:
                 continue
-            frame = sys._current_frames().get(self.loop_thread)
+            frames = sys._current_frames()
+            frame = frames.get(self.loop_thread)
             if frame is None:
                 continue
-            stack = traceback.extract_stack(frame)
-            ours = [f for f in stack if "/cockpit/" in f.filename or "/widgets/" in f.filename]
-            top = ours[-3:] if ours else stack[-3:]
-            key = " < ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in reversed(top))
+            key = self._key(frame)
             self.seen[key] = self.seen.get(key, 0) + 1
+            if stalled < 0.2:
+                continue
+            names = {t.ident: t.name for t in threading.enumerate()}
+            for ident, other in frames.items():
+                if ident in (self.loop_thread, threading.get_ident()):
+                    continue
+                stack = traceback.extract_stack(other)
+                if not any("/cockpit/" in f.filename for f in stack):
+                    continue  # idle pool threads, the harness's writer
+                k = f"[{names.get(ident, ident)}] {self._key(other)}"
+                self.others[k] = self.others.get(k, 0) + 1
 
 
 class LoopProbe:
@@ -582,7 +604,9 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
                         "polls": {n: len(pl.starts) for n, pl in logs.items()},
                         # live Python memory blocks (cheap): a leak of objects shows here first
                         "py_blocks_k": sys.getallocatedblocks() // 1000,
-                        "frozen_k": gc.get_freeze_count() // 1000,
+                        # walks the frozen list on the loop thread (20-90 ms at 10k jobs): was
+                        # the soak's most sampled stall, so only with --count-frozen
+                        "frozen_k": (gc.get_freeze_count() // 1000 if args.count_frozen else None),
                         "evidence_kib": {
                             n: st.evidence.held_bytes // 1024 for n, st in app.hub.states.items()
                         },
@@ -680,6 +704,9 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
                 "log_rotations": writer.rotations,
                 "stall_stacks": sorted(
                     ((n, k) for k, n in (sampler.seen if sampler else {}).items()), reverse=True
+                )[:25],
+                "stall_other_threads": sorted(
+                    ((n, k) for k, n in (sampler.others if sampler else {}).items()), reverse=True
                 )[:25],
                 "grown_since_warm_up": grown,
                 "samples": samples,
@@ -788,6 +815,11 @@ def main() -> int:
     ap.add_argument("--types", action="store_true", help="object counts by type: warm-up vs end")
     ap.add_argument("--trim", action="store_true", help="malloc_trim(0) before each RSS read")
     ap.add_argument("--trace", action="store_true", help="tracemalloc from warm-up to the end")
+    ap.add_argument(
+        "--count-frozen",
+        action="store_true",
+        help="frozen objects in each sample (walks the frozen set on the loop: a stall itself)",
+    )
     ap.add_argument("-v", "--verbose", action="store_true", help="print samples as they come")
     args = ap.parse_args()
     result = asyncio.run(soak(args))
