@@ -186,13 +186,13 @@ def test_a_job_id_without_config_says_it_is_the_demo(capsys):
 
 def test_the_overview_without_config_says_it_is_the_demo(capsys):
     rc, out, err = run(["diagnose"], capsys)
-    assert rc == 0 and out
+    assert rc == 1 and out  # the demo overview: critical incidents open (as `incidents`)
     assert err.count("\n") == 1 and "showing the built-in demo site" in err
 
 
 def test_demo_flag_is_not_announced(capsys):
     rc, _, err = run(["diagnose", "--demo"], capsys)
-    assert rc == 0 and err == ""
+    assert rc == 1 and err == ""
 
 
 # --------------------------------------------------------------------------- 6. job ids
