@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import gettext as _gettext
 import os
+import re
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 
 # the catalogue files, one per area of the sources (scripts/i18n.sh says which files are whose)
@@ -123,3 +125,23 @@ def N_(message: str) -> str:
 
 
 _ = gettext
+
+
+_WORD = re.compile(r"[A-Za-z]{2,}")
+_FIELD = re.compile(r"\{[^{}]*\}")
+
+
+@lru_cache(maxsize=1)
+def catalogue_words() -> frozenset[str]:
+    """Every English word (lower case, two letters or more) of the catalogues' messages,
+    outside their ``{fields}``: the prose the cockpit writes, as opposed to the facts it
+    quotes (a program's name, a node, a number), which stay the same in every language."""
+    words: set[str] = set()
+    for folder in _CATALOGUE.values():
+        for area in AREAS:
+            with open(LOCALE_DIR / folder / "LC_MESSAGES" / f"{area}.mo", "rb") as fh:
+                msgids = _gettext.GNUTranslations(fh)._catalog  # type: ignore[attr-defined]
+            for msgid in msgids:
+                text = msgid[0] if isinstance(msgid, tuple) else msgid
+                words.update(w.lower() for w in _WORD.findall(_FIELD.sub(" ", text)))
+    return frozenset(words)

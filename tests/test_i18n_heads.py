@@ -250,3 +250,18 @@ def test_config_errors_in_chinese_name_file_line_and_key(tmp_path):
     assert "端口 70000 超出范围" in zh
     where = f"{cfg}:3: [clusters.ehpc.port]"
     assert where in en and where in zh
+
+
+def test_incident_keys_are_the_same_in_every_language(capsys):
+    """A Chinese TUI and an English `watch` share one store: a group incident's key came from
+    its title, so the two languages kept two incidents (and two acks) for one failure."""
+    from cockpit.cli import main
+
+    keys = {}
+    for lang in ("en", "zh"):
+        main(["incidents", "--demo", "--json", "--lang", lang])
+        data = json.loads(capsys.readouterr().out)
+        items = data if isinstance(data, list) else data["incidents"]
+        keys[lang] = sorted(i["key"] for i in items)
+    assert any(k.startswith("group|") for k in keys["en"])  # the demo has a group incident
+    assert keys["zh"] == keys["en"]

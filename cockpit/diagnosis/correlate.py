@@ -35,7 +35,7 @@ from functools import lru_cache
 from itertools import compress
 
 from cockpit.diagnosis.engine import sort_findings
-from cockpit.i18n import _, ngettext
+from cockpit.i18n import _, catalogue_words, ngettext
 from cockpit.model import SEVERITY_RANK, Finding, Incident, Subject
 
 # Job causes that a sick node explains (the job is a symptom of the node).
@@ -100,8 +100,23 @@ def signature(f: Finding) -> str:
     return _signature(f.root_cause, f.title)
 
 
+_FACT = re.compile(r"[A-Za-z0-9_.:/+=%-]+")
+
+
+@lru_cache(maxsize=1 << 14)
 def _digest(sig: str) -> str:
-    return hashlib.blake2s(sig.encode("utf-8", "replace"), digest_size=6).hexdigest()
+    """A group's key part, the same whatever language its title was written in: the facts the
+    title quotes (a program, a library, a number, a Slurm setting), without the cockpit's own
+    words (:func:`cockpit.i18n.catalogue_words`) and in no particular order, so a Chinese TUI
+    and an English ``watch`` sharing a store keep one key (and one ack) per failure."""
+    prose = catalogue_words()
+    facts = sorted(
+        t
+        for t in (m.strip(".:,;") for m in _FACT.findall(sig))
+        # a lone letter is English grammar ("ines's" -> s), never a fact
+        if t and not (t.isalpha() and (len(t) < 2 or t.lower() in prose))
+    )
+    return hashlib.blake2s("\x1f".join(facts).encode("utf-8", "replace"), digest_size=6).hexdigest()
 
 
 def correlate(
