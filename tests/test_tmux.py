@@ -148,3 +148,20 @@ def test_a_new_demo_run_starts_from_an_empty_demo_store(tmp_path, monkeypatch):
         press(session, "q")
         wait_for(session, "EXITED=0")
     assert "0 acknowledged" in incidents()
+
+
+def test_the_demo_in_chinese_is_the_demo(tmp_path):
+    """`LANG=zh_CN.UTF-8 cockpit --demo`: the demo was told by its banner's English words, so
+    in Chinese it ran without the demo's clock (every source STALE, "初始化中 7551 分钟") and
+    wrote the real site's store (cockpit.db)."""
+    with cockpit_in_tmux(
+        tmp_path, "--demo --no-bell", env="TERM=xterm-256color LANG=zh_CN.UTF-8"
+    ) as session:
+        screen = wait_for(session, "演示", "队列")
+        time.sleep(2)
+        screen = capture(session)
+        assert "过期" not in screen  # not stale: the demo's clock
+        press(session, "q")
+        wait_for(session, "EXITED=0")
+    written = sorted(p.name for p in (tmp_path / "cockpit").glob("*.db"))
+    assert written == ["cockpit-demo.db"], written

@@ -130,7 +130,7 @@ def store_for(args: argparse.Namespace):  # -> cockpit.store.sql.Store
     from cockpit.config import load_config
     from cockpit.store import open_store
 
-    demo = banner_for(args)[0].startswith("DEMO")
+    demo = bool(banner_for(args)[0])  # the demo site has a banner, in any language
     config = None if getattr(args, "demo", False) else load_config(getattr(args, "config", None))
     return open_store(config=config, demo=demo)
 
@@ -141,7 +141,7 @@ def ack_store_for(args: argparse.Namespace):  # -> cockpit.store.acks.AckStore
     from cockpit.commands.tui import banner_for
     from cockpit.store.acks import AckStore, demo_state_path
 
-    return AckStore(demo_state_path() if banner_for(args)[0].startswith("DEMO") else None)
+    return AckStore(demo_state_path() if banner_for(args)[0] else None)
 
 
 def _age_and_state(i, now, taken, stored) -> tuple[str, str]:

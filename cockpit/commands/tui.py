@@ -51,7 +51,10 @@ def _quiet_libraries() -> None:
 
 
 def banner_for(args: argparse.Namespace) -> tuple[str, bool]:
-    """(header banner, bell from config). Demo → the banner says so and how to add a cluster."""
+    """(header banner, bell from config). Demo → the banner says so and how to add a cluster;
+    a real site → no banner. The banner is in the language spoken: ``bool(banner)``, never its
+    words, says whether this is the demo site (a Chinese "演示站点" once opened the real
+    store)."""
     if getattr(args, "demo", False):
         return _(DEMO_BANNER), True
     from cockpit.config import default_config_path, load_config
@@ -109,13 +112,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         banner, bell = banner_for(args)
         epoch = web.demo_epoch if web is not None else None
-        clock = demo_clock(epoch) if banner.startswith("DEMO") else None
+        # a banner only for the demo site (translated: never test its words)
+        clock = demo_clock(epoch) if banner else None
         sources = select_sources(args, clock=clock)
     if not sources:
         raise UserError(_("no sources to watch"))
     # the demo by --demo or by having no config (the banner says which): its alerts and
     # baselines stay in memory, never in the real alert history a real site's run reads
-    demo = bool(getattr(args, "demo", False)) or replay is not None or banner.startswith("DEMO")
+    demo = bool(getattr(args, "demo", False)) or replay is not None or bool(banner)
     record_dir = getattr(args, "record", None)
     if record_dir and replay is not None:
         raise UserError(_("--record and --replay: one at a time (a replay is already recorded)"))
@@ -141,7 +145,8 @@ def run(args: argparse.Namespace) -> int:
     from cockpit.store.opening import OpeningStore
 
     state = getattr(args, "state_file", None)
-    on_demo = banner.startswith("DEMO")  # demo acks must not reappear on a real site
+    # demo acks must not reappear on a real site (a replay keeps its own store below)
+    on_demo = replay is None and bool(banner)
     if not demo:  # a bad [alerts] table must fail here, as one line, not inside the TUI
         from cockpit.config import load_config
         from cockpit.watch.watcher import baselines_for, watcher_for
