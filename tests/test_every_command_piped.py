@@ -119,3 +119,12 @@ def test_help_is_plain_text_in_a_pipe(command, tmp_path):
     assert not ANSI.search(proc.stdout) and "``" not in proc.stdout  # no RST backticks
     assert "exit status" in proc.stdout  # each command says what its status means
     assert max(len(ln) for ln in proc.stdout.splitlines()) <= 80  # help folds to COLUMNS
+
+
+def test_collect_of_a_job_the_cluster_does_not_know_writes_no_bundle(tmp_path):
+    """A bundle of 'Invalid job id' errors read 'No finding: nothing looks wrong' in a
+    ticket: collect says the job is not found, as diagnose does, and writes nothing."""
+    proc = _run(["collect", "999999", "--demo", "--out", "{tmp}/b"], tmp_path, None)
+    assert proc.returncode == 2, proc.stderr
+    assert "job 999999 not found on demo-hpc" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "b").exists()

@@ -70,7 +70,15 @@ def run(args: argparse.Namespace) -> int:
                 ) from exc
         finally:
             await source.close()
-        return with_job(snap, args.jobid, arts), arts
+        snap = with_job(snap, args.jobid, arts)
+        if not any(j.job_id == args.jobid for j in snap.jobs):
+            # a bundle of "Invalid job id" errors would read "nothing looks wrong" in a ticket
+            raise UserError(
+                _("job {jobid} not found on {name} (not in squeue, scontrol or sacct)").format(
+                    jobid=args.jobid, name=source.name
+                )
+            )
+        return snap, arts
 
     snap, arts = asyncio.run(gather())
     written = write_bundle(args.out, args.jobid, snap, arts)
