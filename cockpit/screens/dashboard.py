@@ -32,6 +32,8 @@ _PROBLEM_WORD = {
 _PANE_MIN_LINES = 4
 _BAD_ROWS_SHOWN = 3
 
+_UNANSWERED = N_("no answer from its source yet: unknown, not all clear (see the status line)")
+
 PANES = (
     ("queue", "jobs", N_("Queue"), "job"),
     ("nodes", "nodes", N_("Nodes"), "node"),
@@ -64,6 +66,7 @@ class DashboardScreen(CockpitScreen):
         self._applied = -1
         self._titles: dict[str, Text] = {}  # pane id -> title last drawn
         self._min_lines: dict[str, int] = {}  # pane id -> the min height last set
+        self._empty_texts: dict[str, str] = {}  # pane id -> its table's own "no jobs"
         self._problem_gen, self._problem_counts = -1, {}
         self._rows: dict[str, list] = {}  # pane id -> the hub's row list its table shows
         self._only: str | None = None  # the fleet's enter: the one source shown
@@ -127,11 +130,26 @@ class DashboardScreen(CockpitScreen):
                 self._rows[pane_id] = rows
                 for table in self.query(f"#{pane_id}").results(VirtualTable):
                     table.set_rows(rows)
+            self._say_unanswered()
             self.query_one(IncidentStrip).refresh()
             for strip in self.query(StorageStrip):
                 strip.show(storage_groups(hub), storage_threshold(hub))
         self.query_one(SourceStatus).sync()
         self._update_titles()
+
+    def _say_unanswered(self) -> None:
+        """An empty pane whose sources never answered says so: "no jobs" under a STALE line
+        read as all clear (a cluster that does not answer is unknown, not healthy)."""
+        kinds = {"queue": "slurm", "nodes": "slurm", "training": "modelarts"}
+        for pane_id, kind in kinds.items():
+            states = [st for st in self.hub.states.values() if st.source.kind == kind]
+            answered = any(st.snapshot is not None and st.snapshot.error is None for st in states)
+            for table in self.query(f"#{pane_id}").results(VirtualTable):
+                usual = self._empty_texts.setdefault(pane_id, table.empty_text)
+                want = usual if answered or not states else _UNANSWERED
+                if table.empty_text != want:
+                    table.empty_text = want
+                    table.refresh()
 
     def _update_titles(self) -> None:
         for pane_id, _kind, label, _sk in PANES:
