@@ -69,3 +69,15 @@ def test_snapshot_drops_columns_before_it_cuts_a_state_or_a_reason():
     assert any("not shown at this width" in ln and "Mem alloc/total" in ln for ln in lines)
     cpu = next(ln for ln in lines if ln.split()[:1] == ["cpu*"])
     assert "48" in cpu.split()  # the partition's MaxCPUsPerNode, the demo's deciding limit
+
+
+@pytest.mark.parametrize("argv", [["watch", "--demo", "--once"], ["alerts", "--demo"]])
+def test_alert_lines_fold_under_their_head_at_80_columns(argv, tmp_path):
+    """`watch --once` and `alerts` printed one long line per alert and the terminal cut it
+    mid-word at column 80 ('…@demo-hpc  n' / 'ode cn013 entered DRAIN')."""
+    out = _in_terminal(argv)
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    assert lines and max(len(ln) for ln in lines) <= 80
+    stray = [ln for ln in lines if not ln.startswith((" ", "20", "cockpit:", "no alerts"))]
+    assert not stray, stray[:5]
+    assert any("cn013" in ln for ln in lines) or argv[0] == "alerts"

@@ -52,6 +52,34 @@ def format_alert(a: Alert) -> str:
     return f"{t}  {_pad(sev, 4)}  {a.rule:18}  {_pad(subject, 30)}  {clean(a.title, 300)}"
 
 
+def print_alert(a: Alert, console=None) -> None:
+    """One alert: one line in a pipe (``grep``, cron mail); in a terminal narrower than the
+    line, its head (time, severity, rule, subject) then the title folded under it, never cut
+    mid-word at the terminal's edge."""
+    line = format_alert(a)
+    if console is None or cell_len(line) <= console.width:
+        print(line, flush=True)
+        return
+    from rich.text import Text
+
+    from cockpit.commands.output import hang
+
+    title = clean(a.title, 300)
+    head = line[: -len(title)].rstrip()
+    subject = clean(a.subject.label(), 60)
+    lead = head[: head.rindex(subject)] if subject in head else head + "  "
+    hang(console, Text(lead), Text(subject))  # a long subject folds under itself
+    hang(console, Text("    "), Text(title))
+    console.file.flush()
+
+
+def terminal_console():
+    """The console to fold alerts for, or None in a pipe (one line per alert)."""
+    from cockpit.commands.output import stdout_console
+
+    return stdout_console() if sys.stdout.isatty() else None
+
+
 def _pad(text: str, cells: int) -> str:
     return text + " " * max(0, cells - cell_len(text))
 
@@ -85,8 +113,9 @@ def run(args: argparse.Namespace) -> int:
     if not alerts:
         print("no alerts")
         return 0
+    console = terminal_console()
     for a in alerts:
-        print(format_alert(a))
+        print_alert(a, console)
     return 0
 
 

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from cockpit.commands.output import stdout_console
+from cockpit.commands.output import hang, stdout_console
 from cockpit.errors import EXIT_FOUND, EXIT_NO_SOURCE, EXIT_OK, NoSourceAnswered, UserError
 from cockpit.i18n import N_, _
 from cockpit.model import Artifacts, Finding, Incident, Snapshot, Subject
@@ -534,15 +534,15 @@ def _print_findings(
         head.append(f"{shown(label, 200)}: ", style="bold")
         head.append(shown(f.title, MAX_LINE))
         head.append(f"  [{f.root_cause}]", style="dim")
-        _hang(con, sev, head)
+        hang(con, sev, head)
         if i < 5:
             if f.explanation:
-                _hang(con, Text(_tag(_("why"))), Text(shown(f.explanation, 1000)))
+                hang(con, Text(_tag(_("why"))), Text(shown(f.explanation, 1000)))
             if f.remedy:
-                _hang(con, Text(_tag(_("do"))), Text(shown(f.remedy, 1000), style="green"))
+                hang(con, Text(_tag(_("do"))), Text(shown(f.remedy, 1000), style="green"))
             for e in f.evidence[:6]:
                 loc = shown(e.where, 200) + (f":{e.line}" if e.line else "")
-                _hang(
+                hang(
                     con,
                     Text(f"  {loc:28} ", style="dim"),
                     Text(evidence_excerpt(e.text, f.root_cause)),
@@ -551,23 +551,6 @@ def _print_findings(
         top = findings[0]
         _print_first_error(con, first_error, top.root_cause, top.severity == "critical")
     _print_notes(con, notes)
-
-
-def _hang(con, label, body) -> None:
-    """``label`` then ``body``: one line in a pipe (soft wrap); in a terminal the body wraps
-    under itself, so a folded remedy or evidence line never restarts at column 0 where it
-    reads as a new record."""
-    from rich.table import Table
-
-    width = label.cell_len
-    if con.soft_wrap or not con.is_terminal or width >= con.width - 20:
-        con.print(label + body)
-        return
-    grid = Table.grid()
-    grid.add_column(width=width, no_wrap=True)
-    grid.add_column()
-    grid.add_row(label, body)
-    con.print(grid)
 
 
 def _print_first_error(con, first_error: dict, label: str, red: bool = True) -> None:
@@ -633,16 +616,16 @@ def _print_incidents(incidents: list[Incident], findings: list[Finding], at: dat
         line = Text(f"{shown(inc.subject.label(), 200)}: ", style="bold")
         line.append(shown(inc.title, MAX_LINE))
         line.append(f"  [{inc.root_cause}]", style="dim")
-        _hang(con, sev, line)
+        hang(con, sev, line)
         if inc.primary.remedy:
             # whole: a remedy cut at 400 characters lost its last, often decisive, sentence
-            _hang(
+            hang(
                 con,
                 Text("  " + _("do") + ": "),
                 Text(shown(inc.primary.remedy, MAX_LINE), style="green"),
             )
         if inc.affected:
-            _hang(
+            hang(
                 con,
                 Text("  " + _("affected") + ": ", style="dim"),
                 Text(

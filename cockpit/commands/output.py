@@ -63,3 +63,20 @@ def stdout_console() -> Console:
         # false record at column 0 for grep/awk; tables keep the width
         soft_wrap=True,
     )
+
+
+def hang(con, label, body) -> None:
+    """``label`` then ``body``: one line in a pipe (soft wrap); in a terminal the body wraps
+    under itself, so a folded remedy or evidence line never restarts at column 0 where it
+    reads as a new record."""
+    from rich.table import Table
+
+    width = label.cell_len
+    if con.soft_wrap or not con.is_terminal or width >= con.width - 20:
+        con.print(label + body)
+        return
+    grid = Table.grid()
+    grid.add_column(width=width, no_wrap=True)
+    grid.add_column()
+    grid.add_row(label, body)
+    con.print(grid)

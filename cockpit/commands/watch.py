@@ -150,10 +150,15 @@ def save_state(path: Path, active: dict[str, list[str]]) -> None:
 
 
 def _printer(as_json: bool) -> Callable[[Alert], None]:
-    from cockpit.commands.alerts import format_alert
+    from cockpit.commands.alerts import print_alert, terminal_console
+
+    console = None if as_json else terminal_console()
 
     def emit(a: Alert) -> None:
-        print(json_line(a.to_json()) if as_json else format_alert(a), flush=True)
+        if as_json:
+            print(json_line(a.to_json()), flush=True)
+        else:
+            print_alert(a, console)
 
     return emit
 
