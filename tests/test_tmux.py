@@ -165,3 +165,13 @@ def test_the_demo_in_chinese_is_the_demo(tmp_path):
         wait_for(session, "EXITED=0")
     written = sorted(p.name for p in (tmp_path / "cockpit").glob("*.db"))
     assert written == ["cockpit-demo.db"], written
+
+
+def test_the_no_config_banner_is_whole_at_80_columns(tmp_path):
+    """The instruction a new user needs ("put [clusters.NAME] in … and run `cockpit
+    check-config`") was cut at "Add a real cluster: put" in an 80-column pane."""
+    with cockpit_in_tmux(tmp_path, "--no-bell", size=("80", "24")) as session:
+        screen = wait_for(session, "DEMO SITE", "Queue")
+        assert "[clusters.NAME]" in screen and "cockpit check-config" in screen, screen
+        press(session, "q")
+        wait_for(session, "EXITED=0")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -97,8 +98,19 @@ class DashboardScreen(CockpitScreen):
     def set_banner(self, banner: str) -> None:
         """A new banner (the replay's poll and time) in the title line."""
         self.banner = banner
+        self._retitle()
+
+    def on_resize(self) -> None:
+        self._retitle()
+
+    def _retitle(self) -> None:
         for title in self.query("#title").results(Static):
-            title.update(self._title())
+            text = self._title()
+            # a banner wider than the terminal (the no-config demo's "Add a real cluster: put
+            # [clusters.NAME] in …" at 80 columns) takes up to 4 lines rather than lose its end
+            width = max(self.size.width, 1)
+            title.styles.height = min(4, len(text.wrap(self.app.console, width)))
+            title.update(text)
 
     def _title(self) -> Text:
         t = Text()
@@ -109,7 +121,17 @@ class DashboardScreen(CockpitScreen):
             t.append(" " + clean(self.banner, 300), style="yellow")
         else:
             t.append("  " + ", ".join(clean(n, 40) for n in self.hub.states), style="bold")
-        t.append(_("   ?:help  i:incidents  /:filter  ctrl+p:jump  q:quit"), style="dim")
+        # as many key hints as fit after the banner, whose words come first (the key bar at
+        # the bottom says the keys too)
+        room = self.size.width or 1000
+        hints = _("   ?:help  i:incidents  /:filter  ctrl+p:jump  q:quit").split("  ")
+        shown = []
+        for hint in hints:
+            if t.cell_len + cell_len("  ".join([*shown, hint])) > room:
+                break
+            shown.append(hint)
+        if shown:
+            t.append("  ".join(shown), style="dim")
         return t
 
     def on_mount(self) -> None:
