@@ -42,7 +42,18 @@ COMMANDS = {
     "alerts": (["alerts", "--demo"], 0),  # the history, read: nothing to act on by itself
     "watch-once": (["watch", "--demo", "--once"], 1),  # it alerted
     "collect": (["collect", "48102", "--demo", "--out", "{tmp}/bundle-{width}"], 0),
+    # a real config whose one cluster does not answer (port 1): valid file, no source answered
+    "check-config": (["check-config", "--config", "{unreachable}"], 3),
 }
+
+UNREACHABLE = """[clusters.lab]
+host = "127.0.0.1"
+port = 1
+user = "root"
+known_hosts = "none"
+insecure_ignore_host_key = true
+connect_timeout = 2
+"""
 
 
 def _run(argv: list[str], tmp: Path, columns: str | None) -> subprocess.CompletedProcess[str]:
@@ -50,7 +61,10 @@ def _run(argv: list[str], tmp: Path, columns: str | None) -> subprocess.Complete
     env |= {"XDG_STATE_HOME": str(tmp / "state"), "XDG_CONFIG_HOME": str(tmp / "config")}
     if columns is not None:
         env["COLUMNS"] = columns
+    config = tmp / "unreachable.toml"
+    config.write_text(UNREACHABLE)
     subs = {
+        "unreachable": str(config),
         "oom_log": str(_oom_log()),
         "clean_log": str(_clean_log(tmp)),
         "tmp": str(tmp),
@@ -111,7 +125,18 @@ def test_piped_records_are_one_per_line():
 
 
 @pytest.mark.parametrize(
-    "command", ["snapshot", "diagnose", "incidents", "scan-log", "alerts", "watch", "collect"]
+    "command",
+    [
+        "snapshot",
+        "diagnose",
+        "incidents",
+        "scan-log",
+        "alerts",
+        "watch",
+        "collect",
+        "check-config",
+        "web",
+    ],
 )
 def test_help_is_plain_text_in_a_pipe(command, tmp_path):
     proc = _run([command, "--help"], tmp_path, "80")
