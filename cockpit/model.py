@@ -614,13 +614,13 @@ class Subject:
     def label(self) -> str:
         """``str(self)`` in the language spoken (``作业 48101 @demo-hpc``), for people; ``str()``
         stays English for machines (JSON, alert keys, audit records)."""
-        kind = _(_SUBJECT_KINDS.get(self.kind, self.kind))
+        kind = _(SUBJECT_KINDS.get(self.kind, self.kind))
         shown = self.name if self.kind == "training_job" and self.name else self.id
         return f"{kind} {shown}" + (f" @{self.source}" if self.source else "")
 
 
 # the kinds of subject as people read them (Subject.label)
-_SUBJECT_KINDS = {
+SUBJECT_KINDS = {
     "job": N_("job"),
     "node": N_("node"),
     "training_job": N_("training job"),

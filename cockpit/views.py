@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from cockpit.i18n import N_, _
-from cockpit.model import SEVERITY_RANK, ExitCode, Finding, Incident, Snapshot
+from cockpit.model import SEVERITY_RANK, SUBJECT_KINDS, ExitCode, Finding, Incident, Snapshot
 from cockpit.text import clean
 from cockpit.units import squeue_time
 from cockpit.widgets.fmt import age
@@ -678,20 +678,7 @@ def _subject_cell(s) -> str:
 
 def subject_kind(kind: str) -> str:
     """``job``, ``node``, ``training job``… in the language spoken."""
-    return _(_SUBJECT_KIND.get(kind, kind))
-
-
-_SUBJECT_KIND = {
-    "job": N_("job"),
-    "node": N_("node"),
-    "training_job": N_("training job"),
-    "pool": N_("pool"),
-    "cluster": N_("cluster"),
-    "partition": N_("partition"),
-    "user": N_("user"),
-    "project": N_("project"),
-    "file": N_("file"),
-}
+    return _(SUBJECT_KINDS.get(kind, kind))
 
 
 def incident_rows(incidents: Iterable[Incident], acked: frozenset[str] | set[str]) -> list[Row]:
