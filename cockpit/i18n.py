@@ -139,8 +139,11 @@ def catalogue_words() -> frozenset[str]:
     words: set[str] = set()
     for folder in _CATALOGUE.values():
         for area in AREAS:
-            with open(LOCALE_DIR / folder / "LC_MESSAGES" / f"{area}.mo", "rb") as fh:
-                msgids = _gettext.GNUTranslations(fh)._catalog  # type: ignore[attr-defined]
+            try:
+                with open(LOCALE_DIR / folder / "LC_MESSAGES" / f"{area}.mo", "rb") as fh:
+                    msgids = _gettext.GNUTranslations(fh)._catalog  # type: ignore[attr-defined]
+            except OSError:  # a catalogue not installed: its words count as facts, keys stay
+                continue  # stable within this install
             for msgid in msgids:
                 text = msgid[0] if isinstance(msgid, tuple) else msgid
                 words.update(w.lower() for w in _WORD.findall(_FIELD.sub(" ", text)))
