@@ -21,7 +21,7 @@ from cockpit.screens.panes import IncidentTable, NodeTable, QueueTable, Training
 from .test_deciding_facts_on_screen import JOBS, NODES, _row_line
 from .test_hostile_text import painted
 from .test_ui_flows import make_app, ready, until
-from .test_ui_snapshots import _settle, demo_app, utc_local_time  # noqa: F401 (fixture)
+from .test_ui_snapshots import _settle, demo_app, guarded_action, utc_local_time  # noqa: F401
 
 SIZES = [(80, 24), (160, 48)]
 ids = lambda s: f"{s[0]}x{s[1]}"  # noqa: E731
@@ -61,14 +61,6 @@ async def _training_job(pilot):
     await _settle(pilot, lambda app: bool(getattr(app.screen, "logs", None)))
 
 
-async def _guarded_action(pilot):
-    await _settle(pilot)
-    pilot.app.open_subject(Subject("node", "demo-hpc", "bm01"))  # a node in service
-    await _settle(pilot)
-    await pilot.press("a", "enter", *"fan FAN2 failed")
-    await pilot.pause(0.2)
-
-
 @pytest.mark.parametrize("size", SIZES, ids=ids)
 def test_dashboard_zh(snap_compare, tmp_path, size):
     assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=_settle)
@@ -96,7 +88,7 @@ def test_training_job_screen_zh(snap_compare, tmp_path, size):
 
 @pytest.mark.parametrize("size", SIZES, ids=ids)
 def test_guarded_action_zh(snap_compare, tmp_path, size):
-    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=_guarded_action)
+    assert snap_compare(demo_app(tmp_path), terminal_size=size, run_before=guarded_action)
 
 
 def _screen_text(app) -> str:
@@ -127,7 +119,7 @@ async def test_log_and_guarded_action_read_chinese(tmp_path):
     assert "/6 行" in log and "1 个错误" in log and "此处: oom_killed" in log, log
     app = demo_app(tmp_path / "action")
     async with app.run_test(size=(80, 24)) as pilot:
-        await _guarded_action(pilot)
+        await guarded_action(pilot)
         dialog = _screen_text(app)
     assert "将执行" in dialog and "enter: 执行" in dialog
     assert "scontrol update NodeName=bm01 State=DRAIN 'Reason=fan FAN2 failed'" in dialog
