@@ -136,6 +136,7 @@ class DashboardScreen(CockpitScreen):
 
     def on_mount(self) -> None:
         self._apply_column_prefs()
+        self.call_after_refresh(self._retitle)  # composed before the screen had its width
         self.refresh_data()
         tables = list(self.query(VirtualTable))
         if tables:
