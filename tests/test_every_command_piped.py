@@ -153,3 +153,21 @@ def test_collect_of_a_job_the_cluster_does_not_know_writes_no_bundle(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "job 999999 not found on demo-hpc" in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "b").exists()
+
+
+def test_scan_log_reads_standard_input_as_its_folder_error_says(tmp_path):
+    """`scan-log DIR` says "give a log file, or - to read standard input"; `scan-log -` then
+    answered "-: No such file or directory"."""
+    log = b"epoch 1\nslurmstepd: error: Detected 1 oom-kill event(s) in StepId=5.batch\n"
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path)}
+    found = subprocess.run(
+        [sys.executable, "-m", "cockpit", "scan-log", "-"],
+        input=log, capture_output=True, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    assert b":2: [oom_killed]" in found.stdout
+    clean = subprocess.run(
+        [sys.executable, "-m", "cockpit", "scan-log", "-"],
+        input=b"all fine\n", capture_output=True, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert clean.returncode == 1 and b"no error line found" in clean.stdout

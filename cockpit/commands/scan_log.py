@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         epilog=_("exit status as grep's: 0 an error line found, 1 none, 2 the file cannot be read"),
     )
     add_common(p)
-    p.add_argument("file", help=_("log file (any size: memory-mapped)"))
+    p.add_argument("file", help=_("log file (any size: memory-mapped), or - for standard input"))
     p.add_argument("--all", action="store_true", help=_("list every error line, in file order"))
     p.add_argument(
         "--kind",
@@ -57,15 +57,30 @@ def _hit_dict(h) -> dict:
     }
 
 
-def run(args: argparse.Namespace) -> int:
+def _hits(path: str, args: argparse.Namespace) -> list:
     from cockpit.ingest.logfile import iter_path, scan_path
 
+    if args.all:
+        return list(iter_path(path, args.kind))
+    h = scan_path(path, args.kind)
+    return [h] if h else []
+
+
+def run(args: argparse.Namespace) -> int:
     try:
-        if args.all:
-            hits = list(iter_path(args.file, args.kind))
+        if args.file == "-":
+            # `... | cockpit scan-log -`, as the folder error suggests: standard input is
+            # spooled to a private temporary file (mode 0600), so the scanner reads it as any log
+            import shutil
+            import tempfile
+
+            with tempfile.NamedTemporaryFile(prefix="cockpit-stdin-", suffix=".log") as tmp:
+                shutil.copyfileobj(sys.stdin.buffer, tmp)
+                tmp.flush()
+                hits = _hits(tmp.name, args)
+            args.file = _("(standard input)")
         else:
-            h = scan_path(args.file, args.kind)
-            hits = [h] if h else []
+            hits = _hits(args.file, args)
     except OSError as exc:
         raise UserError(
             _("{file}: {value}").format(file=args.file, value=exc.strerror or exc)
