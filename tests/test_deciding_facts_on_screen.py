@@ -123,23 +123,9 @@ async def test_every_critical_incident_shows_its_deciding_fact(tmp_path, size):
     app = make_app(tmp_path)
     async with app.run_test(size=size) as pilot:
         await ready(app, pilot)
-        await pilot.press("i")
-        await until(pilot, lambda: isinstance(app.screen, IncidentScreen), "incidents")
-        table = app.screen.query_one(IncidentTable)
-        await until(pilot, lambda: table.row_count > 0, "incident rows")
-        detail = app.screen.query_one("#incident-detail")
         seen, cut = 0, []
-        for row in list(table.rows):
-            sev, subject, *_ = row.cells
-            if sev != "CRIT" or subject not in facts:
-                continue
+        for subject, line, below, _table in await critical_incidents(app, pilot, facts, "CRIT"):
             seen += 1
-            assert table.move_to_key(row.key)
-            await pilot.pause()
-            line = next(
-                (ln for ln in painted(table) if ln.startswith(f"{sev}  {subject[:10]}")), ""
-            )
-            below = "\n".join(painted(detail))
             for want in facts[subject]:
                 if want not in line and want not in below:
                     cut.append(f"{subject}: {want!r} neither in {line!r} nor below")
@@ -148,3 +134,25 @@ async def test_every_critical_incident_shows_its_deciding_fact(tmp_path, size):
                 assert all(w in line for w in facts[subject]), line
         assert seen >= 15, seen  # the critical incidents of jobs, nodes and training jobs
         assert not cut, "\n".join(cut)
+
+
+async def critical_incidents(app, pilot, facts: dict, mark: str) -> list[tuple[str, str, str, str]]:
+    """In the incident view (``i``), each critical incident (SEV ``mark``) whose subject is a
+    key of ``facts``, selected in turn: (subject, its painted row, the detail under the table,
+    the whole painted table)."""
+    await pilot.press("i")
+    await until(pilot, lambda: isinstance(app.screen, IncidentScreen), "incidents")
+    table = app.screen.query_one(IncidentTable)
+    await until(pilot, lambda: table.row_count > 0, "incident rows")
+    detail = app.screen.query_one("#incident-detail")
+    out = []
+    for row in list(table.rows):
+        sev, subject, *_ = row.cells
+        if sev != mark or subject not in facts:
+            continue
+        assert table.move_to_key(row.key)
+        await pilot.pause()
+        painted_table = painted(table)
+        line = next((ln for ln in painted_table if ln.startswith(f"{sev}  {subject[:10]}")), "")
+        out.append((subject, line, "\n".join(painted(detail)), "\n".join(painted_table)))
+    return out
