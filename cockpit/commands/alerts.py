@@ -43,13 +43,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def format_alert(a: Alert) -> str:
-    """One line: local time, severity, rule, subject, title (hostile text cleaned)."""
+def _parts(a: Alert) -> tuple[str, str, str]:
+    """(time, severity and rule; subject; title) of one alert, hostile text cleaned."""
     t = a.time.astimezone().strftime("%Y-%m-%d %H:%M:%S")
     sev = _(_SEV.get(a.severity, a.severity))
-    subject = clean(a.subject.label(), 60)
+    return (
+        f"{t}  {_pad(sev, 4)}  {a.rule:18}  ",
+        clean(a.subject.label(), 60),
+        clean(a.title, 300),
+    )
+
+
+def format_alert(a: Alert) -> str:
+    """One line: local time, severity, rule, subject, title."""
+    lead, subject, title = _parts(a)
     # padded in cells: a Chinese subject is two cells a character
-    return f"{t}  {_pad(sev, 4)}  {a.rule:18}  {_pad(subject, 30)}  {clean(a.title, 300)}"
+    return f"{lead}{_pad(subject, 30)}  {title}"
 
 
 def print_alert(a: Alert, console=None) -> None:
@@ -64,10 +73,7 @@ def print_alert(a: Alert, console=None) -> None:
 
     from cockpit.commands.output import hang
 
-    title = clean(a.title, 300)
-    head = line[: -len(title)].rstrip()
-    subject = clean(a.subject.label(), 60)
-    lead = head[: head.rindex(subject)] if subject in head else head + "  "
+    lead, subject, title = _parts(a)
     hang(console, Text(lead), Text(subject))  # a long subject folds under itself
     hang(console, Text("    "), Text(title))
     console.file.flush()
