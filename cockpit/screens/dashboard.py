@@ -33,6 +33,8 @@ _PROBLEM_WORD = {
 _PANE_MIN_LINES = 4
 _BAD_ROWS_SHOWN = 3
 
+# the kind of source each pane shows
+_PANE_SOURCE_KIND = {"queue": "slurm", "nodes": "slurm", "training": "modelarts"}
 _UNANSWERED = N_("no answer from its source yet: unknown, not all clear (see the status line)")
 
 PANES = (
@@ -163,8 +165,7 @@ class DashboardScreen(CockpitScreen):
     def _say_unanswered(self) -> None:
         """An empty pane whose sources never answered says so: "no jobs" under a STALE line
         read as all clear (a cluster that does not answer is unknown, not healthy)."""
-        kinds = {"queue": "slurm", "nodes": "slurm", "training": "modelarts"}
-        for pane_id, kind in kinds.items():
+        for pane_id, kind in _PANE_SOURCE_KIND.items():
             states = [st for st in self.hub.states.values() if st.source.kind == kind]
             answered = any(st.snapshot is not None and st.snapshot.error is None for st in states)
             for table in self.query(f"#{pane_id}").results(VirtualTable):
@@ -277,13 +278,12 @@ class DashboardScreen(CockpitScreen):
         source (the ModelArts pane when a cluster was chosen) is hidden. ``esc`` shows all."""
         st = self.hub.states.get(source)
         kind = st.source.kind if st is not None else ""
-        pane_kind = {"queue": "slurm", "nodes": "slurm", "training": "modelarts"}
         shown: list[VirtualTable] = []
         for table in self.query(VirtualTable):
             pane = table.parent
-            if not isinstance(pane, Pane) or table.id not in pane_kind:
+            if not isinstance(pane, Pane) or table.id not in _PANE_SOURCE_KIND:
                 continue
-            if pane_kind[table.id] != kind:
+            if _PANE_SOURCE_KIND[table.id] != kind:
                 pane.display = False
                 continue
             pane.display = True
