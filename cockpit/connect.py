@@ -135,12 +135,15 @@ def _demo_selection(
     wanted = [*(clusters or ()), *(projects or ())]
     if not wanted:
         return sources
-    known = [s.name for s in sources]
+    names = [s.name for s in sources]
     for n in wanted:
-        if n not in known:
+        if n not in names:
+            # either flag may name either demo source, but the list offered is of its own kind
+            cluster = n in (clusters or ())
+            known = [s.name for s in sources if (s.kind == "slurm") == cluster]
             msg = (
                 _("unknown cluster {name} on the demo site (known: {known})")
-                if n in (clusters or ())
+                if cluster
                 else _("unknown ModelArts project {name} on the demo site (known: {known})")
             )
             raise UserError(msg.format(name=repr(n), known=", ".join(known)))

@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from cockpit.i18n import _, ngettext
+from cockpit.i18n import N_, _, ngettext
 from cockpit.model import Incident, Subject
 from cockpit.text import clean
 from cockpit.views import MEMBER_COLUMNS, SEP, member_rows, subject_kind
@@ -25,7 +25,7 @@ from .panes import CockpitTable
 
 class MemberTable(CockpitTable):
     def __init__(self, **kw) -> None:
-        super().__init__(MEMBER_COLUMNS, empty_text="no members", **kw)
+        super().__init__(MEMBER_COLUMNS, empty_text=N_("no members"), **kw)
 
 
 class MembersScreen(CockpitScreen):
