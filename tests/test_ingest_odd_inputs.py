@@ -127,3 +127,43 @@ def test_a_config_nested_thousands_deep_is_a_config_error_not_a_traceback(tmp_pa
     res = _cockpit("--config", str(cfg), "check-config")
     assert res.returncode != 0 and "Traceback" not in res.stderr, res.stderr[-500:]
     assert "nested too deeply" in res.stderr + res.stdout
+
+
+@pytest.mark.parametrize("suffix", ["gz", "bz2", "xz"])
+def test_scan_log_reads_a_rotated_compressed_log(tmp_path, suffix):
+    """logrotate leaves slurmctld.log.1.gz and the like: scan-log reads through the compression
+    (it said 'no error line found' of the gzip bytes)."""
+    import bz2
+    import gzip
+    import lzma
+
+    pack = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}[suffix]
+    f = tmp_path / f"slurm-12.out.1.{suffix}"
+    f.write_bytes(pack(LOG.encode()))
+    r = _cockpit("scan-log", str(f))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith(f"{f}:2: [oom_killed]"), r.stdout
+
+
+def test_scan_log_keeps_what_came_before_a_cut_gzip(tmp_path):
+    """A rotated log copied while written ends mid-stream: the lines before the cut are read."""
+    import gzip
+
+    data = gzip.compress((LOG + "x" * 50 + "\n").encode() + os.urandom(20000))
+    f = tmp_path / "slurmd.log.1.gz"
+    f.write_bytes(data[: len(data) // 2])
+    r = _cockpit("scan-log", str(f))
+    assert r.returncode == 0 and ":2: [oom_killed]" in r.stdout, r.stdout + r.stderr
+    f.write_bytes(gzip.compress(b"all fine\n" * 50 + os.urandom(5000))[:200])
+    r = _cockpit("scan-log", str(f))
+    assert r.returncode == 1 and "gzip data cut short" in r.stdout, r.stdout + r.stderr
+
+
+def test_scan_log_says_binary_data_is_not_a_log(tmp_path):
+    """Random bytes give no error line; the operator is told the file is not text, with its
+    size, instead of a bare 'no error line found' that reads as a clean log."""
+    f = tmp_path / "core.1234"
+    f.write_bytes(bytes(range(256)) * 400)
+    r = _cockpit("scan-log", str(f))
+    assert r.returncode == 1
+    assert r.stdout.strip() == f"{f}: binary data, 100.0 KiB: no error line found", r.stdout

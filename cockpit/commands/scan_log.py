@@ -1,12 +1,14 @@
 """``cockpit scan-log FILE``: the first red error of any log file (``--all``: every error line).
 
-Exit status: 0 when no error line was found, 1 when one was, 2 when the file cannot be read.
+Exit status as grep's: 0 when an error line was found, 1 when none was, 2 when the file cannot
+be read. A rotated log compressed with gzip, bzip2 or xz is read through.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from cockpit.errors import UserError
@@ -57,13 +59,17 @@ def _hit_dict(h) -> dict:
     }
 
 
-def _hits(path: str, args: argparse.Namespace) -> list:
-    from cockpit.ingest.logfile import iter_path, scan_path
+def _hits(path: str, args: argparse.Namespace) -> tuple[list, str]:
+    """The error lines found (the first, or all with ``--all``), and when there are none, why
+    the file may not be a log at all (binary data), else ""."""
+    from cockpit.ingest.logfile import iter_path, not_text, scan_path
 
     if args.all:
-        return list(iter_path(path, args.kind))
-    h = scan_path(path, args.kind)
-    return [h] if h else []
+        hits = list(iter_path(path, args.kind))
+    else:
+        h = scan_path(path, args.kind)
+        hits = [h] if h else []
+    return hits, ("" if hits or not os.path.isfile(path) else not_text(path))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,10 +83,10 @@ def run(args: argparse.Namespace) -> int:
             with tempfile.NamedTemporaryFile(prefix="cockpit-stdin-", suffix=".log") as tmp:
                 shutil.copyfileobj(sys.stdin.buffer, tmp)
                 tmp.flush()
-                hits = _hits(tmp.name, args)
+                hits, odd = _hits(tmp.name, args)
             args.file = _("(standard input)")
         else:
-            hits = _hits(args.file, args)
+            hits, odd = _hits(args.file, args)
     except OSError as exc:
         raise UserError(
             _("{file}: {value}").format(file=args.file, value=exc.strerror or exc)
@@ -90,9 +96,14 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         if not hits:
-            print(f"{shown(args.file, 400)}: no error line found")
+            found = _("no error line found")
+            print(
+                f"{shown(args.file, 400)}: {odd}: {found}"
+                if odd
+                else f"{shown(args.file, 400)}: {found}"
+            )
         for h in hits:
-            mark = "" if h.strong else " (symptom)"
+            mark = "" if h.strong else " " + _("(symptom)")
             name = shown(args.file, 400)
             sys.stdout.write(f"{name}:{h.line}: [{h.label}{mark}] {shown(h.text, 400)}\n")
     return 0 if hits else 1  # as grep: `cockpit scan-log f && echo has errors`

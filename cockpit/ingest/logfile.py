@@ -26,7 +26,7 @@ from cockpit.diagnosis.logscan import (
 )
 from cockpit.errors import UserError
 from cockpit.i18n import _
-from cockpit.ingest.textstream import utf8_stream
+from cockpit.ingest.textstream import decompressed, utf8_stream
 
 __all__ = [
     "CHUNK",
@@ -146,8 +146,32 @@ def open_input(path: str, folder_ok: str = "") -> BinaryIO:
 
 
 def _text_stream(fh: BinaryIO) -> BinaryIO:
-    """``fh`` as UTF-8 bytes: a UTF-16 log (byte order mark) decoded, anything else as is."""
-    return utf8_stream(fh)
+    """``fh`` as UTF-8 bytes: a compressed log (gzip, bzip2, xz) read through, a UTF-16 log
+    (byte order mark) decoded, anything else as is."""
+    return utf8_stream(decompressed(fh)[0])
+
+
+def not_text(path: str) -> str:
+    """Why a file that gave no error line may not be a whole log: "" when it reads as text to
+    its end, else what it is ("binary data, 195.3 KiB"; "gzip data cut short: …", where what
+    came before the damage was scanned). A compressed file is read through once more."""
+    from cockpit.ingest.sources import human_size, looks_binary
+
+    with open_input(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        raw, compression = decompressed(fh)
+        text = utf8_stream(raw)
+        head = text.read(1 << 16)
+        if looks_binary(head):
+            return _("binary data, {size}").format(size=human_size(size or len(head)))
+        while compression and text.read(CHUNK):
+            pass
+        damage = getattr(getattr(raw, "raw", None), "damage", "")
+    if damage:
+        return _("{compression} data cut short ({damage}), read up to there").format(
+            compression=compression, damage=damage
+        )
+    return ""
 
 
 def scan_path(path: str, kind: str | None = None) -> ScanHit | None:

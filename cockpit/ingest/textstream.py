@@ -4,8 +4,11 @@ and the bundle reader (:mod:`cockpit.ingest.sources`)."""
 
 from __future__ import annotations
 
+import bz2
 import codecs
+import gzip
 import io
+import lzma
 from typing import BinaryIO
 
 _BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
@@ -30,6 +33,48 @@ def utf8_stream(fh: BinaryIO) -> BinaryIO:
     head = _read_up_to(fh, 4096)
     replay = io.BufferedReader(_Replay(head, fh))
     return io.BufferedReader(_Decoded(replay, "utf-16")) if is_utf16(head) else replay
+
+
+# a rotated log as logrotate leaves it (slurmctld.log.1.gz, .bz2, .xz): read through, by its
+# first bytes rather than its name (`zcat` output piped in has none)
+_COMPRESSED = (
+    (b"\x1f\x8b", "gzip", lambda f: gzip.GzipFile(fileobj=f, mode="rb")),
+    (b"BZh", "bzip2", bz2.BZ2File),
+    (b"\xfd7zXZ\x00", "xz", lzma.LZMAFile),
+)
+
+
+def decompressed(fh: BinaryIO) -> tuple[BinaryIO, str]:
+    """``fh`` read through its compression (gzip, bzip2, xz: named second) or as it is ("")."""
+    head = _read_up_to(fh, 6)
+    replay: BinaryIO = io.BufferedReader(_Replay(head, fh))
+    for magic, name, opener in _COMPRESSED:
+        if head.startswith(magic):
+            return io.BufferedReader(_UpToDamage(opener(replay))), name
+    return replay, ""
+
+
+class _UpToDamage(io.RawIOBase):
+    """A decompressing stream that ends where its data is cut short or damaged (a rotated log
+    copied while being written): what came before it is still read. ``damage`` says why."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self._fh, self.damage = fh, ""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        if self.damage:
+            return 0
+        try:
+            # read1: a whole read() of the decompressor drops what it had when it then fails
+            data = self._fh.read1(len(b))  # type: ignore[attr-defined]
+        except (EOFError, OSError, lzma.LZMAError) as exc:
+            self.damage = str(exc) or type(exc).__name__
+            return 0
+        b[: len(data)] = data
+        return len(data)
 
 
 def _read_up_to(fh: BinaryIO, n: int) -> bytes:
