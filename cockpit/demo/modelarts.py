@@ -155,7 +155,13 @@ class ModelArtsProject:
         return {"total_count": 1, "running_records": [{"record_order": 1, "stages": stages}]}
 
     def preview_json(self, j: MaJob, t: int) -> dict:
-        text = "".join(line.replace("{ts}", self._iso(at)) + "\n" for at, line in j.log if at <= t)
+        # a stamp only where the line has one: formatting one per line was ~12 ms per preview,
+        # on the event loop (the demo's API answers there)
+        text = "".join(
+            (line.replace("{ts}", self._iso(at)) if "{ts}" in line else line) + "\n"
+            for at, line in j.log
+            if at <= t
+        )
         size = len(text.encode())
         return {"content": text, "current_size": size, "full_size": size}
 

@@ -275,6 +275,12 @@ class DemoModelArtsApi:
         self.site = site
         self.stopped: dict[str, int] = {}  # training job id -> when an operator stopped it
 
+    @property
+    def ready(self) -> bool:
+        """False until the site is built: the first call builds it (~0.4 s of CPU), so the
+        source makes that one in a thread, not on the event loop."""
+        return self.site.built
+
     def _stopped(self, wire: dict) -> dict:
         """``wire`` as ModelArts shows a job stopped through the API: Terminated."""
         job_id = str(wire.get("metadata", {}).get("id", ""))

@@ -63,7 +63,8 @@ class ModelArtsApi(Protocol):
 
     The source runs each call in a worker thread; an implementation that answers from
     memory (the demo site) sets a class attribute ``blocking = False`` to be called on the
-    event loop instead."""
+    event loop instead; while such an API's ``ready`` attribute is false (its memory not built
+    yet) its calls still go to a thread."""
 
     def list_training_jobs(self, offset: int, limit: int, phases: Sequence[str] = ()) -> dict:
         """POST /training-job-searches, newest first: {total, count, items[JobResponse]}
