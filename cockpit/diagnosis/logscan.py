@@ -61,7 +61,10 @@ def _combined(kind: str, strong: bool | None):  # -> compiled regex with .search
     if _re2 is not None:
         opts = _re2.Options()
         opts.encoding = _re2.Options.Encoding.LATIN1  # bytes are bytes: invalid UTF-8/GBK safe
-        opts.max_mem = 64 << 20
+        # the budget is a ceiling on the DFA's cache (grown as states are met), not an
+        # allocation: past ~160 kB of pattern text 64 MiB ran out, and RE2 fell back to its
+        # NFA (minutes on a big log) printing "DFA out of memory" on the terminal
+        opts.max_mem = 128 << 20
         try:
             return _re2.compile(b"(?m)" + src, opts)
         except Exception:  # noqa: BLE001 - a pattern RE2 cannot take: use the stdlib engine
