@@ -167,3 +167,19 @@ def test_scan_log_says_binary_data_is_not_a_log(tmp_path):
     r = _cockpit("scan-log", str(f))
     assert r.returncode == 1
     assert r.stdout.strip() == f"{f}: binary data, 100.0 KiB: no error line found", r.stdout
+
+
+@pytest.mark.parametrize("suffix", ["gz", "bz2", "xz"])
+def test_diagnose_reads_a_lone_compressed_log(tmp_path, suffix):
+    """`cockpit diagnose slurm-12.out.xz`: a bzip2 or xz log was a TypeError traceback (their
+    openers take the file first, not as fileobj=)."""
+    import bz2
+    import gzip
+    import lzma
+
+    pack = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}[suffix]
+    f = tmp_path / f"slurm-12.out.{suffix}"
+    f.write_bytes(pack(LOG.encode()))
+    assert _top(f) == "oom_killed"
+    r = _cockpit("diagnose", str(f))
+    assert "Traceback" not in r.stderr and "it ran out of memory" in r.stdout, r.stdout + r.stderr

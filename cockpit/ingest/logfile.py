@@ -166,8 +166,8 @@ def not_text(path: str) -> str:
             return _("binary data, {size}").format(size=human_size(size or len(head)))
         while compression and text.read(CHUNK):
             pass
-        damage = getattr(getattr(raw, "raw", None), "damage", "")
-    if damage:
+        damage = getattr(getattr(raw, "raw", None), "error", None)
+    if damage is not None:
         return _("{compression} data cut short ({damage}), read up to there").format(
             compression=compression, damage=damage
         )

@@ -11,9 +11,7 @@ note: a report never keeps quiet about what it did not look at.
 
 from __future__ import annotations
 
-import bz2
 import codecs
-import gzip
 import io
 import lzma
 import os
@@ -21,7 +19,6 @@ import re
 import stat
 import tarfile
 import zipfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -31,7 +28,15 @@ from cockpit.i18n import _
 from cockpit.ingest import logfile
 from cockpit.ingest.logfile import StreamScan, scan_stream
 from cockpit.ingest.sniff import scan_kind, sniff
-from cockpit.ingest.textstream import _Decoded, _read_up_to, _Replay, is_utf16
+from cockpit.ingest.textstream import (
+    DAMAGE,
+    Tolerant,
+    _Decoded,
+    _read_up_to,
+    _Replay,
+    is_utf16,
+    opener,
+)
 
 SMALL = 32 << 20  # an input up to this size is read whole and split into parts
 MAX_ARCHIVE_BYTES = 8 << 30  # uncompressed bytes read from one archive, at most
@@ -49,8 +54,6 @@ _MIN_HEAD = 1 << 20  # bytes looked at to recognise an input read past MAX_HELD
 _MEMBER_CHUNK = 8 << 20  # bytes scanned at a time of an archive member read streaming
 _KEEP_HEAD = 65536  # bytes kept of an input only scanned
 # what a damaged compressed stream raises while it is read
-_DAMAGE = (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile, tarfile.TarError)
-_PIECE = 16384  # bytes asked of a decompressor at a time
 _BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 SKIP_NAMES = {"expected.toml", "readme.md", ".ds_store"}
 _BINARY_SNIFF = 2048
@@ -369,33 +372,7 @@ class _Capped(io.RawIOBase):
         return n
 
 
-class _Tolerant(io.RawIOBase):
-    """A decompressing stream that ends where its data is damaged instead of raising:
-    what decompressed before the damage is kept; ``error`` says what stopped it and
-    ``got`` how many bytes came before."""
-
-    def __init__(self, fh: BinaryIO) -> None:
-        self._fh, self.got = fh, 0
-        self._read = getattr(fh, "read1", fh.read)
-        self.error: BaseException | None = None
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:  # type: ignore[override]
-        if self.error is not None:
-            return 0
-        try:  # small pieces: a read that fails loses what it had decompressed
-            data = self._read(min(len(b), _PIECE))
-        except _DAMAGE as exc:
-            self.error = exc
-            return 0
-        b[: len(data)] = data
-        self.got += len(data)
-        return len(data)
-
-
-def _damage_note(name: str, tol: _Tolerant) -> str:
+def _damage_note(name: str, tol: Tolerant) -> str:
     if tol.got == 0:
         return f"{name}: damaged compressed data, nothing readable ({tol.error})"
     return (
@@ -467,7 +444,7 @@ def _read_archive(
             if budget <= 0:
                 skipped.append(inner)
                 continue
-            tol = _Tolerant(mfh)
+            tol = Tolerant(mfh)
             capped = _Capped(tol, budget)
             label = prefix + inner
             yield from _read_stream(io.BufferedReader(capped), label, "", msize, notes, False)
@@ -476,7 +453,7 @@ def _read_archive(
                 notes.append(_damage_note(label, tol))
             if capped.cut:
                 notes.append(f"{label}: cut at the archive's {human_size(MAX_ARCHIVE_BYTES)} cap")
-    except _DAMAGE as exc:
+    except DAMAGE as exc:
         notes.append(f"{name}: archive damaged, read up to there ({exc})")
     if skipped:
         notes.append(
@@ -519,7 +496,7 @@ def _zip_members(
             continue
         try:
             mfh = zf.open(i)
-        except (*_DAMAGE, NotImplementedError, RuntimeError) as exc:
+        except (*DAMAGE, NotImplementedError, RuntimeError) as exc:
             notes.append(f"{name}: {i.filename}: not read ({exc})")
             continue
         with mfh:
@@ -545,20 +522,13 @@ def _tar_members(
         yield m.name, m.size, tf.extractfile(m)
 
 
-_OPENERS = {b"\x1f\x8b": gzip.GzipFile, b"BZ": bz2.BZ2File, b"\xfd7": lzma.LZMAFile}
-
-
-def _opener(head: bytes):
-    return _OPENERS.get(head[:2])
-
-
 def _inflate_head(head: bytes) -> bytes:
     """The first decompressed bytes of a compressed head ("" when they cannot be had)."""
-    opener = _opener(head)
-    if opener is None:
+    open_ = opener(head)
+    if open_ is None:
         return b""
     try:
-        with opener(fileobj=io.BytesIO(head[: 1 << 20])) as z:
+        with open_(io.BytesIO(head[: 1 << 20])) as z:
             return z.read(1024)
     except (OSError, EOFError, lzma.LZMAError):
         return b""
@@ -570,12 +540,12 @@ def _is_tar(data: bytes) -> bool:
 
 def _read_compressed(fh: BinaryIO, head: bytes, name: str, notes: list[str]) -> Iterator[Input]:
     """A lone compressed file (``slurmctld.log.gz``): read through the decompressor."""
-    opener = _opener(head)
-    if opener is None:
+    open_ = opener(head)
+    if open_ is None:
         notes.append(f"{name}: compressed in a format this reader does not open, skipped")
         return
     inner = name.rsplit(".", 1)[0] if name.endswith((".gz", ".bz2", ".xz")) else name
-    tol = _Tolerant(opener(fileobj=io.BufferedReader(_Replay(head, fh))))
+    tol = Tolerant(open_(io.BufferedReader(_Replay(head, fh))))
     capped = _Capped(tol, MAX_ARCHIVE_BYTES)
     yield from _read_stream(io.BufferedReader(capped), inner, "", None, notes, False)
     if tol.error is not None:

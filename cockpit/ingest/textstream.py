@@ -9,6 +9,10 @@ import codecs
 import gzip
 import io
 import lzma
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Callable
 from typing import BinaryIO
 
 _BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
@@ -35,45 +39,59 @@ def utf8_stream(fh: BinaryIO) -> BinaryIO:
     return io.BufferedReader(_Decoded(replay, "utf-16")) if is_utf16(head) else replay
 
 
-# a rotated log as logrotate leaves it (slurmctld.log.1.gz, .bz2, .xz): read through, by its
-# first bytes rather than its name (`zcat` output piped in has none)
-_COMPRESSED = (
-    (b"\x1f\x8b", "gzip", lambda f: gzip.GzipFile(fileobj=f, mode="rb")),
-    (b"BZh", "bzip2", bz2.BZ2File),
-    (b"\xfd7zXZ\x00", "xz", lzma.LZMAFile),
-)
+# a compressed stream by its first bytes, not its name (`zcat` output piped in has none):
+# a rotated log as logrotate leaves it (slurmctld.log.1.gz, .bz2, .xz), or an archive's body
+_OPENERS: dict[bytes, tuple[str, Callable[[BinaryIO], BinaryIO]]] = {
+    b"\x1f\x8b": ("gzip", lambda f: gzip.GzipFile(fileobj=f, mode="rb")),
+    b"BZ": ("bzip2", lambda f: bz2.BZ2File(f)),
+    b"\xfd7": ("xz", lambda f: lzma.LZMAFile(f)),
+}
+# what a decompressor raises on data cut short or damaged
+DAMAGE = (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile, tarfile.TarError)
+_PIECE = 16384  # bytes asked of a decompressor at a time
+
+
+def opener(head: bytes) -> Callable[[BinaryIO], BinaryIO] | None:
+    """What reads through the compression ``head`` starts with (None: not compressed)."""
+    found = _OPENERS.get(head[:2])
+    return found[1] if found else None
 
 
 def decompressed(fh: BinaryIO) -> tuple[BinaryIO, str]:
-    """``fh`` read through its compression (gzip, bzip2, xz: named second) or as it is ("")."""
+    """``fh`` read through its compression (gzip, bzip2, xz: named second) or as it is ("").
+    A damaged stream ends at the damage: ``.raw`` of the result is its :class:`Tolerant`."""
     head = _read_up_to(fh, 6)
     replay: BinaryIO = io.BufferedReader(_Replay(head, fh))
-    for magic, name, opener in _COMPRESSED:
-        if head.startswith(magic):
-            return io.BufferedReader(_UpToDamage(opener(replay))), name
-    return replay, ""
+    found = _OPENERS.get(head[:2])
+    if found is None:
+        return replay, ""
+    name, open_ = found
+    return io.BufferedReader(Tolerant(open_(replay))), name
 
 
-class _UpToDamage(io.RawIOBase):
-    """A decompressing stream that ends where its data is cut short or damaged (a rotated log
-    copied while being written): what came before it is still read. ``damage`` says why."""
+class Tolerant(io.RawIOBase):
+    """A decompressing stream that ends where its data is damaged instead of raising: what
+    decompressed before the damage is kept (a rotated log copied while written); ``error``
+    says what stopped it and ``got`` how many bytes came before."""
 
     def __init__(self, fh: BinaryIO) -> None:
-        self._fh, self.damage = fh, ""
+        self._fh, self.got = fh, 0
+        self._read = getattr(fh, "read1", fh.read)
+        self.error: BaseException | None = None
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b) -> int:  # type: ignore[override]
-        if self.damage:
+        if self.error is not None:
             return 0
-        try:
-            # read1: a whole read() of the decompressor drops what it had when it then fails
-            data = self._fh.read1(len(b))  # type: ignore[attr-defined]
-        except (EOFError, OSError, lzma.LZMAError) as exc:
-            self.damage = str(exc) or type(exc).__name__
+        try:  # small pieces: a read that fails loses what it had decompressed
+            data = self._read(min(len(b), _PIECE))
+        except DAMAGE as exc:
+            self.error = exc
             return 0
         b[: len(data)] = data
+        self.got += len(data)
         return len(data)
 
 
