@@ -248,10 +248,11 @@ def _patch(snap, live, now, reuse, st: DeltaState, site_out, focused) -> Delta:
                 raise _Fallback("rule errors")
             _own("job", src, j.job_id, produced)
             old = e[1] if e is not None else None
-            produced = _intern_list(produced, old)
+            # an empty answer is the shared () the full path keeps (see incremental)
+            produced = _intern_list(produced or (), old)
             if produced is not old:
                 dirty.add(("job", src, j.job_id))
-            kept[ident] = (j, produced, errs)
+            kept[ident] = (j, produced, ())  # errs is empty here (else a fallback)
         for o in gone_objs:
             if o.job_id in arrived:
                 continue
@@ -285,10 +286,11 @@ def _patch(snap, live, now, reuse, st: DeltaState, site_out, focused) -> Delta:
                 raise _Fallback("rule errors")
             _own("node", src, n.name, produced)
             old = e[1] if e is not None else None
-            produced = _intern_list(produced, old)
+            # an empty answer is the shared () the full path keeps (see incremental)
+            produced = _intern_list(produced or (), old)
             if produced is not old:
                 dirty.add(("node", src, n.name))
-            kept[ident] = (n, produced, errs)
+            kept[ident] = (n, produced, ())  # errs is empty here (else a fallback)
         for n in st.nodes:
             if n.name not in names:
                 e = kept.pop(("node", n.name), None)

@@ -1,0 +1,72 @@
+"""Run the cockpit as the operator does and record where its memory is, from inside (#33).
+
+    python3 bench/mem_hook.py --out DIR [--at 15,55] [--trace] -- --config CONF
+
+Starts the real ``cockpit`` (its console entry, the same process) with a daemon thread that,
+at each of ``--at`` seconds after start, writes ``DIR/at-<s>.txt``: VmRSS and VmHWM,
+pymalloc's arenas and blocks in use (``sys._debugmallocstats``), and with ``--trace``
+(``tracemalloc`` from the start: its bookkeeping inflates the RSS, so the RSS of a traced run
+is not the cockpit's) the top lines and files by memory held, and the snapshot itself
+(``at-<s>.tracemalloc``) for ``tracemalloc.Snapshot.load``. Run it in the peer harness so the
+cockpit sees the fake queue: ``N=10000 bench/peer/run_peer.sh python3 bench/mem_hook.py ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import threading
+import time
+import tracemalloc
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mem_profile import pymalloc, rss_mb  # noqa: E402
+
+
+def _record(out: Path, at: float, trace: bool, top: int) -> None:
+    lines = [f"at {at:.0f} s: RSS {rss_mb()[0]:.1f} MB, peak RSS {rss_mb()[1]:.1f} MB"]
+    lines.append("pymalloc: " + pymalloc())
+    if trace:
+        held, peak = tracemalloc.get_traced_memory()
+        lines.append(f"traced {held / 2**20:.1f} MB held, peak {peak / 2**20:.1f} MB")
+        snap = tracemalloc.take_snapshot()
+        snap.dump(str(out / f"at-{at:.0f}.tracemalloc"))
+        for key in ("filename", "lineno"):
+            lines.append(f"-- top {top} by {key}")
+            for s in snap.statistics(key)[:top]:
+                f = s.traceback[0]
+                where = f"{f.filename}:{f.lineno}" if key == "lineno" else f.filename
+                lines.append(f"{s.size / 2**20:8.2f} MB {s.count:8d} blocks  {where}")
+    (out / f"at-{at:.0f}.txt").write_text("\n".join(lines) + "\n")
+
+
+def _watch(out: Path, times: list[float], trace: bool, top: int) -> None:
+    t0 = time.monotonic()
+    for at in times:
+        time.sleep(max(0.0, t0 + at - time.monotonic()))
+        _record(out, at, trace, top)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--at", default="15,55", help="seconds after start, comma separated")
+    ap.add_argument("--trace", action="store_true")
+    ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("args", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    a.out.mkdir(parents=True, exist_ok=True)
+    if a.trace:
+        tracemalloc.start(int(os.environ.get("MEM_HOOK_FRAMES", "1")))
+    times = [float(t) for t in a.at.split(",")]
+    threading.Thread(target=_watch, args=(a.out, times, a.trace, a.top), daemon=True).start()
+    from cockpit.cli import main as cockpit_main
+
+    sys.argv = ["cockpit", *[x for x in a.args if x != "--"]]
+    sys.exit(cockpit_main())
+
+
+if __name__ == "__main__":
+    main()
