@@ -42,6 +42,9 @@ SOURCES = (
     "nfs",
     "gpfs",
     "obs",
+    "hccl",
+    "kube_reasons",
+    "moxing",
 )
 _DIR = Path(__file__).parent
 # how each program's lines look in the logs operators have (for generated examples)
@@ -71,11 +74,26 @@ _PREFIX = {
     "gpfs": "2026-12-04_10:00:00.123+0800: [X] ",
     "nfs": "",
     "obs": "2026-12-04 10:00:00,123|process:4242|thread:139872|ERROR|HTTP(s)+XML|",
+    # the plog: [LEVEL] HCCL(pid,process):stamp [file:line][pid][tid]
+    "hccl": "[ERROR] HCCL(4242,python):2026-12-04-10:00:00.123.456 [hccl_socket.cc:1][4242][4250]",
 }
 # sources whose lines only job logs hold (never slurmctld/slurmd logs): the hand-written weak
 # patterns that recognised them at extraction time apply wherever they appear
 _JOB_LOG_SOURCES = frozenset(
-    {"ompi", "pmix", "ucx", "cann", "torch_npu", "npusmi", "volcano", "kueue", "kube"}
+    {
+        "ompi",
+        "pmix",
+        "ucx",
+        "cann",
+        "torch_npu",
+        "npusmi",
+        "volcano",
+        "kueue",
+        "kube",
+        "hccl",
+        "kube_reasons",
+        "moxing",
+    }
 )
 # a log kind the scanner is told for each program's lines
 KIND = {"slurmctld": "slurmctld", "slurmd": "slurmd", "slurmstepd": "slurmd", "munged": "journal"}
@@ -114,6 +132,16 @@ def example_line(t: Template) -> str:
     msg = instantiate(t.template)
     if t.source == "munge" and t.level == "errno":  # Slurm's auth/munge prints munge_strerror()
         return f"[2026-12-04T10:00:00.123] error: Munge decode failed: {msg}"
+    if t.program == "kube_reasons":  # a row of kubectl describe's events, or of get pods
+        if t.level == "warning":
+            return f"  Warning  {msg}  2m (x4 over 6m)  kubelet"
+        return f"train-worker-0   0/1     {msg}   4 (62s ago)   6m"
+    if t.program == "moxing":  # its OBS error block's lines, an exception, or a root log line
+        if t.template.startswith(("errorCode:", "errorMessage:")):
+            return "    " + msg
+        if t.template.startswith("Mox"):
+            return "moxing.framework.file.file_io." + msg
+        return ("WARNING:root:" if t.level == "warning" else "ERROR:root:") + msg
     if t.level == "errno":  # a client prints slurm_strerror() after its own words
         return f"srun: error: Unable to create step for job 4242: {msg}"
     lvl = {"error": "error: ", "fatal": "fatal: ", "warning": "warning: "}.get(t.level, "")
@@ -222,6 +250,10 @@ def own_words(t: Template) -> str:
         return "UCX  ERROR " + msg
     if t.code:
         return f"{t.code}: {msg}"
+    if t.program == "kube_reasons" and t.level == "warning":  # an event's reason and type
+        return "Warning  " + msg
+    if t.program == "moxing" and t.regex.startswith("ERROR:root:"):  # the logger's own header
+        return "ERROR:root:" + msg
     if t.source == "munge" and t.level == "errno":
         return "Munge decode failed: " + msg
     return msg
