@@ -428,7 +428,24 @@ PATTERNS: tuple[Pattern, ...] = (
         tier=2,
     ),
     *_specs(cann_codes.pattern_specs(True)),
-    _p("hccl_plog", r"^\[ERROR\] (?:HCCL|HCCP|ROCE)\(", "nccl_communication_error", tier=2),
+    # HCCL's LINK_ERROR_INFO table (hcomm's HcclSocketManager::PrintErrorConnection): its
+    # border, header and separator rows are plog lines that carry no cause; the row of a link
+    # that did not come up does (its Status: TransformSocketStatus's "time out", "connect
+    # failed", "no connect", "connecting"; the row ends with LOG_KEYWORDS_LINK_INFO)
+    _p(
+        "hccl_link_failed",
+        r"\|\s*(?:time out|connect failed|no connect|connecting)\s*\|[^\n]*\|\s*LinkInfo\b",
+        "nccl_communication_error",
+        tier=2,
+    ),
+    # a plog line with a message of its own: HCCP/RoCE's, or HCCL's after its [pid][tid]
+    # brackets, not the table's rows (which start with "|" or "_" after them)
+    _p(
+        "hccl_plog",
+        r"^\[ERROR\] (?:HCCP|ROCE)\(|^\[ERROR\] HCCL\([^\n]*?\](?: ?\[\d+\])+ *[^ |_\n]",
+        "nccl_communication_error",
+        tier=2,
+    ),
     _p(
         "nccl",
         r"\bNCCL (?:error|WARN)\b|nccl\w*Error|NCCL communicator was aborted|"

@@ -31,8 +31,17 @@ TAGS = (
 STRERROR = "src/libmunge/strerror.c"
 _CASE = re.compile(r'case (EMUNGE_\w+):\s*return \("((?:[^"\\]|\\.)*)"\);')
 _LOG = re.compile(
-    r"\blog_(?:err|errno)\s*\(\s*[^,()]+,\s*(LOG_\w+)\s*,|\blog_msg\s*\(\s*(LOG_\w+)\s*,"
+    r"\blog_(?:err|errno)\s*\(\s*[^,()]+,\s*(LOG_\w+)\s*,|\blog_msg\s*\(\s*(LOG_\w+)\s*,|"
+    # an error that --force turns into a warning: without it munged exits
+    r"\blog_err_or_warn\s*\(\s*\w+\s*,()"
 )
+# munged refuses an insecure path with "<what> is insecure: %s" (the logfile, keyfile, pidfile,
+# socket dir), the %s being path.c's reason ("world-writable permissions without sticky bit set
+# on \"/\""): one template per reason, the path's role left open
+_INSECURE = re.compile(r"is insecure: %s$")
+_PATH_C = "src/munged/path.c"
+_PATH_REASON = re.compile(r"\b_path_set_err\s*\(\s*[^,]+,\s*[^,]+,\s*[^,]+,")
+_SECURITY = re.compile(r"(?i)ownership|writable|permissions|file type")
 # codes whose text alone (no "munge" near it) says a credential was refused
 _CRED = {
     "EMUNGE_CRED_INVALID",
@@ -60,16 +69,32 @@ def extract(mirror: str) -> list[dict]:
         series = tag.removeprefix("munge-")
         names = git(mirror, "ls-tree", "-r", "--name-only", tag, "--", "src/munged").split()
         refs = [f"{tag}:{STRERROR}"] + [f"{tag}:{n}" for n in names if n.endswith(".c")]
-        for ref, src in show_many(mirror, refs).items():
+        sources = show_many(mirror, refs)
+        reasons = _path_reasons(sources.get(f"{tag}:{_PATH_C}", ""))
+        for ref, src in sources.items():
             path = ref.split(":", 1)[1]
-            for level, template, line, code in _rows(path, src):
+            rows = list(_rows(path, src))
+            if path == _PATH_C:  # what munged prints of an insecure path, whichever it checks
+                rows += [("error", "%s is insecure: " + r, at, "") for r, at in reasons]
+            for level, template, line, code in rows:
                 e = found.get(template)
                 if e is not None:
-                    e["versions"].append(series)
+                    if series not in e["versions"]:  # path.c says some twice
+                        e["versions"].append(series)
                     e["origin"] = f"{path}:{line}" + (f" ({code})" if code else "")
                     continue
                 found[template] = _entry(level, template, f"{path}:{line}", code, series)
     return list(found.values())
+
+
+def _path_reasons(src: str) -> list[tuple[str, int]]:
+    """path.c's reasons a path is insecure (ownership, group/world-writable, type), with lines."""
+    out = []
+    for m in _PATH_REASON.finditer(src):
+        got = string_arg(src, m.end())
+        if got and _SECURITY.search(got[0]):
+            out.append((got[0], src.count("\n", 0, m.start()) + 1))
+    return out
 
 
 def _rows(path: str, src: str):
@@ -79,16 +104,19 @@ def _rows(path: str, src: str):
                 yield "errno", m.group(2), src.count("\n", 0, m.start()) + 1, m.group(1)
         return
     for m in _LOG.finditer(src):
-        prio = m.group(1) or m.group(2)
+        prio = m.group(1) or m.group(2) or "LOG_ERR"
         if prio not in ("LOG_ERR", "LOG_WARNING", "LOG_CRIT", "LOG_ALERT", "LOG_EMERG"):
             continue
         got = string_arg(src, m.end())
         t = got[0] if got else ""
+        line = src.count("\n", 0, m.start()) + 1
+        if _INSECURE.search(t):
+            continue  # its lines are path.c's reasons' (extract: "%s is insecure: <reason>")
         if not t or "\n" in t or not specific_enough(t, 14):
             continue
         if _DAEMON_KEEP.search(t) and not _DAEMON_NOISE.search(t):
             level = "warning" if prio == "LOG_WARNING" else "error"
-            yield level, got[0], src.count("\n", 0, m.start()) + 1, ""
+            yield level, got[0], line, ""
 
 
 def _entry(level: str, template: str, origin: str, code: str, series: str) -> dict:
@@ -99,7 +127,9 @@ def _entry(level: str, template: str, origin: str, code: str, series: str) -> di
         prefix = "" if code in _CRED else r"(?i:munge)[^\n]*"
         prog = "slurmd"
     else:
-        label = "auth_failed" if _AUTH_WORDS.search(template) else GENERIC
+        # munged refusing an insecure path exits: nothing on the host authenticates
+        refused = level == "error" and "insecure" in template and "PRNG" not in template
+        label = "auth_failed" if _AUTH_WORDS.search(template) or refused else GENERIC
         prefix, prog = "", "munged"
     e = entry(
         template,

@@ -24,7 +24,7 @@ _OBS_NAMES = frozenset(
 )
 NAMES = frozenset(
     {name for name, *_ in cann_codes.pattern_specs(True) + cann_codes.pattern_specs(False)}
-    | {"hccl_plog", "npu_aicore_exception", "pta_error", "gpu_oom"}
+    | {"hccl_plog", "hccl_link_failed", "npu_aicore_exception", "pta_error", "gpu_oom"}
     | _OBS_NAMES
 )
 
