@@ -156,3 +156,26 @@ async def critical_incidents(app, pilot, facts: dict, mark: str) -> list[tuple[s
         line = next((ln for ln in painted_table if ln.startswith(f"{sev}  {subject[:10]}")), "")
         out.append((subject, line, "\n".join(painted(detail)), "\n".join(painted_table)))
     return out
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_log_status_line_names_the_red_line_whole(tmp_path, size):
+    """At the first red error of 48105's log, the status line says what the line is
+    ("here: missing_shared_library") whole: at 80 columns the file's name (the tab above
+    names the log) gives way; at 160 it is shown too."""
+    from textual.widgets import Static
+
+    from cockpit.model import Subject
+
+    from .test_ui_snapshots import _settle
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await ready(app, pilot)
+        app.open_subject(Subject("job", "demo-hpc", "48105"))
+        await until(pilot, lambda: bool(getattr(app.screen, "logs", None)), "48105's logs")
+        await pilot.press("l")
+        await _settle(pilot, lambda a: getattr(a.screen.query("LogView").first(), "_done", 0))
+        status = str(app.screen.query_one("#log-status", Static).render())
+    assert status.rstrip().endswith("here: missing_shared_library"), status
+    assert ("slurm-48105.out" in status) == (size[0] >= 160), status

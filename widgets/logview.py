@@ -725,11 +725,12 @@ class LogView(FindInLog, ScrollView, can_focus=True):
     def on_unmount(self) -> None:
         self.set_follow(False)
 
-    def status_text(self) -> str:
-        """``slurm-4.out  line 12/340  3 errors  indexing 40%  FOLLOW  WRAP``."""
+    def status_text(self, width: int | None = None) -> str:
+        """``slurm-4.out  line 12/340  3 errors  indexing 40%  FOLLOW  WRAP``. Wider than
+        ``width`` cells (an 80-column pane), the file's name goes first: the tab above names
+        the log, and what the red line is ("here: missing_library") must stay whole."""
         parts = []
-        if self.reader is not None:
-            parts.append(clean(self.reader.name, 80))
+        name = clean(self.reader.name, 80) if self.reader is not None else ""
         parts.append(_("line {n}/{total}").format(n=self.cursor, total=self.line_count))
         if self._count:
             parts.append(_("go to {n} (g)").format(n=self._count))
@@ -758,4 +759,7 @@ class LogView(FindInLog, ScrollView, can_focus=True):
             parts.append(f"→{self.pan_x}")
         if self.message:
             parts.append(self.message)
-        return "  ".join(parts)
+        text = "  ".join(parts)
+        if name and (width is None or cell_len(name) + 2 + cell_len(text) <= width):
+            return f"{name}  {text}"
+        return text

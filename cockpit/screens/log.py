@@ -239,9 +239,15 @@ class LogScreen(CockpitScreen):
             view.search(event.value, -1 if bar.mode == "?" else 1)
 
     def on_log_view_changed(self, event: LogView.Changed) -> None:
-        self.query_one("#log-status", Static).update(
-            Text(event.view.status_text(), style="reverse")
-        )
+        self._show_status(event.view)
+
+    def on_resize(self) -> None:
+        self._show_status(self.query_one(LogView))
+
+    def _show_status(self, view: LogView) -> None:
+        status = self.query_one("#log-status", Static)
+        width = status.size.width or self.size.width
+        status.update(Text(view.status_text(width), style="reverse"))
 
     def action_back(self) -> None:
         bar = self.query_one(SearchBar)
