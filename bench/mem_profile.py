@@ -136,6 +136,27 @@ def type_counts(limit: int) -> list[tuple[str, int]]:
     return counts.most_common(limit)
 
 
+def module_memos() -> dict[str, object]:
+    """The module-level memos that hold per-job data between polls."""
+    from cockpit import safety
+    from cockpit.diagnosis import delta, engine
+    from cockpit.runtime import evidence
+    from cockpit.store import codec
+    from cockpit.watch import transitions
+
+    return {
+        "codec._FINDING_JSON (finding -> redacted JSON)": codec._FINDING_JSON,
+        "codec._SUBJECT_JSON": codec._SUBJECT_JSON,
+        "safety redact memo (two generations)": (safety._MEMO, safety._OLD),
+        "engine._KEY_PREFIX": engine._KEY_PREFIX,
+        "transitions._UNIQUE, evidence._VIEWS, delta._OOM_LAST": (
+            transitions._UNIQUE,
+            evidence._VIEWS,
+            delta._OOM_LAST,
+        ),
+    }
+
+
 def retained(parts: dict[str, object]) -> list[tuple[str, float]]:
     seen: set[int] = set()
     return [(name, deep_size(obj, seen) / 2**20) for name, obj in parts.items()]
@@ -240,6 +261,7 @@ async def run(jobs: int, polls: int, top: int, traced: bool, store: bool, frames
                 "evidence cache": cache,
                 "store's read back (Remembered)": remembered,
                 "store (its memos: written, encoded, decoded, mirror)": db,
+                **module_memos(),
             }
             report(f"after poll {i + 1}", parts, top, traced, jobs)
         del snap

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -81,6 +82,21 @@ def _subject_json(s: Subject) -> Any:
             _SUBJECT_JSON.clear()
         got = _SUBJECT_JSON[k] = redact_repeated(_subject(s))
     return got
+
+
+def forget_findings(live: Iterable[Incident]) -> None:
+    """Drop the kept JSON of findings that no incident in ``live`` (the ones the store last
+    encoded) stores any more: with jobs arriving and leaving, findings are replaced every poll,
+    and the memo held up to ``_FINDING_JSON_MAX`` dead ones (~11 MB at 10k jobs). The ones
+    kept are all a later encoding can ask for again without a change."""
+    if len(_FINDING_JSON) < 1024:
+        return
+    keep = {id(f) for inc in live for f in inc.findings[:STORED_FINDINGS]}
+    if len(_FINDING_JSON) <= len(keep) + 1024:
+        return
+    for k in list(_FINDING_JSON):  # a copy: another thread may encode meanwhile
+        if k not in keep:
+            _FINDING_JSON.pop(k, None)
 
 
 def _finding_json(f: Any) -> Any:

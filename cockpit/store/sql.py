@@ -325,6 +325,7 @@ class Store:
         for k in (*gone, *folded):
             self._written.pop(k, None)
             self._encoded.pop(k, None)
+        codec.forget_findings(e[0] for e in list(self._encoded.values()))
         if time.monotonic() - self._pruned > PRUNE_EVERY_S:
             self._prune(conn, now)
 
