@@ -25,3 +25,11 @@ def squeue_time(seconds: float | None, unknown: str = "UNLIMITED") -> str:
     if h:
         return f"{h}:{m:02d}:{s:02d}"
     return f"{m}:{s:02d}"
+
+
+def human_size(n: float) -> str:
+    """A byte count as people read it: 1.0 GiB, 150.0 MiB, 4.9 KiB, 12 B."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} B"

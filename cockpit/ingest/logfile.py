@@ -26,7 +26,8 @@ from cockpit.diagnosis.logscan import (
 )
 from cockpit.errors import UserError
 from cockpit.i18n import _
-from cockpit.ingest.textstream import decompressed, utf8_stream
+from cockpit.ingest.textstream import decompressed, looks_binary, utf8_stream
+from cockpit.units import human_size
 
 __all__ = [
     "CHUNK",
@@ -155,8 +156,6 @@ def not_text(path: str) -> str:
     """Why a file that gave no error line may not be a whole log: "" when it reads as text to
     its end, else what it is ("binary data, 195.3 KiB"; "gzip data cut short: …", where what
     came before the damage was scanned). A compressed file is read through once more."""
-    from cockpit.ingest.sources import human_size, looks_binary
-
     with open_input(path) as fh:
         size = os.fstat(fh.fileno()).st_size
         raw, compression = decompressed(fh)

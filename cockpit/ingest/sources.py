@@ -30,13 +30,16 @@ from cockpit.ingest.logfile import StreamScan, scan_stream
 from cockpit.ingest.sniff import scan_kind, sniff
 from cockpit.ingest.textstream import (
     DAMAGE,
+    NUL_RUN,
     Tolerant,
     _Decoded,
     _read_up_to,
     _Replay,
     is_utf16,
+    looks_binary,
     opener,
 )
+from cockpit.units import human_size
 
 SMALL = 32 << 20  # an input up to this size is read whole and split into parts
 MAX_ARCHIVE_BYTES = 8 << 30  # uncompressed bytes read from one archive, at most
@@ -53,13 +56,8 @@ MAX_HELD = 64 << 20
 _MIN_HEAD = 1 << 20  # bytes looked at to recognise an input read past MAX_HELD
 _MEMBER_CHUNK = 8 << 20  # bytes scanned at a time of an archive member read streaming
 _KEEP_HEAD = 65536  # bytes kept of an input only scanned
-# what a damaged compressed stream raises while it is read
 _BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 SKIP_NAMES = {"expected.toml", "readme.md", ".ds_store"}
-_BINARY_SNIFF = 2048
-# a run of NULs in text: padding a crash, a preallocated or a truncated-while-written log
-# leaves (lone NULs are binary data, or UTF-16 without its byte order mark)
-_NUL_RUN = re.compile(rb"\x00{8,}")
 # a Windows drive at the start of an archive member's name (``C:``, ``c:/``)
 _DRIVE = re.compile(r"[A-Za-z]:")
 
@@ -76,26 +74,6 @@ class Input:
     size: int | None
     scan: StreamScan | None = None
     kind: str = ""  # the large input's log kind, recognised from its head
-
-
-def human_size(n: float) -> str:
-    """A byte count as people read it: 1.0 GiB, 150.0 MiB, 4.9 KiB, 12 B."""
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{int(n)} B"
-
-
-def looks_binary(head: bytes) -> bool:
-    if not head:
-        return False
-    sample = head[:_BINARY_SNIFF]
-    if b"\x00" in sample:
-        sample = _NUL_RUN.sub(b"", sample)
-        if not sample or b"\x00" in sample:
-            return True
-    bad = sum(1 for b in sample if b < 9 or 13 < b < 32 and b != 27)
-    return bad > len(sample) * 0.1
 
 
 def _archive_kind(head: bytes) -> str:
@@ -277,7 +255,7 @@ def _read_stream(
             notes.held_left -= len(head)  # type: ignore[attr-defined]
         if b"\x00" in head:  # NUL padding out of the text (line numbers stay)
             padded = len(head)
-            head = _NUL_RUN.sub(b"", head)
+            head = NUL_RUN.sub(b"", head)
             if len(head) < padded:
                 notes.append(f"{name}: {human_size(padded - len(head))} of NUL padding skipped")
         yield Input(name, path, head, len(head))

@@ -9,6 +9,7 @@ import codecs
 import gzip
 import io
 import lzma
+import re
 import tarfile
 import zipfile
 import zlib
@@ -17,6 +18,9 @@ from typing import BinaryIO
 
 _BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 _BINARY_SNIFF = 2048
+# a run of NULs in text: padding a crash, a preallocated or a truncated-while-written log
+# leaves (lone NULs are binary data, or UTF-16 without its byte order mark)
+NUL_RUN = re.compile(rb"\x00{8,}")
 
 
 def is_utf16(head: bytes) -> bool:
@@ -30,6 +34,20 @@ def is_utf16(head: bytes) -> bool:
     enc = "utf-16-le" if head.startswith(codecs.BOM_UTF16_LE) else "utf-16-be"
     text = sample.decode(enc, "replace")
     return len(text) < 16 or any(c in text for c in " \n\t")
+
+
+def looks_binary(head: bytes) -> bool:
+    """Whether ``head`` is data, not text: NULs beyond padding runs, or over a tenth of its
+    bytes control characters (ESC and whitespace are text)."""
+    if not head:
+        return False
+    sample = head[:_BINARY_SNIFF]
+    if b"\x00" in sample:
+        sample = NUL_RUN.sub(b"", sample)
+        if not sample or b"\x00" in sample:
+            return True
+    bad = sum(1 for b in sample if b < 9 or 13 < b < 32 and b != 27)
+    return bad > len(sample) * 0.1
 
 
 def utf8_stream(fh: BinaryIO) -> BinaryIO:
