@@ -884,6 +884,17 @@ def _grown(mid: Any = None, top: int = 12) -> list[dict[str, Any]]:
     tracemalloc.stop()
     out: list[dict[str, Any]] = [{"traced_mib": round(traced / 2**20, 1)}]
     if mid is not None:
+        by_line = snap.compare_to(mid, "lineno")
+        out.append({"grew_total_mib": round(sum(st.size_diff for st in by_line) / 2**20, 2)})
+        for st in by_line[:top]:
+            f = st.traceback[0]
+            out.append(
+                {
+                    "grew_mib": round(st.size_diff / 2**20, 2),
+                    "grew_n": st.count_diff,
+                    "line": f"{f.filename[-50:]}:{f.lineno}",
+                }
+            )
         for st in snap.compare_to(mid, "traceback")[:top]:
             frames = [
                 f"{Path(f.filename).name}:{f.lineno}"
