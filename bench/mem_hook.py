@@ -24,10 +24,25 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mem_profile import pymalloc, rss_mb  # noqa: E402
 
+TRIM = False
+
+
+def _rollup() -> str:
+    """The RSS split into file-backed (code, libraries) and anonymous (the heaps) pages."""
+    keep = ("Rss:", "Anonymous:", "Shared_Clean:", "Private_Clean:")
+    with open("/proc/self/smaps_rollup") as f:
+        return ", ".join(" ".join(ln.split()) for ln in f if ln.startswith(keep))
+
 
 def _record(out: Path, at: float, trace: bool, top: int) -> None:
     lines = [f"at {at:.0f} s: RSS {rss_mb()[0]:.1f} MB, peak RSS {rss_mb()[1]:.1f} MB"]
     lines.append("pymalloc: " + pymalloc())
+    lines.append("smaps_rollup: " + _rollup())
+    if TRIM:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        lines.append(f"after malloc_trim(0): RSS {rss_mb()[0]:.1f} MB; " + _rollup())
     if trace:
         held, peak = tracemalloc.get_traced_memory()
         lines.append(f"traced {held / 2**20:.1f} MB held, peak {peak / 2**20:.1f} MB")
@@ -54,10 +69,13 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--at", default="15,55", help="seconds after start, comma separated")
     ap.add_argument("--trace", action="store_true")
+    ap.add_argument("--trim", action="store_true", help="then glibc's malloc_trim(0): RSS again")
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("args", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
+    global TRIM
+    TRIM = a.trim
     if a.trace:
         tracemalloc.start(int(os.environ.get("MEM_HOOK_FRAMES", "1")))
     times = [float(t) for t in a.at.split(",")]

@@ -29,6 +29,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from cockpit import gcpolicy
 from cockpit.model import Artifacts, Finding, Snapshot, SourceError, Subject
 from cockpit.runtime import lifecycle, pipeline
 from cockpit.runtime.pipeline import Analysis, StageError
@@ -247,6 +248,10 @@ class Poller:
         await self._remember(polled.taken_at)
         hub.post(HubUpdated(st.name))
         st.settled = True
+        if len(polled.jobs) + len(polled.training_jobs) >= gcpolicy.TRIM_JOBS:
+            # the poll's temporaries (parse, diagnosis, store sync) are freed by now: their
+            # heap pages go back before the next poll's pile on top of them (peak RSS)
+            await asyncio.to_thread(gcpolicy.trim_heap)
 
     async def _apply(self, snap: Snapshot, evidence: dict[Subject, Artifacts]) -> Snapshot:
         """Run the pipeline in a thread, bring the incidents up to date, publish; returns the

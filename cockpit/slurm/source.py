@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta, tzinfo
@@ -239,8 +238,10 @@ class SlurmSource(Source):
                 self.name, "slurm", taken, error=SourceError("parse", str(exc), exc.where)
             )
         del squeue_out, nodes_out, parts_out
-        if len(jobs) >= _TRIM_JOBS:
-            await asyncio.to_thread(_trim_heap)
+        from cockpit import gcpolicy
+
+        if len(jobs) >= gcpolicy.TRIM_JOBS:  # before the diagnosis piles on top (peak RSS)
+            await asyncio.to_thread(gcpolicy.trim_heap)
         warnings += w1 + w2 + w3
         jobs = await self._backfill_finish(backfill, taken, jobs, warnings)
         risk = None
@@ -669,30 +670,3 @@ def named_runs(rows: list[AcctRecord], name: str) -> list[AcctRecord]:
     rows carry MaxRSS under the step's own name, ``batch``, ``0``)."""
     ids = {r.job_id for r in rows if not r.step and r.job_name == name}
     return [r for r in rows if r.job_id in ids]
-
-
-_TRIM_JOBS = 10_000  # a queue this long has outputs of megabytes: worth a trim after the parse
-_malloc_trim: Any = None
-
-
-def _trim_heap() -> None:
-    """Hand the heap pages freed by the parse back to the OS (glibc ``malloc_trim``; a no-op
-    elsewhere). ~10 ms.
-
-    squeue's output is ~24 MB at 100k jobs, held as bytes and then as str. Once glibc has freed
-    one such mmapped block it raises its mmap threshold, so from the second poll on these
-    buffers come from the heap and, freed, stay resident under the diagnosis and the table
-    rows that follow: without the trim a 100k-job poller's peak RSS grows with every poll,
-    with it it stays flat."""
-    global _malloc_trim
-    if _malloc_trim is None:
-        _malloc_trim = False
-        if sys.platform.startswith("linux"):
-            import ctypes
-
-            try:
-                _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
-            except (OSError, AttributeError):  # musl and others: no malloc_trim
-                pass
-    if _malloc_trim:
-        _malloc_trim(0)
