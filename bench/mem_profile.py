@@ -167,6 +167,13 @@ def report(label: str, parts: dict[str, object], top: int, traced: bool, jobs: i
     cur, hwm = rss_mb()
     print(f"\n=== {label}: RSS {cur:.1f} MB, peak RSS {hwm:.1f} MB")
     print("pymalloc:", pymalloc())
+    blocks = sys.getallocatedblocks()
+    gc.unfreeze()  # the frozen garbage (cycles frozen by gcpolicy before a collection saw them)
+    freed = gc.collect()
+    print(
+        f"frozen garbage: {freed} objects, {blocks - sys.getallocatedblocks()} blocks; "
+        f"RSS {rss_mb()[0]:.1f} MB after"
+    )
     if TRIM:
         import ctypes
 

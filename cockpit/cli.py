@@ -212,6 +212,9 @@ def _config_lang(path: str | None) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    from cockpit import gcpolicy
+
+    gcpolicy.limit_heap_arenas()  # before any thread allocates
     from cockpit.safety import install_log_redaction
 
     install_log_redaction()  # log records quote job output, which may hold credentials

