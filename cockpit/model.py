@@ -640,7 +640,10 @@ class Evidence:
     ``where`` names the command or file (``sacct``, ``slurmctld.log``, ``slurm-4.out``,
     ``events``); ``line`` is 1-based when known; ``path``/``offset`` let the log viewer
     open the file at that byte. ``tier`` orders the chain: 0 scheduler, 1 node,
-    2 application.
+    2 application. ``quoted``: ``text`` is a line copied verbatim from a log, an event or a
+    command's output (it stays as the platform printed it, in any language); False: the engine
+    wrote it (a summary such as ``pool p: 2 node(s) fit``, or a command's fields it spelled
+    out), in the language spoken. Not part of the ``diagnose --json`` contract.
     """
 
     where: str
@@ -649,6 +652,7 @@ class Evidence:
     path: str = ""
     offset: int | None = None
     tier: int = 0
+    quoted: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -196,6 +196,7 @@ def log_evidence(log: LogText, hit: logscan.ScanHit, tier: int | None = None) ->
         path=log.path,
         offset=log.file_offset(hit.line, hit.offset),
         tier=hit.tier if tier is None else tier,
+        quoted=True,
     )
 
 

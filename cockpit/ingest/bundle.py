@@ -355,7 +355,9 @@ class _Citer:
                 )
                 got = self._text(*where) if where is not None else None
                 if where is not None and got is not None:
-                    e = Evidence(where[0], got[0], line=where[1], path=got[1], tier=e.tier)
+                    e = Evidence(
+                        where[0], got[0], line=where[1], path=got[1], tier=e.tier, quoted=True
+                    )
             out.setdefault((e.where, e.line, e.text), e)
         return replace(f, evidence=tuple(out.values()))
 
@@ -411,7 +413,7 @@ def unrecognised_failure(snap: Snapshot, line: FirstError) -> Finding:
         title,
         explanation=explanation,
         remedy=remedy,
-        evidence=(Evidence(line.file, text, line.line, tier=2),),
+        evidence=(Evidence(line.file, text, line.line, tier=2, quoted=True),),
         confidence=0.3,
     )
 

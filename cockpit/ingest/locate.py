@@ -59,7 +59,7 @@ def locate(f: Finding, files: Sequence[BundleFile]) -> Finding:
 def _locate(ev: Evidence, f: Finding, idx: _Index) -> Evidence:
     if ev.line is not None:
         text = idx.line_text(ev.where, ev.line)
-        return ev if text is None or text == ev.text else replace(ev, text=text)
+        return ev if text is None or text == ev.text else replace(ev, text=text, quoted=True)
     needle = f.subject.id
     if ev.where == "sacct" and ev.text:
         needle = ev.text.split()[0]
@@ -289,7 +289,8 @@ def _log_line_of_node(node: str, idx: _Index, ev: Evidence) -> Evidence:
 
 
 def _ev(bf: BundleFile, i: int, line: str, tier: int) -> Evidence:
-    return Evidence(bf.name, decode_line(line.encode()), line=bf.line + i, path=bf.path, tier=tier)
+    line = decode_line(line.encode())
+    return Evidence(bf.name, line, line=bf.line + i, path=bf.path, tier=tier, quoted=True)
 
 
 def _mentions(line: str, needle: str, role: str) -> bool:

@@ -184,6 +184,7 @@ def finding_to_json(f: Finding) -> dict[str, Any]:
                 "path": e.path,
                 "offset": e.offset,
                 "tier": e.tier,
+                "quoted": e.quoted,
             }
             for e in f.evidence
         ],
@@ -220,6 +221,7 @@ def finding_from_json(d: Mapping[str, Any]) -> Finding:
                 path=str(e.get("path", "")),
                 offset=e.get("offset"),
                 tier=int(e.get("tier", 0)),
+                quoted=bool(e.get("quoted", False)),
             )
             for e in d.get("evidence", ())
         ),

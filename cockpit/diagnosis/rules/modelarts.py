@@ -32,11 +32,14 @@ from cockpit.diagnosis.rules.modelarts_causes import (
     job_logs,
     obs_bucket,
     refine,
+    task_exit,
 )
 from cockpit.diagnosis.rules.modelarts_startup import (
     baseline_evidence,
     placement_finding,
+    pool_fit,
     pull_unplaced,
+    stage_words,
     storage_evidence,
 )
 from cockpit.i18n import N_, _
@@ -188,11 +191,8 @@ def job_errors(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
     for ts in job.task_statuses:
         label = {137: "oom_killed", 127: "container_entrypoint_failed"}.get(ts.exit_code or 0)
         if label:
-            ev = Evidence(
-                "job status",
-                f"{ts.task}: exit code {ts.exit_code}" + (f" ({ts.message})" if ts.message else ""),
-                tier=1,
-            )
+            said = _("{task}: exit code {code}").format(task=ts.task, code=ts.exit_code)
+            ev = Evidence("job status", said + (f" ({ts.message})" if ts.message else ""), tier=1)
             by_label.setdefault(label, []).append(
                 CauseHit(label, "critical", ev, ts.message or str(ts.exit_code))
             )
@@ -246,7 +246,7 @@ def job_failed_unexplained(job: TrainingJob, ctx: RuleContext) -> Iterator[Findi
         return
     exits = [f"{ts.task} exit {ts.exit_code}" for ts in job.task_statuses if ts.exit_code]
     evidence = [
-        Evidence("job status", f"{ts.task}: exit {ts.exit_code}: {ts.message}".strip(": "), tier=1)
+        Evidence("job status", task_exit(ts.task, ts.exit_code, ts.message).strip(": "), tier=1)
         for ts in job.task_statuses
         if ts.exit_code or ts.message
     ][:3]
@@ -256,7 +256,15 @@ def job_failed_unexplained(job: TrainingJob, ctx: RuleContext) -> Iterator[Findi
         if h is not None:
             first = h.text.strip()
             evidence.append(
-                Evidence(where, first, line=base + h.line - 1, path=path, offset=h.offset, tier=2)
+                Evidence(
+                    where,
+                    first,
+                    line=base + h.line - 1,
+                    path=path,
+                    offset=h.offset,
+                    tier=2,
+                    quoted=True,
+                )
             )
             break
     evidence += storage_evidence(job, limit=2, skip={e.text for e in evidence})
@@ -299,21 +307,22 @@ def _queued(job: TrainingJob, ctx: RuleContext | None = None) -> tuple[bool, Evi
             for i, line in enumerate(lt.data.decode("utf-8", "replace").splitlines()):
                 if _QUEUE_EVENT.search(line):
                     return True, Evidence(
-                        lt.name, line.strip(), line=(lt.base_line or 1) + i, path=lt.path, tier=0
+                        lt.name,
+                        line.strip(),
+                        line=(lt.base_line or 1) + i,
+                        path=lt.path,
+                        tier=0,
+                        quoted=True,
                     )
     for ev in job.events:
         if _QUEUE_EVENT.search(ev.message):
             t = ev.time.isoformat() if ev.time else "-"
-            return True, Evidence("events", f"{t} {ev.level} {ev.source} {ev.message}", tier=0)
+            line = f"{t} {ev.level} {ev.source} {ev.message}"  # as the events log prints it
+            return True, Evidence("events", line, tier=0, quoted=True)
     if job.stages and job.stages[-1].name == "scheduling" and job.stages[-1].end_time is None:
         return True, Evidence(
             "stages",
-            "stage scheduling still open"
-            + (
-                f" since {job.stages[-1].start_time.isoformat()}"
-                if job.stages[-1].start_time
-                else ""
-            ),
+            stage_words(job.stages[-1], still=True),
             tier=0,
         )
     if job.phase == "Pending" and job.secondary_phase == "Queuing":
@@ -393,9 +402,7 @@ def job_queued(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
     room = 0  # nodes of the pool with room for the flavor now: then it is not capacity
     if pool is not None and pool.nodes:
         fit, total_ok, text = _fits(job, pool)
-        evidence.append(
-            Evidence("pool nodes", f"pool {pool.name}: {fit} node(s) fit; {text}", tier=1)
-        )
+        evidence.append(Evidence("pool nodes", pool_fit(pool.name, fit, text), tier=1))
         if fit < max(1, job.node_count) and total_ok:
             return  # pool_fragmented below says it better
         room = fit if fit >= max(1, job.node_count) else 0
@@ -404,7 +411,9 @@ def job_queued(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
         evidence.append(
             Evidence(
                 "training-pool-flavors",
-                f"max available for {job.flavor_id}: {cpu} CPU, {mem_gb} GB",
+                _("max available for {flavor}: {cpu} CPU, {mem} GB").format(
+                    flavor=job.flavor_id, cpu=cpu, mem=mem_gb
+                ),
                 tier=1,
             )
         )
@@ -479,7 +488,7 @@ def job_fragmented(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
             "Choose a smaller flavor (fewer cards per node, more nodes), wait for a node to drain, "
             "or move running jobs to free one whole node."
         ),
-        evidence=(Evidence("pool nodes", f"pool {pool.name}: {fit} node(s) fit; {text}", tier=1),),
+        evidence=(Evidence("pool nodes", pool_fit(pool.name, fit, text), tier=1),),
         confidence=0.8 if age >= init_threshold_s(job) else 0.6,
         first_seen=job.create_time,
         related=(Subject("pool", ctx.snapshot.source, pool.pool_id),),
@@ -531,6 +540,7 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
                     line=line,
                     path=training_log_path(job.job_id, job.log_task or "worker-0"),
                     tier=2,
+                    quoted=True,
                 ),
                 *baseline_evidence(job, ctx),
             ),
@@ -548,17 +558,19 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
         evidence.append(
             Evidence(
                 "stages",
-                f"stage {s.name} "
-                + ("open" if s.end_time is None else "ended")
-                + (f" since {s.start_time.isoformat()}" if s.start_time else "")
-                + (f", sub-stages: {', '.join(s.sub_stages)}" if s.sub_stages else ""),
+                stage_words(s)
+                + (
+                    ", " + _("sub-stages: {names}").format(names=", ".join(s.sub_stages))
+                    if s.sub_stages
+                    else ""
+                ),
                 tier=0,
             )
         )
     # where it stopped vs a good run: the first thing an alert's three lines should show
     evidence += baseline_evidence(job, ctx)
     for ev in job.events[-1:]:
-        evidence.append(Evidence("events", f"last event: {ev.message}", tier=0))
+        evidence.append(Evidence("events", _("last event: {message}").format(message=ev.message)))
     normal = (
         _("dedicated pools normally leave Initializing within 1.5 min")
         if not job.pool_public
@@ -575,7 +587,8 @@ def job_initializing_too_long(job: TrainingJob, ctx: RuleContext) -> Iterator[Fi
     if quiet is not None and quiet >= LOG_STALL_S and healthy:
         title += ", " + _("no startup-log output for {quiet} min").format(quiet=_mins(quiet))
         since = job.log_changed_at.isoformat()  # type: ignore[union-attr]
-        evidence.append(Evidence("startup log", f"no new output since {since}", tier=2))
+        said = _("no new output since {time}").format(time=since)
+        evidence.append(Evidence("startup log", said, tier=2))
         remedy = _("Intervene: the pool is healthy but the job is silent.") + " " + remedy
     evidence += storage_evidence(job, limit=3)
     yield Finding(
@@ -700,7 +713,10 @@ def pool_abnormal_nodes(pool: Pool, ctx: RuleContext) -> Iterator[Finding]:
         evidence.insert(
             0,
             Evidence(
-                "pools", f"pool {pool.name} phase {pool.phase} {pool.message}".strip(), tier=1
+                "pools",
+                _("pool {pool} phase {phase}").format(pool=pool.name, phase=pool.phase)
+                + f" {pool.message}".rstrip(),
+                tier=1,
             ),
         )
     yield Finding(

@@ -78,7 +78,9 @@ def cause_hits(job: TrainingJob, ctx: RuleContext) -> Iterator[CauseHit]:
             yield CauseHit(
                 _RELABEL.get(p.label, p.label),
                 p.severity,
-                Evidence("events", f"{t} {ev.level} {ev.source} {ev.message}", tier=p.tier),
+                Evidence(  # the event as the events log prints it
+                    "events", f"{t} {ev.level} {ev.source} {ev.message}", tier=p.tier, quoted=True
+                ),
                 ev.message,
             )
     logs = job_logs(job, ctx)
@@ -100,7 +102,7 @@ def cause_hits(job: TrainingJob, ctx: RuleContext) -> Iterator[CauseHit]:
             yield CauseHit(
                 _RELABEL.get(h.label, h.label),
                 h.severity,  # type: ignore[arg-type]
-                Evidence(where, h.text, line=base + h.line - 1, path=path, offset=h.offset, tier=2),
+                _log_line(where, h, base, path),
                 h.text,
             )
         if not named and symptom is not None:  # the best the log says, when nothing names more
@@ -108,7 +110,7 @@ def cause_hits(job: TrainingJob, ctx: RuleContext) -> Iterator[CauseHit]:
             yield CauseHit(
                 h.label,
                 "critical",
-                Evidence(where, h.text, line=base + h.line - 1, path=path, offset=h.offset, tier=2),
+                _log_line(where, h, base, path),
                 h.text,
             )
     for ts in job.task_statuses:
@@ -118,7 +120,7 @@ def cause_hits(job: TrainingJob, ctx: RuleContext) -> Iterator[CauseHit]:
                 yield CauseHit(
                     _RELABEL.get(p.label, p.label),
                     p.severity,
-                    Evidence("job status", f"{ts.task}: exit {ts.exit_code}: {ts.message}", tier=1),
+                    Evidence("job status", task_exit(ts.task, ts.exit_code, ts.message), tier=1),
                     ts.message,
                 )
 
@@ -456,3 +458,15 @@ def dependency_stall(job: TrainingJob) -> tuple[int, str] | None:
         if _DEP_STALL.search(ln):
             return n, ln.strip()
     return None
+
+
+def _log_line(where: str, h: ScanHit, base: int, path: str) -> Evidence:
+    """The log line of a scan hit, quoted as the log holds it."""
+    return Evidence(
+        where, h.text, line=base + h.line - 1, path=path, offset=h.offset, tier=2, quoted=True
+    )
+
+
+def task_exit(task: str, code: int | None, message: str) -> str:
+    """A task's status as the engine says it: ``worker-0: exit 1: <its message>``."""
+    return _("{task}: exit {code}: {message}").format(task=task, code=code, message=message)

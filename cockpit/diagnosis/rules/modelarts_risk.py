@@ -72,6 +72,7 @@ def running_log_silent(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
                 line=line_no,
                 path=training_log_path(job.job_id, job.log_task or "worker-0"),
                 tier=2,
+                quoted=True,
             ),
         ),
         confidence=0.4,

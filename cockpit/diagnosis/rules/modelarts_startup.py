@@ -22,7 +22,15 @@ from cockpit.diagnosis.context import RuleContext, clip
 from cockpit.diagnosis.rules.modelarts_causes import cause_hits, dependency_stall, refine
 from cockpit.diagnosis.startup_log import keyword_lines, last_line, strip_time
 from cockpit.i18n import _
-from cockpit.model import Evidence, Finding, StartupDiff, Subject, TrainingJob, training_log_path
+from cockpit.model import (
+    Evidence,
+    Finding,
+    Stage,
+    StartupDiff,
+    Subject,
+    TrainingJob,
+    training_log_path,
+)
 
 LOG_SILENT_S = 10 * 60  # no new startup-log line this long while Initializing: say so
 
@@ -79,17 +87,13 @@ def placement_finding(
 ) -> Finding:
     """The verdict of :func:`pull_unplaced`: a scheduling failure with its evidence. ``room``:
     (nodes of the job's pool that fit its flavor now, the per-node numbers), when known."""
-    last = job.stages[-1]
-    since = f" since {last.start_time.isoformat()}" if last.start_time else ""
-    evidence = [Evidence("stages", f"stage {last.name} open{since}: {stage}", tier=0)]
-    evidence.append(
-        Evidence(
-            "events",
-            f"{len(job.events)} event(s), none shows the pod scheduled to a node or an image "
-            "pull started" + (f"; last: {clip(job.events[-1].message, 120)}" if job.events else ""),
-            tier=0,
-        )
-    )
+    evidence = [Evidence("stages", f"{stage_words(job.stages[-1])}: {stage}", tier=0)]
+    none = _(
+        "{n} event(s), none shows the pod scheduled to a node or an image pull started"
+    ).format(n=len(job.events))
+    if job.events:
+        none += "; " + _("last: {message}").format(message=clip(job.events[-1].message, 120))
+    evidence.append(Evidence("events", none, tier=0))
     pool = job.pool_name or job.pool_id
     where = (
         _("dedicated pool {pool}").format(pool=pool)
@@ -100,7 +104,7 @@ def placement_finding(
     why = _("its flavor, node selector or a taint matches no node that is free and healthy")
     if room is not None:
         fit, text = room
-        evidence.append(Evidence("pool nodes", f"pool {pool}: {fit} node(s) fit; {text}", tier=1))
+        evidence.append(Evidence("pool nodes", pool_fit(pool, fit, text), tier=1))
         if fit:
             why = _(
                 "{fit} node(s) have room for its flavor, so the scheduler did not place it "
@@ -170,7 +174,7 @@ def job_log_silent(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
         refine(h).label != "queued_insufficient_resources" for h in cause_hits(job, ctx)
     )
     evidence = [
-        Evidence("startup log", text, line=line_no, path=_log_path(job), tier=2),
+        Evidence("startup log", text, line=line_no, path=_log_path(job), tier=2, quoted=True),
         *baseline_evidence(job, ctx),
     ]
     yield Finding(
@@ -206,29 +210,51 @@ def baseline_evidence(job: TrainingJob, ctx: RuleContext) -> list[Evidence]:
     if d is None:
         return []
     where = (
-        f"stopped after {clip(d.last_passed, 100)!r}"
+        _("stopped after {line}").format(line=repr(clip(d.last_passed, 100)))
         if d.last_passed
-        else "stopped before its first line"
+        else _("stopped before its first line")
     )
     if d.passed == d.total:
-        where = "reached every line"
+        where = _("reached every line")
     out = [
         Evidence(
             "baseline",
-            f"vs good run {d.baseline_job_id}: {where} (step {d.passed}/{d.total})",
+            _("vs good run {job_id}: {where} (step {passed}/{total})").format(
+                job_id=d.baseline_job_id, where=where, passed=d.passed, total=d.total
+            ),
             tier=2,
         )
     ]
     if d.next_expected and d.passed < d.total:
-        took = f" (took {d.then_next_s:.0f}s then)" if d.then_next_s is not None else ""
+        took = ""
+        if d.then_next_s is not None:
+            took = " (" + _("took {seconds:.0f}s then").format(seconds=d.then_next_s) + ")"
         out.append(
             Evidence(
                 "baseline",
-                f"good run's next line: {clip(d.next_expected[0], 160)}{took}",
+                _("good run's next line: {line}").format(line=clip(d.next_expected[0], 160)) + took,
                 tier=2,
             )
         )
     return out
+
+
+def stage_words(s: Stage, still: bool = False) -> str:
+    """A stage as the engine says it: ``stage preparing open since 2026-11-29T20:18:20+00:00``
+    (``still open`` with ``still``, ``ended`` once it has an end time)."""
+    at = s.start_time.isoformat() if s.start_time else None
+    if s.end_time is not None:
+        text = _("stage {name} ended since {time}") if at else _("stage {name} ended")
+    elif still:
+        text = _("stage {name} still open since {time}") if at else _("stage {name} still open")
+    else:
+        text = _("stage {name} open since {time}") if at else _("stage {name} open")
+    return text.format(name=s.name, time=at)
+
+
+def pool_fit(pool: str, fit: int, text: str) -> str:
+    """``pool p: 2 node(s) fit; <what the flavor needs; the largest free node>``."""
+    return _("pool {pool}: {fit} node(s) fit; {text}").format(pool=pool, fit=fit, text=text)
 
 
 def storage_evidence(job: TrainingJob, limit: int = 3, skip: set[str] | None = None) -> list:
@@ -239,7 +265,7 @@ def storage_evidence(job: TrainingJob, limit: int = 3, skip: set[str] | None = N
     skip = skip or set()
     path = _log_path(job)
     return [
-        Evidence("startup log", text, line=n, path=path, tier=2)
+        Evidence("startup log", text, line=n, path=path, tier=2, quoted=True)
         for n, text in keyword_lines(job.log_preview, limit=limit + len(skip))
         if text not in skip
     ][:limit]

@@ -113,6 +113,7 @@ def line_evidence(lt: LogText, needle: bytes, tier: int = 1, start: int = 0) -> 
         path=lt.path,
         offset=lt.file_offset(line, begin),
         tier=tier,
+        quoted=True,
     )
 
 

@@ -185,7 +185,7 @@ def state_evidence(job: SlurmJob, ctx: RuleContext) -> Evidence:
         if job.node_list:
             bits.append(f"NodeList={job.node_list}")
         tail = tails[key] = " ".join(bits)
-    return new_evidence("squeue", "JobId=" + job.job_id + tail, None, "", None, 0)
+    return new_evidence("squeue", "JobId=" + job.job_id + tail, None, "", None, 0, False)
 
 
 def acct_evidence(rows: list[AcctRecord]) -> list[Evidence]:

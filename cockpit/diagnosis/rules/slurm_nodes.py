@@ -209,7 +209,9 @@ def _out_of_service(node: SlurmNode, ctx: RuleContext, kinds: set[str], unknown:
         ev.append(
             Evidence(
                 "squeue",
-                f"{ooms.get(node.name, 0)} jobs ended OUT_OF_MEMORY on {node.name}",
+                _("{n} jobs ended OUT_OF_MEMORY on {node}").format(
+                    n=ooms.get(node.name, 0), node=node.name
+                ),
                 tier=0,
             )
         )
@@ -292,7 +294,7 @@ def _slurmd_last_words(node: SlurmNode, ctx: RuleContext) -> tuple[str, Evidence
             tail = _("slurmd log silent since {when}").format(when=when)
         else:
             tail = _("slurmd log silent since its last line")
-        ev = Evidence(lt.name, text, line=lt.file_line(i + 1), path=lt.path, tier=1)
+        ev = Evidence(lt.name, text, line=lt.file_line(i + 1), path=lt.path, tier=1, quoted=True)
         break
     requeued = _requeued_for(node, ctx)
     if requeued:

@@ -245,7 +245,14 @@ def requeued_after_node_failure(job: SlurmJob, ctx: RuleContext) -> tuple[Findin
             ).format(node=node, time=f"{job.start_time:%H:%M}" if begins else "")
             ev = [
                 state_evidence(job, ctx),
-                Evidence(lt.name, lines[i].strip(), line=lt.file_line(i + 1), path=lt.path, tier=0),
+                Evidence(
+                    lt.name,
+                    lines[i].strip(),
+                    line=lt.file_line(i + 1),
+                    path=lt.path,
+                    tier=0,
+                    quoted=True,
+                ),
             ]
             f = job_finding(
                 job,

@@ -267,10 +267,14 @@ def _silent_finding(j: SlurmJob, o: JobOutput, source: str, st: RiskSettings, tz
         evidence=(
             Evidence(
                 name,
-                o.last_line or f"{o.size} bytes, unchanged since {since:%H:%M:%S}",
+                o.last_line
+                or _("{size} bytes, unchanged since {time}").format(
+                    size=o.size, time=f"{since:%H:%M:%S}"
+                ),
                 line=o.line_no or None,
                 path=o.path,
                 tier=2,
+                quoted=bool(o.last_line),  # its last line as written, else our summary
             ),
         ),
         confidence=0.4,

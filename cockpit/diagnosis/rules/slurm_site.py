@@ -60,7 +60,7 @@ def controller_unreachable(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding
                 "scontrol ping; systemctl status slurmctld munge on the controller; sdiag for RPC "
                 "overload; check the backup controller (SlurmctldHost)."
             ),
-            evidence=(Evidence(err.where or "poll", msg, tier=0),),
+            evidence=(Evidence(err.where or "poll", msg, tier=0, quoted=True),),
             confidence=0.9,
             first_seen=snap.taken_at,
         )
@@ -203,14 +203,19 @@ def priority_surge(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
         floor = False
     if not (spike or floor):
         return
-    evidence = [Evidence("squeue", f"PENDING={pending} CANCELLED(last hour)={cancelled}", tier=0)]
+    counts = f"PENDING={pending} " + _("CANCELLED(last hour)={n}").format(n=cancelled)
+    evidence = [Evidence("squeue", counts, tier=0)]
     if base is not None:
         median, n, span = base
         evidence.append(
             Evidence(
                 "poll history",
-                f"median PENDING {median:g} over the last {span:.0f} min ({n} polls); "
-                f"now {pending} ({pending / max(median, 1):.1f}x)",
+                _(
+                    "median PENDING {median:g} over the last {span:.0f} min ({n} polls); "
+                    "now {pending} ({ratio:.1f}x)"
+                ).format(
+                    median=median, span=span, n=n, pending=pending, ratio=pending / max(median, 1)
+                ),
                 tier=0,
             )
         )
@@ -219,7 +224,9 @@ def priority_surge(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
     evidence.append(
         Evidence(
             "squeue",
-            "most pending: " + ", ".join(f"{u} qos={q}: {c}" for (u, q), c in by),
+            _("most pending: {users}").format(
+                users=", ".join(f"{u} qos={q}: {c}" for (u, q), c in by)
+            ),
             tier=0,
         )
     )

@@ -48,8 +48,14 @@ def storage_findings(
         ev = [
             Evidence(
                 "df -P",
-                f"{u.filesystem or '?'} {u.size_mib} MiB, {u.used_mib} MiB used, {u.avail_mib} MiB "
-                f"avail, {u.use_pct:.0f}% {u.mount}",
+                _("{fs} {size} MiB, {used} MiB used, {avail} MiB avail, {pct} {mount}").format(
+                    fs=u.filesystem or "?",
+                    size=u.size_mib,
+                    used=u.used_mib,
+                    avail=u.avail_mib,
+                    pct=f"{u.use_pct:.0f}%",
+                    mount=u.mount,
+                ),
             )
         ]
         if u.inodes_pct is not None:
@@ -183,8 +189,13 @@ def job_write_failed_on_full_fs(job: SlurmJob, ctx: RuleContext) -> list[Finding
                         log_evidence(lt, h),
                         Evidence(
                             "df -P",
-                            f"{u.filesystem or '?'} {u.used_mib} MiB used, {u.avail_mib} MiB "
-                            f"avail, {u.use_pct:.0f}% {u.mount}",
+                            _("{fs} {used} MiB used, {avail} MiB avail, {pct} {mount}").format(
+                                fs=u.filesystem or "?",
+                                used=u.used_mib,
+                                avail=u.avail_mib,
+                                pct=f"{u.use_pct:.0f}%",
+                                mount=u.mount,
+                            ),
                             tier=1,
                         ),
                     ),
