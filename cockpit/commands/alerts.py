@@ -16,7 +16,7 @@ from datetime import timedelta
 from rich.cells import cell_len
 
 from cockpit.errors import UserError
-from cockpit.i18n import N_, _
+from cockpit.i18n import N_, _, ngettext
 from cockpit.text import clean
 from cockpit.watch.alerts import Alert, AlertConfig
 from cockpit.watch.history import AlertHistory, default_history_path
@@ -109,7 +109,12 @@ def run(args: argparse.Namespace) -> int:
             ) from None
         if history.skipped:
             print(
-                f"cockpit: skipped {history.skipped} malformed line(s) in {history.path}",
+                "cockpit: "
+                + ngettext(
+                    "skipped {n} malformed line in {path}",
+                    "skipped {n} malformed lines in {path}",
+                    history.skipped,
+                ).format(n=history.skipped, path=history.path),
                 file=sys.stderr,
             )
     if args.json:
@@ -117,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(a.to_json(), ensure_ascii=False))
         return 0
     if not alerts:
-        print("no alerts")
+        print(_("no alerts"))
         return 0
     console = terminal_console()
     for a in alerts:
