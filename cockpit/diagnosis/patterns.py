@@ -459,6 +459,9 @@ PATTERNS: tuple[Pattern, ...] = (
         r"not compatible with the current PyTorch installation|"
         r"no kernel image is available for execution|forward compatibility was attempted|"
         r"unsupported PTX version|"
+        # PyTorch's own check: its CUDA build needs a newer driver than the node has (one line
+        # as RuntimeError, or under an empty "AssertionError:" line in torch < 1.5)
+        r"NVIDIA driver on your system is too old|"
         # the driver's user-space libraries were replaced while the old kernel module stays
         # loaded (an unattended upgrade): NVML and CUDA refuse until a reload or reboot
         r"Failed to initialize NVML: Driver/library version mismatch",

@@ -96,7 +96,12 @@ _RULES: tuple[tuple[str, str, str], ...] = (
         r"(?:unable|failed|cannot|could not) to (?:set|change) (?:uid|gid|user|groups)|initgroups|"
         r"setgroups|(?:add|attach|move)\w* [^\n]*(?:pid|task|process)[^\n]* to "
         r"[^\n]*(?:cgroup|cg)\b|(?:create|instantiate|initiali[sz]e)\w* "
-        r"[^\n]*(?:step|job|task|user|uid)[^\n]* (?:cgroup|cg)\b",
+        r"[^\n]*(?:step|job|task|user|uid)[^\n]* (?:cgroup|cg)\b|"
+        # the cgroup/proctrack/task plugins cannot set up their hierarchy on the node (a
+        # controller not mounted, cgroup v1/v2 or dbus missing): slurmd starts no job there
+        r"cgroup[^\n]*\bnot mounted|(?:unable|cannot|can't|could not|failed) to (?:create|"
+        r"mount|initiali[sz]e|load)[^\n]*\bcgroup|cannot create (?:cgroup|proctrack) context|"
+        r"unable to initiali[sz]e cgroup",
         "launch",
         "job_launch_failed",
     ),
