@@ -34,6 +34,42 @@ def _rollup() -> str:
         return ", ".join(" ".join(ln.split()) for ln in f if ln.startswith(keep))
 
 
+def _stray_rows() -> list[str]:
+    """Table rows alive that the hub does not publish, and what holds a few of them."""
+    import gc
+
+    from cockpit.runtime.state import HubState
+    from widgets.rows import Row
+
+    gc.unfreeze()  # get_objects does not list frozen objects (gcpolicy freezes each poll)
+    objs = gc.get_objects()
+    hubs = [o for o in objs if isinstance(o, HubState)]
+    rows = [o for o in objs if type(o).__name__ == Row.__name__]
+    live = {
+        id(r) for h in hubs for st in h.states.values() for lst in st.rows.values() for r in lst
+    }
+    stray = [r for r in rows if id(r) not in live]
+    out = [f"rows: {len(rows)} alive, {len(live)} published, {len(stray)} not"]
+    for r in stray[:3]:
+        chain, o = [], r
+        for _ in range(5):
+            refs = [x for x in gc.get_referrers(o) if x is not objs and x is not stray]
+            refs = [x for x in refs if not isinstance(x, type(sys._getframe()))]
+            if not refs:
+                break
+            o = refs[0]
+            desc = type(o).__qualname__
+            if isinstance(o, dict):
+                desc += f"[{len(o)}]"
+            elif isinstance(o, list | tuple):
+                desc += f"({len(o)})"
+            chain.append(desc)
+        out.append("  held by: " + " <- ".join(chain))
+    del objs, rows, stray
+    gc.freeze()
+    return out
+
+
 def _record(out: Path, at: float, trace: bool, top: int) -> None:
     lines = [f"at {at:.0f} s: RSS {rss_mb()[0]:.1f} MB, peak RSS {rss_mb()[1]:.1f} MB"]
     lines.append("pymalloc: " + pymalloc())
@@ -43,6 +79,8 @@ def _record(out: Path, at: float, trace: bool, top: int) -> None:
 
         ctypes.CDLL("libc.so.6").malloc_trim(0)
         lines.append(f"after malloc_trim(0): RSS {rss_mb()[0]:.1f} MB; " + _rollup())
+    if os.environ.get("MEM_HOOK_ROWS"):
+        lines += _stray_rows()
     if trace:
         held, peak = tracemalloc.get_traced_memory()
         lines.append(f"traced {held / 2**20:.1f} MB held, peak {peak / 2**20:.1f} MB")

@@ -156,26 +156,32 @@ def example_line(t: Template) -> str:
 @lru_cache(maxsize=1)
 def templates() -> tuple[Template, ...]:
     out: list[Template] = []
+    # JSON gives each template its own copy of the values many share (its level, domain,
+    # label, release list, remedy): one object per distinct value (~2 of the catalogue's
+    # ~4 MB, held by every cockpit process)
+    shared: dict = {}
+    one = shared.setdefault
     for source in SOURCES:
         path = _DIR / f"{source}.json"
         if not path.is_file():
             continue
         doc = json.loads(path.read_text(encoding="utf-8"))
         for e in doc["templates"]:
+            versions = tuple(one(v, v) for v in e["versions"])
             out.append(
                 Template(
                     source=source,
                     template=e["template"],
                     regex=e["regex"],
-                    level=e["level"],
+                    level=one(e["level"], e["level"]),
                     origin=e["origin"],
-                    versions=tuple(e["versions"]),
-                    domain=e["domain"],
-                    label=e["label"],
-                    program=e.get("program", source),
-                    remedy=e.get("remedy", ""),
-                    known=e.get("known", ""),
-                    known_label=e.get("known_label", ""),
+                    versions=one(versions, versions),
+                    domain=one(e["domain"], e["domain"]),
+                    label=one(e["label"], e["label"]),
+                    program=one(p := e.get("program", source), p),
+                    remedy=one(r := e.get("remedy", ""), r),
+                    known=one(k := e.get("known", ""), k),
+                    known_label=one(kl := e.get("known_label", ""), kl),
                     known_strong=e.get("known_strong", False),
                     code=e.get("code", "") if source == "cann" else "",
                 )
