@@ -50,7 +50,6 @@ class DeltaState:
     """What :func:`patch` keeps from one poll to the next (one source)."""
 
     jobs: tuple = ()
-    job_objs: dict[int, object] | None = None  # id(row) -> row of the last poll (lazily)
     nodes: tuple = ()
     others: dict[Bucket, list[Finding]] = field(default_factory=dict)
     site_lists: tuple = ()  # the partition and site rules' outputs of the last poll
@@ -205,7 +204,6 @@ def _patch(snap, live, now, reuse, st: DeltaState, site_out, focused) -> Delta:
     ctx = None
     # ---- jobs: the rows that are not last poll's objects
     jobs = snap.jobs
-    job_objs = st.job_objs
     if not _same_items(jobs, st.jobs):
         d = rows_delta(st.jobs, jobs, reuse)
         before = st.jobs
@@ -213,12 +211,11 @@ def _patch(snap, live, now, reuse, st: DeltaState, site_out, focused) -> Delta:
             # rows replaced in place (the common poll): no dict of every row
             new_objs = [jobs[i] for i in d[0]]
             gone_objs = [before[i] for i in d[0]]
-            job_objs = None
         else:
             d = None
-            if job_objs is None:
-                job_objs = dict(zip(map(id, before), before, strict=True))
-            old_objs = job_objs
+            # built again from the last rows, not kept between polls: one dict a poll
+            # (~1 ms at 10k jobs) against ~0.8 MB held at 10k, ~8 MB at 100k
+            old_objs = dict(zip(map(id, before), before, strict=True))
             job_objs = dict(zip(map(id, jobs), jobs, strict=True))
             if len(job_objs) != len(jobs):
                 raise _Fallback("a row twice")
@@ -360,7 +357,7 @@ def _patch(snap, live, now, reuse, st: DeltaState, site_out, focused) -> Delta:
         result.errors = []
     else:
         result = st.result
-    st.jobs, st.job_objs, st.nodes = jobs, job_objs, nodes
+    st.jobs, st.nodes = jobs, nodes
     st.others, st.site_lists = others, lists
     st.focused, st.live = focused_now, dict(live)
     st.ordered, st.keys, st.result = ordered, keys, result
@@ -492,8 +489,8 @@ def record(
         return
     try:
         src = snap.source
-        job_objs = dict(zip(map(id, snap.jobs), snap.jobs, strict=True))
-        if len(job_objs) != len(snap.jobs) or len({j.job_id for j in snap.jobs}) != len(snap.jobs):
+        n = len(snap.jobs)
+        if len(set(map(id, snap.jobs))) != n or len({j.job_id for j in snap.jobs}) != n:
             return
         for kind, objs in (("job", snap.jobs), ("node", snap.nodes)):
             for o in objs:
@@ -511,7 +508,6 @@ def record(
     ordered = list(result)
     reuse.delta = DeltaState(
         jobs=snap.jobs,
-        job_objs=job_objs,
         nodes=snap.nodes,
         others=_by_bucket(lists),
         site_lists=lists,
