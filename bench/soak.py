@@ -679,7 +679,7 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
                 diff = {k: now_types[k] - types0.get(k, 0) for k in now_types}
                 grown += [
                     {"type": k, "more": v}
-                    for k, v in sorted(diff.items(), key=lambda kv: -kv[1])[:20]
+                    for k, v in sorted(diff.items(), key=lambda kv: -kv[1])[:30]
                 ]
                 grown += _holders([d["type"] for d in grown[:4] if d["type"] != "builtins.tuple"])
                 grown += _biggest()
@@ -870,7 +870,38 @@ def _type_counts() -> dict[str, int]:
         t = type(o)
         k = f"{t.__module__}.{t.__qualname__}"
         counts[k] = counts.get(k, 0) + 1
+    for k, n in _untracked().items():
+        counts[k] = counts.get(k, 0) + n
     gc.freeze()
+    return counts
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _untracked() -> dict[str, int]:
+    """Objects the collector does not track (strings, numbers, bytes, and dicts and tuples that
+    hold only such), reached from the tracked ones: ``untracked str 'job #'`` groups strings by
+    their first 12 characters with the digits out, so a kind of string that piles up shows."""
+    seen: set[int] = set()
+    counts: dict[str, int] = {}
+    stack: list[Any] = []
+    for o in gc.get_objects():
+        stack.extend(r for r in gc.get_referents(o) if not gc.is_tracked(r))
+        while stack:
+            r = stack.pop()
+            if id(r) in seen:
+                continue
+            seen.add(id(r))
+            t = type(r)
+            if t is str:
+                k = "untracked str " + repr(_DIGITS.sub("#", r[:12]))
+            elif t in (tuple, dict, frozenset):
+                k = f"untracked {t.__name__}"
+                stack.extend(x for x in gc.get_referents(r) if not gc.is_tracked(x))
+            else:
+                k = f"untracked {t.__name__}"
+            counts[k] = counts.get(k, 0) + 1
     return counts
 
 
