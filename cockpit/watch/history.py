@@ -9,8 +9,10 @@ on load, never fatal.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import threading
 from collections import deque
 from collections.abc import Iterable
@@ -91,7 +93,7 @@ class AlertHistory:
             if last is not None and count >= last:
                 break
             try:
-                text = f.read_text(encoding="utf-8", errors="replace")
+                text = _read_text(f)
             except FileNotFoundError:
                 continue
             keep: deque[Alert] | list[Alert] = (
@@ -102,7 +104,8 @@ class AlertHistory:
                     continue
                 try:
                     keep.append(Alert.from_json(json.loads(line)))
-                except (ValueError, KeyError, TypeError, AttributeError):
+                except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+                    # RecursionError: a line of thousands of nested brackets (json recurses)
                     self.skipped += 1
             newest_first.append(list(keep))
             count += len(keep)
@@ -110,3 +113,17 @@ class AlertHistory:
         for chunk in reversed(newest_first):
             out.extend(chunk)
         return out
+
+
+def _read_text(path: Path) -> str:
+    """A history file's text. Anything but a regular file is refused with an OSError (which
+    the caller shows as one line): a named pipe without a writer would block forever, and a
+    device (``/dev/zero``) would be read until memory ran out."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as fh:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return fh.read().decode("utf-8", errors="replace")
