@@ -654,6 +654,32 @@ class Evidence:
     tier: int = 0
     quoted: bool = False
 
+    def shown_where(self) -> str:
+        """``where`` as a person reads it: a source the engine names itself (``stages``,
+        ``pool nodes``) in the language spoken; a file or command (``slurmctld.log``,
+        ``sacct``) as it is. ``where`` itself stays the key (logs are matched by it)."""
+        return shown_source(self.where)
+
+
+# the evidence sources and log tabs the engine names itself (files and commands keep their names)
+ENGINE_SOURCES = frozenset(
+    {
+        N_("stages"),
+        N_("events"),
+        N_("pool nodes"),
+        N_("startup log"),
+        N_("job status"),
+        N_("job spec"),
+        N_("poll history"),
+        N_("baseline"),
+    }
+)
+
+
+def shown_source(name: str) -> str:
+    """A log tab's or evidence source's name in the language spoken when the engine named it."""
+    return _(name) if name in ENGINE_SOURCES else name
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:

@@ -245,7 +245,7 @@ def incidents_markdown(
         if evidence:
             out += ["", _("**Evidence:**"), ""]
             lines = [
-                f"{_text(e.where)}{':' + str(e.line) if e.line else ''}: {_text(e.text)}"
+                f"{_text(e.shown_where())}{':' + str(e.line) if e.line else ''}: {_text(e.text)}"
                 for e in evidence
             ]
             out += _fence(lines)

@@ -34,3 +34,11 @@ def lines(text: str) -> list[str]:
     """The lines of a JSON-lines file: split at LF only (``str.splitlines`` also splits at
     U+2028, U+0085, VT, FF ... which an older file may hold raw inside a string)."""
     return [ln.removesuffix("\r") for ln in text.split("\n")]
+
+
+def pad_cells(text: str, cells: int) -> str:
+    """``text`` and spaces to ``cells`` terminal cells (a CJK character takes two): columns
+    of plain output stay aligned in Chinese."""
+    from rich.cells import cell_len
+
+    return text + " " * max(0, cells - cell_len(text))

@@ -17,7 +17,7 @@ from rich.cells import cell_len
 
 from cockpit.errors import UserError
 from cockpit.i18n import N_, _, ngettext
-from cockpit.text import clean
+from cockpit.text import clean, pad_cells
 from cockpit.watch.alerts import Alert, AlertConfig
 from cockpit.watch.history import AlertHistory, default_history_path
 
@@ -48,7 +48,7 @@ def _parts(a: Alert) -> tuple[str, str, str]:
     t = a.time.astimezone().strftime("%Y-%m-%d %H:%M:%S")
     sev = _(_SEV.get(a.severity, a.severity))
     return (
-        f"{t}  {_pad(sev, 4)}  {a.rule:18}  ",
+        f"{t}  {pad_cells(sev, 4)}  {a.rule:18}  ",
         clean(a.subject.label(), 60),
         clean(a.title, 300),
     )
@@ -58,7 +58,7 @@ def format_alert(a: Alert) -> str:
     """One line: local time, severity, rule, subject, title."""
     lead, subject, title = _parts(a)
     # padded in cells: a Chinese subject is two cells a character
-    return f"{lead}{_pad(subject, 30)}  {title}"
+    return f"{lead}{pad_cells(subject, 30)}  {title}"
 
 
 def print_alert(a: Alert, console=None) -> None:
@@ -84,10 +84,6 @@ def terminal_console():
     from cockpit.commands.output import stdout_console
 
     return stdout_console() if sys.stdout.isatty() else None
-
-
-def _pad(text: str, cells: int) -> str:
-    return text + " " * max(0, cells - cell_len(text))
 
 
 def run(args: argparse.Namespace) -> int:

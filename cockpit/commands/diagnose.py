@@ -31,7 +31,7 @@ from cockpit.errors import EXIT_FOUND, EXIT_NO_SOURCE, EXIT_OK, NoSourceAnswered
 from cockpit.i18n import N_, _
 from cockpit.model import Artifacts, Finding, Incident, Snapshot, Subject
 from cockpit.safety import redact
-from cockpit.text import MAX_LINE, clean
+from cockpit.text import MAX_LINE, clean, pad_cells
 
 if TYPE_CHECKING:
     from cockpit.source import Source
@@ -439,21 +439,14 @@ _STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
 _SEVERITY = {"critical": N_("CRITICAL"), "warning": N_("WARNING"), "info": N_("INFO")}
 
 
-def _pad(text: str, cells: int) -> str:
-    """``text`` and spaces to ``cells`` terminal cells (a CJK character takes two)."""
-    from rich.cells import cell_len
-
-    return text + " " * max(0, cells - cell_len(text))
-
-
 def _severity(severity: str) -> str:
     """``CRITICAL`` in eight cells (the findings' titles line up after it)."""
-    return _pad(_(_SEVERITY.get(severity, severity.upper())), 8)
+    return pad_cells(_(_SEVERITY.get(severity, severity.upper())), 8)
 
 
 def _tag(word: str) -> str:
     """``  why:    ``: a finding's line label, its text starting in the same column."""
-    return "  " + _pad(word + ":", 8)
+    return "  " + pad_cells(word + ":", 8)
 
 
 JSON_CAP = 1 << 20  # characters of one JSON string kept (clean()'s 4096 would cut evidence)
@@ -541,10 +534,10 @@ def _print_findings(
             if f.remedy:
                 hang(con, Text(_tag(_("do"))), Text(shown(f.remedy, 1000), style="green"))
             for e in f.evidence[:6]:
-                loc = shown(e.where, 200) + (f":{e.line}" if e.line else "")
+                loc = shown(e.shown_where(), 200) + (f":{e.line}" if e.line else "")
                 hang(
                     con,
-                    Text(f"  {loc:28} ", style="dim"),
+                    Text(f"  {pad_cells(loc, 28)} ", style="dim"),
                     Text(evidence_excerpt(e.text, f.root_cause)),
                 )
     if first_error:

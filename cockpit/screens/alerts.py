@@ -140,7 +140,7 @@ class AlertScreen(CockpitScreen):
                 t.append("\n" + _("Do: "), style="bold green")
                 t.append(clean(f.remedy))
             for e in f.evidence[:4]:
-                t.append(f"\n  {clean(e.where)}: ", style="cyan")
+                t.append(f"\n  {clean(e.shown_where())}: ", style="cyan")
                 t.append(clean(e.text, 300))
         detail.update(t)
 

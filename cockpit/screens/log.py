@@ -17,6 +17,7 @@ from textual.widgets import Input, Static, Tab, Tabs
 
 from cockpit.diagnosis.logscan import ScanHit, guess_kind, iter_errors
 from cockpit.i18n import N_, _
+from cockpit.model import shown_source
 from cockpit.text import clean
 from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.logview import LogReader, LogView
@@ -132,7 +133,10 @@ class LogScreen(CockpitScreen):
         return f"log{self._tabs_of}-{index}"
 
     def _tabs(self) -> list[Tab]:
-        return [Tab(Text(clean(n, 60)), id=self._tab_id(i)) for i, (n, _) in enumerate(self.logs)]
+        return [
+            Tab(Text(clean(shown_source(n), 60)), id=self._tab_id(i))
+            for i, (n, _) in enumerate(self.logs)
+        ]
 
     def compose(self) -> ComposeResult:
         yield Static(Text(" " + clean(self.title_text, 200), style="bold"), id="log-title")

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from rich.cells import cell_len
 from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding
@@ -22,9 +21,9 @@ from textual.widgets.option_list import Option
 
 from cockpit import gcpolicy
 from cockpit.i18n import N_, _
-from cockpit.model import SEVERITY_RANK, Finding
+from cockpit.model import SEVERITY_RANK, Finding, shown_source
 from cockpit.status_views import source_status
-from cockpit.text import clean
+from cockpit.text import clean, pad_cells
 from cockpit.views import (
     INCIDENT_COLUMNS,
     JOB_COLUMNS,
@@ -240,8 +239,9 @@ class FindingList(OptionList):
                 )
             chain = sorted(enumerate(f.evidence), key=lambda t: t[1].tier)
             for ei, ev in chain:
-                tier = Text("   " + _pad(_(TIER_NAME.get(ev.tier, "?")), 11) + " ", style="magenta")
-                loc = clean(ev.where, 60) + (f":{ev.line}" if ev.line else "")
+                tier_name = pad_cells(_(TIER_NAME.get(ev.tier, "?")), 11)
+                tier = Text(f"   {tier_name} ", style="magenta")
+                loc = clean(ev.shown_where(), 60) + (f":{ev.line}" if ev.line else "")
                 line = Text(f"{loc}  ", style="cyan")
                 line.append(clean(ev.text, 400))
                 opts.append(Option(_hanging(tier, line), id=f"ev:{fi}:{ei}"))
@@ -249,7 +249,8 @@ class FindingList(OptionList):
         if logs:
             opts.append(Option(Text(_("Logs"), style="bold underline"), disabled=True))
             for i, name in enumerate(logs):
-                opts.append(Option(Text(f"   ▸ {clean(name, 120)}", style="cyan"), id=f"log:{i}"))
+                label = clean(shown_source(name), 120)
+                opts.append(Option(Text(f"   ▸ {label}", style="cyan"), id=f"log:{i}"))
                 identity[f"log:{i}"] = ("log", name)
         self._identity = identity
         self.add_options(opts)
@@ -267,11 +268,6 @@ class FindingList(OptionList):
             self.highlighted = first
             self._default = identity.get(opts[first].id or "")
             self.scroll_to(y=0, animate=False)
-
-
-def _pad(text: str, cells: int) -> str:
-    """``text`` padded to ``cells`` terminal cells (a CJK character is two)."""
-    return text + " " * max(cells - cell_len(text), 0)
 
 
 def _hanging(lead: Text, body: Text) -> Table:

@@ -234,7 +234,7 @@ class SubjectScreen(CockpitScreen):
         index = self._log_for(ev)
         if index is None:
             self.notify(
-                clean(f"{ev.where}: {ev.text}", 300),
+                clean(f"{ev.shown_where()}: {ev.text}", 300),
                 title=_("evidence (no log file)"),
                 timeout=6,
                 markup=False,

@@ -94,7 +94,7 @@ def annotations_for(incident: Incident) -> dict[str, str]:
         notes["description"] = _line(f.explanation, _TEXT)
         notes["remedy"] = _line(f.remedy, _TEXT)
         notes["evidence"] = "\n".join(
-            _line(f"{e.where}: {e.text}") for e in f.evidence[:EVIDENCE_LINES]
+            _line(f"{e.shown_where()}: {e.text}") for e in f.evidence[:EVIDENCE_LINES]
         )
     if incident.affected:  # an aggregate (one cause, many jobs) or a node with its jobs
         shown = ", ".join(subject_label(a) for a in incident.affected[:AFFECTED_SHOWN])

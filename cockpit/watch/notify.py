@@ -63,7 +63,7 @@ def alert_text(alert: Alert) -> str:
             lines.append(f.explanation)
         if f.remedy:
             lines.append(_("Do: ") + f.remedy)
-        lines += [f"  {e.where}: {e.text}" for e in f.evidence[:3]]
+        lines += [f"  {e.shown_where()}: {e.text}" for e in f.evidence[:3]]
     # redacted before the cut: a key cut in half no longer looks like one
     text = redact("\n".join(lines))
     return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 1] + "…"
