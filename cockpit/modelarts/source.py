@@ -212,11 +212,10 @@ class ModelArtsSource(Source):
 
     async def _call(self, fn: Callable[..., dict], *args: Any) -> dict:
         if not getattr(self.api, "blocking", True):
+            # answers from memory (the demo): a thread hop would cost more than the call, but
+            # while that memory is built (its first use: ~0.4 s of CPU) the loop must not wait
             if not getattr(self.api, "ready", True):
-                # its memory is still being built (the demo site's first use: ~0.4 s of CPU):
-                # in a thread, or the event loop would stop for it
                 return await asyncio.to_thread(fn, *args)
-            # answers from memory (the demo): a thread hop would cost more than the call
             return fn(*args)
         async with self._sem:
             if self._executor is None:
