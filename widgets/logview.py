@@ -728,7 +728,8 @@ class LogView(FindInLog, ScrollView, can_focus=True):
     def status_text(self, width: int | None = None) -> str:
         """``slurm-4.out  line 12/340  3 errors  indexing 40%  FOLLOW  WRAP``. Wider than
         ``width`` cells (an 80-column pane), the file's name goes first: the tab above names
-        the log, and what the red line is ("here: missing_library") must stay whole."""
+        the log, and what the red line is ("here: missing_library") must stay whole; narrower
+        still (40 columns), the error counts go too."""
         parts = []
         name = clean(self.reader.name, 80) if self.reader is not None else ""
         parts.append(_("line {n}/{total}").format(n=self.cursor, total=self.line_count))
@@ -745,7 +746,9 @@ class LogView(FindInLog, ScrollView, can_focus=True):
             + ", "
             + ngettext("{n} warning", "{n} warnings", warn).format(n=warn)
         )
-        parts.append(counts + (_(" · here: {what}").format(what=err.label) if err else ""))
+        here = _(" · here: {what}").format(what=err.label) if err else ""
+        at = len(parts)
+        parts.append(counts + here)
         if not self._done:
             parts.append(_("indexing {pct}").format(pct=f"{self.indexed_fraction:.0%}"))
         if self.following:
@@ -762,4 +765,9 @@ class LogView(FindInLog, ScrollView, can_focus=True):
         text = "  ".join(parts)
         if name and (width is None or cell_len(name) + 2 + cell_len(text) <= width):
             return f"{name}  {text}"
+        if here and width is not None and cell_len(text) > width:
+            # narrower still (a 40-column pane): the counts give way too, so what the red
+            # line is stays whole ('here:' alone said nothing)
+            parts[at] = here.lstrip(" ·")
+            text = "  ".join(parts)
         return text
