@@ -169,9 +169,10 @@ PATTERNS: tuple[Pattern, ...] = (
         # a site's job_submit filter explains the refusal on the lines before it
         r"[Tt]ime ?limit exceeds (?:the )?max(?:imum)?\b|"
         r"can not exceed the available balance|QOSMaxSubmitJob|AssocMaxSubmitJob|"
-        # the reason code on its own line before the refusal, and both as workflow tools
-        # (Autosubmit) print them: lower-cased
-        r"(?i:(?:sbatch|salloc|srun): error: (?:qos|assoc)max\w+limit\s*$|"
+        # the reason code on its own line before the refusal (QOSMaxWallDurationPerJobLimit,
+        # QOSGrpGRES, QOSMinNode, AssocGrpCpuLimit...), and both as workflow tools (Autosubmit)
+        # print them: lower-cased
+        r"(?i:(?:sbatch|salloc|srun): error: (?:qos|assoc)(?:max|min|grp)\w+\s*$|"
         r"submission failed: job violates accounting/qos policy)|"
         # a site's GPU-request filter names what the request lacks ("No gpu count given,
         # specify --gres=gpu", "Gres format wrong", "You must always specify a type ... GRES")
@@ -422,6 +423,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p(
         "hccl_device_timeout",
         r"hccl fftsplus task timeout|event wait timeout occurred during task execution|"
+        # the runtime's reason for a device/stream sync that gave up (107020): a task on the
+        # stream (in multi-card training the collective's wait) never finished
+        r"Synchronize\w* execute failed, reason=\[task timeout\]|"
         r"notify wait timeout occurred|ProcessStars\w*(?:Hccl|Wait)\w*Timeout|"
         r"HCCL[^\n]{0,80}(?:timeout|timed out)",
         "nccl_communication_error",

@@ -84,6 +84,15 @@ _RULES: tuple[tuple[str, str, str], ...] = (
         "network",
         "mpi_pmi_mismatch",
     ),
+    # the step daemons' own wire-up between nodes (Slurm's mpi/pmix plugin, MPI/PMIx servers)
+    # does not get through: a send past its retries, a direct connection that cannot be made,
+    # a collective (fence) that times out; the step then dies and srun may call it a node failure
+    (
+        r"(?i)send failed[^\n]*retry limit|cannot send (?:message|data)\b|cannot establish "
+        r"(?:the |direct )?connection|\bcollective timeout\b",
+        "network",
+        "mpi_network_error",
+    ),
     (r"(?i)no space left", "storage", "disk_full"),
     (r"(?i)quota exceeded", "storage", "disk_quota_exceeded"),
     (r"(?i)read-only file system", "storage", "storage_read_only"),
