@@ -248,7 +248,7 @@ def test_verdicts_pick_the_top_finding_of_each_subject(seed):
 
 def test_positional_constructor_of_findings():
     s = Subject("job", "c", "4")
-    e = positional_constructor(Evidence)("squeue", "JobId=4", None, "", None, 0)
+    e = positional_constructor(Evidence)("squeue", "JobId=4", None, "", None, 0, False)
     f = positional_constructor(Finding)(
         "oom_killed", "critical", s, "t", "x", "r", (e,), 0.9, None, ()
     )
