@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from cockpit.errors import UserError
@@ -59,17 +58,14 @@ def _hit_dict(h) -> dict:
     }
 
 
-def _hits(path: str, args: argparse.Namespace) -> tuple[list, str]:
+def _hits(path: str, args: argparse.Namespace, name: str = "") -> tuple[list, str]:
     """The error lines found (the first, or all with ``--all``), and when there are none, why
     the file may not be a log at all (binary data), else ""."""
-    from cockpit.ingest.logfile import iter_path, not_text, scan_path
+    from cockpit.ingest.logfile import scan_file
 
-    if args.all:
-        hits = list(iter_path(path, args.kind))
-    else:
-        h = scan_path(path, args.kind)
-        hits = [h] if h else []
-    return hits, ("" if hits or not os.path.isfile(path) else not_text(path))
+    # one read, the note included: a named pipe's binary data said a bare 'no error line
+    # found' (the note re-read regular files only)
+    return scan_file(path, args.kind, every=args.all, name=name)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             with tempfile.NamedTemporaryFile(prefix="cockpit-stdin-", suffix=".log") as tmp:
                 shutil.copyfileobj(sys.stdin.buffer, tmp)
                 tmp.flush()
-                hits, odd = _hits(tmp.name, args)
+                hits, odd = _hits(tmp.name, args, _("(standard input)"))
             args.file = _("(standard input)")
         else:
             hits, odd = _hits(args.file, args)
@@ -94,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         out = [_hit_dict(h) for h in hits] if args.all else (_hit_dict(hits[0]) if hits else None)
         print(json.dumps(out, indent=2, ensure_ascii=False))
+        if odd:  # the JSON's shape stays; binary data or a cut stream is said beside it
+            print(f"cockpit: {shown(args.file, 400)}: {odd}", file=sys.stderr)
     else:
         if not hits:
             found = _("no error line found")

@@ -26,7 +26,13 @@ from cockpit.diagnosis.logscan import (
 )
 from cockpit.errors import UserError
 from cockpit.i18n import _
-from cockpit.ingest.textstream import decompressed, looks_binary, utf8_stream
+from cockpit.ingest.textstream import (
+    _read_up_to,
+    decompressed,
+    looks_binary,
+    unread_compression,
+    utf8_stream,
+)
 from cockpit.units import human_size
 
 __all__ = [
@@ -152,25 +158,55 @@ def _text_stream(fh: BinaryIO) -> BinaryIO:
     return utf8_stream(decompressed(fh)[0])
 
 
-def not_text(path: str) -> str:
-    """Why a file that gave no error line may not be a whole log: "" when it reads as text to
-    its end, else what it is ("binary data, 195.3 KiB"; "gzip data cut short: …", where what
-    came before the damage was scanned). A compressed file is read through once more."""
+def scan_file(
+    path: str, kind: str | None = None, every: bool = False, name: str = ""
+) -> tuple[list, str]:
+    """The error lines of a file or pipe (the first red one, or ``every`` one in file order)
+    and, when there are none, why it may not be a whole log ("binary data, 1.0 MiB", "gzip
+    data cut short (…), read up to there"; "" for a log read as text to its end). One read:
+    a named pipe or ``<(zcat x.gz)`` cannot be read twice, and a gzip bomb is inflated once.
+    A compression this reader does not open (zstd, lz4) is a UserError naming the tool that
+    does: its bytes scanned as text read as a clean log, or showed made-up lines. ``name``:
+    what the messages call the input (default ``path``)."""
+    kind = kind or guess_kind(path)
     with open_input(path) as fh:
-        size = os.fstat(fh.fileno()).st_size
+        st = os.fstat(fh.fileno())
+        size = st.st_size if stat.S_ISREG(st.st_mode) else 0
         raw, compression = decompressed(fh)
+        other = None if compression else unread_compression(raw.peek(4)[:4])
+        if other is not None:
+            tool = f"{other[1]} {path}" if not name else other[1]
+            raise UserError(
+                _("cannot read {path}: {value}").format(
+                    path=name or path,
+                    value=f"{other[0]}-compressed; decompress it first: "
+                    f"{tool} | cockpit scan-log -",
+                )
+            )
         text = utf8_stream(raw)
-        head = text.read(1 << 16)
-        if looks_binary(head):
-            return _("binary data, {size}").format(size=human_size(size or len(head)))
-        while compression and text.read(CHUNK):
-            pass
+        head = _read_up_to(text, 1 << 16)
+        read = [len(head)]
+
+        def pieces() -> Iterator[tuple[int, int, bytearray]]:
+            for base, line, piece in _chunks(text, CHUNK, head):
+                read[0] = base + len(piece)
+                yield base, line, piece
+
+        if every:
+            hits = list(iter_errors_in_pieces(pieces(), kind))
+        else:
+            hit = first_error_in_pieces(pieces(), kind)
+            hits = [hit] if hit else []
+        if hits:
+            return hits, ""
+        if looks_binary(head):  # the scan found nothing: it read the stream to its end
+            return [], _("binary data, {size}").format(size=human_size(size or read[0]))
         damage = getattr(getattr(raw, "raw", None), "error", None)
     if damage is not None:
-        return _("{compression} data cut short ({damage}), read up to there").format(
+        return [], _("{compression} data cut short ({damage}), read up to there").format(
             compression=compression, damage=damage
         )
-    return ""
+    return [], ""
 
 
 def scan_path(path: str, kind: str | None = None) -> ScanHit | None:

@@ -64,6 +64,19 @@ _OPENERS: dict[bytes, tuple[str, Callable[[BinaryIO], BinaryIO]]] = {
     b"BZ": ("bzip2", lambda f: bz2.BZ2File(f)),
     b"\xfd7": ("xz", lambda f: lzma.LZMAFile(f)),
 }
+# compressions this reader does not open (no decompressor in Python's standard library), by
+# their magic numbers, with the tool that does: named, not scanned as binary data
+UNREAD = {
+    b"\x28\xb5\x2f\xfd": ("zstd", "zstdcat"),
+    b"\x04\x22\x4d\x18": ("lz4", "lz4cat"),
+}
+
+
+def unread_compression(head: bytes) -> tuple[str, str] | None:
+    """(name, the tool that reads it) when ``head`` starts a compression not read here."""
+    return UNREAD.get(head[:4])
+
+
 # what a decompressor raises on data cut short or damaged
 DAMAGE = (OSError, EOFError, zlib.error, lzma.LZMAError, zipfile.BadZipFile, tarfile.TarError)
 _PIECE = 16384  # bytes asked of a decompressor at a time
