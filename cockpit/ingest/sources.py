@@ -38,6 +38,7 @@ from cockpit.ingest.textstream import (
     is_utf16,
     looks_binary,
     opener,
+    unread_compression,
 )
 from cockpit.units import human_size
 
@@ -247,7 +248,20 @@ def _read_stream(
         fh = io.BufferedReader(_Decoded(io.BufferedReader(_Replay(head, fh)), "utf-16"))
         head, size = _read_up_to(fh, limit + 1), None
         notes.append(f"{name}: UTF-16 text, read as such")
-    if kind or looks_binary(head):
+    other = unread_compression(head)
+    if kind or other:  # not binary data: compressed in a way not read here (or twice)
+        if kind == "compressed" and _is_tar(_inflate_head(head)):
+            kind = "tar"
+        what = (
+            f"{other[0]}-compressed ({other[1]} reads it)"
+            if other
+            else "compressed twice"
+            if kind == "compressed"
+            else f"a {kind} archive inside an archive"
+        )
+        notes.append(f"{name}: {what}, not read ({human_size(size or len(head))}), skipped")
+        return
+    if looks_binary(head):
         notes.append(f"{name}: binary, not text ({human_size(size or len(head))}), skipped")
         return
     if len(head) <= limit and len(head) <= left:
@@ -422,8 +436,9 @@ def _read_archive(
             if budget <= 0:
                 skipped.append(inner)
                 continue
+            mfh, inner = _member_inflated(mfh, inner)
             tol = Tolerant(mfh)
-            capped = _Capped(tol, budget)
+            capped = _Capped(tol, budget)  # inflated bytes count against the archive's cap
             label = prefix + inner
             yield from _read_stream(io.BufferedReader(capped), label, "", msize, notes, False)
             budget = capped.left
@@ -438,6 +453,23 @@ def _read_archive(
             f"{name}: {len(skipped)} member(s) past the {human_size(MAX_ARCHIVE_BYTES)} cap "
             "not read: " + ", ".join(skipped[:5]) + (" …" if len(skipped) > 5 else "")
         )
+
+
+def _member_inflated(mfh: BinaryIO, inner: str) -> tuple[BinaryIO, str]:
+    """A member compressed on its own (``slurmctld.log.1.gz`` in a bundle's tar.gz, as
+    logrotate leaves it) read through its compression, named without the suffix as in a
+    folder; one level only (what is inside is text or a note), and never a tar inside: the
+    member then was a note 'binary, not text' and the bundle said 'nothing looks wrong'."""
+    peek = getattr(mfh, "peek", None)
+    try:
+        head = peek(1 << 16) if peek is not None else b""
+    except DAMAGE:  # a damaged member: read as it is, its note says where it broke
+        return mfh, inner
+    open_ = opener(head)
+    if open_ is None or _is_tar(_inflate_head(head)):
+        return mfh, inner
+    stem, dot, ext = inner.rpartition(".")
+    return open_(mfh), (stem if dot and ext.lower() in ("gz", "bz2", "xz") else inner)
 
 
 def _zip_entries(path: str) -> int | None:
