@@ -88,3 +88,19 @@ def test_json_on_binary_data_says_so_on_stderr(tmp_path):
     assert done.returncode == 1
     assert done.stdout.decode().strip() == "null"  # the JSON's shape is the same
     assert done.stderr.decode().startswith(f"cockpit: {path}: binary data, "), done.stderr
+
+
+def test_all_on_a_cut_gzip_lists_what_came_before_and_says_it_was_cut(tmp_path):
+    log = b"".join(
+        b"step %d loss 0.5 %s\n" % (i, random.Random(i).randbytes(8).hex().encode())
+        for i in range(5000)
+    )
+    log = b"RuntimeError: CUDA error: out of memory\n" + log
+    data = gzip.compress(log)
+    path = tmp_path / "train.log.1.gz"
+    path.write_bytes(data[: len(data) // 2])  # copied while logrotate was writing it
+    done = scan_log("--all", str(path))
+    assert done.returncode == 0
+    assert done.stdout.decode().startswith(f"{path}:1: [gpu_out_of_memory]"), done.stdout
+    # the list is of the lines before the damage, not the whole log: it said nothing
+    assert done.stderr.decode().startswith(f"cockpit: {path}: gzip data cut short"), done.stderr

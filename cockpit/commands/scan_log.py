@@ -104,4 +104,7 @@ def run(args: argparse.Namespace) -> int:
             mark = "" if h.strong else " " + _("(symptom)")
             name = shown(args.file, 400)
             sys.stdout.write(f"{name}:{h.line}: [{h.label}{mark}] {shown(h.text, 400)}\n")
+        if hits and odd:  # a cut stream: the lines above are those before the damage
+            sys.stdout.flush()
+            print(f"cockpit: {shown(args.file, 400)}: {odd}", file=sys.stderr)
     return 0 if hits else 1  # as grep: `cockpit scan-log f && echo has errors`

@@ -162,8 +162,8 @@ def scan_file(
     path: str, kind: str | None = None, every: bool = False, name: str = ""
 ) -> tuple[list, str]:
     """The error lines of a file or pipe (the first red one, or ``every`` one in file order)
-    and, when there are none, why it may not be a whole log ("binary data, 1.0 MiB", "gzip
-    data cut short (…), read up to there"; "" for a log read as text to its end). One read:
+    and why it may not be a whole log: "gzip data cut short (…), read up to there", or, when
+    no line was found, "binary data, 1.0 MiB"; "" for a log read as text to its end. One read:
     a named pipe or ``<(zcat x.gz)`` cannot be read twice, and a gzip bomb is inflated once.
     A compression this reader does not open (zstd, lz4) is a UserError naming the tool that
     does: its bytes scanned as text read as a clean log, or showed made-up lines. ``name``:
@@ -197,16 +197,15 @@ def scan_file(
         else:
             hit = first_error_in_pieces(pieces(), kind)
             hits = [hit] if hit else []
-        if hits:
-            return hits, ""
-        if looks_binary(head):  # the scan found nothing: it read the stream to its end
+        if not hits and looks_binary(head):  # nothing found: the stream was read to its end
             return [], _("binary data, {size}").format(size=human_size(size or read[0]))
+        # a cut stream says so with its error lines too: `--all`'s list is not the whole log
         damage = getattr(getattr(raw, "raw", None), "error", None)
     if damage is not None:
-        return [], _("{compression} data cut short ({damage}), read up to there").format(
+        return hits, _("{compression} data cut short ({damage}), read up to there").format(
             compression=compression, damage=damage
         )
-    return [], ""
+    return hits, ""
 
 
 def scan_path(path: str, kind: str | None = None) -> ScanHit | None:
