@@ -43,6 +43,10 @@ class MembersScreen(CockpitScreen):
         yield KeyBar()
 
     def on_mount(self) -> None:
+        # the title wraps (up to 3 lines) instead of being cut: at 80 columns one line ended
+        # at 'affected 4:', the names it lists lost; the key hints, last, go first
+        title = self.query_one("#members-title", Static).styles
+        title.height, title.max_height = "auto", 3
         self.refresh_data()
         self.query_one(MemberTable).focus()
 
