@@ -104,3 +104,22 @@ def test_all_on_a_cut_gzip_lists_what_came_before_and_says_it_was_cut(tmp_path):
     assert done.stdout.decode().startswith(f"{path}:1: [gpu_out_of_memory]"), done.stdout
     # the list is of the lines before the damage, not the whole log: it said nothing
     assert done.stderr.decode().startswith(f"cockpit: {path}: gzip data cut short"), done.stderr
+
+
+def test_an_xz_log_with_a_bad_check_keeps_its_last_lines(tmp_path):
+    """The block's check is verified after its last piece was decoded, and a read that fails
+    loses what it decoded: the log's last 4 KiB (where its error is) were lost, 'no error
+    line found', where ``xz -dc`` prints them before it complains."""
+    import lzma
+
+    log = b"".join(b"line %d ok\n" % i for i in range(100_000)) + LOG
+    data = bytearray(lzma.compress(log, check=lzma.CHECK_CRC64))
+    data[-20] ^= 0x55  # in the stream's index, after the block
+    path = tmp_path / "train.log.1.xz"
+    path.write_bytes(bytes(data))
+    done = scan_log(str(path))
+    assert done.returncode == 0, done
+    assert done.stdout.decode() == (
+        f"{path}:100002: [gpu_out_of_memory] RuntimeError: CUDA error: out of memory\n"
+    )
+    assert done.stderr.decode().startswith(f"cockpit: {path}: xz data cut short"), done.stderr

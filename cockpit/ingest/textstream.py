@@ -97,7 +97,21 @@ def decompressed(fh: BinaryIO) -> tuple[BinaryIO, str]:
     if found is None:
         return replay, ""
     name, open_ = found
-    return io.BufferedReader(Tolerant(open_(replay))), name
+    reopen = None
+    if _seekable(fh):  # a file: on damage, read again in small pieces up to it (Tolerant)
+
+        def reopen() -> BinaryIO:
+            fh.seek(0)
+            return open_(fh)
+
+    return io.BufferedReader(Tolerant(open_(replay), reopen)), name
+
+
+def _seekable(fh: BinaryIO) -> bool:
+    try:
+        return fh.seekable()
+    except (OSError, ValueError):
+        return False
 
 
 class Tolerant(io.RawIOBase):
@@ -105,10 +119,11 @@ class Tolerant(io.RawIOBase):
     decompressed before the damage is kept (a rotated log copied while written); ``error``
     says what stopped it and ``got`` how many bytes came before."""
 
-    def __init__(self, fh: BinaryIO) -> None:
+    def __init__(self, fh: BinaryIO, reopen: Callable[[], BinaryIO] | None = None) -> None:
         self._fh, self.got = fh, 0
         self._read = getattr(fh, "read1", fh.read)
         self.error: BaseException | None = None
+        self._reopen, self._piece = reopen, _PIECE
 
     def readable(self) -> bool:
         return True
@@ -116,14 +131,56 @@ class Tolerant(io.RawIOBase):
     def readinto(self, b) -> int:  # type: ignore[override]
         if self.error is not None:
             return 0
+        if self._piece == 1:
+            return self._bytewise(b)
         try:  # small pieces: a read that fails loses what it had decompressed
-            data = self._read(min(len(b), _PIECE))
+            data = self._read(min(len(b), self._piece))
         except DAMAGE as exc:
-            self.error = exc
-            return 0
+            if self._reopen is None or not self._again():
+                self.error = exc
+                return 0
+            return self.readinto(b)
         b[: len(data)] = data
         self.got += len(data)
         return len(data)
+
+    def _again(self) -> bool:
+        """After damage, the stream decompressed once more from its start, up to where it
+        failed, then on a byte at a time: the failing read loses what it had
+        decompressed, and an xz block's check is verified after its last 16 KiB were
+        decoded (a bad CRC lost the log's last lines, where its error is; ``xz -dc`` prints
+        them). Once; False when it cannot be read again."""
+        reopen, self._reopen = self._reopen, None
+        try:
+            fh = reopen()  # type: ignore[misc]
+            read = getattr(fh, "read1", fh.read)
+            left = self.got
+            while left > 0:
+                data = read(min(left, 4096))
+                if not data:
+                    return False
+                left -= len(data)
+        except DAMAGE:
+            return False
+        self._fh, self._read, self._piece = fh, read, 1
+        return True
+
+    def _bytewise(self, b) -> int:
+        """Up to the damage a byte at a time (it is at most a piece away): a read loses what
+        it decompressed when it fails, so each read holds one byte."""
+        n = 0
+        while n < min(len(b), _PIECE):
+            try:
+                data = self._read(1)
+            except DAMAGE as exc:
+                self.error = exc
+                break
+            if not data:
+                break
+            b[n] = data[0]
+            n += 1
+        self.got += n
+        return n
 
 
 def _read_up_to(fh: BinaryIO, n: int) -> bytes:
