@@ -74,3 +74,20 @@ def test_an_archive_inside_an_archive_is_named_not_called_binary(tmp_path):
     assert "logs.tar.gz: a tar archive inside an archive, not read" in done.stderr, done.stderr
     assert "twice.log.gz: compressed twice, not read" in done.stderr, done.stderr
     assert "binary" not in done.stderr
+
+
+def test_a_lone_xz_log_with_a_bad_check_keeps_its_last_lines(tmp_path):
+    """As scan-log: the failing read at the xz stream's end lost the log's last ~4 KiB, its
+    CUDA OOM line, and diagnose said 'nothing looks wrong', exit 0."""
+    import lzma
+
+    log = b"".join(b"line %d ok\n" % i for i in range(100_000)) + LOG
+    data = bytearray(lzma.compress(log, check=lzma.CHECK_CRC64))
+    data[-20] ^= 0x55
+    path = tmp_path / "train.log.1.xz"
+    path.write_bytes(bytes(data))
+    done = diagnose(path)
+    assert "first red error: train.log.1:100201: RuntimeError: CUDA error" in done.stdout, (
+        done.stdout + done.stderr
+    )
+    assert done.returncode == 1

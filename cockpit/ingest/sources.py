@@ -35,6 +35,7 @@ from cockpit.ingest.textstream import (
     _Decoded,
     _read_up_to,
     _Replay,
+    _seekable,
     is_utf16,
     looks_binary,
     opener,
@@ -555,7 +556,14 @@ def _read_compressed(fh: BinaryIO, head: bytes, name: str, notes: list[str]) -> 
         notes.append(f"{name}: compressed in a format this reader does not open, skipped")
         return
     inner = name.rsplit(".", 1)[0] if name.endswith((".gz", ".bz2", ".xz")) else name
-    tol = Tolerant(open_(io.BufferedReader(_Replay(head, fh))))
+    reopen = None
+    if _seekable(fh):  # on damage, read again up to it a byte at a time (Tolerant)
+
+        def reopen() -> BinaryIO:
+            fh.seek(0)
+            return open_(fh)
+
+    tol = Tolerant(open_(io.BufferedReader(_Replay(head, fh))), reopen)
     capped = _Capped(tol, MAX_ARCHIVE_BYTES)
     yield from _read_stream(io.BufferedReader(capped), inner, "", None, notes, False)
     if tol.error is not None:
