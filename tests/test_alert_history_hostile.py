@@ -60,3 +60,15 @@ def test_a_folder_is_one_line(tmp_path):
     done = alerts("--history", str(tmp_path))
     assert done.returncode == 2
     assert done.stderr.strip() == f"cockpit: cannot read {tmp_path}: Is a directory"
+
+
+def test_a_history_path_that_is_not_there_is_an_error_not_a_quiet_history(tmp_path):
+    """A mistyped --history said 'no alerts' and exit 0: to a script, all quiet."""
+    r = alerts("--history", str(tmp_path / "alerts.josnl"))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.strip() == f"cockpit: {tmp_path / 'alerts.josnl'}: no such alert history"
+    assert "no alerts" not in r.stdout
+    real = tmp_path / "alerts.jsonl"
+    real.write_text(LINE + "\n")
+    r = alerts("--history", str(real))
+    assert r.returncode == 0 and "node c2 DRAIN" in r.stdout, r.stdout + r.stderr

@@ -21,7 +21,9 @@ def test_alerts_without_a_config_are_the_demos_with_a_note(tmp_path, monkeypatch
 
 def test_alerts_with_a_history_file_read_it_not_the_demo(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    assert main(["alerts", "--history", str(tmp_path / "none.jsonl")]) == 0
+    empty = tmp_path / "alerts.jsonl"  # watch made it, nothing fired yet
+    empty.touch()
+    assert main(["alerts", "--history", str(empty)]) == 0
     got = capsys.readouterr()
     assert got.out == "no alerts\n" and got.err == ""
 

@@ -72,8 +72,10 @@ def test_alerts_command_prints_history(tmp_path, capsys):
     assert main(["alerts", "--history", str(path), "--json", "--last", "1"]) == 0
     (line,) = capsys.readouterr().out.splitlines()
     assert json.loads(line)["rule"] == "job_failed"
-    assert main(["alerts", "--history", str(tmp_path / "none.jsonl")]) == 0
+    (tmp_path / "empty.jsonl").touch()
+    assert main(["alerts", "--history", str(tmp_path / "empty.jsonl")]) == 0
     assert capsys.readouterr().out == "no alerts\n"
+    assert main(["alerts", "--history", str(tmp_path / "none.jsonl")]) == 2  # a typo
     assert main(["alerts", "--last", "-1"]) == 2
 
 

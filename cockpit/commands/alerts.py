@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from datetime import timedelta
 
@@ -95,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
         alerts = alerts[-last:] if last else alerts
     else:
         history = AlertHistory(args.history)
+        if args.history and not os.path.lexists(history.path):
+            # a path typed by hand that is not there is a typo, not a quiet history (the
+            # default one is absent until watch first fires: "no alerts" is true then)
+            raise UserError(_("{path}: no such alert history").format(path=history.path))
         try:
             alerts = history.load(last)
         except OSError as exc:

@@ -179,8 +179,9 @@ def scan_file(
             raise UserError(
                 _("cannot read {path}: {value}").format(
                     path=name or path,
-                    value=f"{other[0]}-compressed; decompress it first: "
-                    f"{tool} | cockpit scan-log -",
+                    value=_("{compression}-compressed; decompress it first: {command}").format(
+                        compression=other[0], command=f"{tool} | cockpit scan-log -"
+                    ),
                 )
             )
         text = utf8_stream(raw)
