@@ -91,6 +91,13 @@ def opener(head: bytes) -> Callable[[BinaryIO], BinaryIO] | None:
 def decompressed(fh: BinaryIO) -> tuple[BinaryIO, str]:
     """``fh`` read through its compression (gzip, bzip2, xz: named second) or as it is ("").
     A damaged stream ends at the damage: ``.raw`` of the result is its :class:`Tolerant`."""
+    peek = getattr(fh, "peek", None)
+    got = peek(6) if peek is not None else b""
+    if len(got) >= 2 or (peek is not None and not got):
+        # a buffered file or pipe: looked at without taking (no layer to copy 32 MiB through);
+        # a pipe that gave one byte so far is read below, to be sure of its two
+        if _OPENERS.get(got[:2]) is None:
+            return fh, ""
     head = _read_up_to(fh, 6)
     replay: BinaryIO = io.BufferedReader(_Replay(head, fh))
     found = _OPENERS.get(head[:2])
@@ -209,6 +216,9 @@ class _Replay(io.RawIOBase):
             b[:n] = self._head[:n]
             self._head = self._head[n:]
             return n
+        into = getattr(self._rest, "readinto", None)
+        if into is not None:  # straight into the caller's buffer: no copy of a 32 MiB read
+            return into(b) or 0
         data = self._rest.read(len(b))
         b[: len(data)] = data
         return len(data)
