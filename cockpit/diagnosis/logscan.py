@@ -197,9 +197,21 @@ _TRACEBACK_HEADER = "Traceback (most recent call last)"
 _TRACEBACK_LOOKAHEAD = 64 * 1024  # bytes after the header searched for the exception line
 
 
+# torchrun's summary of a dead child ("...errors.ChildFailedError:", also an operator's title
+# quoting it above the log) only announces the child's own exception, like a traceback header
+_LAUNCHER_SUMMARY = re.compile(r"multiprocessing\.errors\.ChildFailedError")
+
+
+def _announces_exception(hit: ScanHit) -> bool:
+    """A weak line whose exception line, within the lookahead after it, is the first red one."""
+    if hit.pattern == "traceback" and _TRACEBACK_HEADER in hit.text:
+        return True
+    return _LAUNCHER_SUMMARY.search(hit.text) is not None
+
+
 def _raised(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
     """The first weak hit, or the exception line ending the traceback it is the header of."""
-    if hit.pattern != "traceback" or _TRACEBACK_HEADER not in hit.text:
+    if not _announces_exception(hit):
         return hit
     start = buf.find(b"\n", hit.offset)
     if start < 0:
@@ -210,11 +222,15 @@ def _raised(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
 
 # the exception line's shape, whichever weak pattern claimed it first ("RuntimeError: DataLoader
 # worker (pid 42) is killed by signal: Killed." is the bare "Killed" pattern's, and names a cause)
-_PY_EXCEPTION_LINE = re.compile(r"^(?:\w+\.)*\w*(?:Error|Exception|Interrupt): ")
+_PY_EXCEPTION_LINE = re.compile(r"^[ \t]*(?:\w+\.)*\w*(?:Error|Exception|Interrupt): ")
 
 
 def _exception_line(window: bytes, base: int, line: int, kind: str) -> ScanHit | None:
     for h in _search(window, _combined(kind, False), kind, 0, line, base):
+        if h.pattern == "traceback" and _PY_EXCEPTION_LINE.match(h.text):
+            # Python's base class ("Exception: expected value at line 1 column 1") is claimed
+            # by the bare-word pattern first; it is the program's own exception line all the same
+            return replace(h, pattern="py_exception")
         if h.pattern == "py_exception" or _PY_EXCEPTION_LINE.match(h.text):
             return h
     return None
@@ -346,7 +362,7 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
                 return _shift(_cause(piece, hit, kind), base, line)
             weak = _shift(hit, base, line)
             nl = piece.find(b"\n", hit.offset)
-            if hit.pattern == "traceback" and _TRACEBACK_HEADER in hit.text:
+            if _announces_exception(hit):
                 after = nl + 1 if nl >= 0 else len(piece)
                 tail = bytearray(piece[after : after + _TRACEBACK_LOOKAHEAD])
                 raised = [base + after, weak.line + 1, tail]

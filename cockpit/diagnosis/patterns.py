@@ -102,7 +102,9 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     _p(
         "container_oom",
-        r"return code: ?137\b|exit(?:ed)? (?:with|code)[: ]*137\b|exit with 137\b",
+        # kubectl describe's "Exit Code:    137" (Reason: Error, not OOMKilled) and an operator's
+        # "terminated with exit code (137)": the container's SIGKILL, most often its memory limit
+        r"return code: ?137\b|[Ee]xit(?:ed)? (?:with|[Cc]ode)[: (]*137\b|exit with 137\b",
         "oom_killed",
         tier=2,
     ),
@@ -219,7 +221,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p(
         "slurm_controller_unreachable",
         r"Unable to contact slurm controller|Socket timed out on send/recv|"
-        r"slurm_load_\w+ error: Unable to contact",
+        r"slurm_load_\w+ error: Unable to contact|"
+        # sacct/sacctmgr (or slurmctld) cannot reach slurmdbd, the accounting daemon (port 6819)
+        r"failed to open persistent connection to|Problem talking to the database",
         "controller_unreachable",
         tier=0,
     ),

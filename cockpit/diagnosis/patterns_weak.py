@@ -108,10 +108,11 @@ WEAK: tuple[Pattern, ...] = (
         strong=False,
         kinds=_NOT_DAEMON,
     ),
-    # a Python exception line without its traceback ("ValueError: bad shape")
+    # a Python exception line without its traceback ("ValueError: bad shape"), also indented
+    # as torchrun's "Root Cause" block quotes the child's traceback from its error file
     _p(
         "py_exception",
-        r"^(?:\w+\.)*\w*(?:Error|Exception|Interrupt): ",
+        r"^[ \t]*(?:\w+\.)*\w*(?:Error|Exception|Interrupt): ",
         "application_error",
         "critical",
         tier=2,

@@ -183,7 +183,9 @@ RESET_RX = (
     r"GPU requires reset|(?:GPU|NVRM|nvidia)[^\n]*[Rr]eset [Rr]equired|requiring os reboot"
 )
 _GPU_ECC = (
-    r"CUDA error: uncorrectable ECC|cudaErrorECCUncorrectable|ECC_UNCORRECTABLE|"
+    # PyTorch < 1.5 said "cuda runtime error (39) : uncorrectable ECC error encountered"
+    r"CUDA error: uncorrectable ECC|cuda runtime error \(\d+\) : uncorrectable ECC|"
+    r"cudaErrorECCUncorrectable|ECC_UNCORRECTABLE|"
     r"GPU has fallen off the bus|infoROM is corrupted|Remapping Failure Occurred[ \t]*:[ \t]*Yes|"
     # NVML (nvidia-smi, pynvml) lost the device: no handle for a GPU the bus still lists
     r"Unable to determine the device handle for GPU ?[0-9A-Fa-f:.]+: (?:Unknown Error|GPU is lost)|"
