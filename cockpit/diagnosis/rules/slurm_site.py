@@ -350,7 +350,9 @@ _REMEDY_BY_LABEL = {
         "CPUs/memory/GPUs per node; lower --mem/--cpus-per-task/--gres to fit."
     ),
     "controller_unreachable": N_(
-        "scontrol ping; systemctl status slurmctld munge on the controller."
+        "scontrol ping; systemctl status slurmctld munge on the controller. When sacct or "
+        "sacctmgr cannot reach the database (persistent connection, 'Problem talking to the "
+        "database'): systemctl status slurmdbd (port 6819) and its MySQL/MariaDB."
     ),
     "auth_failed": N_(
         "munge -n | ssh <node> unmunge on both ends (the same /etc/munge/munge.key, "
