@@ -144,7 +144,7 @@ def test_exit_137_is_oom_with_log_line_first():
         ("readonly", "storage_read_only", 2),
         ("obs_timeout", "storage_connection_error", 2),
         ("nccl", "nccl_communication_error", 1),
-        ("cuda", "cuda_driver_mismatch", 2),
+        ("cuda", "cuda_driver_mismatch", 1),  # PyTorch's own line names it first
     ],
 )
 def test_startup_log_causes(name, label, where_line):
