@@ -330,3 +330,21 @@ def test_cann_device_memory_code_in_a_plog(tmp_path):
     )
     cause, _, first = top(tmp_path, text, "plog-1234.log")
     assert cause == "gpu_out_of_memory" and first["line"] == 2
+
+
+def test_sacct_with_a_header_realigned_in_the_paste(tmp_path):
+    """A ticket's paste moved sacct's header words off their ruler ("State" astride two
+    columns): the rows were read under "STATE E" and "ITCODE", no state, and the bundle said
+    "nothing looks wrong" of a job that ran out of memory (a new-user trial)."""
+    f = tmp_path / "paste.txt"
+    f.write_text(
+        "[oncall@login01 ~]$ sacct -j 5551 -o JobID,State,ExitCode,ReqMem,MaxRSS\n"
+        "JobID           State ExitCode     ReqMem     MaxRSS\n"
+        "------------ ---------- -------- ---------- ----------\n"
+        "5551         OUT_OF_ME+    0:125        32G\n"
+        "5551.batch   OUT_OF_ME+    0:125                33.1G\n"
+    )
+    top = diagnose_bundle(str(f)).to_json()["findings"][0]
+    assert top["root_cause"] == "oom_killed"
+    assert "MaxRSS 33.1G" in top["title"] and "ReqMem 32G" in top["title"]
+    assert "--mem=40G" in top["remedy"]

@@ -79,6 +79,11 @@ def parse_fixed_table(text: str) -> list[dict[str, str]]:
     if rows and _RULER.match(rows[0]):
         spans = [(m.start(), m.end()) for m in re.finditer(r"-+", rows[0])]
         names = [header[a:b].strip().upper() or f"COL{i}" for i, (a, b) in enumerate(spans)]
+        words = header.split()
+        if len(words) == len(spans) and _cuts_a_value(header, spans):
+            # a header re-aligned in the paste (a ticket's editor, a hand-typed -o list): its
+            # words name the columns in order, not the ruler's slices of them ("STATE E")
+            names = [w.upper() for w in words]
         heads = [(n, a, b) for n, (a, b) in zip(names, spans, strict=False)]
         out = []
         for r in rows[1:]:
