@@ -83,3 +83,17 @@ def test_piped_diagnose_never_breaks_a_line_a_grep_would_read_as_a_new_record():
     heads = ("CRITICAL", "WARNING", "INFO", "where", "first", " ", "")
     stray = [ln for ln in lines[1:] if not ln.startswith(heads)]
     assert not stray, stray[:5]
+
+
+def test_watch_once_whose_reader_left_exits_141():
+    """`cockpit watch --once --demo | true` exited 1 (something fired) although nothing it
+    printed was read; as the other commands, 141 when the reader left before the output."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cockpit", "watch", "--once", "--demo"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # as `| true`: gone before the first line
+    assert proc.wait(timeout=90) == 141
+    assert b"Traceback" not in proc.stderr.read()

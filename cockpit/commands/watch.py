@@ -382,6 +382,8 @@ def run(args: argparse.Namespace) -> int:
                         )
                 # 3: no source answered (cron must not read silence as all clear); 1: something
                 # to act on, printed here now or still open since an earlier run
+                if printer.left:
+                    return 141  # the reader left (`watch --once | true`), as any command
                 if sources and not answered:
                     return EXIT_NO_SOURCE
                 return EXIT_FOUND if printer.count or critical else EXIT_OK
