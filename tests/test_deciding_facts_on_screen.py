@@ -179,3 +179,25 @@ async def test_the_log_status_line_names_the_red_line_whole(tmp_path, size):
         status = str(app.screen.query_one("#log-status", Static).render())
     assert status.rstrip().endswith("here: missing_shared_library"), status
     assert ("slurm-48105.out" in status) == (size[0] >= 160), status
+
+
+async def test_a_symptom_line_in_the_log_is_called_a_symptom(tmp_path):
+    """Job 48110 died on a node whose slurmd could not kill its tasks (Kill task failed); its
+    stdout's 'Killed' line was "here: oom_killed" in the log's status line, read as the
+    cause by a new user. A weak line is marked a symptom, as scan-log marks it."""
+    from textual.widgets import Static
+
+    from cockpit.model import Subject
+
+    from .test_ui_snapshots import _settle
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await ready(app, pilot)
+        app.open_subject(Subject("job", "demo-hpc", "48110"))
+        await until(pilot, lambda: bool(getattr(app.screen, "logs", None)), "48110's logs")
+        names = [name for name, _reader in app.screen.logs]
+        app.screen.open_log(names.index("stdout"))  # the job's own output, as the row's `l`
+        await _settle(pilot, lambda a: getattr(a.screen.query("LogView").first(), "_done", 0))
+        status = str(app.screen.query_one("#log-status", Static).render())
+    assert "here: oom_killed (symptom)" in status, status

@@ -746,7 +746,12 @@ class LogView(FindInLog, ScrollView, can_focus=True):
             + ", "
             + ngettext("{n} warning", "{n} warnings", warn).format(n=warn)
         )
-        here = _(" · here: {what}").format(what=err.label) if err else ""
+        # a weak line ('Killed') is a symptom of the cause found elsewhere (scan-log says so):
+        # bare, "here: oom_killed" on a Kill-task-failed node's job read as the cause
+        what = ""
+        if err:
+            what = err.label if err.strong else err.label + " " + _("(symptom)")
+        here = _(" · here: {what}").format(what=what) if err else ""
         at = len(parts)
         parts.append(counts + here)
         if not self._done:
