@@ -611,10 +611,11 @@ PATTERNS: tuple[Pattern, ...] = (
         "module_load_failed",
         tier=2,
     ),
-    # bash: "x: command not found"; dash (sbatch --wrap, /bin/sh): "script: 4: x: not found"
+    # bash: "x: command not found"; dash (sbatch --wrap, /bin/sh): "script: 4: x: not found";
+    # busybox ash (alpine images): "/bin/sh: bash: not found"
     _p(
         "command_not_found",
-        r": command not found|: \d+: [^\n:]+: not found\s*$|"
+        r": command not found|: \d+: [^\n:]+: not found\s*$|\bsh: [^\n:]+: not found\s*$|"
         r": line \d+: [^\n:]+: No such file or directory|"
         r"execve\(\): [^\n:]+: No such file or directory|exited with exit code 127",
         "command_not_found",
