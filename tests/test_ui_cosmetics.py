@@ -94,6 +94,8 @@ async def test_export_notification_puts_a_short_path_on_its_own_line(tmp_path, m
         head, _, where = note.message.partition("\n")
         assert head == "incidents exported to"
         assert where.startswith("./cockpit-incidents-") and (tmp_path / where[2:]).exists()
+        # it quotes job output: readable by its owner only, as alerts.jsonl and the store
+        assert (tmp_path / where[2:]).stat().st_mode & 0o777 == 0o600
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert short_path(tmp_path / "home" / "t" / "x.md") == "~/t/x.md"
     assert short_path(tmp_path / "homer" / "x.md") == str(tmp_path / "homer" / "x.md")

@@ -9,6 +9,7 @@ note and records who acknowledged and when; on a shared PostgreSQL every cockpit
 from __future__ import annotations
 
 import dataclasses
+import os
 from datetime import datetime
 from pathlib import Path
 
@@ -224,7 +225,13 @@ class IncidentScreen(CockpitScreen):
         ) / f"cockpit-incidents-{now.strftime('%Y%m%d-%H%M%S')}.md"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            # 0600 and never through a link: the report quotes job output (as alerts.jsonl,
+            # the store and collect's bundles do)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+            fd = os.open(path, flags, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                os.fchmod(fd, 0o600)
+                fh.write(text)
         except OSError as exc:
             self.notify(
                 _("cannot write {path}: {error}").format(path=path, error=clean(str(exc), 200)),
