@@ -10,7 +10,7 @@ from cockpit.model import Subject
 from cockpit.screens.dashboard import DashboardScreen, Pane
 from cockpit.screens.incidents import IncidentScreen
 from cockpit.screens.log import LogScreen
-from cockpit.screens.panes import NodeTable, QueueTable
+from cockpit.screens.panes import NodeTable, QueueTable, TrainingJobTable
 from cockpit.screens.subject import JobScreen
 
 from .test_ui_flows import OOM_JOB, make_app, ready, until
@@ -116,3 +116,22 @@ async def test_keys_typed_fast_after_slash_go_into_the_filter(tmp_path):
         assert queue.filter_text == "oom"
         assert app.screen.focused is queue
         assert queue.row_count >= 1
+
+
+async def test_a_pane_key_while_zoomed_zooms_that_pane(tmp_path):
+    """Zoomed on the queue, `3` focused the hidden training pane: the screen still showed
+    jobs, and enter opened a training job nobody could see (new-user trial). The zoom now
+    follows to the pane asked for."""
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        screen = app.screen
+        await pilot.press("1", "z")
+        await pilot.pause()
+        assert isinstance(screen.maximized, Pane) and screen.maximized.id == "queue-pane"
+        await pilot.press("3")
+        await pilot.pause()
+        training = screen.query_one(TrainingJobTable)
+        assert screen.focused is training
+        assert isinstance(screen.maximized, Pane) and screen.maximized.id == "training-pane"
+        assert training.region.height > 10

@@ -268,6 +268,13 @@ class DashboardScreen(CockpitScreen):
 
     def action_focus_pane(self, pane_id: str) -> None:
         for table in self.query(f"#{pane_id}").results(VirtualTable):
+            pane = table.parent
+            if self.maximized is not None and pane is not self.maximized:
+                # zoomed: the zoom follows to the pane asked for (focusing a hidden pane made
+                # enter open a row nobody could see)
+                self.minimize()
+                if isinstance(pane, Pane):
+                    self.maximize(pane, container=False)
             table.focus()
             return
         self.notify(_("no such pane for the configured sources"), timeout=2)
