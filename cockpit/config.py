@@ -278,32 +278,43 @@ class _Loader:
         spec: dict[str, tuple[tuple[type, ...], str]],
     ) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        errors: list[ConfigError] = []  # every key's problem at once, not the first only
         for k, v in table.items():
-            dotted = f"{dotted_prefix}.{k}"
-            if k not in spec:
-                raise self.error(
-                    dotted,
-                    _("unknown key {key} (known: {known})").format(
-                        key=repr(k), known=", ".join(sorted(spec))
-                    ),
-                )
-            types, desc = spec[k]
-            if isinstance(v, bool) and bool not in types:
-                raise self.error(
-                    dotted,
-                    _("must be {a} {type}, not a boolean").format(a=_article(desc), type=desc),
-                )
-            if not isinstance(v, types):
-                raise self.error(
-                    dotted,
-                    _("must be {a} {type}, not {got} {value}").format(
-                        a=_article(desc), type=desc, got=type(v).__name__, value=repr(v)
-                    ),
-                )
-            if desc == "list of strings" and not all(isinstance(x, str) for x in v):
-                raise self.error(dotted, _("must be a list of strings"))
-            out[k] = v
+            problem = self._key_problem(f"{dotted_prefix}.{k}", k, v, spec)
+            if problem is None:
+                out[k] = v
+            else:
+                errors.append(problem)
+        if errors:
+            raise errors[0] if len(errors) == 1 else ConfigErrors(errors)
         return out
+
+    def _key_problem(
+        self, dotted: str, k: str, v: Any, spec: dict[str, tuple[tuple[type, ...], str]]
+    ) -> ConfigError | None:
+        """What is wrong with one key of a table (None: nothing)."""
+        if k not in spec:
+            return self.error(
+                dotted,
+                _("unknown key {key} (known: {known})").format(
+                    key=repr(k), known=", ".join(sorted(spec))
+                ),
+            )
+        types, desc = spec[k]
+        if isinstance(v, bool) and bool not in types:
+            return self.error(
+                dotted, _("must be {a} {type}, not a boolean").format(a=_article(desc), type=desc)
+            )
+        if not isinstance(v, types):
+            return self.error(
+                dotted,
+                _("must be {a} {type}, not {got} {value}").format(
+                    a=_article(desc), type=desc, got=type(v).__name__, value=repr(v)
+                ),
+            )
+        if desc == "list of strings" and not all(isinstance(x, str) for x in v):
+            return self.error(dotted, _("must be a list of strings"))
+        return None
 
     def interval(self, dotted: str, value: float) -> float:
         if not math.isfinite(
@@ -623,6 +634,7 @@ def load_config(path: str | Path | None = None) -> Config:
     store = kept(_store, ld, data, default=StoreConfig())
     web = kept(_web, ld, data, default=WebConfig())
     risk = kept(_risk, ld, data, default=RiskSettings())
+    problems = [e for p in problems for e in getattr(p, "errors", [p])]  # one line each
     if problems:
         raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
     return Config(

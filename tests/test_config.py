@@ -192,3 +192,23 @@ def test_a_host_without_a_transport_is_an_ssh_cluster(tmp_path):
     assert load_config(p).clusters["q"].transport == "ssh"
     p.write_text('[clusters.q]\ntransport = "local"\n')
     assert load_config(p).clusters["q"].transport == "local"
+
+
+def test_every_bad_key_of_one_table_is_named_at_once(tmp_path):
+    """Two typos in one [clusters.X] table named only the first: fix, rerun, find the next
+    (a new-user trial); each bad key of a table is its own line, with its line number."""
+    from cockpit.config import load_config
+    from cockpit.errors import ConfigErrors
+
+    p = tmp_path / "config.toml"
+    p.write_text(
+        '[clusters.hpc]\ntransport = "local"\nslurmctld_logg = "/var/log/x"\n'
+        'timzone = "UTC"\ninterval = "x"\n'
+    )
+    with pytest.raises(ConfigErrors) as err:
+        load_config(p)
+    lines = str(err.value).splitlines()
+    assert lines[0] == "3 problems:"
+    assert [ln.split()[0] for ln in lines[1:]] == [f"{p}:3:", f"{p}:4:", f"{p}:5:"]
+    assert "[clusters.hpc.timzone] unknown key 'timzone'" in lines[2]
+    assert "[clusters.hpc.interval] must be a number" in lines[3]
