@@ -348,3 +348,21 @@ def test_sacct_with_a_header_realigned_in_the_paste(tmp_path):
     assert top["root_cause"] == "oom_killed"
     assert "MaxRSS 33.1G" in top["title"] and "ReqMem 32G" in top["title"]
     assert "--mem=40G" in top["remedy"]
+
+
+def test_sacct_whose_spaces_an_editor_turned_into_tabs(tmp_path):
+    """An editor that saves runs of spaces as tabs (vim's noexpandtab, ``unexpand -a``) kept
+    sacct's layout at tab stops of 8, but the table was sliced by character: 'OUT_OF_ME+'
+    landed under no State column and the job that ran out of memory was 'nothing looks
+    wrong'."""
+    f = tmp_path / "paste.txt"
+    f.write_text(
+        "JobID\t\tJobName\t\t\t\t    State   ExitCode\t ReqMem\t    MaxRSS    Elapsed\n"
+        "------------ ------------------------------ ---------- -------- ---------- ----------"
+        " ----------\n"
+        "4811\t      train_big\t\t\t    OUT_OF_ME+\t  0:125\t       32G\t\t00:10:02\n"
+        "4811.batch    batch\t\t\t    OUT_OF_ME+\t  0:125\t\t      33.1G\t00:10:02\n"
+    )
+    top = diagnose_bundle(str(f)).to_json()["findings"][0]
+    assert top["root_cause"] == "oom_killed"
+    assert "MaxRSS 33.1G" in top["title"] and "ReqMem 32G" in top["title"]

@@ -72,7 +72,9 @@ def parse_fixed_table(text: str) -> list[dict[str, str]]:
     with spaces) are placed by column position. A ``----`` ruler under the header (sacct)
     gives exact column spans.
     """
-    lines = content_lines(text)
+    # columns are where a terminal draws them: an editor that saved runs of spaces as tabs
+    # (``unexpand``, vim's noexpandtab) kept them at tab stops of 8
+    lines = [ln.expandtabs() for ln in content_lines(text)]
     if not lines:
         return []
     header, rows = lines[0], lines[1:]
