@@ -5,9 +5,8 @@
 from __future__ import annotations
 
 import pytest
-from rich.cells import cell_len
-
 from cockpit.widgets.table import cut_cell
+from rich.cells import cell_len
 
 
 @pytest.mark.parametrize(
@@ -43,3 +42,41 @@ def test_names_and_words_are_cut_where_the_cell_ends(text, width, shown):
 
 def test_a_whole_number_before_punctuation_stays():
     assert cut_cell("exit 127, in 2 s", 10) == "exit 127,…"
+
+
+@pytest.mark.parametrize(
+    ("text", "width", "shown"),
+    [
+        # Chinese runs a number into its words: "退出码1…" read as exit code 1 (it was 127)
+        ("退出码127，几秒内", 8, "退出码…"),
+        ("节点 cn07 内存不足 (已用64.1G)", 28, "节点 cn07 内存不足 (已用…"),
+        # full-width digits are two cells each: the pad where one did not fit hid the cut
+        ("全角１２３４ 数字", 8, "全角…"),
+        # a date cut inside reads as another date: 2026-11-2 is the 2nd of November
+        ("Kill task failed at 2026-11-29 18:52", 30, "Kill task failed at…"),
+        # a node range cut inside reads as another range
+        ("drained: nodes cn[001-010] down", 22, "drained: nodes cn[…"),
+        # a negative number loses its last digits
+        ("returned rc -127", 15, "returned rc…"),
+        # an array task reads as its parent job
+        ("held: array job 12345_7", 22, "held: array job…"),
+    ],
+)
+def test_numbers_in_chinese_dates_ranges_and_arrays_are_not_cut(text, width, shown):
+    got = cut_cell(text, width)
+    assert got.rstrip() == shown
+    assert cell_len(got) == width
+
+
+@pytest.mark.parametrize("text", ["127", "exit 127", "计算节点", ""])
+@pytest.mark.parametrize("width", [-1, 0, 1])
+def test_no_room_shows_no_digit(text, width):
+    """A one-cell column showed "1" of 127 with no ellipsis; no width raises or draws wider."""
+    got = cut_cell(text, width)
+    assert cell_len(got) <= max(width, 0)
+    assert not any(c.isdigit() for c in got)
+
+
+def test_a_text_that_fits_is_not_cut():
+    assert cut_cell("exit 127", 8) == "exit 127"
+    assert cut_cell("计算", 5) == "计算 "

@@ -63,8 +63,13 @@ _SLICE = 16384
 
 
 # a number the cut would split: digits (with . : , inside) starting a token, the rest of it next
-_NUMBER_END = re.compile(r"(?:^|(?<=[\s(\[=/<>]))\d[\d.:,]*$")
-_NUMBER_GOES_ON = re.compile(r"[\d]|[.:,]\d|[A-Za-z%]")
+# (Chinese and Japanese run a number into their words, "退出码127", without a space; a date
+# 2026-11-29 and a node range 001-010 are one number; a sign belongs to it, an array task's
+# _7 to its job)
+_NUMBER_END = re.compile(
+    r"(?:^|(?<=[\s(\[=/<>#\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]))[-+]?\d[\d.:,\-]*$"
+)
+_NUMBER_GOES_ON = re.compile(r"[\d]|[.:,_\-]\d|[A-Za-z%]")
 
 
 def cut_cell(text: str, width: int) -> str:
@@ -72,16 +77,20 @@ def cut_cell(text: str, width: int) -> str:
     as exit 1 where the cell held exit 127, "04:00:…" as a time; such a number goes whole and
     the cut moves before it (when that keeps half the cell). Names (gpt2-zh-…, cn01…) are cut
     as words are."""
-    if width <= 1:
+    if cell_len(text) <= max(width, 0):
         return set_cell_size(text, width)
+    if width <= 1:  # no room for any of it: an ellipsis, not the first digit of 127
+        return "…"[: max(width, 0)]
     kept = set_cell_size(text, width - 1)
+    if not text.startswith(kept):  # a pad where a wide character did not fit: not the text's
+        kept = kept[:-1]
     rest = text[len(kept) :]
-    m = _NUMBER_END.search(kept.rstrip(" ")) if kept == kept.rstrip(" ") else None
+    m = _NUMBER_END.search(kept) if kept == kept.rstrip(" ") else None
     if m and _NUMBER_GOES_ON.match(rest) and cell_len(kept[: m.start()]) >= width // 2:
         return set_cell_size(kept[: m.start()].rstrip() + "…", width)
     if kept.endswith(" "):  # the ellipsis against the last word, not after a space
         return set_cell_size(kept.rstrip() + "…", width)
-    return kept + "…"
+    return set_cell_size(kept + "…", width)
 
 
 @dataclass(slots=True, eq=False)
