@@ -101,6 +101,29 @@ async def test_export_notification_puts_a_short_path_on_its_own_line(tmp_path, m
     assert short_path(tmp_path / "homer" / "x.md") == str(tmp_path / "homer" / "x.md")
 
 
+async def test_export_refuses_a_link_at_its_path_and_says_so(tmp_path, monkeypatch):
+    """A link planted at the export's name (a shared export directory) is not written through;
+    the toast said "[Errno 40] Too many levels of symbolic links", which reads as a loop in
+    the operator's own directories, not as a link refused (hostile test)."""
+    from .test_ui_flows import frozen, make_app, ready
+
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("not yours\n")
+    name = f"cockpit-incidents-{frozen().strftime('%Y%m%d-%H%M%S')}.md"
+    (tmp_path / name).symlink_to(target)
+    app = make_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("i", "x")
+        await pilot.pause()
+        note = list(app._notifications)[-1]
+    assert target.read_text() == "not yours\n"
+    assert note.severity == "error"
+    assert "symbolic link" in note.message and "not written" in note.message
+    assert "Too many levels" not in note.message
+
+
 async def test_wrapped_evidence_lines_hang_under_the_evidence_text(tmp_path):
     from cockpit.model import Subject
     from cockpit.screens.panes import FindingList

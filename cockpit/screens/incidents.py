@@ -9,6 +9,7 @@ note and records who acknowledged and when; on a shared PostgreSQL every cockpit
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 from datetime import datetime
 from pathlib import Path
@@ -233,8 +234,11 @@ class IncidentScreen(CockpitScreen):
                 os.fchmod(fd, 0o600)
                 fh.write(text)
         except OSError as exc:
+            error = str(exc)
+            if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a link: not a loop, a link refused
+                error = "a symbolic link: not written through it"
             self.notify(
-                _("cannot write {path}: {error}").format(path=path, error=clean(str(exc), 200)),
+                _("cannot write {path}: {error}").format(path=path, error=clean(error, 200)),
                 severity="error",
                 markup=False,
             )
