@@ -50,3 +50,14 @@ def test_a_good_alerts_table_is_valid(tmp_path):
     )
     res = _run(tmp_path, "--config", str(cfg), "check-config", "--no-poll")
     assert res.returncode == 0 and "the file is valid" in res.stdout, res.stderr
+
+
+def test_every_unknown_alerts_key_is_named_at_once(tmp_path):
+    """Two typos in [alerts] named only the first (a late breaker's find), as other tables did."""
+    cfg = tmp_path / "cockpit.toml"
+    cfg.write_text(BASE + "[alerts]\nnope = 1\nrepeat_ss = 2\n")
+    res = _run(tmp_path, "--config", str(cfg), "check-config", "--no-poll")
+    assert res.returncode == 2
+    assert "2 problems:" in res.stderr
+    assert "[alerts.nope] unknown key" in res.stderr
+    assert "[alerts.repeat_ss] unknown key" in res.stderr

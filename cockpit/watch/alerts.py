@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from cockpit.errors import ConfigError
+from cockpit.errors import ConfigError, ConfigErrors
 from cockpit.i18n import _
 from cockpit.model import SEVERITY_RANK, Evidence, Finding, Severity, Subject
 
@@ -567,13 +567,18 @@ def _timeout(value: float, path: str, where: str) -> float:
 
 
 def _reject_unknown(t: Mapping[str, Any], known: set[str], path: str, table: str) -> None:
-    for k in t:
-        if k not in known:
-            raise ConfigError(
-                _("unknown key (known: {known})").format(known=", ".join(sorted(known))),
-                path,
-                key=f"{table}.{k}",
-            )
+    """Every unknown key of the table at once (two typos named only the first)."""
+    bad = [
+        ConfigError(
+            _("unknown key (known: {known})").format(known=", ".join(sorted(known))),
+            path,
+            key=f"{table}.{k}",
+        )
+        for k in t
+        if k not in known
+    ]
+    if bad:
+        raise bad[0] if len(bad) == 1 else ConfigErrors(bad)
 
 
 def _get(
