@@ -201,3 +201,26 @@ async def test_a_symptom_line_in_the_log_is_called_a_symptom(tmp_path):
         await _settle(pilot, lambda a: getattr(a.screen.query("LogView").first(), "_done", 0))
         status = str(app.screen.query_one("#log-status", Static).render())
     assert "here: oom_killed (symptom)" in status, status
+
+
+async def test_l_on_a_training_job_whose_cause_is_an_event_opens_the_events(tmp_path):
+    """detr-coco-obs is stuck in Initializing on an OBS AccessDenied mount event; `l` opened its
+    empty startup log at 'line 1/0' with the cause one tab away (a new-user trial). It opens
+    the events at the AccessDenied line."""
+    from textual.widgets import Static
+
+    from cockpit.model import Subject
+
+    from .test_ui_snapshots import _settle
+
+    app = make_app(tmp_path)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await ready(app, pilot)
+        snap = app.hub.states["demo-modelarts"].snapshot
+        job = next(t for t in snap.training_jobs if t.name == "detr-coco-obs")
+        app.open_subject(Subject("training_job", "demo-modelarts", job.job_id))
+        await until(pilot, lambda: bool(getattr(app.screen, "logs", None)), "its logs")
+        await pilot.press("l")
+        await _settle(pilot, lambda a: getattr(a.screen.query("LogView").first(), "_done", 0))
+        status = str(app.screen.query_one("#log-status", Static).render())
+    assert status.startswith("events") and "here: storage_access_denied" in status, status

@@ -267,6 +267,10 @@ class SubjectScreen(CockpitScreen):
 
         top = self.findings[0] if self.findings else None
         ev = first_red_error(top) if top is not None and top.severity != "info" else None
+        if ev is None and top is not None and top.severity != "info":
+            # evidence without a line number (a ModelArts event): its log, not the first one
+            # (a stuck job's empty startup log opened at 'line 1/0' with the cause a tab away)
+            ev = next((e for e in top.evidence if self._log_for(e) is not None), None)
         if ev is not None and self._log_for(ev) is not None:
             self.open_evidence(ev)
         else:
