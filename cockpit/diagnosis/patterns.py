@@ -104,7 +104,10 @@ PATTERNS: tuple[Pattern, ...] = (
         "container_oom",
         # kubectl describe's "Exit Code:    137" (Reason: Error, not OOMKilled) and an operator's
         # "terminated with exit code (137)": the container's SIGKILL, most often its memory limit
-        r"return code: ?137\b|[Ee]xit(?:ed)? (?:with|[Cc]ode)[: (]*137\b|exit with 137\b",
+        # (not a platform's "Exit code: 137" event: a SIGKILL whose log may name the cause, as
+        # a CUDA out of memory before it)
+        r"return code: ?137\b|exit(?:ed)? (?:with|code)[: ]*137\b|exit with 137\b|"
+        r"Exit Code:[ \t]{2,}137\b|exit code \(137\)",
         "oom_killed",
         tier=2,
     ),
