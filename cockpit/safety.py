@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Any, overload
 
 from cockpit.errors import UserError
+from cockpit.secret_prefilter import build as build_prefilter
 
 
 class UnsafeValue(UserError, ValueError):
@@ -225,6 +226,15 @@ def _expander(repl):
 
 
 _STR_SUBS = [(rx, _expander(r)) for rx, r in _STR_RULES]
+# False: an ASCII text none of the patterns matches (see cockpit.secret_prefilter); built at
+# the first redaction, not at import (~20 ms of a start-up)
+_MAY_HOLD: Callable[[str], bool] | None = None
+
+
+def _may_hold_built() -> Callable[[str], bool]:
+    global _MAY_HOLD
+    _MAY_HOLD = build_prefilter(p for p, _ in _SECRET_PATTERNS) or (lambda _text: True)
+    return _MAY_HOLD
 _BYTES_SUBS = [(rx, _expander(r)) for rx, r in _BYTES_RULES]
 
 # key=value / key: value. One token then a check of its last words ("db_password",
@@ -327,6 +337,8 @@ def _redact_kv(text, rx, value_rx, mark, as_str):
 
 def _redact_str(text: str) -> str:
     out = _redact_kv(text, _KV_STR, _VALUE_STR, REDACTED, str)
+    if out is text and text.isascii() and not (_MAY_HOLD or _may_hold_built())(text):
+        return text  # no pattern matches it (one RE2 pass instead of ~28 searches)
     for rx, repl in _STR_SUBS:
         out = rx.sub(repl, out)
     return out
