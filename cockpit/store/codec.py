@@ -1,8 +1,8 @@
 """Incidents and artifacts to JSON and back, for the store's text columns.
 
-Findings go through the alert history's codec (:func:`cockpit.watch.alerts.finding_to_json`)
-so one format serves both. Artifacts are redacted on the way in: what the store keeps may be
-read by every operator of the team.
+Findings are kept in the alert history's format (:func:`cockpit.watch.alerts.finding_to_json`,
+built field by field here and held to it by a test) so one format serves both. Artifacts are
+redacted on the way in: what the store keeps may be read by every operator of the team.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from cockpit.model import AcctRecord, Artifacts, ExitCode, Incident, LogText, Subject
+from cockpit.model import AcctRecord, Artifacts, ExitCode, Finding, Incident, LogText, Subject
 from cockpit.safety import redact, redact_repeated
-from cockpit.watch.alerts import finding_from_json, finding_to_json
+from cockpit.watch.alerts import finding_from_json
 
 MAX_LOG_BYTES = 256 * 1024  # per log kept as evidence: the first red error and its context
 
@@ -39,19 +39,18 @@ def _time_from(s: str | None) -> datetime | None:
 
 def incident_to_json(inc: Incident) -> str:
     """Redacted like every way out (the team's database is one); the key stays as it is."""
-    out = redact_repeated(
-        {
-            "key": inc.key,
-            "root_cause": inc.root_cause,
-            "severity": inc.severity,
-            "subject": _subject(inc.subject),
-            "title": inc.title,
-            "findings": [],
-            "affected": [],
-            "first_seen": _time(inc.first_seen),
-        }
-    )
-    out["affected"] = [_subject_json(s) for s in inc.affected]
+    r = redact_repeated  # field by field, as _redacted_finding (none of these keys is secret)
+    first_seen = _time(inc.first_seen)
+    out = {
+        "key": inc.key,
+        "root_cause": r(inc.root_cause),
+        "severity": r(inc.severity),
+        "subject": _subject_json(inc.subject),
+        "title": r(inc.title),
+        "findings": [],
+        "affected": [_subject_json(s) for s in inc.affected],
+        "first_seen": None if first_seen is None else r(first_seen),
+    }
     # redact() works item by item: each finding's redacted form is the same inside the
     # incident or alone, and is kept per finding object (an incident of 1000 jobs whose few
     # changed findings are the only ones scanned again at the next sync)
@@ -105,9 +104,49 @@ def _finding_json(f: Any) -> Any:
         return got[1]
     if len(_FINDING_JSON) >= _FINDING_JSON_MAX:
         _FINDING_JSON.clear()
-    value = redact_repeated(finding_to_json(f))
+    value = _redacted_finding(f)
     _FINDING_JSON[id(f)] = (f, value)
     return value
+
+
+_FINDING_SUBJECT: dict[tuple[str, str, str], Any] = {}
+
+
+def _redacted_finding(f: Finding) -> dict[str, Any]:
+    """``redact_repeated(finding_to_json(f))`` built field by field: a busy site re-encodes
+    hundreds of changed findings a poll, and the generic walk over their ~25 values (type
+    checks, a secret-key check per key: none of these keys is one) cost as much as redacting
+    their new strings. ``tests/test_store_codec_fast.py`` holds it to the generic form."""
+    r = redact_repeated
+    s = f.subject
+    k = (s.kind, s.source, s.id)
+    subject = _FINDING_SUBJECT.get(k)
+    if subject is None:
+        if len(_FINDING_SUBJECT) >= 100_000:
+            _FINDING_SUBJECT.clear()
+        subject = _FINDING_SUBJECT[k] = redact_repeated({"kind": k[0], "source": k[1], "id": k[2]})
+    return {
+        "root_cause": r(f.root_cause),
+        "severity": r(f.severity),
+        "subject": subject,
+        "title": r(f.title),
+        "explanation": r(f.explanation),
+        "remedy": r(f.remedy),
+        "confidence": f.confidence,
+        "first_seen": r(f.first_seen.isoformat()) if f.first_seen else None,
+        "evidence": [
+            {
+                "where": r(e.where),
+                "text": r(e.text),
+                "line": e.line,
+                "path": r(e.path),
+                "offset": e.offset,
+                "tier": e.tier,
+                "quoted": e.quoted,
+            }
+            for e in f.evidence
+        ],
+    }
 
 
 def incident_from_json(text: str) -> Incident:

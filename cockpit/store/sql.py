@@ -120,7 +120,8 @@ class Store:
         self._pruned = 0.0
         self._mirror: dict[str, StoredIncident] = {}
         self._written: dict[str, str] = {}  # key -> body this process last wrote
-        self._encoded: dict[str, tuple[Incident, str]] = {}  # key -> (incident, its body)
+        # key -> (incident, its body, its title column): unchanged incidents are not encoded again
+        self._encoded: dict[str, tuple[Incident, str, str]] = {}
         self._decoded: dict[str, tuple[str, Incident]] = {}
         self._acks: dict[str, Ack] = {}
         self._pending: list[tuple[str, str, str, str, float]] = []  # ack ops while down
@@ -266,17 +267,21 @@ class Store:
             # the pipeline hands back the same Incident while nothing in it changed: encoding
             # (and redacting) every member of a 1000-job incident each poll is not needed
             enc = self._encoded.get(key)
-            body = enc[1] if enc is not None and enc[0] is inc else codec.incident_to_json(inc)
-            self._encoded[key] = (inc, body)
+            if enc is not None and enc[0] is inc:
+                body, title = enc[1], enc[2]
+            else:
+                body = codec.incident_to_json(inc)
+                # a column a team's database keeps and anyone may SELECT: as the body,
+                # redacted and cleaned of escapes (a job name's OSC 52 must not reach psql)
+                title = scrub(inc.title, 1000, repeated=True)
+                self._encoded[key] = (inc, body, title)
             row = known.get(key)
             fields = {
                 "source": inc.subject.source,
                 "kind": inc.subject.kind,
                 "root_cause": inc.root_cause,
                 "severity": inc.severity,
-                # a column a team's database keeps and anyone may SELECT: as the body, redacted
-                # and cleaned of escapes (a job name's OSC 52 must not reach a psql session)
-                "title": scrub(inc.title, 1000, repeated=True),
+                "title": title,
                 "body": body,
                 "last_seen": at,
                 "gone": False,
