@@ -125,7 +125,11 @@ from cockpit.commands.alerts import demo_alerts
 from cockpit.watch.alerts import NotifyConfig
 from cockpit.watch.notify import Notifier
 i18n.set_language(choose_language([]))
-alerts = demo_alerts(7)[:3]  # a full /scratch, an OOM-killed job, a node drained
+every = demo_alerts(7)
+# a full /scratch, an OOM-killed job, a node drained
+alerts = [next(a for a in every if a.rule == "storage"),
+          next(a for a in every if a.finding and a.finding.root_cause == "oom_killed"),
+          next(a for a in every if a.rule == "node_unhealthy" and "DRAIN" in a.title)]
 cfg = NotifyConfig(webhook=sys.argv[1], webhook_template=sys.argv[2], timeout_s=10,
                    min_severity="info")
 results = Notifier(cfg, log_path=sys.argv[3]).send(alerts)

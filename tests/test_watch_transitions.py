@@ -3,6 +3,8 @@ from datetime import UTC, datetime, timedelta
 
 from cockpit.model import (
     Finding,
+    Pool,
+    PoolNode,
     SlurmJob,
     SlurmNode,
     Snapshot,
@@ -213,6 +215,28 @@ def test_modelarts_failed():
     cur = snap(T1, tjobs=[tjob("Failed", secondary_phase="ImagePullFailed")], kind="modelarts")
     out = detect(prev, cur, [], T1)
     assert rules(out) == [("training_failed", "t1")] and "ImagePullFailed" in out[0].title
+
+
+def _pool(*phases: str) -> Pool:
+    nodes = tuple(PoolNode(f"node-{i}", ph) for i, ph in enumerate(phases))
+    return Pool("pool-1", "a100-dedicated", nodes=nodes)
+
+
+def test_pool_node_turning_abnormal_alerts_with_the_pools_verdict():
+    """A dedicated pool's node going Abnormal takes no training job: a critical incident on
+    the dashboard, so a page too (it was on no channel: no rule looked at pools)."""
+    ok = replace(snap(T0, kind="modelarts"), pools=(_pool("Available", "Available"),))
+    bad = replace(snap(T1, kind="modelarts"), pools=(_pool("Available", "Abnormal"),))
+    f = Finding("pool_node_abnormal", "critical", Subject("pool", "hpc", "pool-1"), "Pool x")
+    out = detect(ok, bad, [f], T1)
+    assert rules(out) == [("node_unhealthy", "pool-1")]
+    assert "node-1" in out[0].title and "node-0" not in out[0].title
+    assert out[0].severity == "critical" and out[0].finding is f
+    # still Abnormal at the next poll: nothing new; a second node turning is news again
+    assert detect(bad, replace(bad, taken_at=T1 + timedelta(minutes=1)), [f], T1) == []
+    worse = replace(bad, pools=(_pool("Abnormal", "Abnormal"),))
+    out = detect(bad, worse, [f], T1)
+    assert rules(out) == [("node_unhealthy", "pool-1")] and "node-0" in out[0].title
 
 
 def test_repeated_failures_counts_history_within_window():

@@ -53,7 +53,7 @@ from cockpit.model import SEVERITY_RANK, Evidence, Finding, Severity, Subject
 # Rule names (stable: mutes, history and scripts key on them).
 RULES: tuple[str, ...] = (
     "job_failed",  # Slurm job turned FAILED / TIMEOUT / OUT_OF_MEMORY / NODE_FAIL
-    "node_unhealthy",  # node entered DRAIN or DOWN
+    "node_unhealthy",  # node entered DRAIN or DOWN; a resource pool node turned Abnormal
     "pending_never_runs",  # PENDING on a reason that never resolves by itself
     "repeated_failures",  # one user's jobs failing N times within the window
     "init_slow",  # ModelArts job Initializing past the threshold

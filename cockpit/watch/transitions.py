@@ -20,6 +20,7 @@ from cockpit.i18n import _
 from cockpit.model import (
     Finding,
     Incident,
+    Pool,
     Severity,
     SlurmJob,
     SlurmNode,
@@ -72,7 +73,8 @@ def detect(
       against it (else ``prev``) so a poll that failed in between does not make every
       job look new.
 
-    Returns alerts in a stable order: source, nodes, jobs, training jobs, repeated failures.
+    Returns alerts in a stable order: source, nodes (Slurm's, then resource pools' nodes),
+    jobs, training jobs, repeated failures.
     """
     cfg = config or AlertConfig()
     out: list[Alert] = []
@@ -116,6 +118,7 @@ def detect(
         return out
 
     out += _nodes(base, cur, now, by_subject)
+    out += _pool_nodes(base, cur, now, by_subject)
     failures = _jobs(base, cur, now, by_subject)
     out += failures
     out += _training(base, cur, now, by_subject, cfg)
@@ -161,6 +164,38 @@ def _nodes(
                 cur.source,
             )
         )
+    return out
+
+
+POOL_NODE_BAD_PHASES: frozenset[str] = frozenset({"Abnormal"})
+
+
+def _bad_pool_nodes(pool: Pool) -> set[str]:
+    return {n.name for n in pool.nodes if n.phase in POOL_NODE_BAD_PHASES}
+
+
+def _pool_nodes(
+    prev: Snapshot, cur: Snapshot, now: datetime, by_subject: dict[Subject, Finding]
+) -> list[Alert]:
+    """A dedicated pool's node turned Abnormal: ModelArts' node DOWN (it takes no training
+    job). One alert per pool and poll, naming the nodes that turned; the pool's verdict
+    (``pool_node_abnormal``) gives its severity, as the dashboard's row does."""
+    before = {p.pool_id: _bad_pool_nodes(p) for p in prev.pools}
+    out = []
+    for pool in cur.pools:
+        turned = sorted(_bad_pool_nodes(pool) - before.get(pool.pool_id, set()))
+        if not turned:
+            continue
+        subj = Subject("pool", cur.source, pool.pool_id)
+        found = by_subject.get(subj)
+        title = _("pool {pool}: node {nodes} entered Abnormal ({bad} of {total} Abnormal)").format(
+            pool=pool.name,
+            nodes=", ".join(turned),
+            bad=len(_bad_pool_nodes(pool)),
+            total=len(pool.nodes),
+        )
+        sev: Severity = found.severity if found is not None else "warning"
+        out.append(Alert(now, "node_unhealthy", sev, subj, title, found, cur.source))
     return out
 
 
