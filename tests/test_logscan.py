@@ -439,9 +439,13 @@ def test_nccl_unhandled_cuda_error_names_the_oom_below_it():
     )
     h = first_error(log)
     assert (h.line, h.label, h.offset) == (5, "gpu_out_of_memory", log.index(b"Cuda failure"))
-    # without the OOM below, the NCCL line stays the first red error
+    # without the OOM below, the label stays NCCL's, and the headline is still NCCL's own
+    # message under "Last error:" (PyTorch's summary names only the error class)
     plain = log.replace(b"Cuda failure 'out of memory'", b"Cuda failure 'an illegal memory access'")
-    assert (first_error(plain).line, first_error(plain).label) == (2, "nccl_communication_error")
+    assert (first_error(plain).line, first_error(plain).label) == (5, "nccl_communication_error")
+    # with no message under "Last error:", PyTorch's summary line is the first red error
+    empty = log.replace(b"Cuda failure 'out of memory'\n", b"\nException raised from x\n")
+    assert (first_error(empty).line, first_error(empty).label) == (2, "nccl_communication_error")
 
 
 def test_scan_log_cli_reports_the_gpu_oom(tmp_path, capsys):

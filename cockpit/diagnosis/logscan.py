@@ -266,9 +266,57 @@ _ANNOUNCES: tuple[tuple[str, re.Pattern[str] | None, str], ...] = (
 _ANNOUNCERS = frozenset(label for label, _, _ in _ANNOUNCES)
 
 
+# PyTorch's summary of a failed NCCL call ("NCCL error in: …ProcessGroupNCCL.cpp:1727, invalid
+# usage", "NCCL error: unhandled system error") names only NCCL's error class; NCCL's own
+# message follows a few lines later under "Last error:" ("Duplicate GPU detected : rank 3 and
+# rank 0 both on CUDA device f000", "socketStartConnect: Connect to … failed : No route to
+# host"): that line is the cause, whatever its words.
+_NCCL_SUMMARY = re.compile(r"NCCL error(?: in)?: ")
+_LAST_ERROR = re.compile(rb"Last error:[ \t]*\r?$")
+_LAST_ERROR_WITHIN = 4  # lines after the summary ("ncclInvalidUsage: …" comes between)
+# a line NCCL's message is not: an empty "Last error:" is followed by PyTorch's own frames
+_NOT_NCCL_MESSAGE = re.compile(r"^\s*(?:$|Exception raised from )")
+# labels too general to replace NCCL's own (a socket's "No route to host" inside NCCL is
+# NCCL's transport failing, the collective's domain)
+_GENERAL = frozenset({"mpi_network_error", "application_error", "unrecognised_failure"})
+
+
+def _nccl_last_error(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit | None:
+    start = buf.find(b"\n", hit.offset)
+    if start < 0:
+        return None
+    lines = bytes(buf[start + 1 : start + 1 + _NCCL_LOOKAHEAD]).split(b"\n")
+    offset = start + 1
+    for i, raw in enumerate(lines[: _LAST_ERROR_WITHIN + 1]):
+        offset += len(raw) + 1
+        if not _LAST_ERROR.search(raw) or i + 1 >= len(lines):
+            continue
+        nxt = lines[i + 1]
+        text = decode_line(nxt)
+        if _NOT_NCCL_MESSAGE.match(text) or is_harmless(nxt):
+            return None
+        p = classify(nxt, kind)
+        own = p is not None and p.strong and p.label not in _GENERAL
+        return ScanHit(
+            line=hit.line + i + 2,
+            offset=offset,
+            text=text,
+            pattern=p.name if own and p is not None else "nccl_last_error",
+            label=p.label if own and p is not None else hit.label,
+            severity=p.severity if own and p is not None else hit.severity,
+            strong=True,
+            tier=hit.tier,
+        )
+    return None
+
+
 def _cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
     """The first strong hit, or the line after it (within the lookahead) that it only
     announced."""
+    if hit.label == "nccl_communication_error" and _NCCL_SUMMARY.search(hit.text):
+        last = _nccl_last_error(buf, hit, kind)
+        if last is not None:
+            return last
     for label, says, cause in _ANNOUNCES:
         if hit.label != label or (says is not None and not says.search(hit.text)):
             continue
@@ -281,6 +329,12 @@ def _cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
                 return h
         return hit
     return hit
+
+
+def announced_cause(buf: Buffer, hit: ScanHit, *, kind: str = "app") -> ScanHit:
+    """The line a strong hit of :func:`iter_errors` only announces (NCCL's "Last error:"
+    message under PyTorch's summary, …), as :func:`first_error` resolves it; else the hit."""
+    return _cause(buf, hit, kind)
 
 
 def iter_errors(

@@ -160,7 +160,11 @@ PATTERNS: tuple[Pattern, ...] = (
         # a step (srun, or an MPI launcher's srun) asking for more than its allocation has
         r"Only allocated \d+ nodes asked for \d+|"
         # --constraint names a feature no node of the cluster defines
-        r"Batch job submission failed: Invalid feature specification",
+        r"Batch job submission failed: Invalid feature specification|"
+        # sbatch refuses the script itself before asking slurmctld: nothing is queued, and
+        # never will be until the script is fixed (Windows line breaks, no #! line, empty)
+        r"Batch script (?:contains DOS line breaks|is empty|contains only whitespace)|"
+        r"This does not look like a batch script",
         "submit_rejected_unsatisfiable",
         tier=0,
     ),
@@ -498,6 +502,9 @@ PATTERNS: tuple[Pattern, ...] = (
         "c10d_store_connect",
         r"DistNetworkError|The client socket has (?:timed out|failed to connect)|"
         r"RendezvousConnectionError|connection to the C10d store has failed|"
+        # a rank's request to the store gives up (the rank serving it still busy, e.g.
+        # tokenizing, or gone): NCCL's unique id never arrives
+        r"store->get\([^)\n]*\) got error|DistStoreError|"
         # the store's port is taken (another run on the node uses MASTER_PORT)
         r"The server socket has failed to (?:bind|listen)|"
         r"RuntimeError: Address already in use|EADDRINUSE",

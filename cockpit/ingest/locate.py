@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from cockpit.diagnosis.logscan import decode_line, iter_errors
+from cockpit.diagnosis.logscan import announced_cause, decode_line, iter_errors
 from cockpit.diagnosis.startup_log import line_time
 from cockpit.ingest.slurm_text import expand
 from cockpit.ingest.sniff import STRUCTURED, scan_kind
@@ -331,10 +331,14 @@ def _first_error(top: Finding | None, files: Sequence[BundleFile]) -> FirstError
         if bf.role in {"script", "modelarts_job"}:
             continue
         lt = _view(bf)
-        for n, h in enumerate(iter_errors(lt.data, kind=scan_kind(lt.kind))):
+        kind = scan_kind(lt.kind)
+        for n, h in enumerate(iter_errors(lt.data, kind=kind)):
             if n > MAX_HITS:
                 break
             if h.strong and h.label == top.root_cause:
+                # the line the scanner's first red error is (a summary names its cause below)
+                cause = announced_cause(lt.data, h, kind=kind)
+                h = cause if cause.label == top.root_cause else h
                 line = lt.file_line(h.line) or h.line
                 key = (bf.role != "log", rank.get(bf.role, 0), _LOG_TIER.get(lt.kind, 2))
                 cands.append(((*key, bf.name, line), bf, line, h.text))

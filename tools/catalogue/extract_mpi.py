@@ -63,6 +63,11 @@ _LAUNCH = (
     "allocation (or srun --mpi=pmix), check that every node has the same Open MPI install on "
     "PATH/LD_LIBRARY_PATH and reaches the launching node over TCP."
 )
+_AGENT = (
+    "mpirun starts its daemons with ssh/rsh (or finds no orted to start): install "
+    "openssh-client and the same Open MPI on every node, set OMPI_MCA_plm_rsh_agent (e.g. to "
+    "'false' for one node in a container), or launch with srun --mpi=pmix inside Slurm."
+)
 _SLOTS = (
     "More ranks than the allocation holds: match -np to the job's tasks (srun -n / "
     "--ntasks-per-node), or let mpirun take them from Slurm; --oversubscribe only on purpose."
@@ -88,6 +93,15 @@ _UCX_MEM = (
     "-l unlimited for slurmd), check free memory and the adapter's state (ibstat, ibv_devinfo)."
 )
 RULES: tuple[tuple[str, str, str, str], ...] = (
+    # the launcher's way of starting its daemons is missing: no ssh/rsh agent at the path
+    # given (a container without ssh), no orted for the rsh launcher to run
+    (
+        r"(?i)plm_(?:rsh|ssh)_agent|"
+        r"executable \"orted\"",
+        "launch",
+        "mpi_launch_failed",
+        _AGENT,
+    ),
     (
         r"(?i)not enough slots|slots available in the system|oversubscri|more processes than",
         "launch",
@@ -107,7 +121,9 @@ RULES: tuple[tuple[str, str, str, str], ...] = (
         r"could not execute|failed to spawn|launch[^\n]* failed|"
         r"not (?:able|unable) to (?:be )?(?:bound|bind)|"
         r"binding[^\n]*(?:failed|not supported|error)|could not find an executable|"
-        r"exec[^\n]* (?:failed|not found)|unable to find the specified executable",
+        r"exec[^\n]* (?:failed|not found)|unable to find the specified executable|"
+        # the launcher's own start-up (its runtime under mpirun or a singleton) failed
+        r"orte_init failed|\"prte_init\(\)\" failed",
         "launch",
         "mpi_launch_failed",
         _LAUNCH,
