@@ -226,15 +226,6 @@ def _expander(repl):
 
 
 _STR_SUBS = [(rx, _expander(r)) for rx, r in _STR_RULES]
-# False: an ASCII text none of the patterns matches (see cockpit.secret_prefilter); built at
-# the first redaction, not at import (~20 ms of a start-up)
-_MAY_HOLD: Callable[[str], bool] | None = None
-
-
-def _may_hold_built() -> Callable[[str], bool]:
-    global _MAY_HOLD
-    _MAY_HOLD = build_prefilter(p for p, _ in _SECRET_PATTERNS) or (lambda _text: True)
-    return _MAY_HOLD
 _BYTES_SUBS = [(rx, _expander(r)) for rx, r in _BYTES_RULES]
 
 # key=value / key: value. One token then a check of its last words ("db_password",
@@ -275,6 +266,30 @@ _SECRET_PAIRS = {
 }
 
 
+_SECRET_ENDINGS = ("password", "passwd", "secret", "token")
+# What every key _redact_kv replaces a value after has in the text: its last word (_secret_key:
+# a secret word, a word ending in one, or a pair's second word) right before the quote, spaces
+# and ':' or '=' that _KEY takes. A text without one has no value to replace.
+_SECRET_KEY_HINT = (
+    "(?i)(?:"
+    + "|".join(
+        sorted({*_SECRET_WORDS, *_SECRET_ENDINGS, *(p.split("_")[-1] for p in _SECRET_PAIRS)})
+    )
+    + r""")["']?\s*[:=]"""
+)
+
+# False: an ASCII text none of the patterns matches and holding no secret key before a ':' or
+# '=' (see cockpit.secret_prefilter); built at the first redaction, not at import (~20 ms)
+_MAY_HOLD: Callable[[str], bool] | None = None
+
+
+def _may_hold_built() -> Callable[[str], bool]:
+    global _MAY_HOLD
+    patterns = [_SECRET_KEY_HINT, *(p for p, _ in _SECRET_PATTERNS)]
+    _MAY_HOLD = build_prefilter(patterns) or (lambda _text: True)
+    return _MAY_HOLD
+
+
 @lru_cache(maxsize=4096)  # a JSON body's keys are the same few names in every finding
 def _secret_key(key: str) -> bool:
     parts = re.split(r"[_-]", key.lower().rstrip("\"' \t:="))
@@ -282,7 +297,7 @@ def _secret_key(key: str) -> bool:
     # PGPASSWORD, MYSQL_PWD, DB_PASS: the word may be glued to a prefix
     return (
         last in _SECRET_WORDS
-        or last.endswith(("password", "passwd", "secret", "token"))
+        or last.endswith(_SECRET_ENDINGS)
         or "_".join(parts[-2:]) in _SECRET_PAIRS
     )
 
@@ -336,9 +351,9 @@ def _redact_kv(text, rx, value_rx, mark, as_str):
 
 
 def _redact_str(text: str) -> str:
+    if text.isascii() and not (_MAY_HOLD or _may_hold_built())(text):
+        return text  # no secret key, no pattern: one RE2 pass instead of ~29 ``re`` scans
     out = _redact_kv(text, _KV_STR, _VALUE_STR, REDACTED, str)
-    if out is text and text.isascii() and not (_MAY_HOLD or _may_hold_built())(text):
-        return text  # no pattern matches it (one RE2 pass instead of ~28 searches)
     for rx, repl in _STR_SUBS:
         out = rx.sub(repl, out)
     return out
