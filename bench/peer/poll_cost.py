@@ -86,7 +86,12 @@ async def _run(
         where = Path(tempfile.mkdtemp(prefix="cockpit-poll-cost-"))
         db = open_store(f"sqlite:///{where / 'store.db'}", legacy_acks=where / "none.json")
     store_costs: list[float] = []
-    source = SlurmSource("peer", transport)
+    squeue_now = [float(epoch)]
+    # the cockpit reads squeue at squeue's own clock, as in the side by side (both the wall
+    # clock there): else a running job's TIME, 5 s on per poll, would stray from the 0.2 s the
+    # cockpit saw pass, and every running job be read anew every other poll
+    clock = (lambda: datetime.fromtimestamp(squeue_now[0], UTC)) if situation == "churn" else None
+    source = SlurmSource("peer", transport, clock=clock)
     cache = EvidenceCache()
     carry = pipeline.Carry()
     costs: list[float] = []
@@ -104,6 +109,7 @@ async def _run(
             prof.enable()
         if situation == "churn":  # a poll every 5 s of squeue's clock
             os.environ["FAKE_SLURM_NOW"] = str(epoch + 5 * i)
+            squeue_now[0] = epoch + 5 * i
         c = _cpu()
         snap = await source.poll()
         assert snap.error is None, snap.error
