@@ -56,3 +56,20 @@ async def test_fake_drill_down_answers_sacct_and_scontrol(fake_path):
 async def test_fake_rejects_a_changed_squeue_format(fake_path):
     res = await LocalTransport().run(["squeue", "--noheader", "-o", "%i"])
     assert res.exit_status == 1 and b"unexpected arguments" in res.stderr
+
+
+async def test_a_cockpit_on_screen_shows_its_first_queue_before_sampling_risks(fake_path):
+    """Queue first: a poller's first poll (``show_queue_first``) runs no sstat and no stdout
+    check (they took longer than parsing a 10k queue, and held the first rows back); the
+    next poll samples the running jobs, and a one-shot command's single poll still does."""
+    source = SlurmSource("fake", LocalTransport(), clock=lambda: NOW)
+    source.show_queue_first()
+    first = await source.poll()
+    assert first.ok and len(first.jobs) == 1000
+    calls = count_calls(fake_path)
+    assert "sstat" not in calls and "squeue -O" not in calls, calls
+    assert first.risk is None
+    second = await source.poll()
+    calls = count_calls(fake_path)
+    assert calls["sstat"] == 1 and calls["squeue -O"] == 1, calls
+    assert second.risk is not None

@@ -19,6 +19,7 @@ user could not read is not read). Nothing here raises: trouble is a warning on t
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import math
 from datetime import UTC, datetime
@@ -180,14 +181,19 @@ class RiskSampler:
         for d in (self.memory, self.mem_asked, self.outputs, self.out_asked, self.paths):
             for k in [k for k in d if k not in live]:
                 del d[k]
-        warnings: list[str] = []
         now = at.timestamp()
         mem_jobs = self.memory_candidates(running, now)
         out_jobs = self.output_candidates(running, now)
-        if mem_jobs:
-            await self._sample_memory(src, mem_jobs, at, warnings)
-        if out_jobs:
-            await self._sample_outputs(src, out_jobs, at, warnings)
+        # side by side: sstat and the stdout checks are independent commands (each keeps
+        # its own tables), so a poll waits for the slower one, not for both in turn; the
+        # warnings in a fixed order all the same
+        mem_warnings: list[str] = []
+        out_warnings: list[str] = []
+        await asyncio.gather(
+            *(() if not mem_jobs else (self._sample_memory(src, mem_jobs, at, mem_warnings),)),
+            *(() if not out_jobs else (self._sample_outputs(src, out_jobs, at, out_warnings),)),
+        )
+        warnings = mem_warnings + out_warnings
         probe = RiskProbe(
             settings=self.settings,
             memory=tuple(self.memory[k] for k in sorted(self.memory)),
