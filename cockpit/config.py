@@ -494,19 +494,29 @@ def _modelarts(ld: _Loader, name: str, raw: Any) -> ModelArtsConfig:
 
 def _ui(ld: _Loader, data: dict) -> UiConfig:
     ui_raw = _table(ld, data, "ui")
-    ui_v = ld.check("ui", ui_raw, _UI_KEYS)
-    lang = ui_v.get("lang")
-    if lang is not None:
+    try:
+        ui_v = ld.check("ui", ui_raw, _UI_KEYS)
+        problems: list[ConfigError] = []
+    except ConfigError as exc:  # the key problems and a bad lang, said together
+        ui_v, problems = {}, list(getattr(exc, "errors", [exc]))
+    lang = ui_raw.get("lang")
+    if isinstance(lang, str):
         from cockpit.i18n import LANGUAGES, normalize
 
         if normalize(lang) is None:
-            raise ld.error(
-                "ui.lang",
-                _('lang must be one of {languages} (got "{lang}")').format(
-                    languages=", ".join(LANGUAGES), lang=lang
-                ),
+            problems.append(
+                ld.error(
+                    "ui.lang",
+                    _('lang must be one of {languages} (got "{lang}")').format(
+                        languages=", ".join(LANGUAGES), lang=lang
+                    ),
+                )
             )
         lang = normalize(lang)
+    else:
+        lang = None
+    if problems:
+        raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
     return UiConfig(
         bell=ui_v.get("bell", True),
         theme=ui_v.get("theme"),
@@ -568,6 +578,24 @@ def _risk(ld: _Loader, data: dict) -> RiskSettings:
         for name, value in v.get("log_silent_partitions", {}).items()
     )
     return RiskSettings(near, critical, int(budget), silent, parts)
+
+
+def located(exc: ConfigError) -> ConfigError:
+    """``exc`` with the line of each problem a parser named only by its key (``[alerts]`` is
+    parsed by the watcher's own), found in the file, so every head names the same line."""
+    errors = getattr(exc, "errors", [exc])
+    if all(e.line or not e.key or not e.path for e in errors):
+        return exc
+    try:
+        text = Path(errors[0].path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return exc
+    ld = _Loader(errors[0].path, text)
+    out = [
+        e if e.line or not e.key else ConfigError(e.message, e.path, ld.line_of(e.key), e.key)
+        for e in errors
+    ]
+    return out[0] if len(out) == 1 else ConfigErrors(out)
 
 
 def load_config(path: str | Path | None = None) -> Config:

@@ -40,13 +40,16 @@ class ConfigError(UserError):
         prefix = f"{where}: " if where else ""
         keypart = f"[{key}] " if key else ""
         super().__init__(f"{prefix}{keypart}{message}")
-        self.path, self.line, self.key = path, line, key
+        self.path, self.line, self.key, self.message = path, line, key, message
 
 
 class ConfigErrors(ConfigError):
     """Several config problems at once, one line each (the first's file, line and key)."""
 
     def __init__(self, errors: list[ConfigError]) -> None:
+        # in the file's order, as an editor shows it (the checks run table by table);
+        # problems without a line (a missing file, a whole table) first
+        errors = sorted(errors, key=lambda e: e.line or 0)
         first = errors[0]
         super().__init__("", first.path, first.line, first.key)
         self.errors = errors

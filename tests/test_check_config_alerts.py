@@ -61,3 +61,22 @@ def test_every_unknown_alerts_key_is_named_at_once(tmp_path):
     assert "2 problems:" in res.stderr
     assert "[alerts.nope] unknown key" in res.stderr
     assert "[alerts.repeat_ss] unknown key" in res.stderr
+
+
+def test_every_tables_problems_at_once_in_the_files_order_each_with_its_line(tmp_path):
+    """A config wrong in [clusters], [ui] (a bad theme and a bad lang) and [alerts]: one run
+    names all five, top to bottom with their lines. Before, [ui]'s lang came after its theme
+    was fixed and [alerts] after everything else, without a line."""
+    cfg = tmp_path / "cockpit.toml"
+    cfg.write_text(
+        '[clusters.a]\ntransport = "local"\nintervall = 5\n\n'  # line 3
+        '[clusters.b]\ntransport = "local"\nport = "x"\n\n'  # line 7
+        "[alerts]\nrepeat_ss = 2\n\n"  # line 10
+        '[ui]\nlang = "xx"\ntheme = 5\n'  # lines 13, 14
+    )
+    res = _run(tmp_path, "--config", str(cfg), "check-config", "--no-poll")
+    assert res.returncode == 2 and "5 problems:" in res.stderr, res.stderr
+    lines = [ln.strip() for ln in res.stderr.splitlines()[1:]]
+    assert [ln.split(": ", 1)[0].rsplit(":", 1)[1] for ln in lines] == ["3", "7", "10", "13", "14"]
+    assert "[alerts.repeat_ss] unknown key" in lines[2]
+    assert "[ui.lang]" in lines[3] and "[ui.theme]" in lines[4]

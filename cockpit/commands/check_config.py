@@ -11,7 +11,7 @@ import asyncio
 import os
 import re
 
-from cockpit.errors import EXIT_USAGE, UserError, source_status
+from cockpit.errors import EXIT_USAGE, ConfigError, ConfigErrors, UserError, source_status
 from cockpit.i18n import _
 from cockpit.text import clean
 
@@ -42,9 +42,11 @@ def run(args: argparse.Namespace) -> int:
     from cockpit.commands.snapshot import poll_all
     from cockpit.config import load_config
     from cockpit.connect import build_sources
-    from cockpit.watch.alerts import AlertConfig
 
-    config = load_config(args.config)
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        raise _joined([*getattr(exc, "errors", [exc]), *_alerts_problems(exc.path)]) from None
     if not config.exists:
         print(
             _("no config at {path}: nothing to check (the cockpit runs the demo site)").format(
@@ -53,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2  # a deploy script's `check-config &&` must not pass on a missing file
     # [alerts] read by the one parser watch and the TUI use: "valid" here means they start
-    AlertConfig.from_table(config.alerts, config.path)
+    if problems := _alerts_problems(config.path):
+        raise _joined(problems)
     if not config.has_sources:  # valid, and watching nothing: say what the cockpit does then
         print(
             _(
@@ -148,3 +151,29 @@ def run(args: argparse.Namespace) -> int:
     if bad:  # an entry the config cannot build: a configuration error
         return EXIT_USAGE
     return source_status(len(snaps) - unread, len(snaps))
+
+
+def _joined(errors: list[ConfigError]) -> ConfigError:
+    return errors[0] if len(errors) == 1 else ConfigErrors(errors)
+
+
+def _alerts_problems(path: str) -> list[ConfigError]:
+    """What ``[alerts]`` holds wrong: the loader leaves that table to the watcher's own parser
+    (the one ``watch`` and the TUI start with), so its mistakes came one fix later, after
+    every other table's."""
+    import tomllib
+
+    from cockpit.watch.alerts import AlertConfig
+
+    try:
+        with open(path, "rb") as f:
+            table = tomllib.load(f).get("alerts", {})
+    except (OSError, ValueError, RecursionError):  # unreadable or not TOML: the loader says so
+        return []
+    if not isinstance(table, dict):
+        return []
+    try:
+        AlertConfig.from_table(table, path)
+    except ConfigError as exc:
+        return list(getattr(exc, "errors", [exc]))
+    return []

@@ -478,9 +478,23 @@ class AlertConfig:
     ) -> AlertConfig:
         """Parse ``[alerts]`` with ``[alerts.notify]`` nested in it (or passed as ``notify_table``).
 
-        Raises :class:`ConfigError` naming ``path`` and the key for a wrong type, a
-        value out of range, an unknown key or a malformed mute.
+        Raises :class:`ConfigError` naming ``path``, the key and its line for a wrong type,
+        a value out of range, an unknown key or a malformed mute.
         """
+        try:
+            return cls._from_table(table, path, notify_table)
+        except ConfigError as exc:
+            from cockpit.config import located
+
+            raise located(exc) from None
+
+    @classmethod
+    def _from_table(
+        cls,
+        table: Mapping[str, Any] | None,
+        path: str,
+        notify_table: Mapping[str, Any] | None,
+    ) -> AlertConfig:
         t = dict(table or {})
         nested = t.pop("notify", None)
         if nested is not None and not isinstance(nested, Mapping):
