@@ -21,7 +21,7 @@ from operator import attrgetter
 
 from cockpit.diagnosis.context import RuleContext, clip
 from cockpit.diagnosis.rules.slurm_common import fmt_duration, fmt_mib, suggest_mem_mib
-from cockpit.i18n import _
+from cockpit.i18n import _, language
 from cockpit.model import (
     Evidence,
     Finding,
@@ -59,6 +59,9 @@ def time_limit_near(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
     now = ctx.now.timestamp()
     tz = ctx.now.tzinfo
     jobs = snap.jobs
+    source, lang = snap.source, language()
+    made = _NEAR_MADE.get(source, {})
+    kept: dict[tuple, Finding] = {}
     for j in compress(jobs, map("RUNNING".__eq__, map(_state, jobs))):
         limit = j.time_limit_s
         if not limit or limit < MIN_LIMIT_S:
@@ -66,7 +69,20 @@ def time_limit_near(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
         start = _started(j, now)
         if start is None or now - start < NEAR_LIMIT * limit:
             continue
-        yield _near(j, snap.source, start, limit, tz)
+        # everything the finding says: the same facts give last poll's finding itself
+        key = (lang, j.job_id, j.partition, int(start), limit, tz)
+        f = made.get(key)
+        if f is None:
+            f = _near(j, source, start, limit, tz)
+        kept[key] = f
+        yield f
+    _NEAR_MADE[source] = kept  # this poll's only: jobs that ended are not kept
+
+
+# source -> (language, job id, partition, start, limit, zone) -> the finding made last poll:
+# at 10k jobs ~250 running jobs are near their limit, and formatting their findings anew each
+# poll (dates, durations, three translated texts) was a quarter of the site rules' time
+_NEAR_MADE: dict[str, dict[tuple, Finding]] = {}
 
 
 def _near(j: SlurmJob, source: str, start: float, limit: int, tz) -> Finding:
