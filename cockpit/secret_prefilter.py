@@ -146,6 +146,9 @@ def build(patterns: Iterable[str]) -> Callable[[str], bool] | None:
         combined = "(?s)" + "|".join(translate(p) for p in patterns)
         options = re2.Options()
         options.max_mem = 32 << 20
+        # a long line of many "curl"/"sshpass" words outgrows the DFA's budget: RE2 then runs
+        # its NFA (the same answer) and would log that to file descriptor 2, under the TUI
+        options.log_errors = False
         rx = re2.compile(combined, options)
     except Exception as exc:  # the patterns still run, only slower
         log.warning("secret prefilter not built (%s): every text runs every pattern", exc)
