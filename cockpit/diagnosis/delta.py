@@ -36,7 +36,15 @@ from operator import attrgetter, is_
 from typing import TYPE_CHECKING
 
 from cockpit.diagnosis.context import build_context
-from cockpit.diagnosis.engine import Diagnosis, _sort_into, fold, plan, run_steps, sort_key
+from cockpit.diagnosis.engine import (
+    Diagnosis,
+    _key_prefix,
+    _sort_into,
+    fold,
+    plan,
+    run_steps,
+    sort_key,
+)
 from cockpit.model import Artifacts, Finding, SlurmJob, Snapshot, Subject
 
 if TYPE_CHECKING:
@@ -345,14 +353,20 @@ def _patch(snap, live, now, reuse, st: DeltaState, site_out, focused) -> Delta:
             final.pop(b, None)
     ordered, keys = st.ordered, st.keys
     if changed:
-        n_changed = sum(len(a) + len(b) for a, b in changed)
-        if n_changed * 4 > len(ordered):
+        # findings replaced under the same sort keys (a starved job's count of later jobs: ~500
+        # a poll at 10k jobs with churn) keep their places; only the rest (arrivals,
+        # departures, a new cause) are merged in, or the list sorted again when they are many
+        same, moved = _split_same_keys(changed)
+        if sum(len(a) + len(b) for a, b in moved) * 4 > len(ordered):
             ordered = _sort_into((f for fs in final.values() for f in fs), [])
             keys = list(map(sort_key, ordered))
             st.pos = None
-        elif not _in_place(ordered, changed, st):
-            ordered, keys = _merge_sorted(ordered, keys, changed)
-            st.pos = None
+        else:
+            if same:
+                _in_place(ordered, same, st)
+            if moved:
+                ordered, keys = _merge_sorted(ordered, keys, moved)
+                st.pos = None
         result = Diagnosis(ordered)
         result.errors = []
     else:
@@ -363,6 +377,22 @@ def _patch(snap, live, now, reuse, st: DeltaState, site_out, focused) -> Delta:
     st.ordered, st.keys, st.result = ordered, keys, result
     reuse.token, reuse.node_token = token, node_token
     return Delta(result, frozenset(touched))
+
+
+def _split_same_keys(
+    changed: list[tuple[list[Finding], list[Finding]]],
+) -> tuple[list[tuple[list[Finding], list[Finding]]], list[tuple[list[Finding], list[Finding]]]]:
+    """(the changes whose new findings have the old ones' sort keys, one for one; the rest)."""
+    same, moved = [], []
+    for pair in changed:
+        old_fs, new_fs = pair
+        keep = len(old_fs) == len(new_fs) and all(map(_same_key, old_fs, new_fs))
+        (same if keep else moved).append(pair)
+    return same, moved
+
+
+def _same_key(a: Finding, b: Finding) -> bool:
+    return a.subject.id == b.subject.id and _key_prefix(a) == _key_prefix(b)
 
 
 def _in_place(
