@@ -72,3 +72,19 @@ def test_churn_polls_equal_from_scratch_and_patch_the_sorted_list(seed, monkeypa
     assert carry.diagnosis.patched >= 6
     sorted_again = len(sorts)
     assert sorted_again <= 8 - 6  # not a full sort per poll (the from-scratch runs use their own)
+
+
+def test_a_one_finding_incident_is_kept_while_its_finding_is_the_same_object():
+    from cockpit.diagnosis.correlate import correlate
+    from cockpit.model import Finding, Subject
+
+    def finding(jid: str, cause: str) -> Finding:
+        return Finding(cause, "warning", Subject("job", "peer", jid), f"{cause} of {jid}")
+
+    memo: dict = {}
+    a, b = finding("1", "pending_held"), finding("2", "time_limit_near")
+    first = {i.key: i for i in correlate([a, b], memo=memo)}
+    c = finding("3", "pending_dependency_never")  # an arrival: correlated from scratch
+    second = {i.key: i for i in correlate([a, b, c], memo=memo)}
+    assert second.keys() == first.keys() | {next(iter(correlate([c]))).key}
+    assert all(second[k] is first[k] for k in first)

@@ -167,7 +167,7 @@ def _interned(new: tuple[Incident, ...], old: tuple[Incident, ...]) -> tuple[Inc
     out = []
     for i in new:
         prev = by_key.get(i.key)
-        out.append(prev if prev is not None and prev == i else i)
+        out.append(prev if prev is not None and (prev is i or prev == i) else i)
     return tuple(out)
 
 
