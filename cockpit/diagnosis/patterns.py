@@ -221,7 +221,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Permission denied)|task/cgroup: [^\n]*(?:unable|failed)|Slurmd could not execve job|"
         r"_spawn_job_container: Unable|cgroup namespace [^\n]* not supported|"
         # job_container/tmpfs: the step cannot enter the job's private /tmp (BasePath missing)
-        r"error: container_[pg]_(?:join|create)\b|job_container/tmpfs[^\n]*(?:fail|unable)",
+        r"error: container_[pg]_(?:join|create)\b|job_container/tmpfs[^\n]*(?:fail|unable)|"
+        # slurmstepd cannot run the batch script from slurmd's spool (SlurmdSpoolDir unset or
+        # not executable, the spool gone under NFS)
+        r"execve\(\): \S*slurm_script: |"
+        # the allocated node's name does not resolve (a recycled cloud node, a stale NodeAddr):
+        # srun, or the step's PMIx plugin, cannot reach its slurmd
+        r"[Cc]an't find (?:an )?address\b",
         "job_launch_failed",
         tier=1,
     ),
@@ -230,7 +236,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Unable to contact slurm controller|Socket timed out on send/recv|"
         r"slurm_load_\w+ error: Unable to contact|"
         # sacct/sacctmgr (or slurmctld) cannot reach slurmdbd, the accounting daemon (port 6819)
-        r"failed to open persistent connection to|Problem talking to the database",
+        r"failed to open persistent connection to|Problem talking to the database|"
+        # a client or a node's daemon cannot resolve the controller's name or address (DNS,
+        # /etc/hosts); slurmctld's own "Unable to resolve" is about a node, not matched here
+        r"(?:slurmstepd|slurmd|srun|sbatch|salloc|sinfo|squeue|scontrol|sacct\w*)\b[^:\n]*: "
+        r"error: (?:slurm_set_addr: )?Unable to resolve \"|"
+        r"Unable to establish control machine address",
         "controller_unreachable",
         tier=0,
     ),
@@ -338,7 +349,10 @@ PATTERNS: tuple[Pattern, ...] = (
         # PyTorch when CUDA_VISIBLE_DEVICES names no GPU the process can see; CANN when
         # ASCEND_RT_VISIBLE_DEVICES names NPUs the host or VM does not have
         r"No CUDA GPUs are available|set ASCEND_RT_VISIBLE_DEVICES:\S+ error|"
-        r"Set visible device failed, invalid device",
+        r"Set visible device failed, invalid device|"
+        # a device index the process does not have (set_device(local_rank) when each task
+        # sees one GPU: --gpus-per-task, CUDA_VISIBLE_DEVICES)
+        r"invalid device ordinal|cudaErrorInvalidDevice\b|CUDA_ERROR_INVALID_DEVICE\b",
         "gpu_not_available",
         tier=1,
     ),
@@ -385,11 +399,12 @@ PATTERNS: tuple[Pattern, ...] = (
         tier=2,
     ),
     _p("read_only_fs", r"Read-only file system", "storage_read_only", tier=2),
-    # Python refused a path by its permissions (a mount or directory the job's user may not
-    # write): the storage's access, not the program
+    # Python, or a shell tool (mkdir, touch, cp), refused a path by its permissions (a mount
+    # or directory the job's user may not write): the storage's access, not the program
     _p(
         "py_permission_denied",
-        r"(?:PermissionError: )?\[Errno 13\] Permission denied: '",
+        r"(?:PermissionError: )?\[Errno 13\] Permission denied: '|"
+        r"cannot (?:create (?:directory|regular file)|touch|open|remove) [^\n]*: Permission denied",
         "storage_access_denied",
         tier=2,
     ),

@@ -56,6 +56,16 @@ WEAK: tuple[Pattern, ...] = (
         tier=2,
         strong=False,
     ),
+    # srun's steps waiting inside the allocation for resources earlier steps hold (Slurm 20.11+
+    # no longer shares them by default): slow or stuck, not failed; any real error wins
+    _p(
+        "srun_step_waiting",
+        r"step creation (?:temporarily|still) disabled, retrying",
+        "pending_resources",
+        "warning",
+        tier=0,
+        strong=False,
+    ),
     *_specs(cann_codes.pattern_specs(False)),
     _p(
         "npu_aicore_exception",

@@ -61,7 +61,7 @@ def listing() -> str:
             for t in ts:
                 count[t.source] += 1
             per = ", ".join(f"{s} {n}" for s, n in sorted(count.items(), key=lambda kv: -kv[1]))
-            shown = sorted({t.template for t in ts}, key=len)[:EXAMPLES]
+            shown = sorted({t.template for t in ts}, key=lambda s: (len(s), s))[:EXAMPLES]  # stable
             examples = "; ".join(f"`{x}`" for x in shown).replace("|", "\\|")
             codes = sorted({c for t in ts if (c := _code(t))})
             line = f"- `{label}` ({len(ts)}: {per}): {examples}"

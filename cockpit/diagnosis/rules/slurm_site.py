@@ -297,6 +297,7 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
                 "launcher_child_sigkill",
                 "launcher_child_sigbus",
                 "launcher_child_crash",
+                "srun_step_waiting",  # steps waiting inside the allocation: said, as a warning
             }:
                 continue
             if h.label == "cancelled_by_user" and lt.data.rfind(b"--deadline", 0, h.offset) >= 0:
@@ -370,6 +371,12 @@ _REMEDY_BY_LABEL = {
     ),
     "pending_launch_failed_held": N_(
         "Check slurmd.log on the batch host, then scontrol release <jobid>."
+    ),
+    # srun's steps waiting inside their allocation (no job record to say more)
+    "pending_resources": N_(
+        "The job's srun steps wait for CPUs, memory or GPUs its earlier steps hold: start them "
+        "with --overlap (SLURM_OVERLAP=1) or give each step only its share (--exact, -n, -c, "
+        "--mem); a job waiting in the queue runs when the cluster frees them."
     ),
     "dependency_failed": N_(
         "scancel the job and resubmit once the parent succeeds, or clear the dependency."
