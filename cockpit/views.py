@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import lru_cache
 from itertools import compress
-from operator import is_not
+from operator import attrgetter, is_not
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -453,7 +453,8 @@ def job_rows(
     for b in sorted(buckets):
         out.extend(buckets[b][0])
         hays.extend(buckets[b][1])
-    out.key_index = {r.key: i for i, r in enumerate(out)}
+    # in C, not a comprehension: 10k rows a poll at a churning site (~1/8 of this call)
+    out.key_index = dict(zip(map(_row_key, out), range(len(out)), strict=True))
     out.haystack = hays
     out.as_of = now_ts
     if memo is not None:
@@ -461,6 +462,9 @@ def job_rows(
         memo.out, memo.snap_jobs, memo.now, memo.src = out, snapshot.jobs, now, src
         memo.exits = dict(exits or {})
     return out
+
+
+_row_key = attrgetter("key")
 
 
 def _patch_rows(

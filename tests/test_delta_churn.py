@@ -88,3 +88,21 @@ def test_a_one_finding_incident_is_kept_while_its_finding_is_the_same_object():
     second = {i.key: i for i in correlate([a, b, c], memo=memo)}
     assert second.keys() == first.keys() | {next(iter(correlate([c]))).key}
     assert all(second[k] is first[k] for k in first)
+
+
+def test_a_job_that_failed_behind_one_that_left_raises_its_alert():
+    """As many jobs arrived as left: every row after the one that left is at another place,
+    and the one that failed among them is still news."""
+    from cockpit.watch.transitions import detect
+
+    now = T0 + timedelta(days=1)
+
+    def job(jid: str, state: str) -> SlurmJob:
+        return SlurmJob(jid, f"j{jid}", "u", "a", state, "None", submit_time=T0)
+
+    prev = Snapshot("peer", "slurm", now, jobs=tuple(job(str(i), "RUNNING") for i in range(6)))
+    rows = [*prev.jobs[1:], job("9", "PENDING")]  # job 0 left, job 9 arrived
+    rows[3] = job("4", "FAILED")
+    cur = Snapshot("peer", "slurm", now + timedelta(seconds=5), jobs=tuple(rows))
+    alerts = detect(prev, cur, [], now + timedelta(seconds=5))
+    assert [(a.rule, a.subject.id) for a in alerts] == [("job_failed", "4")]

@@ -256,8 +256,15 @@ def _changed_jobs(prev: Snapshot, cur: Snapshot) -> list[tuple[SlurmJob | None, 
     pj, cj = prev.jobs, cur.jobs
     unique = _unique_ids(pj) and _unique_ids(cj)
     if unique and len(pj) == len(cj):
-        moved = [(pj[i], cj[i]) for i in compress(range(len(cj)), map(is_not, pj, cj))]
-        if all(p.job_id == j.job_id for p, j in moved):
+        # as many jobs arrived as left (a churning site): the rows after the first that left
+        # are all at other places, found at the first of them rather than paired up first
+        moved = []
+        for i in compress(range(len(cj)), map(is_not, pj, cj)):
+            p, j = pj[i], cj[i]
+            if p.job_id != j.job_id:
+                break
+            moved.append((p, j))
+        else:
             return moved  # type: ignore[return-value]
     before = {j.job_id: j for j in pj}
     if unique:
