@@ -34,9 +34,10 @@ from cockpit.screens.incidents import IncidentScreen
 from cockpit.store.acks import AckStore
 from cockpit.store.book import AckBook
 from cockpit.store.opening import OpeningStore
-from cockpit.widgets import strip_cycles
+from cockpit.widgets import component_styles, strip_cycles
 
 strip_cycles.install()  # rendered lines that refer to themselves were frozen garbage
+component_styles.install()  # so were the virtual style nodes made anew at every restyle
 
 if TYPE_CHECKING:  # cockpit.watch is imported after the first frame (_start_polls)
     from cockpit.record import ReplayClock
