@@ -300,12 +300,23 @@ def kept_threads() -> int:
     return sum(1 for t in threading.enumerate() if "waitpid-" not in t.name)
 
 
-def live_rss_mib() -> float:
+def live_rss_mib(into: dict[str, Any] | None = None) -> float:
     """RSS once the frozen set is handed back and collected (what ``gcpolicy`` does from time
-    to time): live memory, without the cycles frozen since its last hand-back."""
+    to time): live memory, without the cycles frozen since its last hand-back. ``into`` gets
+    what that hand-back found and cost: the cyclic garbage frozen since the last one (objects
+    and heap blocks) and the length of the collection, a pause of the loop (the GIL)."""
+    blocks = sys.getallocatedblocks()
+    t = time.perf_counter()
     gc.unfreeze()
-    gc.collect()
+    found = gc.collect()
+    ms = (time.perf_counter() - t) * 1000
     gc.freeze()
+    if into is not None:
+        into.update(
+            garbage_objects=found,
+            garbage_blocks_k=(blocks - sys.getallocatedblocks()) // 1000,
+            handback_ms=round(ms, 1),
+        )
     return rss_mib()
 
 
@@ -651,7 +662,7 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
                     if args.trim:
                         malloc_trim()
                     warm = {"sim_h": round(clock.elapsed() / 3600, 1), "rss_mib": rss_mib()}
-                    warm["live_mib"] = live_rss_mib()
+                    warm["live_mib"] = live_rss_mib(handback_warm := {})
                     warm_threads = kept_threads()
                     types0 = _type_counts() if args.types else None
                     if args.trace:  # what is allocated from now on and still alive at the end
@@ -672,7 +683,7 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
             if args.trim:
                 malloc_trim()
             end_rss = rss_mib()
-            end_live = live_rss_mib()
+            end_live = live_rss_mib(handback_end := {})
             grown = _grown(mid_snap) if args.trace else []
             if args.types and types0 is not None:
                 now_types = _type_counts()
@@ -698,6 +709,9 @@ async def soak(args: argparse.Namespace) -> dict[str, Any]:
                 "rss_growth_pct": round(100 * (end_rss / warm["rss_mib"] - 1), 1),
                 "rss_max_mib": max(s["rss_mib"] for s in after),
                 "rss_live_warm_end_mib": [round(warm["live_mib"], 1), round(end_live, 1)],
+                # the harness's hand-backs: what was frozen garbage at warm-up (start-up's) and
+                # at the end (the run's), and what a full collection of the cockpit costs
+                "handback_warm_end": [handback_warm, handback_end],
                 "threads": threads,
                 "stall_max_ms": round(max(lags) * 1000, 1),
                 "stall_p99_ms": round(statistics.quantiles(lags, n=100)[98] * 1000, 1)
