@@ -24,7 +24,9 @@ FLEET_COLUMNS = (
     Column(N_("FAIL 1h"), 9, 1, justify="right"),
     Column(N_("NODES ✗"), 9, 1, justify="right"),
     Column(N_("INCIDENTS"), 16, 0, justify="right"),
-    Column(N_("HEALTH"), 20, 0, flex=True, min_width=12),
+    # whether the source answers (ok, connecting, STALE, failing: why), not how its jobs fare:
+    # "HEALTH ok" beside "25 (17 crit)" read as a healthy cluster
+    Column(N_("CONNECTION"), 20, 0, flex=True, min_width=12),
 )
 
 
