@@ -168,6 +168,7 @@ def _nodes(
 
 
 POOL_NODE_BAD_PHASES: frozenset[str] = frozenset({"Abnormal"})
+POOL_NODES_NAMED = 10  # in one alert's title
 
 
 def _bad_pool_nodes(pool: Pool) -> set[str]:
@@ -188,9 +189,15 @@ def _pool_nodes(
             continue
         subj = Subject("pool", cur.source, pool.pool_id)
         found = by_subject.get(subj)
+        # a pool whose hundreds of nodes turn at once: the first few named and the rest counted
+        # (all of them ran past the 4096 characters an alert keeps, and took the counts along)
+        more = len(turned) - POOL_NODES_NAMED
+        names = ", ".join(turned[:POOL_NODES_NAMED])
+        if more > 0:
+            names += _(" (+{n} more)").format(n=more)
         title = _("pool {pool}: node {nodes} entered Abnormal ({bad} of {total} Abnormal)").format(
             pool=pool.name,
-            nodes=", ".join(turned),
+            nodes=names,
             bad=len(_bad_pool_nodes(pool)),
             total=len(pool.nodes),
         )
