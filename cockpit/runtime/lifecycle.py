@@ -78,7 +78,10 @@ def read_back(store: Any, now: datetime, shown: Collection[str] | None = None) -
     stored = [
         s for s in store.incidents(now) if shown is None or s.incident.subject.source in shown
     ]
-    acks = store.acks()
+    # incidents() read the acks in its own transaction (with the ones queued here merged in):
+    # not a second round trip to the database every poll
+    known = getattr(store, "known_acks", None)
+    acks = known() if known is not None else store.acks()
     return Remembered(tuple(order(stored)), acks, open_tally(stored))
 
 
