@@ -222,7 +222,11 @@ async def run(jobs: int, polls: int, top: int, traced: bool, store: bool, frames
     print(f"after imports: RSS {rss_mb()[0]:.1f} MB")
     if traced:
         tracemalloc.start(frames)
-    source = SlurmSource("peer", LocalTransport())
+    squeue_now = [float(epoch)]
+    # the cockpit reads squeue at squeue's clock, as in the TUI (see poll_cost.py)
+    source = SlurmSource(
+        "peer", LocalTransport(), clock=lambda: datetime.fromtimestamp(squeue_now[0], UTC)
+    )
     cache = EvidenceCache()
     carry = pipeline.Carry()
     db = remembered = None
@@ -237,6 +241,7 @@ async def run(jobs: int, polls: int, top: int, traced: bool, store: bool, frames
     a = None
     for i in range(polls):
         os.environ["FAKE_SLURM_NOW"] = str(epoch + 5 * i)
+        squeue_now[0] = epoch + 5 * i
         if traced:
             tracemalloc.reset_peak()
             if i == polls - 1 and DUMP:
