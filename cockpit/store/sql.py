@@ -369,7 +369,10 @@ class Store:
             conn.execute(
                 sa.update(t)
                 .where(t.c.key == key)
-                .values(title=title, body=codec.incident_to_json(out))
+                # the column as _sync_db writes it: the body's title is only redacted, and a
+                # job name's escapes (or a NUL, which PostgreSQL refuses: every later sync
+                # failed on it) must not reach the column
+                .values(title=scrub(title, 1000, repeated=True), body=codec.incident_to_json(out))
             )
         # with churn, ~50 groups of starved jobs dissolve a poll at 10k jobs: one DELETE each
         # cost more than their decoding
