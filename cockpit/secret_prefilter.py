@@ -113,7 +113,9 @@ class _Writer:
             return f"(?{flags}:{inner})"
         if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             lo, hi, sub = av  # greed does not change whether a match exists
-            top = "" if hi >= 1000 else str(hi)  # re's MAXREPEAT; RE2 counts to 1000
+            # a long bounded run ({0,256}: RE2 makes 256 copies of it, ~3 MB for the set) is
+            # unbounded here: wider, and the program a few hundred KB
+            top = "" if hi > 16 else str(hi)
             return f"(?:{self.seq(sub)}){{{lo},{top}}}"
         if name == "GROUPREF":
             if av not in self.groups:
@@ -145,7 +147,9 @@ def build(patterns: Iterable[str]) -> Callable[[str], bool] | None:
     try:
         combined = "(?s)" + "|".join(translate(p) for p in patterns)
         options = re2.Options()
-        options.max_mem = 32 << 20
+        # RE2's default budget: the DFA of finding texts stays ~0.1 MB; text of every kind
+        # (a log) grows it to ~2.5 MB, then RE2 starts it anew (slower, never wrong)
+        options.max_mem = 8 << 20
         # a long line of many "curl"/"sshpass" words outgrows the DFA's budget: RE2 then runs
         # its NFA (the same answer) and would log that to file descriptor 2, under the TUI
         options.log_errors = False
