@@ -231,9 +231,12 @@ class Store:
         live = {i.key: i for i in incidents if i.subject.source in sources or not sources}
         self._sync_mirror(sources, live, now)
         try:
-            self._db(lambda conn: self._sync_db(conn, sources, live, now))
+            written = self._db(lambda conn: self._sync_db(conn, sources, live, now))
         except _Down:
             return
+        # only what the database took: a body remembered from a refused transaction made the
+        # next polls compare equal and leave its row stale for good
+        self._written.update(written)
 
     def _sync_mirror(self, sources: Sequence[str], live: dict[str, Incident], now: datetime):
         cutoff = now - self.retention
@@ -252,7 +255,8 @@ class Store:
 
     def _sync_db(
         self, conn: sa.Connection, sources: Sequence[str], live: dict[str, Incident], now: datetime
-    ) -> None:
+    ) -> dict[str, str]:
+        """Returns the bodies written (key -> body), to remember once the transaction commits."""
         t = schema.incidents
         at = _ts(now)
         touched = sorted(set(sources) | {i.subject.source for i in live.values()})
@@ -263,6 +267,7 @@ class Store:
             )
         }
         new, changed, seen = [], [], []
+        written: dict[str, str] = {}
         for key, inc in live.items():
             # the pipeline hands back the same Incident while nothing in it changed: encoding
             # (and redacting) every member of a 1000-job incident each poll is not needed
@@ -294,7 +299,7 @@ class Store:
                 changed.append({"k": key, **fields})
             else:
                 seen.append(key)
-            self._written[key] = body
+            written[key] = body
         if new:
             # another cockpit may insert the same key meanwhile: its row wins, ours updates
             ins = self._insert(conn, t)
@@ -333,6 +338,7 @@ class Store:
         codec.forget_findings(e[0] for e in list(self._encoded.values()))
         if time.monotonic() - self._pruned > PRUNE_EVERY_S:
             self._prune(conn, now)
+        return written
 
     def _dissolved(
         self, conn: sa.Connection, keys: Sequence[str], live: dict[str, Incident]
