@@ -19,6 +19,7 @@ from operator import attrgetter
 
 from cockpit.diagnosis import registry
 from cockpit.diagnosis.context import FirstOf, Rule, RuleContext, RuleFn, build_context
+from cockpit.diagnosis.kind_words import GENERIC, refine
 from cockpit.model import SEVERITY_RANK, Artifacts, Evidence, Finding, Snapshot, Subject
 
 
@@ -239,7 +240,8 @@ def run_steps(
                     continue
                 for f in out:
                     hit = True
-                    produced.append(f)
+                    # a generic cause its cited line's words name more precisely (kind_words)
+                    produced.append(refine(f) if f.root_cause in GENERIC else f)
             except Exception as exc:  # noqa: BLE001
                 if strict:
                     raise

@@ -310,9 +310,51 @@ def _nccl_last_error(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit | None:
     return None
 
 
+# A Slurm client's summary of a failure it has just said in its own words on the lines above
+# ("srun: error: fwd_tree_thread: can't find address for host n1", then "srun: error:
+# Application launch failed: Can't find an address"; "sbatch: error: QOSGrpGRES", then
+# "sbatch: error: Batch job submission failed: …"): a known summary must not outrank the
+# unknown line that carries the cause (batches 15-25: the commonest first-line miss). The
+# first line of that unbroken run of the same program's error lines is the cause's line; the
+# summary keeps naming the cause when that line's words are in no pattern.
+# Only umbrella summaries, whose own words name a class of refusal, not the reason: a summary
+# carrying Slurm's specific error ("Node count specification invalid", "I/O error writing
+# script") is the cause's line itself, whatever the plugin lines above it say.
+_CLIENT_SUMMARY = re.compile(
+    r"\b(\w+): error: (?:Application launch failed"
+    r"|(?:Batch job submission|Job submit/allocate|Unable to allocate resources)(?: failed)?: "
+    r"Job violates accounting/QOS policy)"
+)
+_SUMMARY_LOOKBACK = 4  # lines of the run above the summary looked at
+
+
+def _run_start(buf: Buffer, hit: ScanHit) -> ScanHit:
+    """The first of the unbroken run of ``<program>: error:`` lines ending at a summary hit."""
+    m = _CLIENT_SUMMARY.search(hit.text)
+    if m is None or hit.offset <= 0:
+        return hit
+    own = re.compile(rb"\b" + re.escape(m.group(1).encode()) + rb": (?:error|fatal): ")
+    ls, line, best = hit.offset, hit.line, None
+    for _ in range(_SUMMARY_LOOKBACK):
+        if ls <= 0:
+            break
+        prev = buf.rfind(b"\n", 0, ls - 1) + 1
+        raw = bytes(buf[prev : ls - 1])
+        if not own.search(raw) or is_harmless(raw):
+            break
+        ls, line = prev, line - 1
+        best = (ls, line, raw)
+    if best is None:
+        return hit
+    ls, line, raw = best
+    return replace(hit, line=line, offset=ls, text=decode_line(raw))
+
+
 def _cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
     """The first strong hit, or the line after it (within the lookahead) that it only
-    announced."""
+    announced, or the first line of its program's run of error lines that it sums up."""
+    if hit.label not in _ANNOUNCERS and _CLIENT_SUMMARY.search(hit.text):
+        return _run_start(buf, hit)
     if hit.label == "nccl_communication_error" and _NCCL_SUMMARY.search(hit.text):
         last = _nccl_last_error(buf, hit, kind)
         if last is not None:

@@ -138,6 +138,22 @@ WEAK: tuple[Pattern, ...] = (
         strong=False,
         kinds=_NOT_DAEMON,
     ),
+    # a failure said without an error word ("cannot create directory '/x': Permission denied",
+    # munged's "Logfile is insecure", "Unable to resolve …"): the libc and tool wordings of
+    # a refused or missing resource are evidence, never "nothing wrong" (two unseen reports
+    # of batch 25 were silent on such lines); kind_words names their cause
+    _p(
+        "failure_phrase",
+        r"Permission denied|Operation not permitted|No such file or directory"
+        r"|Connection refused|No route to host|\bis insecure\b"
+        r"|\b(?:[Cc]annot|[Cc]an't|[Cc]ould not|[Uu]nable to) (?:create|open|write|access|connect"
+        r"|resolve|allocate|execute|mount|bind)\b",
+        "application_error",
+        "warning",
+        tier=2,
+        strong=False,
+        kinds=_NOT_DAEMON,
+    ),
     _p(
         "zh_failed",
         zh_terms.FAILED,

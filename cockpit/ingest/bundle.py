@@ -391,6 +391,7 @@ def unrecognised_failure(snap: Snapshot, line: FirstError) -> Finding:
     """The honest finding for error evidence no rule knows: its domain from the line's words,
     the line as its headline; critical when a job or training job failed, else a warning."""
     from cockpit.diagnosis.domains import describe, domain_of_line, unrecognised_texts
+    from cockpit.diagnosis.kind_words import refine
     from cockpit.diagnosis.slurm_states import FAILED_STATES
 
     failed = any(
@@ -406,15 +407,18 @@ def unrecognised_failure(snap: Snapshot, line: FirstError) -> Finding:
     domain = describe(domain_of_line(line.text))
     text = clean(line.text, 200)
     title, explanation, remedy = unrecognised_texts(line.file, line.line, domain, text)
-    return Finding(
-        "unrecognised_failure",
-        "critical" if failed else "warning",
-        subject,
-        title,
-        explanation=explanation,
-        remedy=remedy,
-        evidence=(Evidence(line.file, text, line.line, tier=2, quoted=True),),
-        confidence=0.3,
+    # the cause the line's own words name, when they name one (kind_words): still no rule's
+    return refine(
+        Finding(
+            "unrecognised_failure",
+            "critical" if failed else "warning",
+            subject,
+            title,
+            explanation=explanation,
+            remedy=remedy,
+            evidence=(Evidence(line.file, text, line.line, tier=2, quoted=True),),
+            confidence=0.3,
+        )
     )
 
 
