@@ -40,3 +40,21 @@ def test_a_few_nodes_turning_are_all_named():
         "pool a100-dedicated: node os-node-created-00000, os-node-created-00001, "
         "os-node-created-00002 entered Abnormal (3 of 12 Abnormal)"
     )
+
+
+def test_the_whole_pool_going_abnormal_after_one_node_pages_again():
+    """One node turns (1 of 400: a warning, paged); 11 minutes later all 400 are Abnormal
+    (the pool's verdict: critical). The pool alone as the rate limit's key held that page
+    back for an hour; the nodes that turned are now part of it. The same node flapping
+    back within the hour is not paged twice."""
+    w = Watcher(AlertConfig())
+    _poll(w, T0, ["Available"] * 400)
+    [first] = _poll(w, T0 + timedelta(minutes=1), ["Available", "Abnormal"] + ["Available"] * 398)
+    assert first.severity == "warning"
+    [second] = _poll(w, T0 + timedelta(minutes=12), ["Abnormal"] * 400)
+    assert second.severity == "critical" and "(400 of 400 Abnormal)" in second.title
+    w2 = Watcher(AlertConfig())
+    _poll(w2, T0, ["Available"] * 4)
+    assert len(_poll(w2, T0 + timedelta(minutes=1), ["Abnormal"] + ["Available"] * 3)) == 1
+    assert _poll(w2, T0 + timedelta(minutes=2), ["Available"] * 4) == []
+    assert _poll(w2, T0 + timedelta(minutes=3), ["Abnormal"] + ["Available"] * 3) == []

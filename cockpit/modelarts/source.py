@@ -574,6 +574,7 @@ class ModelArtsSource(Source):
         if resp is None:
             return self._pools or ()
         raw = [p for p in (resp.get("items") or []) if isinstance(p, dict)]
+        known = {p.pool_id: p.nodes for p in self._pools or ()}
 
         async def one(p: dict) -> Pool | None:
             name = str((p.get("metadata") or {}).get("name") or "")
@@ -581,10 +582,16 @@ class ModelArtsSource(Source):
                 self.api.list_pool_nodes, name, warnings=warnings, what=f"pool {name} nodes"
             )
             try:
-                return parse_pool(p, nodes)
+                pool = parse_pool(p, nodes)
             except ParseError as exc:
                 warnings.append(f"pool {name}: {exc}")
                 return None
+            if nodes is None and known.get(pool.pool_id):
+                # its node listing failed (a 429, a timeout; the warning says so): the last
+                # one stands, as the pools do, not a pool of no nodes whose Abnormal one
+                # "entered Abnormal" again at the next poll (a false page)
+                pool = dataclasses.replace(pool, nodes=known[pool.pool_id])
+            return pool
 
         parsed = await asyncio.gather(*(one(p) for p in raw))
         self._pools = tuple(p for p in parsed if p is not None)

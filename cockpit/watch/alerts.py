@@ -103,14 +103,20 @@ class Alert:
     # node): the incident's key and its jobs; one alert for all of them
     incident: str = ""
     members: tuple[Subject, ...] = ()
+    # what tells this alert from an earlier one on the same subject and rule: a resource
+    # pool's nodes that turned (one pool, many nodes; its next node turning is news, though
+    # within the rate limit of the first)
+    detail: str = ""
 
     @property
     def key(self) -> str:
-        """Rate-limit key: rule + subject (+ the incident: one per incident, whoever joins it)."""
+        """Rate-limit key: rule + subject (+ the incident: one per incident, whoever joins it;
+        + ``detail``)."""
         if self.incident:
             return f"{self.rule}|incident|{self.incident}"
         s = self.subject
-        return f"{self.rule}|{s.kind}|{s.source}|{s.id}"
+        base = f"{self.rule}|{s.kind}|{s.source}|{s.id}"
+        return f"{base}|{self.detail}" if self.detail else base
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (history lines, webhook ``generic`` body, command hook stdin)."""
@@ -127,6 +133,8 @@ class Alert:
         if self.incident:
             out["incident"] = self.incident
             out["members"] = [_subject_json(s) for s in self.members]
+        if self.detail:
+            out["detail"] = self.detail
         if self.finding is not None:
             out["finding"] = finding_to_json(self.finding)
         return out
@@ -152,6 +160,7 @@ class Alert:
             user=str(d.get("user", "")),
             incident=str(d.get("incident", "")),
             members=tuple(_subject_from(s) for s in d.get("members", ())),
+            detail=str(d.get("detail", "")),
         )
 
 

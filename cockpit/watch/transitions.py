@@ -10,6 +10,7 @@ poll (``prev is None``) do not fire: only changes do, plus an unreachable source
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from itertools import compress
@@ -202,7 +203,10 @@ def _pool_nodes(
             total=len(pool.nodes),
         )
         sev: Severity = found.severity if found is not None else "warning"
-        out.append(Alert(now, "node_unhealthy", sev, subj, title, found, cur.source))
+        # keyed by the nodes that turned: all 400 going Abnormal minutes after one did is a
+        # page of its own (the pool alone as the key held it back for the rate limit's hour)
+        detail = "nodes:" + hashlib.sha1("\n".join(turned).encode()).hexdigest()[:12]
+        out.append(Alert(now, "node_unhealthy", sev, subj, title, found, cur.source, detail=detail))
     return out
 
 
