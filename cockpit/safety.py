@@ -138,7 +138,14 @@ _SECRET_PATTERNS: tuple[tuple[str, str], ...] = (
         r"\1" + REDACTED,
     ),
     # the -p of mysql's own command, not of a command after it (mysql/8.0; srun -pgpu)
-    (r"(\bmysql(?:dump|admin)?\b[^\n;&|]*?\s-p)(?=\S)[^\s\"']+", r"\1" + REDACTED),
+    # (its -p within 1 KiB of the word: the unbounded lazy run was rescanned to the end of
+    # the line from every "mysql", quadratic: a 160 kB command of such words took 5 s)
+    # (-p'quoted secret' too: a quote right after -p left the whole value in place)
+    (
+        r"(\bmysql(?:dump|admin)?\b[^\n;&|]{0,1024}?\s-p)(?=\S)"
+        r"(?:'[^'\n]{0,512}'|\"[^\"\n]{0,512}\"|[^\s\"']+)",
+        r"\1" + REDACTED,
+    ),
     # docker/podman login -p VALUE (its short form of --password; -p elsewhere is a port)
     (
         r"(\b(?:docker|podman|nerdctl|buildah)\s+login\b[^\n;&|]{0,256}?\s-p(?:\s+|=)?)"

@@ -191,3 +191,27 @@ def test_a_file_name_is_not_a_key_but_a_key_after_a_message_is():
 )
 def test_what_an_operator_needs_is_not_taken_for_a_secret(line):
     assert redact(line) == line
+
+
+@pytest.mark.parametrize(
+    ("line", "secret"),
+    [
+        ("mysqldump --single-transaction -u backup -p'S3cret pass' prod", "S3cret pass"),
+        ('mysql -h db -u root -p"hunter2" -e "select 1"', "hunter2"),
+        ("mysql -u root -pPlain db", "Plain"),
+    ],
+)
+def test_mysql_password_quoted_or_plain_is_redacted(line, secret):
+    """A quote right after mysql's -p left the whole value in place (scripts quote it)."""
+    out = redact(line)
+    assert secret not in out and "-p" + REDACTED in out, out
+
+
+def test_a_long_command_of_mysql_words_is_redacted_in_one_pass():
+    """Each 'mysql' rescanned the rest of the line for its -p (a 160 kB command of such
+    words took 5 s in the poll's thread): the -p is looked for within 1 KiB of its word,
+    and a real one among thousands of decoys is still found."""
+    decoys = " ".join(["mysql -u a -p"] * 3_000)  # no value after -p: nothing to redact
+    line = f"{decoys} mysql -u root -pRealOne db {decoys}"
+    out = redact(line)
+    assert "RealOne" not in out and out.count(REDACTED) == 1
