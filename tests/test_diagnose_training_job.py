@@ -185,3 +185,15 @@ def test_a_failed_job_list_keeps_the_asked_job_and_says_the_pool_counts_are_part
     assert got.training_jobs == (asked,)
     (note,) = got.warnings
     assert "503 Service Unavailable" in note and "this job's only" in note
+
+
+def test_an_image_pull_names_the_image_once_and_says_each_remedy_once(capsys):
+    """The registry's own reason (manifest unknown) leads, alone: the label's generic remedy
+    followed it and said 'tag spelling' again, and the image was named twice in the why."""
+    rc = main(["diagnose", "--demo", "--training-job", "llama-sft-image", "--json"])
+    top = json.loads(capsys.readouterr().out)["findings"][0]
+    assert rc == 1 and top["root_cause"] == "image_pull_failed"
+    image = "pytorch-train:2.1.O-cuda12.1"
+    assert top["explanation"].count(image) == 1, top["explanation"]
+    assert "manifest unknown" in top["explanation"]
+    assert top["remedy"].count("tag spelling") == 1 and "docker manifest inspect" in top["remedy"]

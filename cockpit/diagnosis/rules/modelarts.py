@@ -207,7 +207,8 @@ def job_errors(job: TrainingJob, ctx: RuleContext) -> Iterator[Finding]:
     for rank, (label, hits) in enumerate(by_label.items()):
         first = hits[0]
         explanation, remedy = cause_remedy(label, job, first)
-        if label == "image_pull_failed" and job.image:
+        if label == "image_pull_failed" and job.image and job.image not in explanation:
+            # the job's own image, when the pull's message named another (or none)
             explanation += " " + _("Job image: {image}.").format(image=job.image)
         # the title names what all the lines of this cause say together
         merged = CauseHit(label, first.severity, first.evidence, " ".join(h.text for h in hits))

@@ -264,7 +264,9 @@ def cause_remedy(label: str, job: TrainingJob, hit: CauseHit) -> tuple[str, str]
     if r is not None and r.name not in ("image_pull", "image_pull_backoff"):
         why = _(r.what).split(": ", 1)[-1]
         explanation += " " + _("{why}.").format(why=f"{why[0].upper()}{why[1:]}")
-        remedy = _(r.remedy) + " " + remedy
+        # its remedy alone: the label's own said the same things again after it (the tag's
+        # spelling twice, in one paragraph)
+        remedy = _(r.remedy)
     return explanation, remedy
 
 
