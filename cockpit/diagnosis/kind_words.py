@@ -55,6 +55,21 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("storage_read_only", r"Read-only file system|\bEROFS\b"),
         ("storage_stale_handle", r"Stale (?:NFS )?file handle|\bESTALE\b"),
         ("oom_killed", r"Cannot allocate memory|\bENOMEM\b|\boom[- ]kill|\bout of memory\b"),
+        # a container runtime's own words: a bind or mount that cannot be made, then the
+        # container or its image that cannot be created or opened
+        (
+            "storage_mount_failed",
+            r"mount source\b.{0,80}(?:doesn't|does not) exist|\bwhile mounting\b.{0,80}"
+            r"(?:doesn't|does not) exist|\b(?:mount|bind)(?:ing)? (?:point )?failed"
+            r"|\bfailed to (?:mount|bind)\b",
+        ),
+        (
+            "container_entrypoint_failed",
+            r"container creation failed|could not (?:open|load) (?:the )?(?:container )?image"
+            r"|\bcontainer (?:start|create|init)\w* failed|failed to (?:create|start) container",
+        ),
+        # the module system's own words (Lmod, Tcl/C environment modules)
+        ("module_load_failed", r"\bmodulefile\b|\bmodule\(s\) (?:are|is) unknown\b"),
         (
             "auth_failed",
             r"\bmunged?\b|\bcredential|authenticat|\bunauthori[sz]ed\b|\binvalid token\b"
@@ -123,15 +138,16 @@ def _remedy_of(label: str) -> str | None:
     return _(text) if text else None
 
 
-def refine(f: Finding) -> Finding:
+def refine(f: Finding, text: str | None = None) -> Finding:
     """``f`` with the cause its cited line's words name, when no rule named one; else ``f``
-    (the same object: callers compare by identity)."""
+    (the same object: callers compare by identity). ``text``: the cited line in full when the
+    evidence holds it shortened (the words that name the kind may be past the cut)."""
     if f.root_cause not in GENERIC:
         return f
     line = next((e for e in f.evidence if e.line is not None and e.quoted), None)
     if line is None:
         return f
-    kind = kind_of_line(line.text)
+    kind = kind_of_line(text if text is not None else line.text)
     if kind is None:
         return f
     from cockpit.diagnosis.label_words import label_words

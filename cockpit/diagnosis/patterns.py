@@ -415,11 +415,24 @@ PATTERNS: tuple[Pattern, ...] = (
         "storage_connection_error",
         tier=2,
     ),
+    # Singularity/Apptainer cannot bind a path the node lacks into the container (a site's or
+    # the user's bind list): the mount is the fault, not the image
+    _p(
+        "container_bind_missing",
+        r"container creation failed: mount [^\n]*(?:doesn't|does not) exist",
+        "storage_mount_failed",
+        tier=1,
+    ),
+    # a container runtime that cannot create the container at all: Singularity/Apptainer's
+    # FATAL "container creation failed" (no loop device, a missing /etc/resolv.conf) and "could
+    # not open image" (the image argument missing or wrong), Pyxis/Enroot's start failures
     _p(
         "container_entrypoint",
         r"exited with code 127|executable file not found in \$PATH|exec format error|"
         r"OCI runtime (?:create|exec) failed|\b(?:CreateContainerError|RunContainerError|"
-        r"ContainerCannotRun|StartError)\b",
+        r"ContainerCannotRun|StartError)\b|FATAL: +(?:container creation failed|"
+        r"[^\n]*could not open image)|pyxis: (?:failed to (?:import|create|start)|"
+        r"container start failed)",
         "container_entrypoint_failed",
         tier=1,
     ),
@@ -632,7 +645,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p(
         "lmod",
         r"Lmod has detected the following error|module: command not found|"
-        r"[Mm]odule(?:File)? .* not found|ERROR: Unable to locate a modulefile",
+        r"[Mm]odule(?:File)? .* not found|ERROR:(?:\d+:)? Unable to locate a modulefile",
         "module_load_failed",
         tier=2,
     ),

@@ -418,7 +418,8 @@ def unrecognised_failure(snap: Snapshot, line: FirstError) -> Finding:
             remedy=remedy,
             evidence=(Evidence(line.file, text, line.line, tier=2, quoted=True),),
             confidence=0.3,
-        )
+        ),
+        line.text,
     )
 
 
