@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from cockpit.model import AcctRecord, Artifacts, ExitCode, Finding, Incident, LogText, Subject
-from cockpit.safety import redact, redact_repeated
+from cockpit.safety import redact, redact_repeated, redact_repeated_str
 from cockpit.watch.alerts import finding_from_json
 
 MAX_LOG_BYTES = 256 * 1024  # per log kept as evidence: the first red error and its context
@@ -39,7 +39,7 @@ def _time_from(s: str | None) -> datetime | None:
 
 def incident_to_json(inc: Incident) -> str:
     """Redacted like every way out (the team's database is one); the key stays as it is."""
-    r = redact_repeated  # field by field, as _redacted_finding (none of these keys is secret)
+    r = redact_repeated_str  # field by field, as _redacted_finding (no key here is secret)
     first_seen = _time(inc.first_seen)
     out = {
         "key": inc.key,
@@ -117,7 +117,7 @@ def _redacted_finding(f: Finding) -> dict[str, Any]:
     hundreds of changed findings a poll, and the generic walk over their ~25 values (type
     checks, a secret-key check per key: none of these keys is one) cost as much as redacting
     their new strings. ``tests/test_store_codec_fast.py`` holds it to the generic form."""
-    r = redact_repeated
+    r = redact_repeated_str
     s = f.subject
     k = (s.kind, s.source, s.id)
     subject = _FINDING_SUBJECT.get(k)
