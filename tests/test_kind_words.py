@@ -84,3 +84,17 @@ def test_a_recognised_cause_is_not_relabelled(tmp_path):
         "cp: cannot open '/data/x': Permission denied\n",
     )
     assert report["findings"][0]["root_cause"] == "gpu_out_of_memory"
+
+
+def test_a_producers_template_keeps_its_domain():
+    # slurmstepd's job_container failure ends in a generic errno: a launch failure (its
+    # catalogue template's domain), never a missing input path
+    line = (
+        "[2026-12-04T10:00:00.123] [4242.0] error: Failed to create job container: "
+        "No such file or directory"
+    )
+    assert kind_of_line(line) is None
+    # the same errno words in a program's own line do name a missing path
+    assert kind_of_line("OSError: [Errno 2] No such file or directory: 'data/train.json'")[0] == (
+        "input_path_not_found"
+    )

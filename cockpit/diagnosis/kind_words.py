@@ -122,10 +122,21 @@ _WHY = N_("No rule knows this line's sentence yet; its own words ({words}) are t
 
 def kind_of_line(text: str) -> tuple[str, str] | None:
     """(label, the words that named it) for an error line, or None when its words name no
-    kind."""
+    kind. A line holding a producer's catalogue template keeps that template's domain: only a
+    kind of the same domain may name it (slurmstepd's "Failed to create job container: No such
+    file or directory" is a launch failure whose errno words are generic, not a missing input
+    path; the catalogue's 1668 domain-only templates had 78 such clashes)."""
+    from cockpit.diagnosis.catalogue import domain_of as template_domain
+    from cockpit.diagnosis.domains import domain_of
+
+    within = None
     for label, rx in _KINDS:
         m = rx.search(text)
-        if m is not None:
+        if m is None:
+            continue
+        if within is None:
+            within = template_domain(text) or ""
+        if not within or domain_of(label) == within:
             return label, m.group(0)
     return None
 
