@@ -70,7 +70,39 @@ def remember(
     in ``shown`` (this cockpit's; None: all), in a thread."""
     mine = [i for i in incidents if i.subject.source == source]
     store.sync_incidents([source], mine, now)
+    lapse_acks(store, mine, now)
     return read_back(store, now, shown)
+
+
+def lapse_acks(store: Any, incidents: Sequence[Incident], now: datetime) -> list[str]:
+    """An ack covers the failures it was given for. A job of the incident that failed after
+    it (a group's key has no time: the next 'exit 1' of the cluster joins the group acked an
+    hour ago, and read as acknowledged, its page never sent) re-opens it: the ack is taken
+    back in the store, so every head and every cockpit on it says so. Returns the keys."""
+    known = getattr(store, "known_acks", None)
+    acks = known() if known is not None else store.acks()
+    if not acks:
+        return []
+    lapsed = []
+    for inc in incidents:
+        ack = acks.get(inc.key)
+        if ack is not None and any(_after(f, ack.at) for f in inc.findings):
+            store.unack(inc.key, LAPSE_WHO, now)
+            lapsed.append(inc.key)
+    return lapsed
+
+
+LAPSE_WHO = "cockpit (a job failed after the ack)"
+
+
+def _after(f: Finding, at: datetime) -> bool:
+    # jobs only: their time is when they ended (or were submitted), a fact that does not move
+    if f.subject.kind not in ("job", "training_job") or f.first_seen is None:
+        return False
+    try:
+        return f.first_seen > at
+    except TypeError:  # a naive time from an old record: not comparable, not news
+        return False
 
 
 def read_back(store: Any, now: datetime, shown: Collection[str] | None = None) -> Remembered:

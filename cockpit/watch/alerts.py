@@ -112,10 +112,11 @@ class Alert:
     def key(self) -> str:
         """Rate-limit key: rule + subject (+ the incident: one per incident, whoever joins it;
         + ``detail``)."""
-        if self.incident:
-            return f"{self.rule}|incident|{self.incident}"
         s = self.subject
-        base = f"{self.rule}|{s.kind}|{s.source}|{s.id}"
+        if self.incident:
+            base = f"{self.rule}|incident|{self.incident}"
+        else:
+            base = f"{self.rule}|{s.kind}|{s.source}|{s.id}"
         return f"{base}|{self.detail}" if self.detail else base
 
     def to_json(self) -> dict[str, Any]:

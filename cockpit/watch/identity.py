@@ -31,8 +31,12 @@ def delivery_key(
     store); ``window_s``: level alerts with no time of their own (storage, repeated failures)
     count once per window."""
     s = alert.subject
-    if alert.incident:  # the incident's key is already the failure's identity
-        return alert.key
+    bucket = int(alert.time.timestamp() // max(window_s, 60.0))
+    if alert.incident:
+        # the incident's key names the failure, but a group's has no time of its own: the
+        # cluster's "exit 1" group of this morning is the one a job joins this afternoon, and
+        # claimed once for ever it never paged again; once per window, as the rate limit says
+        return f"{alert.key}|w{bucket}"
     if alert.rule in ("source_down", "source_recovered") and outage_start is not None:
         return f"{alert.rule}|{outage_key(s.source, outage_start)}"
     if snapshot is not None:
@@ -48,5 +52,4 @@ def delivery_key(
             t = next((t for t in snapshot.training_jobs if t.job_id == s.id), None)
             if t is not None and t.create_time is not None:
                 return f"{alert.key}|{_iso(t.create_time)}"
-    bucket = int(alert.time.timestamp() // max(window_s, 60.0))
     return f"{alert.key}|w{bucket}"

@@ -546,8 +546,9 @@ def fold_by_incident(alerts: Sequence[Alert], incidents: Sequence[Incident]) -> 
     """``alerts`` with the job alerts of an incident of two or more jobs (a group: 27 failed
     array tasks of one program; a drained node's casualties) replaced by one alert about that
     incident, titled as the incident view titles it and naming its jobs. An incident's later
-    members fold into the same alert key, so the rate limit and the store's claim keep it to
-    one alert per channel. Pure; order kept (the incident's alert where its first job's was)."""
+    members fold into the same alert key, so the rate limit (``repeat_s``) and the store's
+    claim (per ``repeat_s`` window: ``identity.delivery_key``) keep it to one alert per
+    channel and window. Pure; order kept (the incident's alert where its first job's was)."""
     owner: dict[tuple[str, str], Incident] = {}
     for inc in incidents:
         jobs = [s for s in inc.affected if s.kind == "job"]
