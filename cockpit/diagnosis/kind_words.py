@@ -31,8 +31,10 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     for label, words in (
         (
             "gpu_hardware_error",
+            # not "Xid" alone: NVIDIA's Xid table (cockpit.diagnosis.xid_codes) names each code's
+            # kind, and 13, 31 and 43 are the program's own faults, which it leaves generic
             r"fallen off the bus|\bGPU is lost|device handle.{0,80}unknown error"
-            r"|uncorrectable ECC|\bXid\b|\bdouble bit\b",
+            r"|uncorrectable ECC|\bdouble bit\b",
         ),
         (
             "cuda_driver_mismatch",
