@@ -387,13 +387,16 @@ def _bundle_time(files: list[BundleFile]) -> datetime:
 # --------------------------------------------------------------------------- diagnosis
 
 
-def unrecognised_failure(snap: Snapshot, line: FirstError) -> Finding:
+def unrecognised_failure(snap: Snapshot, line: FirstError, job_id: str = "") -> Finding:
     """The honest finding for error evidence no rule knows: its domain from the line's words,
-    the line as its headline; critical when a job or training job failed, else a warning."""
+    the line as its headline; critical when a job or training job failed, else a warning.
+    ``job_id``: the job whose log holds the line (one of a folder's ``slurm-N.out``)."""
     from cockpit.diagnosis.domains import describe, domain_of_line, unrecognised_texts
     from cockpit.diagnosis.kind_words import refine
     from cockpit.diagnosis.slurm_states import FAILED_STATES
 
+    if job_id:  # only that job's state counts
+        snap = replace(snap, jobs=tuple(j for j in snap.jobs if j.job_id == job_id))
     failed = any(
         j.state in FAILED_STATES or bool(j.exit_code and (j.exit_code.code or j.exit_code.signal))
         for j in snap.jobs
@@ -421,6 +424,21 @@ def unrecognised_failure(snap: Snapshot, line: FirstError) -> Finding:
         ),
         line.text,
     )
+
+
+def _unrecognised_logs(bundle: Bundle, located: list[Finding]) -> list[Finding]:
+    """An unrecognised failure for each job log (``slurm-N.out``) that holds an error line
+    while no finding cites that log or names its job; after the recognised ones."""
+    cited = {e.where for f in located for e in f.evidence}
+    named = {f.subject.id for f in located if f.subject.kind == "job"}
+    out = []
+    for bf in bundle.files:
+        if bf.role != "log" or not bf.subject_id or bf.name in cited or bf.subject_id in named:
+            continue
+        line = unrecognised_error([bf])
+        if line is not None:
+            out.append(unrecognised_failure(bundle.snapshot, line, bf.subject_id))
+    return out
 
 
 def diagnose_bundle(
@@ -455,6 +473,10 @@ def diagnose_bundle(
             located = [unrecognised_failure(bundle.snapshot, line), *located]
         elif top is None:
             notes.append("no finding and no error line")
+    else:
+        # the same for each job's log of a folder (slurm-2.out beside slurm-1.out): one
+        # job's recognised cause said nothing of the others' error lines
+        located += _unrecognised_logs(bundle, located)
     return BundleReport(
         bundle=bundle,
         findings=tuple(located),
