@@ -284,6 +284,25 @@ def test_rejected_at_submit_is_not_a_crash():
     assert "SIGHUP" not in f.title + f.explanation and "largest node" in f.title
 
 
+def test_a_submit_refusal_slurmctld_forgot_is_still_no_crash():
+    """After MinJobAge squeue's BadConstraints is gone: sacct keeps FAILED, ExitCode 1:0,
+    Reason None, no node, no run time, no step (the lab's own record of such a job). It read
+    'exit 1 within seconds: a generic error from the program' and joined real failures' group.
+    A job that ran, however briefly, on a node keeps its exit code's verdict."""
+    job = _job("FAILED", "None", exit_code=ExitCode(1, 0), elapsed_s=0, min_memory_mib=50000)
+    row = AcctRecord("7", "", "j", "debug", "FAILED", ExitCode(1, 0), None, 50000, 0, 600, "")
+    f = _verdict(job, Artifacts(acct=(row,)))
+    assert f.root_cause == "submit_rejected_unsatisfiable" and f.severity == "warning"
+    assert f.title.startswith("rejected at submit: never placed on a node")
+    assert "largest node" in f.title  # the request no node of the partition holds
+    ran, arts = _ended("FAILED", elapsed_s=0)
+    assert _verdict(ran, arts).root_cause == "application_error"
+    batch = dataclasses.replace(row, step="batch")
+    unplaced = dataclasses.replace(job, min_memory_mib=None)
+    f = _verdict(unplaced, Artifacts(acct=(row, batch)))  # a step: it was placed somewhere
+    assert f.root_cause != "submit_rejected_unsatisfiable"
+
+
 def test_sigsegv_headline_leads_with_the_signal():
     job, arts = _ended("FAILED", exit_code=ExitCode(0, 11))
     f = _verdict(job, arts)

@@ -175,8 +175,10 @@ def rejected_at_submit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] |
     Slurm keeps a FAILED record with Reason=BadConstraints and no node. Never ran: not a
     crash, and its exit code means nothing."""
     code = base_code(job.reason or "")
-    if job.state != "FAILED" or code not in _SUBMIT_REJECTS or job.nodes or job.node_list:
+    if job.state != "FAILED" or job.nodes or job.node_list:
         return None
+    if code not in _SUBMIT_REJECTS:
+        return _never_placed(job, ctx)
     f = _facts(job, ctx)
     ran = f.row.elapsed_s if f.row is not None and f.row.elapsed_s is not None else job.elapsed_s
     if ran:
@@ -211,6 +213,42 @@ def rejected_at_submit(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] |
             ).format(partition=job.partition or "<p>"),
             list(f.ev),
             0.9,
+        ),
+    )
+
+
+def _never_placed(job: SlurmJob, ctx: RuleContext) -> tuple[Finding, ...] | None:
+    """The same refusal once slurmctld forgot the job (MinJobAge): sacct keeps a FAILED
+    record whose Reason is None, with no node, no run time and no step, and ExitCode 1:0.
+    Read as its exit code, it was "exit 1 within seconds: a generic error" of a program that
+    never started, grouped with real failures."""
+    f = _facts(job, ctx)
+    if f.row is None or len(f.rows) > 1 or f.row.elapsed_s != 0 or f.row.node_list:
+        return None  # steps, a node or a run time: it was placed somewhere
+    why = impossible_request(job, ctx.partitions.get(job.partition), ctx)
+    return (
+        job_finding(
+            job,
+            ctx,
+            "submit_rejected_unsatisfiable",
+            "warning",
+            _("rejected at submit: never placed on a node; {why}").format(
+                why=why[0] if why else _("sacct keeps no reason")
+            ),
+            _(
+                "sacct shows job {job_id} FAILED with no node, no run time and no step: Slurm "
+                "refused it before it ran anywhere (a request no node of the partition can "
+                "hold, such as BadConstraints; squeue's Reason is gone once slurmctld forgets "
+                "the job). Its exit code is bookkeeping, not a crash."
+            ).format(job_id=job.job_id)
+            + (f" {'; '.join(why)}." if why else ""),
+            _(
+                "Ask for what a node of the partition has: sinfo -p {partition} -o '%P %c %m %f "
+                "%G' (CPUs, memory, features, GPUs); lower --mem/--cpus-per-task/--gres/"
+                "--constraint and resubmit."
+            ).format(partition=job.partition or "<p>"),
+            list(f.ev),
+            0.7,
         ),
     )
 
