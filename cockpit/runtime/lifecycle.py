@@ -65,11 +65,15 @@ def remember(
     incidents: Sequence[Incident],
     now: datetime,
     shown: Collection[str] | None = None,
+    answered: bool = True,
 ) -> Remembered:
     """Sync ``source``'s incidents into the store and read back the open ones of the sources
-    in ``shown`` (this cockpit's; None: all), in a thread."""
+    in ``shown`` (this cockpit's; None: all), in a thread. ``answered`` False: the source's
+    poll failed, so what the store holds of it is not known to be gone (a cockpit started
+    during an outage marked every stored incident of that cluster gone); its outage and what
+    this cockpit still shows are written, nothing is retired."""
     mine = [i for i in incidents if i.subject.source == source]
-    store.sync_incidents([source], mine, now)
+    store.sync_incidents([source] if answered else [], mine, now)
     lapse_acks(store, mine, now)
     return read_back(store, now, shown)
 

@@ -159,7 +159,7 @@ class Poller:
         if st.outage is None or st.outage.first_seen != start:
             st.outage = lifecycle.outage_incident(st.name, st.source.kind, start, snap.error)
         await self._watch(snap, ())  # an outage is an alert too
-        await self._remember(snap.taken_at)
+        await self._remember(snap.taken_at, answered=False)
         self.hub.post(HubUpdated(st.name))
 
     def _outage_start(self, snap: Snapshot):  # -> datetime, in a thread (the store may block)
@@ -175,7 +175,7 @@ class Poller:
             return hub.store.open_outage(st.name, snap.taken_at, msg)
         return snap.taken_at
 
-    async def _remember(self, now) -> None:
+    async def _remember(self, now, answered: bool = True) -> None:
         """The source's incidents (and its outage) into the store, the open ones back; the
         channels hear of incidents that ended. In a thread: the store may be a network away."""
         st, hub = self.st, self.hub
@@ -188,7 +188,7 @@ class Poller:
             return
         self.stage = "store"
         hub.remembered = await asyncio.to_thread(
-            lifecycle.remember, hub.store, st.name, incidents, now, tuple(hub.states)
+            lifecycle.remember, hub.store, st.name, incidents, now, tuple(hub.states), answered
         )
         hub.generation += 1
 
