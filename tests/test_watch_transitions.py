@@ -284,3 +284,16 @@ def test_repeated_failures_count_when_jobs_ended_not_when_a_first_run_saw_them()
     recent = [failed(str(i), timedelta(minutes=10)) for i in range(1, 4)]
     out = detect(prev, cur, [], T1, config=cfg, recent=recent)
     assert "repeated_failures" in {r for r, _ in rules(out)}
+
+
+def test_repeated_failures_name_the_jobs_in_the_order_people_count_them():
+    # as text the list read "1, 10, 11, 15, 2, 4" (a new-user trial on the lab)
+    cfg = AlertConfig(failures_count=3, failures_window_s=3600)
+    old = [
+        Alert(T0, "job_failed", "warning", Subject("job", "hpc", i), "x", None, "hpc", "alice")
+        for i in ("10", "2", "11")
+    ]
+    prev = snap(jobs=[job("4")])
+    cur = snap(T1, jobs=[job("4", state="FAILED")])
+    out = detect(prev, cur, [], T1, config=cfg, recent=old)
+    assert out[-1].title.endswith(": 2, 4, 10, 11"), out[-1].title

@@ -11,6 +11,7 @@ poll (``prev is None``) do not fire: only changes do, plus an unreachable source
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from itertools import compress
@@ -413,7 +414,10 @@ def _repeated(
                     "warning",
                     Subject("user", source, user),
                     _("{n} jobs of {user} failed within {minutes} min: {jobs}").format(
-                        n=len(seen), user=user, minutes=win, jobs=", ".join(sorted(seen.values()))
+                        n=len(seen),
+                        user=user,
+                        minutes=win,
+                        jobs=", ".join(sorted(seen.values(), key=_natural)),
                     ),
                     None,
                     source,
@@ -585,3 +589,9 @@ def fold_by_incident(alerts: Sequence[Alert], incidents: Sequence[Incident]) -> 
             )
         )
     return out
+
+
+def _natural(text: str) -> tuple:
+    """Job ids in the order people count them: 2 before 10, 12_3 before 12_10 (as text,
+    "1, 10, 11, 15, 2, 4" read as a garbled list)."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", text))
