@@ -69,8 +69,9 @@ class ClusterConfig:
     key: str | None = None
     known_hosts: str | None = "~/.ssh/known_hosts"
     interval: float = 15.0  # seconds between polls
-    slurmctld_log: str = "/var/log/slurm/slurmctld.log"
-    slurmd_log: str = "/var/log/slurm/slurmd.log"  # %n = node name
+    # "": where the cluster's slurm.conf says (scontrol show config), else Slurm's default
+    slurmctld_log: str = ""
+    slurmd_log: str = ""  # %n = node name
     timezone: str = "UTC"  # zone Slurm prints its local times in
     storage_paths: tuple[str, ...] = ()
     allow_actions: bool = False

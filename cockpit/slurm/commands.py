@@ -7,6 +7,8 @@ works from Slurm 17 to 26, and is several times cheaper on the controller than `
 
 from __future__ import annotations
 
+import re
+
 from cockpit.slurm.versions import has_sluid
 
 SEP = "\x1f"
@@ -63,6 +65,17 @@ SQUEUE_STATES_ARGV: tuple[str, ...] = (
     f"%i{SEP}%T",
 )
 VERSION_ARGV: tuple[str, ...] = ("scontrol", "--version")
+# slurm.conf as the controller runs it: where the daemons' logs are (SlurmctldLogFile, ...)
+CONFIG_ARGV: tuple[str, ...] = ("scontrol", "show", "config")
+DEFAULT_CTLD_LOG = "/var/log/slurm/slurmctld.log"
+DEFAULT_SLURMD_LOG = "/var/log/slurm/slurmd.log"
+_LOG_FILE_RE = re.compile(r"^\s*(SlurmctldLogFile|SlurmdLogFile)\s*=\s*(\S+)\s*$", re.MULTILINE)
+
+
+def parse_log_files(text: str) -> dict[str, str]:
+    """``scontrol show config``'s SlurmctldLogFile and SlurmdLogFile, where set to a path
+    (``(null)``: syslog; none kept)."""
+    return {k: v for k, v in _LOG_FILE_RE.findall(text) if v.startswith("/")}
 
 
 def squeue_argv(version: str) -> tuple[str, ...]:

@@ -152,6 +152,7 @@ async def _grep_log(
 
 async def ctld_tail(src: SlurmSource) -> Tail:
     """slurmctld.log's tail for one evidence round, or the error reading it."""
+    await src.resolve_log_paths()
     try:
         return await _tail(src, src.slurmctld_log, CTLD_TAIL)
     except Exception as exc:  # noqa: BLE001 - every subject of the round reports it
@@ -245,6 +246,7 @@ async def job_artifacts(
     or the batch's failure; None runs ``sacct -j ID`` here. ``with_history``: fetch the sacct
     history of an OUT_OF_MEMORY/TIMEOUT job (drill-down), not for background evidence.
     ``ctld``: the round's slurmctld.log tail (None: read it here)."""
+    await src.resolve_log_paths()
     commands: dict[str, str] = {}
     job_cmd = scontrol_job_argv(job_id)
     if acct_out is None:
@@ -343,6 +345,7 @@ async def _history_for(
 async def node_artifacts(src: SlurmSource, node: str, ctld: Tail | None = None) -> Artifacts:
     """A node's evidence: its slurmd.log tail and the slurmctld.log lines naming it
     (``ctld``: the round's slurmctld.log tail; None: read it here)."""
+    await src.resolve_log_paths()
     commands: dict[str, str] = {}
     path = src._slurmd_path(node)
     name = path.rsplit("/", 1)[-1]

@@ -37,11 +37,15 @@ from cockpit.safety import (
 )
 from cockpit.slurm.backfill import BACKFILL_STATES, OFF_RETRY, Backfill, parse_backfill, sacct_time
 from cockpit.slurm.commands import (
+    CONFIG_ARGV,
+    DEFAULT_CTLD_LOG,
+    DEFAULT_SLURMD_LOG,
     NODES_ARGV,
     PARTITIONS_ARGV,
     SEP,
     SQUEUE_STATES_ARGV,
     VERSION_ARGV,
+    parse_log_files,
     sacct_argv,
     sacct_backfill_argv,
     sacct_history_argv,
@@ -97,8 +101,8 @@ class SlurmSource(Source):
         interval: float = 15.0,
         clock: Callable[[], datetime] | None = None,
         tz: tzinfo = UTC,
-        slurmctld_log: str = "/var/log/slurm/slurmctld.log",
-        slurmd_log: str = "/var/log/slurm/slurmd.log",
+        slurmctld_log: str = "",
+        slurmd_log: str = "",
         storage_paths: tuple[str, ...] | list[str] = (),
         command_timeout: float = 20.0,
         background_evidence: bool = True,
@@ -114,8 +118,12 @@ class SlurmSource(Source):
         self.interval = interval
         self._clock = clock or (lambda: datetime.now(UTC))
         self.tz = tz
-        self.slurmctld_log = slurmctld_log
-        self.slurmd_log = slurmd_log
+        # "": where the cluster's own slurm.conf says (SlurmctldLogFile, SlurmdLogFile: asked
+        # once, with the first evidence), else Slurm's packaged default
+        self._logs_asked = bool(slurmctld_log and slurmd_log)
+        self.slurmctld_log = slurmctld_log or DEFAULT_CTLD_LOG
+        self.slurmd_log = slurmd_log or DEFAULT_SLURMD_LOG
+        self._auto_logs = (not slurmctld_log, not slurmd_log)
         self.storage_paths = tuple(storage_paths)
         self.command_timeout = command_timeout
         self.command_counts: Counter[str] = Counter()
@@ -561,6 +569,26 @@ class SlurmSource(Source):
         if job_id is not None:
             await check_job_path(self, path, await self.job_owner(job_id))
         return path
+
+    async def resolve_log_paths(self) -> None:
+        """The daemons' log files from ``scontrol show config`` where the config names none
+        (a site's SlurmdLogFile such as ``/var/log/slurm/slurmd-%n.log``: the packaged default
+        path was read instead, and every job's evidence said "No such file"). Asked once;
+        an unanswered ask keeps the defaults and is asked again with the next evidence."""
+        if self._logs_asked:
+            return
+        self._logs_asked = True
+        try:
+            out = await self._run(CONFIG_ARGV)
+        except Exception:  # noqa: BLE001 - evidence goes on with the defaults
+            self._logs_asked = False
+            return
+        found = parse_log_files(out)
+        ctld_auto, slurmd_auto = self._auto_logs
+        if ctld_auto and found.get("SlurmctldLogFile"):
+            self.slurmctld_log = found["SlurmctldLogFile"]
+        if slurmd_auto and found.get("SlurmdLogFile"):
+            self.slurmd_log = found["SlurmdLogFile"]
 
     def _slurmd_path(self, node: str) -> str:
         return self.slurmd_log.replace("%n", node).replace("%h", node)

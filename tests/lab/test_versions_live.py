@@ -372,3 +372,20 @@ async def test_an_unchanged_queue_costs_the_controller_little(slurm_version, tra
     finally:
         lab.scancel(jid)
         await src.close()
+
+
+async def test_the_daemons_logs_are_where_the_clusters_slurm_conf_says(slurm_version):
+    """No slurmctld_log or slurmd_log in the config: the cluster's own SlurmctldLogFile and
+    SlurmdLogFile (``scontrol show config``), not the packaged /var/log/slurm defaults (a
+    site's slurmd-%n.log was never read, and every job's evidence said 'No such file')."""
+    from cockpit.slurm.source import SlurmSource
+
+    lab = slurm_version
+    configured = make_version_source(lab, "local")
+    src = SlurmSource("auto", configured.transport, interval=5)
+    try:
+        await src.resolve_log_paths()
+        assert src.slurmctld_log == lab.ctld_log
+        assert src.slurmd_log == lab.slurmd_log_pattern and "%n" in src.slurmd_log
+    finally:
+        await src.close()
