@@ -214,9 +214,13 @@ def test_cluster_without_log_paths_gets_the_default_paths(tmp_path):
 
     cfg = tmp_path / "c.toml"
     cfg.write_text('[clusters.hpc]\ntransport = "local"\n')
+    from cockpit.connect import build_cluster
+
     c = load_config(cfg).clusters["hpc"]
-    assert c.slurmd_log == "/var/log/slurm/slurmd.log"
-    assert c.slurmctld_log == "/var/log/slurm/slurmctld.log"
+    assert (c.slurmd_log, c.slurmctld_log) == ("", "")  # what the cluster's slurm.conf says
+    src = build_cluster(c)  # until it is asked (the first evidence): Slurm's defaults
+    assert src.slurmd_log == "/var/log/slurm/slurmd.log"
+    assert src.slurmctld_log == "/var/log/slurm/slurmctld.log"
 
 
 def test_scan_cache_is_bounded_by_the_text_it_holds():
