@@ -555,3 +555,19 @@ def test_stream_scan_counts_every_line_and_byte_when_nothing_is_red(chunk):
     scan = ls.scan_stream(io.BytesIO(body[10:]), head=body[:10], chunk=chunk)
     assert scan.hit is None and scan.complete
     assert (scan.bytes_read, scan.lines_read) == (len(body), 501)
+
+
+def test_a_line_logged_at_error_level_is_an_error_not_a_warning():
+    """'ERROR: input file … not found' is the log's error; the viewer counted it a warning
+    ('0 errors', `e` found nothing) while diagnose named it the first red error."""
+    from cockpit.diagnosis.logscan import iter_errors
+
+    for text in (
+        b"starting\nERROR: input file /data/missing.csv not found\n",
+        b"2026-12-05 08:00:01 ERROR main: checkpoint unreadable\n",
+        b"[FATAL] cannot continue\n",
+    ):
+        (hit,) = list(iter_errors(text))
+        assert (hit.severity, hit.strong) == ("critical", False), text
+    quiet = b"INFO epoch 3 done, 0 errors\nvalidation: error rate 0.02\n"
+    assert all(h.severity != "critical" for h in iter_errors(quiet))

@@ -129,6 +129,19 @@ WEAK: tuple[Pattern, ...] = (
         strong=False,
         kinds=_NOT_DAEMON,
     ),
+    # a line logged at error level ("ERROR: input file … not found", "[ERROR] …",
+    # "2026-12-05 08:00:01 FATAL …"): an error, not a warning, though no rule knows its
+    # sentence (the log viewer counted it a warning, "0 errors", while diagnose named it the
+    # first red error)
+    _p(
+        "level_error",
+        r"^[ \t]*(?:\S+[ \t]+){0,3}?\[?(?:ERROR|FATAL|CRITICAL)\]?(?::|[ \t])",
+        "application_error",
+        "critical",
+        tier=2,
+        strong=False,
+        kinds=_NOT_DAEMON,
+    ),
     _p(
         "generic_error",
         r"(?:\b|\x1b\[[0-9;]*m)(?:error|ERROR|Error|failed|Failed|FAILED)\b",
