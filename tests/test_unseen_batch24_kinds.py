@@ -5,12 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cockpit.ingest.bundle import diagnose_bundle
-
-
-def _diagnose(tmp_path, name: str, text: str) -> dict:
-    (tmp_path / name).write_text(text)
-    return diagnose_bundle(str(tmp_path)).to_json()
+from tests.bundle_support import diagnose_text as _diagnose
 
 
 @pytest.mark.parametrize(
