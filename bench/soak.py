@@ -308,15 +308,27 @@ def live_rss_mib(into: dict[str, Any] | None = None) -> float:
     blocks = sys.getallocatedblocks()
     t = time.perf_counter()
     gc.unfreeze()
+    if into is not None:  # what the garbage is: kept by DEBUG_SAVEALL, tallied, then freed
+        gc.set_debug(gc.DEBUG_SAVEALL)
     found = gc.collect()
     ms = (time.perf_counter() - t) * 1000
-    gc.freeze()
     if into is not None:
+        gc.set_debug(0)
+        kinds: dict[str, int] = {}
+        for o in gc.garbage:
+            t_ = type(o)
+            name = getattr(o, "__qualname__", "") if t_.__name__ == "function" else ""
+            k = f"{t_.__module__}.{t_.__qualname__}" + (f" {name}" if name else "")
+            kinds[k] = kinds.get(k, 0) + 1
+        gc.garbage.clear()
+        gc.collect()
         into.update(
             garbage_objects=found,
             garbage_blocks_k=(blocks - sys.getallocatedblocks()) // 1000,
             handback_ms=round(ms, 1),
+            garbage_types=sorted(kinds.items(), key=lambda kv: -kv[1])[:25],
         )
+    gc.freeze()
     return rss_mib()
 
 

@@ -370,6 +370,11 @@ class SlurmSource(Source):
         exc = task.exception() if not task.cancelled() else None
         if task.cancelled() or exc is not None:
             text = err_text(exc) if exc is not None else "cancelled"
+            if exc is not None:
+                # re-raised through wait_for into _backfill_finish, its traceback holds that
+                # frame (this poll's job list) in a cycle with the task: gcpolicy froze one job
+                # list per failed sacct until a hand-back (issue #32, ~40k jobs a soak week)
+                exc.__traceback__ = None
             if isinstance(exc, CommandFailed) and "accounting storage is disabled" in exc.message:
                 # a site without slurmdbd: say it in one line, ask again much later
                 bf.off_until = self._clock() + OFF_RETRY
