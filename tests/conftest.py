@@ -20,6 +20,9 @@ from typing import Any
 import pytest
 import pytest_textual_snapshot
 
+# the session's PostgreSQL (started on first use) and the store URLs on both backends
+pytest_plugins = ["tests.pg"]
+
 # Rich's SVG export draws one <rect>/<text> per segment, and Textual splits a line into segments
 # differently depending on what its caches already hold (a cell's background as one run or as
 # three): the same picture, different SVG, and a snapshot test that fails or passes by test

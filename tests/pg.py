@@ -102,3 +102,13 @@ def postgres() -> Iterator[Postgres]:
         except subprocess.CalledProcessError:
             pass
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request, tmp_path) -> str:
+    """A fresh store URL on each backend: a SQLite file, then a new database of the session's
+    PostgreSQL (a test module imports it with ``postgres``)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/cockpit.db"
+    pg = request.getfixturevalue("postgres")
+    return pg.fresh_database(f"t{abs(hash(request.node.name)) % 10**9}")

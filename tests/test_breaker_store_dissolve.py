@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import pytest
 import sqlalchemy as sa
 
 from cockpit.diagnosis.correlate import correlate
@@ -21,14 +20,6 @@ def _failed(jid: str, title: str = TITLE) -> Finding:
     return Finding(
         "application_error", "critical", Subject("job", "hpc", jid), title, first_seen=T0
     )
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/cockpit.db"
-    pg = request.getfixturevalue("postgres")
-    return pg.fresh_database(f"t{abs(hash(request.node.name)) % 10**9}")
 
 
 def _titles(store) -> list[str]:

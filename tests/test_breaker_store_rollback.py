@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import pytest
 import sqlalchemy as sa
 
 from cockpit.model import Finding, Incident, Subject
@@ -38,14 +37,6 @@ REFUSE = {
     ],
 }
 ALLOW = {"sqlite": ["DROP TRIGGER refuse"], "postgresql": ["DROP TRIGGER refuse ON incidents"]}
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/cockpit.db"
-    pg = request.getfixturevalue("postgres")
-    return pg.fresh_database(f"t{abs(hash(request.node.name)) % 10**9}")
 
 
 def _run(store, statements):

@@ -27,14 +27,6 @@ def job_incident(job: str, cause: str = "nonzero_exit", title: str = "non-zero e
     return Incident(f"job|lab|{job}|2026-12-01T08:59", cause, "critical", subject, f.title, (f,))
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/cockpit.db"
-    pg = request.getfixturevalue("postgres")
-    return pg.fresh_database(f"t{abs(hash(request.node.name)) % 10**9}")
-
-
 def test_an_incident_gone_from_squeue_stays_until_acked_and_resolved(url):
     store = open_store(url)
     inc = job_incident("20")
