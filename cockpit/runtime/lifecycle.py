@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from cockpit.model import SEVERITY_RANK, Finding, Incident, SourceError, Subject
@@ -89,7 +89,9 @@ def lapse_acks(store: Any, incidents: Sequence[Incident], now: datetime) -> list
         return []
     lapsed = []
     for inc in incidents:
-        ack = acks.get(inc.key)
+        # only a group's key lacks a time: a job's names its end, a node's its drain, so the
+        # jobs a drained node kills after its ack are that drain's, already acknowledged
+        ack = acks.get(inc.key) if inc.key.startswith("group|") else None
         if ack is not None and any(_after(f, ack.at) for f in inc.findings):
             store.unack(inc.key, LAPSE_WHO, now)
             lapsed.append(inc.key)
@@ -97,6 +99,10 @@ def lapse_acks(store: Any, incidents: Sequence[Incident], now: datetime) -> list
 
 
 LAPSE_WHO = "cockpit (a job failed after the ack)"
+# a job's end is on the cluster's clock, the ack's time on the acking cockpit's: a job shown
+# at a poll and acked seconds later read as failed after the ack when slurmctld's clock ran
+# a little ahead (every quick ack taken back); a failure within this of the ack is its burst
+LAPSE_SKEW = timedelta(minutes=2)
 
 
 def _after(f: Finding, at: datetime) -> bool:
@@ -104,7 +110,7 @@ def _after(f: Finding, at: datetime) -> bool:
     if f.subject.kind not in ("job", "training_job") or f.first_seen is None:
         return False
     try:
-        return f.first_seen > at
+        return f.first_seen > at + LAPSE_SKEW
     except TypeError:  # a naive time from an old record: not comparable, not news
         return False
 
