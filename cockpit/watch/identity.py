@@ -35,8 +35,19 @@ def delivery_key(
     if alert.incident:
         # the incident's key names the failure, but a group's has no time of its own: the
         # cluster's "exit 1" group of this morning is the one a job joins this afternoon, and
-        # claimed once for ever it never paged again; once per window, as the rate limit says
-        return f"{alert.key}|w{bucket}"
+        # claimed once for ever it never paged again; once per window, as the rate limit says.
+        # The window of its newest job's end, a fact every cockpit reads alike: the window of
+        # the poll paged twice when two cockpits' polls fell either side of a window's edge
+        if not alert.incident.startswith("group|"):
+            return alert.key  # a job's or a node's key has its own time
+        ids = {m.id for m in alert.members if m.source == s.source}
+        ends = [
+            j.end_time
+            for j in (snapshot.jobs if snapshot is not None and ids else ())
+            if j.end_time is not None and j.job_id in ids
+        ]
+        at = max(ends) if ends else alert.time
+        return f"{alert.key}|w{int(at.timestamp() // max(window_s, 60.0))}"
     if alert.rule in ("source_down", "source_recovered") and outage_start is not None:
         return f"{alert.rule}|{outage_key(s.source, outage_start)}"
     if snapshot is not None:
