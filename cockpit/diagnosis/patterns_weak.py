@@ -132,10 +132,15 @@ WEAK: tuple[Pattern, ...] = (
     # a line logged at error level ("ERROR: input file … not found", "[ERROR] …",
     # "2026-12-05 08:00:01 FATAL …"): an error, not a warning, though no rule knows its
     # sentence (the log viewer counted it a warning, "0 errors", while diagnose named it the
-    # first red error)
+    # first red error). What comes before the level is a log's prefix (a time, a [tag], a
+    # 'name:'), not words ('Mean ERROR: 0.031', 'Found 0 ERROR lines', a table's ERROR
+    # column), and what follows is not a bare number ('ERROR: 0'): those were red. Possessive,
+    # so a long line is read once.
     _p(
         "level_error",
-        r"^[ \t]*(?:\S+[ \t]+){0,3}?\[?(?:ERROR|FATAL|CRITICAL)\]?(?::|[ \t])",
+        r"^[ \t]*(?:(?:(?=[^\s\d]*+\d)\S++|\S++(?<=[:\]|-]))[ \t]++){0,3}?"
+        r"\[?(?:ERROR|FATAL|CRITICAL)\]?(?::|[ \t])"
+        r"(?![ \t]*[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?%?[ \t]*$)",
         "application_error",
         "critical",
         tier=2,
