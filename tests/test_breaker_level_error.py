@@ -40,3 +40,15 @@ def test_a_metric_or_count_named_error_is_not_a_critical_line(text):
 )
 def test_a_line_logged_at_error_level_stays_critical(text):
     assert [h.severity for h in iter_errors(text)] == ["critical"], text
+
+
+def test_the_error_patterns_stay_one_re2_scan():
+    """A lookaround in a pattern made RE2 refuse the combined scan ('invalid perl operator'
+    on the terminal at each diagnose) and the stdlib engine read every log instead."""
+    re2 = pytest.importorskip("re2")
+    from cockpit.diagnosis.logscan import _combined
+
+    for kind in ("job", "node", "training_job", ""):
+        for strong in (None, True, False):
+            rx = _combined(kind, strong)
+            assert rx is None or isinstance(rx, re2._Regexp), (kind, strong, type(rx))
