@@ -471,6 +471,8 @@ def diagnose_bundle(
         if line is not None:
             first = line
             located = [unrecognised_failure(bundle.snapshot, line), *located]
+            # and each other job log's own (no rule knew slurm-1.out's nor slurm-2.out's)
+            located += _unrecognised_logs(bundle, located)
         elif top is None:
             notes.append("no finding and no error line")
     else:
