@@ -433,7 +433,9 @@ def _unrecognised_logs(bundle: Bundle, located: list[Finding]) -> list[Finding]:
     named = {f.subject.id for f in located if f.subject.kind == "job"}
     out = []
     for bf in bundle.files:
-        if bf.role != "log" or not bf.subject_id or bf.name in cited or bf.subject_id in named:
+        if bf.role != "log" or bf.name in cited or (bf.subject_id and bf.subject_id in named):
+            continue
+        if not bf.subject_id and bf.kind != "app":  # a daemon's log: its lines are not a job's
             continue
         line = unrecognised_error([bf])
         if line is not None:
