@@ -58,3 +58,24 @@ def test_an_ack_holds_when_the_clusters_clock_runs_a_minute_ahead(tmp_path):
     store.ack(inc.key, "ana", "known bad input", T + timedelta(minutes=1))
     got = remember(store, "lab", [inc], T + timedelta(minutes=2))
     assert inc.key in got.acks, "the same jobs polled again took the ack back"
+
+
+def test_a_cockpit_does_not_take_back_an_ack_given_again_on_another(url):
+    # cockpits A and B on one store (SQLite, then a real PostgreSQL). Job 17 joins the acked
+    # group after the ack; B takes the ack back, the operator acks again on B at once. A's
+    # next poll must not take back that new ack with its memory of the old one
+    a, b = open_store(url), open_store(url)
+    old = [_job("15", T), _job("16", T + timedelta(minutes=1))]
+    (group,) = correlate(old)
+    remember(a, "lab", [group], T + timedelta(minutes=2))
+    a.ack(group.key, "ana", "known bad input", T + timedelta(minutes=3))
+    remember(a, "lab", [group], T + timedelta(minutes=4))  # A knows that ack
+    remember(b, "lab", [group], T + timedelta(minutes=5))  # so does B
+    (grown,) = correlate([*old, _job("17", T + timedelta(minutes=10))])
+    assert grown.key == group.key
+    got = remember(b, "lab", [grown], T + timedelta(minutes=11))
+    assert group.key not in got.acks  # job 17 failed after the ack: B takes it back
+    b.ack(group.key, "ana", "same input, 17 too", T + timedelta(minutes=11, seconds=20))
+    got = remember(a, "lab", [grown], T + timedelta(minutes=11, seconds=30))
+    assert got.acks.get(group.key) is not None, "A took back the ack given again on B"
+    assert group.key in open_store(url).acks()

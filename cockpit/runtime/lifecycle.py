@@ -87,15 +87,21 @@ def lapse_acks(store: Any, incidents: Sequence[Incident], now: datetime) -> list
     acks = known() if known is not None else store.acks()
     if not acks:
         return []
-    lapsed = []
-    for inc in incidents:
-        # only a group's key lacks a time: a job's names its end, a node's its drain, so the
-        # jobs a drained node kills after its ack are that drain's, already acknowledged
-        ack = acks.get(inc.key) if inc.key.startswith("group|") else None
-        if ack is not None and any(_after(f, ack.at) for f in inc.findings):
-            store.unack(inc.key, LAPSE_WHO, now)
-            lapsed.append(inc.key)
-    return lapsed
+    # only a group's key lacks a time: a job's names its end, a node's its drain, so the
+    # jobs a drained node kills after its ack are that drain's, already acknowledged
+    due = [i for i in incidents if i.key.startswith("group|") and _lapsed(i, acks.get(i.key))]
+    if due and known is not None:
+        # this cockpit's acks are as of its last poll: the ack another cockpit took back and
+        # its operator gave again since was taken back here with the memory of the old one
+        fresh = store.acks()
+        due = [i for i in due if _lapsed(i, fresh.get(i.key))]
+    for inc in due:
+        store.unack(inc.key, LAPSE_WHO, now)
+    return [i.key for i in due]
+
+
+def _lapsed(inc: Incident, ack: Ack | None) -> bool:
+    return ack is not None and any(_after(f, ack.at) for f in inc.findings)
 
 
 LAPSE_WHO = "cockpit (a job failed after the ack)"
