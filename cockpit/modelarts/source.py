@@ -63,11 +63,11 @@ from cockpit.modelarts.jobcache import (
 )
 from cockpit.modelarts.logwatch import READS_PER_POLL, PreviewCache, RunningLogs, preview_text
 from cockpit.modelarts.parse import (
-    parse_flavor_max_available,
     parse_pool,
     parse_training_job,
     parse_training_job_list,
 )
+from cockpit.modelarts.pools import with_max_available
 from cockpit.modelarts.views import format_nodes, job_artifacts
 from cockpit.source import Source
 from cockpit.transport import FileStat, RemoteFileError
@@ -77,7 +77,6 @@ if TYPE_CHECKING:
     from cockpit.config import ModelArtsConfig
 
 PAGE = 50  # list_training_jobs accepts limit 1..50
-WAITING_PHASES = frozenset({"Creating", "Pending"})
 MAX_ENDED = 500  # ended jobs kept and shown, the most recently ended first
 SDK_THREADS = 4  # the SDK's own pool: a slow ModelArts cannot starve the rest of the cockpit
 CALL_TIMEOUT_S = 30.0  # any one SDK call, retries included (the SDK's own read timeout is 10 s)
@@ -364,7 +363,9 @@ class ModelArtsSource(Source):
             key=lambda e: (-create_ms(e.item), e.job.job_id),
         )
         training_jobs = tuple(self._running_logs.apply(e.job) for e in kept)
-        enriched = await self._max_available(pools, training_jobs, warnings)
+        enriched = await with_max_available(
+            self._optional, self.api, pools, training_jobs, warnings
+        )
         if pools is self._pools:
             self._pools = enriched  # flavor capacity is cached with the pools it belongs to
         snap = Snapshot(
@@ -598,42 +599,6 @@ class ModelArtsSource(Source):
         self._pools_at = time.monotonic()
         return self._pools
 
-    async def _max_available(
-        self, pools: tuple[Pool, ...], jobs: tuple[TrainingJob, ...], warnings: list[str]
-    ) -> tuple[Pool, ...]:
-        """Attach show_training_flavor_max_available_resource for flavors of waiting jobs."""
-        wanted: dict[str, set[str]] = {}
-        for j in jobs:
-            if j.phase in WAITING_PHASES and j.flavor_id and j.pool_id:
-                wanted.setdefault(j.pool_id, set()).add(j.flavor_id)
-        out = []
-        for pool in pools:
-            flavors = sorted(wanted.get(pool.pool_id, set()) - set(pool.max_available))
-            if not flavors:
-                out.append(pool)
-                continue
-            answers = await asyncio.gather(
-                *(
-                    self._optional(
-                        self.api.flavor_max_available,
-                        f,
-                        pool.pool_id,
-                        warnings=warnings,
-                        what=f"flavor {f} on {pool.pool_id}",
-                    )
-                    for f in flavors
-                )
-            )
-            extra = dict(pool.max_available)
-            for f, a in zip(flavors, answers, strict=True):
-                if a is not None:
-                    try:
-                        extra[f] = parse_flavor_max_available(a)
-                    except ParseError as exc:
-                        warnings.append(str(exc))
-            out.append(dataclasses.replace(pool, max_available=extra))
-        return tuple(out)
-
     # ------------------------------------------------------------------ on demand
 
     def _find_job(self, job_id: str, snapshot: Snapshot) -> TrainingJob | None:
@@ -706,7 +671,9 @@ class ModelArtsSource(Source):
             return Snapshot(
                 source=self.name, kind="modelarts", taken_at=now, error=err
             ), Artifacts()
-        pools = await self._max_available(await self._list_pools(warnings), (job,), warnings)
+        pools = await with_max_available(
+            self._optional, self.api, await self._list_pools(warnings), (job,), warnings
+        )
         snap = Snapshot(
             source=self.name,
             kind="modelarts",
