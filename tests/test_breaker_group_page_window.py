@@ -7,52 +7,26 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from cockpit.diagnosis.correlate import correlate
-from cockpit.model import ExitCode, Finding, SlurmJob, Snapshot, Subject
+from cockpit.model import Snapshot
 from cockpit.store import open_store
 from cockpit.watch.alerts import AlertConfig
 from cockpit.watch.watcher import Watcher
+from tests.watch_support import ListChannel, exit1_finding, exit1_job
 
 # an hour's edge: the default repeat_s (3600) window turns at 13:00
 EDGE = datetime(2026, 12, 4, 13, 0, tzinfo=UTC)
 
 
-class Channel:
-    name = "webhook"
-
-    def __init__(self) -> None:
-        self.sent: list = []
-
-    def send(self, alerts) -> None:
-        self.sent += alerts
-
-
-def _job(jid: str, state: str, end: datetime) -> SlurmJob:
-    failed = state == "FAILED"
-    return SlurmJob(
-        jid, "align", "ana", "cpu", state, "NonZeroExitCode" if failed else "None",
-        cpus=1, node_count=1, nodes=("c1",), node_list="c1",
-        submit_time=end - timedelta(minutes=30), end_time=end if failed else None,
-        exit_code=ExitCode(1, 0) if failed else None,
-    )  # fmt: skip
-
-
-def _finding(jid: str, end: datetime) -> Finding:
-    return Finding(
-        "application_error", "critical", Subject("job", "lab", jid),
-        "exit 1: a generic error from the program", first_seen=end,
-    )  # fmt: skip
-
-
 def test_two_cockpits_whose_polls_straddle_a_window_edge_page_a_group_once(tmp_path):
     url = f"sqlite:///{tmp_path}/c.db"
     end = EDGE - timedelta(seconds=40)
-    running = tuple(_job(j, "RUNNING", end) for j in ("1", "2", "3"))
-    failed = tuple(_job(j, "FAILED", end) for j in ("1", "2", "3"))
-    findings = [_finding(j, end) for j in ("1", "2", "3")]
+    running = tuple(exit1_job(j, "RUNNING", end) for j in ("1", "2", "3"))
+    failed = tuple(exit1_job(j, "FAILED", end) for j in ("1", "2", "3"))
+    findings = [exit1_finding(j, end) for j in ("1", "2", "3")]
     channels = []
     # cockpit A polls at 12:59:50, cockpit B (another operator's, same store) at 13:00:10
     for at in (EDGE - timedelta(seconds=10), EDGE + timedelta(seconds=10)):
-        ch = Channel()
+        ch = ListChannel()
         w = Watcher(AlertConfig(), store=open_store(url), channels=[ch])
         w.observe(Snapshot("lab", "slurm", at - timedelta(seconds=30), jobs=running), [], at)
         w.observe(Snapshot("lab", "slurm", at, jobs=failed), findings, at,
@@ -69,16 +43,16 @@ def test_27_array_tasks_failing_over_3_polls_page_once_per_channel_with_two_cock
     ends = {j: t0 + timedelta(minutes=n // 9) for n, j in enumerate(ids)}
     cockpits = []
     for _ in range(2):
-        ch = Channel()
+        ch = ListChannel()
         cockpits.append((Watcher(AlertConfig(), store=open_store(url), channels=[ch]), ch))
     for w, _ch in cockpits:
-        jobs = tuple(_job(j, "RUNNING", ends[j]) for j in ids)
+        jobs = tuple(exit1_job(j, "RUNNING", ends[j]) for j in ids)
         w.observe(Snapshot("lab", "slurm", t0 - timedelta(minutes=1), jobs=jobs), [], t0)
     for poll in range(3):
         at = t0 + timedelta(minutes=poll, seconds=20)
         done = [j for j in ids if ends[j] <= at]
-        jobs = tuple(_job(j, "FAILED" if j in done else "RUNNING", ends[j]) for j in ids)
-        findings = [_finding(j, ends[j]) for j in done]
+        jobs = tuple(exit1_job(j, "FAILED" if j in done else "RUNNING", ends[j]) for j in ids)
+        findings = [exit1_finding(j, ends[j]) for j in done]
         for k, (w, _ch) in enumerate(cockpits):
             now = at + timedelta(seconds=15 * k)
             w.observe(Snapshot("lab", "slurm", now, jobs=jobs), findings, now,

@@ -9,53 +9,27 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from cockpit.diagnosis.correlate import correlate
-from cockpit.model import ExitCode, Finding, SlurmJob, Snapshot, Subject
+from cockpit.model import Snapshot
 from cockpit.runtime.lifecycle import LAPSE_WHO, remember
 from cockpit.store import open_store
 from cockpit.watch.alerts import AlertConfig
 from cockpit.watch.watcher import Watcher
+from tests.watch_support import ListChannel, exit1_finding, exit1_job
 
 T = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
 
 
-class Channel:
-    name = "webhook"
-
-    def __init__(self) -> None:
-        self.sent: list = []
-
-    def send(self, alerts) -> None:
-        self.sent += alerts
-
-
-def _job(jid: str, state: str, end: datetime) -> SlurmJob:
-    failed = state == "FAILED"
-    return SlurmJob(
-        jid, "align", "ana", "cpu", state, "NonZeroExitCode" if failed else "None",
-        cpus=1, node_count=1, nodes=("c1",), node_list="c1",
-        submit_time=end - timedelta(minutes=30), end_time=end if failed else None,
-        exit_code=ExitCode(1, 0) if failed else None,
-    )  # fmt: skip
-
-
-def _finding(jid: str, end: datetime) -> Finding:
-    return Finding(
-        "application_error", "critical", Subject("job", "lab", jid),
-        "exit 1: a generic error from the program", first_seen=end,
-    )  # fmt: skip
-
-
 def test_a_job_joining_a_group_hours_later_is_paged_again(tmp_path):
-    channel = Channel()
+    channel = ListChannel()
     w = Watcher(AlertConfig(), store=open_store(f"sqlite:///{tmp_path}/c.db"), channels=[channel])
     later = T + timedelta(hours=3)
     ends = {"1": T, "2": T, "3": later}
-    jobs = {j: _job(j, "RUNNING", e) for j, e in ends.items()}
+    jobs = {j: exit1_job(j, "RUNNING", e) for j, e in ends.items()}
     w.observe(Snapshot("lab", "slurm", T - timedelta(minutes=1), jobs=tuple(jobs.values())), [], T)
     for at, failing in ((T, ("1", "2")), (later, ("3",))):
         for j in failing:
-            jobs[j] = _job(j, "FAILED", ends[j])
-        findings = [_finding(j, ends[j]) for j, job in jobs.items() if job.state == "FAILED"]
+            jobs[j] = exit1_job(j, "FAILED", ends[j])
+        findings = [exit1_finding(j, ends[j]) for j, job in jobs.items() if job.state == "FAILED"]
         w.observe(Snapshot("lab", "slurm", at, jobs=tuple(jobs.values())), findings, at,
                   incidents=correlate(findings))  # fmt: skip
     pages = [a for a in channel.sent if a.rule == "job_failed"]
@@ -65,7 +39,7 @@ def test_a_job_joining_a_group_hours_later_is_paged_again(tmp_path):
 
 def test_an_ack_does_not_cover_a_job_that_failed_after_it(tmp_path):
     store = open_store(f"sqlite:///{tmp_path}/c.db")
-    old = [_finding("15", T), _finding("16", T + timedelta(minutes=1))]
+    old = [exit1_finding("15", T), exit1_finding("16", T + timedelta(minutes=1))]
     (group,) = correlate(old)
     remember(store, "lab", [group], T + timedelta(minutes=2))
     store.ack(group.key, "ana", "known bad input", T + timedelta(minutes=3))
@@ -73,7 +47,7 @@ def test_an_ack_does_not_cover_a_job_that_failed_after_it(tmp_path):
     got = remember(store, "lab", [group], T + timedelta(minutes=4))
     assert group.key in got.acks
     # two jobs fail the same way after the ack: the same group key, not acknowledged any more
-    new = [_finding("17", T + timedelta(minutes=10)), _finding("18", T + timedelta(minutes=11))]
+    new = [exit1_finding(j, T + timedelta(minutes=m)) for j, m in (("17", 10), ("18", 11))]
     (regroup,) = correlate(new)
     assert regroup.key == group.key
     got = remember(store, "lab", [regroup], T + timedelta(minutes=12))

@@ -203,14 +203,7 @@ def test_a_refined_cause_seen_by_another_process_is_not_announced_again(tmp_path
     from cockpit.watch.alerts import AlertConfig
     from cockpit.watch.watcher import Watcher
 
-    class Channel:
-        name = "webhook"
-
-        def __init__(self) -> None:
-            self.sent: list = []
-
-        def send(self, alerts) -> None:
-            self.sent += alerts
+    from tests.watch_support import ListChannel as Channel
 
     def snap(state: str) -> Snapshot:
         job = SlurmJob(
