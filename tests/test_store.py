@@ -202,7 +202,6 @@ def test_a_refined_cause_seen_by_another_process_is_not_announced_again(tmp_path
     from cockpit.model import ExitCode, SlurmJob, Snapshot
     from cockpit.watch.alerts import AlertConfig
     from cockpit.watch.watcher import Watcher
-
     from tests.watch_support import ListChannel as Channel
 
     def snap(state: str) -> Snapshot:
