@@ -46,3 +46,25 @@ async def test_configured_paths_win_and_a_failed_ask_is_asked_again():
     assert cluster.asked == 2  # once answered, never asked again
     both = SlurmSource("lab", Cluster([]), slurmctld_log="/a", slurmd_log="/b/%n")
     await both.resolve_log_paths()  # nothing to ask: run() would fail the test
+
+
+async def test_fetches_side_by_side_wait_for_the_one_ask():
+    """A drill-down beside a background round: both read the cluster's paths, asked once (the
+    second fetch used to return at once and read the default paths meanwhile)."""
+    import asyncio
+
+    class Slow(Cluster):
+        async def run(self, argv, timeout: float = 30.0) -> CommandResult:
+            await asyncio.sleep(0.05)
+            return await super().run(argv, timeout)
+
+    cluster = Slow([CommandResult(("scontrol",), CONFIG.encode(), b"", 0)])
+    src = SlurmSource("lab", cluster)
+    seen = []
+
+    async def fetch() -> None:
+        await src.resolve_log_paths()
+        seen.append(src.slurmd_log)
+
+    await asyncio.gather(fetch(), fetch())
+    assert seen == ["/var/spool/slurmd/%n.log"] * 2 and cluster.asked == 1

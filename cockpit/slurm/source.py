@@ -124,6 +124,7 @@ class SlurmSource(Source):
         self.slurmctld_log = slurmctld_log or DEFAULT_CTLD_LOG
         self.slurmd_log = slurmd_log or DEFAULT_SLURMD_LOG
         self._auto_logs = (not slurmctld_log, not slurmd_log)
+        self._logs_asking: asyncio.Future[None] | None = None
         self.storage_paths = tuple(storage_paths)
         self.command_timeout = command_timeout
         self.command_counts: Counter[str] = Counter()
@@ -585,12 +586,18 @@ class SlurmSource(Source):
         an unanswered ask keeps the defaults and is asked again with the next evidence."""
         if self._logs_asked:
             return
-        self._logs_asked = True
+        # one ask for every fetch of the round: a fetch beside the first waits for its answer
+        # rather than reading the default paths meanwhile
+        if self._logs_asking is None or self._logs_asking.done():
+            self._logs_asking = asyncio.ensure_future(self._ask_log_paths())
+        await asyncio.shield(self._logs_asking)
+
+    async def _ask_log_paths(self) -> None:
         try:
             out = await self._run(CONFIG_ARGV)
         except Exception:  # noqa: BLE001 - evidence goes on with the defaults
-            self._logs_asked = False
             return
+        self._logs_asked = True
         found = parse_log_files(out)
         ctld_auto, slurmd_auto = self._auto_logs
         if ctld_auto and found.get("SlurmctldLogFile"):
