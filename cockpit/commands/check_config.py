@@ -42,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from cockpit.commands.snapshot import poll_all
     from cockpit.config import load_config
     from cockpit.connect import build_sources
+    from cockpit.watch.alerts import AlertConfig
 
     try:
         config = load_config(args.config)
@@ -55,8 +56,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2  # a deploy script's `check-config &&` must not pass on a missing file
     # [alerts] read by the one parser watch and the TUI use: "valid" here means they start
-    if problems := _alerts_problems(config.path):
-        raise _joined(problems)
+    AlertConfig.from_table(config.alerts, config.path)
     if not config.has_sources:  # valid, and watching nothing: say what the cockpit does then
         print(
             _(
@@ -158,9 +158,9 @@ def _joined(errors: list[ConfigError]) -> ConfigError:
 
 
 def _alerts_problems(path: str) -> list[ConfigError]:
-    """What ``[alerts]`` holds wrong: the loader leaves that table to the watcher's own parser
-    (the one ``watch`` and the TUI start with), so its mistakes came one fix later, after
-    every other table's."""
+    """What ``[alerts]`` holds wrong, read from the file when the loader refused it (so no
+    Config holds the table): the loader leaves that table to the watcher's own parser, and
+    its mistakes came one fix later, after every other table's."""
     import tomllib
 
     from cockpit.watch.alerts import AlertConfig

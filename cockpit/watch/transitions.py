@@ -186,7 +186,8 @@ def _pool_nodes(
     before = {p.pool_id: _bad_pool_nodes(p) for p in prev.pools}
     out = []
     for pool in cur.pools:
-        turned = sorted(_bad_pool_nodes(pool) - before.get(pool.pool_id, set()))
+        bad = _bad_pool_nodes(pool)
+        turned = sorted(bad - before.get(pool.pool_id, set()))
         if not turned:
             continue
         subj = Subject("pool", cur.source, pool.pool_id)
@@ -200,7 +201,7 @@ def _pool_nodes(
         title = _("pool {pool}: node {nodes} entered Abnormal ({bad} of {total} Abnormal)").format(
             pool=pool.name,
             nodes=names,
-            bad=len(_bad_pool_nodes(pool)),
+            bad=len(bad),
             total=len(pool.nodes),
         )
         sev: Severity = found.severity if found is not None else "warning"
