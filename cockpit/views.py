@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import lru_cache
 from itertools import compress
@@ -262,10 +262,11 @@ def _verdict(verdicts: Verdicts, kind: str, source: str, ident: str) -> tuple[st
 
 class RowMemo:
     """A source's job rows kept from one poll to the next (``job_rows(..., memo=)``): a job
-    whose row object, verdict and exit code are those of the last poll keeps its :class:`Row`
-    and search text, so a poll pays for the rows that changed. Only the latest poll's jobs are
-    held. TIME is not part of a row's identity: a running job's and a pending job's TIME
-    count from an origin the table draws at the poll's time (``Row.tick``).
+    whose row object, verdict and exit code are those of the last poll keeps its
+    :class:`JobRow` (and its search text), so a poll pays for the rows that changed. Only the
+    latest poll's jobs are held. TIME is not part of a row's identity: a running job's and a
+    pending job's TIME count from an origin the table draws at the poll's time
+    (``Row.tick``).
 
     With ``dirty`` (the job ids whose verdict may have changed, from the diagnosis delta)
     :func:`job_rows` patches the last :class:`RowList` instead of walking every job: the
@@ -275,8 +276,9 @@ class RowMemo:
     __slots__ = ("jobs", "out", "snap_jobs", "now", "exits", "src", "patched")
 
     def __init__(self) -> None:
-        # job id -> (job, verdict, row, search text, bucket, EXIT shown)
-        self.jobs: dict[str, tuple] = {}
+        # job id -> its row, which holds what decides whether it is still good (the job,
+        # the verdict, the exit code): one object a job, not a tuple beside the row (#33)
+        self.jobs: dict[str, JobRow] = {}
         self.out: RowList | None = None  # the last answer
         self.snap_jobs: tuple = ()
         self.now: datetime | None = None
@@ -285,42 +287,48 @@ class RowMemo:
         self.patched = 0  # polls answered by a patch (for tests)
 
 
-class _RowCaches:
-    """What many rows share, built once per pass: styles per state and verdict, N/CPU per
-    size, EXIT text per code, per-state facts, TIME origins per submit time."""
-
-    __slots__ = ("per_state", "styles_for", "sizes", "exit_texts", "origins")
-
-    def __init__(self) -> None:
-        self.per_state: dict[str, tuple[bool, bool, int, str, str]] = {}
-        self.styles_for: dict[tuple[str, str], tuple[str, ...]] = {}
-        self.sizes: dict[tuple[int | None, int | None], str] = {}
-        self.exit_texts: dict[object, str] = {}  # ExitCode -> "code:signal"
-        self.origins: dict[datetime, float] = {}  # submit time -> its POSIX time
-
-    def state(self, state: str, j) -> tuple[bool, bool, int, str, str]:
-        st = self.per_state.get(state)
-        if st is None:
-            st = self.per_state[state] = (
-                state == "PENDING",
-                j.is_active,
-                _STATE_ORDER.get(state, 1),
-                job_state_style(state),
-                JOB_STATE_SHORT.get(state, "").lower(),
-            )
-        return st
+# per state: (pending, active, order inside a group, STATE style, filter alias)
+_PER_STATE: dict[str, tuple[bool, bool, int, str, str]] = {}
+# per (state, verdict style, pending): the row's styles, shared by every row of that kind
+_STYLES: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
-def _tick(j, pending: bool, origins: dict[datetime, float]) -> tuple[float, bool] | None:
+def _state_facts(j) -> tuple[bool, bool, int, str, str]:
+    state = j.state
+    st = _PER_STATE.get(state)
+    if st is None:
+        if len(_PER_STATE) > 256:  # states are a few dozen words; a hostile squeue's are not
+            _PER_STATE.clear()
+        st = _PER_STATE[state] = (
+            state == "PENDING",
+            j.is_active,
+            _STATE_ORDER.get(state, 1),
+            job_state_style(state),
+            JOB_STATE_SHORT.get(state, "").lower(),
+        )
+    return st
+
+
+def _styles(state: str, vstyle: str, pending: bool, state_style: str) -> tuple[str, ...]:
+    styles = _STYLES.get((state, vstyle))
+    if styles is None:
+        if len(_STYLES) > 1024:
+            _STYLES.clear()
+        wait = "yellow" if pending else ""
+        styles = _STYLES[(state, vstyle)] = (
+            *("bold", "", "", "", state_style, "", "", wait, vstyle, "", ""),
+            *("dim", "dim", "", "dim"),
+        )
+    return styles
+
+
+def _tick(j, pending: bool) -> tuple[float, bool] | None:
     """A job's TIME when it counts on (``Row.tick``: origin, coarse): a pending job's wait
     since submission, a running job's elapsed time from when squeue read it
     (``SlurmJob.elapsed_at``); None: squeue's elapsed, fixed."""
     submit = j.submit_time
-    if pending and submit is not None:  # pending jobs share submit times: one conversion each
-        origin = origins.get(submit)
-        if origin is None:
-            origin = origins[submit] = submit.timestamp()
-        return origin, True
+    if pending and submit is not None:
+        return submit.timestamp(), True
     at, el = j.elapsed_at, j.elapsed_s
     if at is not None and el is not None:
         return at - el, False
@@ -338,64 +346,132 @@ def _verdict_cell(state: str, title: str) -> str:
     return title
 
 
-def _job_row(j, f: Finding | None, ec, src: str, c: _RowCaches) -> tuple[Row, str, int]:
-    """One job's (row, search text, bucket)."""
-    state = j.state
-    pending, active, order, state_style, alias = c.state(state, j)
-    if f is None:
-        title, vstyle, rank = "", "", 3
-    else:
-        title, vstyle, rank = (
-            _verdict_cell(state, f.title),
-            SEVERITY_STYLE.get(f.severity, ""),
-            SEVERITY_RANK.get(f.severity, 3),
+_set = object.__setattr__
+
+
+class JobRow(Row):
+    """A queue row made from its job when read: the cells, sort values and TIME origin are
+    built from the :class:`~cockpit.model.SlurmJob`, its verdict and exit code each time the
+    table asks (the ~50 rows on screen; a sort asks one column of each). A job costs this one
+    object (and its key and search text), not a row plus its cells, sort and tick tuples and
+    the memo's entry: ~500 bytes a job less (#33). Equal to a :class:`Row` of the same class
+    and values, like any row."""
+
+    __slots__ = ("job", "finding", "ec", "src", "bucket", "hay")
+
+    def __init__(self, j, f: Finding | None, ec, src: str, key: str) -> None:
+        pending, active, order, state_style, alias = _state_facts(j)
+        if f is None:
+            vstyle, rank = "", 3
+        else:
+            vstyle, rank = SEVERITY_STYLE.get(f.severity, ""), SEVERITY_RANK.get(f.severity, 3)
+        _set(self, "key", key)
+        _set(self, "styles", _styles(j.state, vstyle, pending, state_style))
+        _set(self, "alias", alias)
+        _set(self, "job", j)
+        _set(self, "finding", f)
+        _set(self, "ec", ec)
+        _set(self, "src", src)
+        group = 0 if rank < 2 else 1 if active else 2
+        # == sorting by (group, rank, order), stable
+        _set(self, "bucket", (group * 4 + rank) * 4 + order)
+        _set(self, "hay", search_text(self))
+
+    @property
+    def tick(self) -> tuple[float, bool] | None:  # type: ignore[override]
+        return _tick(self.job, _state_facts(self.job)[0])
+
+    def _title(self) -> str:
+        f = self.finding
+        return "" if f is None else _verdict_cell(self.job.state, f.title)
+
+    def _time(self) -> tuple[int | None, str]:
+        """(TIME's sort value, its fixed text): a ticking TIME is drawn by the table."""
+        j = self.job
+        if _tick(j, _state_facts(j)[0]) is not None:
+            return None, ""
+        return j.elapsed_s, slurm_duration(j.elapsed_s)
+
+    def _exit(self) -> str:
+        ec = self.ec
+        return "" if ec is None else f"{ec.code}:{ec.signal}"
+
+    @property
+    def cells(self) -> tuple[str, ...]:  # type: ignore[override]
+        j = self.job
+        reason = j.reason
+        gpus = j.gpus
+        return (
+            j.job_id,
+            j.name,
+            j.user,
+            j.partition,
+            j.state,
+            self._time()[1],
+            _size(j),
+            reason if reason not in ("None", "") else "",
+            self._title(),
+            self._exit(),
+            j.node_list,
+            j.account,
+            j.qos,
+            "" if gpus is None else str(gpus),
+            self.src,
         )
-    tick = _tick(j, pending, c.origins)
-    # a ticking TIME is drawn by the table: the row stays the same while the clock moves
-    t_s = None if tick is not None else j.elapsed_s
-    dur = "" if tick is not None else slurm_duration(t_s)
-    size_key = (j.node_count, j.cpus)
-    size = c.sizes.get(size_key)
-    if size is None:
-        size = c.sizes[size_key] = (
-            f"{j.node_count if j.node_count is not None else '-'}/"
-            f"{j.cpus if j.cpus is not None else '-'}"
-        )
-    styles = c.styles_for.get((state, vstyle))
-    if styles is None:
-        wait = "yellow" if pending else ""
-        styles = c.styles_for[(state, vstyle)] = (
-            *("bold", "", "", "", state_style, "", "", wait, vstyle, "", ""),
-            *("dim", "dim", "", "dim"),
-        )
-    reason = j.reason if j.reason not in ("None", "") else ""
-    exit_text = c.exit_texts.get(ec) if ec is not None else ""
-    if exit_text is None:
-        exit_text = c.exit_texts[ec] = f"{ec.code}:{ec.signal}"
-    cells = (
-        j.job_id,
-        j.name,
-        j.user,
-        j.partition,
-        state,
-        dur,
-        size,
-        reason,
-        title,
-        exit_text,
-        j.node_list,
-        j.account,
-        j.qos,
-        "" if (gpus := j.gpus) is None else str(gpus),
-        src,
-    )
-    sort = (_job_num(j.job_id), None, None, None, None, t_s, j.cpus, None, rank)
-    if gpus is not None:  # numeric, not "16" < "8"
-        sort = (*sort, None, None, None, None, gpus)
-    group = 0 if rank < 2 else 1 if active else 2
-    bucket = (group * 4 + rank) * 4 + order  # == sorting by (group, rank, order), stable
-    row = Row(row_key(src, j.job_id), cells, styles, sort, alias, tick)
-    return row, search_text(row), bucket
+
+    @property
+    def sort(self) -> tuple[object, ...]:  # type: ignore[override]
+        j = self.job
+        f = self.finding
+        rank = 3 if f is None else SEVERITY_RANK.get(f.severity, 3)
+        sort = (_job_num(j.job_id), None, None, None, None, self._time()[0], j.cpus, None, rank)
+        if j.gpus is not None:  # numeric, not "16" < "8"
+            sort = (*sort, None, None, None, None, j.gpus)
+        return sort
+
+    def cell_at(self, col: int) -> str:
+        get = _JOB_CELL[col] if col < len(_JOB_CELL) else None
+        return get(self) if get is not None else ""
+
+    def sort_at(self, col: int) -> object:
+        j = self.job
+        if col == 0:
+            return _job_num(j.job_id)
+        if col == 5:
+            return self._time()[0]
+        if col == 6:
+            return j.cpus
+        if col == 8:
+            f = self.finding
+            return 3 if f is None else SEVERITY_RANK.get(f.severity, 3)
+        if col == 13:
+            return j.gpus
+        return None
+
+
+def _size(j) -> str:
+    n, c = j.node_count, j.cpus
+    return f"{n if n is not None else '-'}/{c if c is not None else '-'}"
+
+
+# JOB_COLUMNS' cells one at a time (a sort by a text column reads only its own)
+_JOB_CELL: tuple[Callable[[JobRow], str], ...] = (
+    lambda r: r.job.job_id,
+    lambda r: r.job.name,
+    lambda r: r.job.user,
+    lambda r: r.job.partition,
+    lambda r: r.job.state,
+    lambda r: r._time()[1],
+    lambda r: _size(r.job),
+    lambda r: r.job.reason if r.job.reason not in ("None", "") else "",
+    lambda r: r._title(),
+    lambda r: r._exit(),
+    lambda r: r.job.node_list,
+    lambda r: r.job.account,
+    lambda r: r.job.qos,
+    lambda r: "" if r.job.gpus is None else str(r.job.gpus),
+    lambda r: r.src,
+)
 
 
 def job_rows(
@@ -421,33 +497,29 @@ def job_rows(
             memo.patched += 1
             got.as_of = now_ts
             return got
-    # Hot path (100k jobs at a big site): what many jobs share (styles per state and verdict,
-    # TIME origin per submit time, N/CPU) is built once and the tuples/strings shared;
-    # grouping is a stable bucket pass instead of a sort with a key tuple per job.
+    # Hot path (100k jobs at a big site): grouping is a stable bucket pass instead of a sort
+    # with a key tuple per job; a row is one object (:class:`JobRow`)
     buckets: dict[int, tuple[list[Row], list[str]]] = {}
     src = snapshot.source
-    c = _RowCaches()
-    per_state = c.per_state
+    per_state = _PER_STATE
     old = memo.jobs if memo is not None else {}
-    kept: dict[str, tuple] = {}
+    kept: dict[str, JobRow] = {}
     for j in snapshot.jobs:
-        state = j.state
-        st = per_state.get(state) or c.state(state, j)
-        f = verdicts.get(("job", src, j.job_id))
-        e = old.get(j.job_id)
+        jid = j.job_id
+        st = per_state.get(j.state) or _state_facts(j)
+        f = verdicts.get(("job", src, jid))
+        r = old.get(jid)
         # squeue prints no exit code: an ended job's comes from its sacct row (the evidence)
-        ec = None if st[1] else (j.exit_code or (exits.get(j.job_id) if exits else None))
-        if e is not None and e[0] is j and e[1] is f and e[5] == ec:
-            row, hay, bucket = e[2], e[3], e[4]
-        else:
-            row, hay, bucket = _job_row(j, f, ec, src, c)
+        ec = None if st[1] else (j.exit_code or (exits.get(jid) if exits else None))
+        if r is None or r.job is not j or r.finding is not f or r.ec != ec:
+            r = JobRow(j, f, ec, src, row_key(src, jid))
         if memo is not None:
-            kept[j.job_id] = (j, f, row, hay, bucket, ec)
-        pair = buckets.get(bucket)
+            kept[jid] = r
+        pair = buckets.get(r.bucket)
         if pair is None:
-            pair = buckets[bucket] = ([], [])
-        pair[0].append(row)
-        pair[1].append(hay)
+            pair = buckets[r.bucket] = ([], [])
+        pair[0].append(r)
+        pair[1].append(r.hay)
     out = RowList()
     hays: list[str] = []
     for b in sorted(buckets):
@@ -495,37 +567,36 @@ def _patch_rows(
     old = memo.jobs
     for jid in dirty:
         if jid not in todo:
-            e = old.get(jid)
-            if e is not None:
-                todo[jid] = e[0]
+            r = old.get(jid)
+            if r is not None:
+                todo[jid] = r.job
     if exits != memo.exits:
         for jid in exits.keys() ^ memo.exits.keys():
-            e = old.get(jid)
-            if e is not None:
-                todo.setdefault(jid, e[0])
+            r = old.get(jid)
+            if r is not None:
+                todo.setdefault(jid, r.job)
         for jid, ec in exits.items():
             if memo.exits.get(jid, ec) != ec:
-                e = old.get(jid)
-                if e is not None:
-                    todo.setdefault(jid, e[0])
+                r = old.get(jid)
+                if r is not None:
+                    todo.setdefault(jid, r.job)
     if len(todo) > n // PATCH_SHARE + 8:
         return None
     src = snapshot.source
-    c = _RowCaches()
     rows = None
     hays: list[str] | None = None
     index = last.key_index
     for jid, j in todo.items():
-        e = old.get(jid)
-        if e is None:
+        r = old.get(jid)
+        if r is None:
             return None
-        active = c.state(j.state, j)[1]
+        active = _state_facts(j)[1]
         f = verdicts.get(("job", src, jid))
         ec = None if active else (j.exit_code or exits.get(jid))
-        if e[0] is j and e[1] is f and e[5] == ec:
+        if r.job is j and r.finding is f and r.ec == ec:
             continue
-        row, hay, bucket = _job_row(j, f, ec, src, c)
-        if bucket != e[4]:
+        row = JobRow(j, f, ec, src, r.key)
+        if row.bucket != r.bucket:
             return None  # the row moves to another group
         i = index.get(row.key)
         if i is None:
@@ -533,8 +604,8 @@ def _patch_rows(
         if rows is None:
             rows, hays = RowList(last), list(last.haystack)
         rows[i] = row
-        hays[i] = hay  # type: ignore[index]
-        old[jid] = (j, f, row, hay, bucket, ec)
+        hays[i] = row.hay  # type: ignore[index]
+        old[jid] = row
     memo.snap_jobs, memo.now = jobs, now
     memo.exits = dict(exits)
     if rows is None:  # nothing changed: a new list of the same rows (the table is told)

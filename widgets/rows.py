@@ -55,6 +55,16 @@ class Row:
     alias: str = ""
     tick: tuple[float, bool] | None = None
 
+    # One column's values, for a sort: a row that makes its cells when read (the queue's
+    # job rows, ``views.JobRow``) makes only the one asked for.
+    def cell_at(self, col: int) -> str:
+        cells = self.cells
+        return cells[col] if col < len(cells) else ""
+
+    def sort_at(self, col: int) -> object:
+        sort = self.sort
+        return sort[col] if sort is not None and col < len(sort) else None
+
 
 class RowList(list):
     """Rows plus what the table would otherwise compute on the UI thread, built once off it

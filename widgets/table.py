@@ -730,8 +730,7 @@ def _sort_value(row: Row, col: int, as_of: float | None = None) -> tuple:
     """``as_of``: sorting the clock column, the time its ticking cells count to."""
     if as_of is not None and row.tick is not None:
         return (0, as_of - row.tick[0])
-    if row.sort is not None and col < len(row.sort) and row.sort[col] is not None:
-        v = row.sort[col]
+    v = row.sort_at(col)
+    if v is not None:
         return (0, v) if isinstance(v, (int, float)) else (1, str(v))
-    text = row.cells[col] if col < len(row.cells) else ""
-    return (1, text.lower())
+    return (1, row.cell_at(col).lower())
