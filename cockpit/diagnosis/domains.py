@@ -41,6 +41,8 @@ LABEL_DOMAIN: dict[str, str] = {
     "module_load_failed": "software",
     "library_version_mismatch": "software",
     "python_module_missing": "software",
+    "conda_shell_not_initialised": "software",
+    "open_files_limit": "software",
     "mpi_pmi_mismatch": "network",
     "mpi_network_error": "network",
     "mpi_launch_failed": "launch",
@@ -108,6 +110,7 @@ LABEL_DOMAIN: dict[str, str] = {
     "storage_connection_error": "storage",
     "shared_fs_unreachable": "storage",
     "storage_stale_handle": "storage",
+    "storage_file_lock_failed": "storage",
     "input_path_not_found": "storage",
     "input_data_invalid": "application",
     "dependency_install_failed": "software",
@@ -143,12 +146,14 @@ _LINE_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "software",
             r"\bimport ?error|modulenotfound|no module named|shared librar|\bglibc|version "
-            r"mismatch|undefined symbol|\bpip\b|\bconda\b|\blmod\b|command not found",
+            r"mismatch|undefined symbol|\bpip\b|\bconda\b|\blmod\b|command not found"
+            r"|too many open files",
         ),
         (
             "storage",
             r"no space|quota|\bnfs\b|lustre|\bgpfs|\bobs\b|read-only file|no such file"
-            r"|permission denied|\bmount\b|\bi/o error|stale file handle",
+            r"|permission denied|\bmount\b|\bi/o error|stale file handle|unable to lock"
+            r"|file locking",
         ),
         ("node", r"\bnode\b|slurmd|not responding|\bdrain|kernel|\bedac\b|\bmce\b|hung task"),
         ("scheduler", r"\bpartition\b|\bqos\b|\bpreempt|\breservation\b|slurmctld|\bqueue\b"),

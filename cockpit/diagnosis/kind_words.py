@@ -56,6 +56,17 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("disk_quota_exceeded", r"quota exceeded|\bEDQUOT\b"),
         ("storage_read_only", r"Read-only file system|\bEROFS\b"),
         ("storage_stale_handle", r"Stale (?:NFS )?file handle|\bESTALE\b"),
+        # a lock the file system refuses (HDF5's outer frames, fcntl/flock callers)
+        (
+            "storage_file_lock_failed",
+            r"unable to lock (?:the )?file|No locks available|\bENOLCK\b|file locking disabled"
+            r"|\b(?:f?lockf?|flock)\b.{0,60}(?:not (?:supported|implemented)|Function not impl)",
+        ),
+        (
+            "open_files_limit",
+            r"too many open files|\bE[MN]FILE\b|out of file descriptors"
+            r"|(?:open[- ]files?|file descriptors?) limit|打开的文件过多",
+        ),
         ("oom_killed", r"Cannot allocate memory|\bENOMEM\b|\boom[- ]kill|\bout of memory\b"),
         # a container runtime's own words: a bind or mount that cannot be made, then the
         # container or its image that cannot be created or opened
@@ -69,6 +80,12 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "container_entrypoint_failed",
             r"container creation failed|could not (?:open|load) (?:the )?(?:container )?image"
             r"|\bcontainer (?:start|create|init)\w* failed|failed to (?:create|start) container",
+        ),
+        # conda/mamba's shell hook missing in this shell (before the generic command words)
+        (
+            "conda_shell_not_initialised",
+            r"\b(?:conda|mamba) init\b|\bshell (?:hook|not initiali[sz]ed)"
+            r"|configured to use '(?:conda|mamba) activate'|\b(?:conda|mamba): command not found",
         ),
         # the module system's own words (Lmod, Tcl/C environment modules)
         ("module_load_failed", r"\bmodulefile\b|\bmodule\(s\) (?:are|is) unknown\b"),

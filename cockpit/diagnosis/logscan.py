@@ -260,6 +260,13 @@ _ANNOUNCES: tuple[tuple[str, re.Pattern[str] | None, str], ...] = (
         "queued_quota_limit",
     ),
     ("mpi_launch_failed", None, "mpi_network_error"),
+    # PyTorch could not open a shared-memory segment because the process had no descriptor
+    # left: the EMFILE that follows is the cause, not a full /dev/shm
+    (
+        "shared_memory_exhausted",
+        re.compile(r"unable to open shared memory object"),
+        "open_files_limit",
+    ),
 )
 # labels whose first strong line may only announce a cause a few lines later (the chunked
 # scan keeps their piece's tail until the lookahead is read)

@@ -111,6 +111,17 @@ PATTERNS: tuple[Pattern, ...] = (
         "oom_killed",
         tier=2,
     ),
+    # the process ran out of file descriptors (RLIMIT_NOFILE, `ulimit -n`; a job inherits the
+    # submit shell's soft limit): EMFILE from any producer, glibc's Chinese text, and PyTorch's
+    # own words when passing tensors by descriptor fails. Before shared memory: PyTorch's
+    # "unable to open shared memory object … Too many open files (24)" is this limit.
+    _p(
+        "open_files_limit",
+        rb"[Tt]oo many open files|\bEMFILE\b|\bENFILE\b|received 0 items of ancdata|"
+        + zh_terms.zh("打开的文件过多"),
+        "open_files_limit",
+        tier=2,
+    ),
     # /dev/shm too small (Docker's 64 MB default): DataLoader workers die of SIGBUS; before the
     # generic "Bus error" crash and before host OOM wording
     _p(
@@ -575,6 +586,17 @@ PATTERNS: tuple[Pattern, ...] = (
         "storage_stale_handle",
         tier=2,
     ),
+    # HDF5 (h5py, netCDF4, PyTables, xarray) locks every file it opens since 1.10; on NFS
+    # without lockd, Lustre mounted without flock or GPFS's "locking disabled" the lock call
+    # fails (ENOLCK 37, ENOSYS 38, ENOTSUPP 524), or another process holds it (EAGAIN 11).
+    # Only the frame that names errno: the outer frames ("unable to lock the file") announce it
+    _p(
+        "file_lock_failed",
+        rb"unable to lock file, errno\b|file locking disabled on this file system|"
+        rb"[Nn]o locks available|\bENOLCK\b|" + zh_terms.zh("没有可用的锁"),
+        "storage_file_lock_failed",
+        tier=2,
+    ),
     # IBM Storage Scale (GPFS): the daemon is down, so its filesystems are not mounted
     _p(
         "gpfs_down",
@@ -640,6 +662,18 @@ PATTERNS: tuple[Pattern, ...] = (
         "shared_lib",
         r"error while loading shared libraries|cannot open shared object file",
         "missing_shared_library",
+        tier=2,
+    ),
+    # conda/mamba's shell function was never set up in this (batch, non-interactive) shell:
+    # `conda activate` refuses, or the command is missing altogether. Before the generic
+    # "command not found": the remedy is conda's hook, not the PATH
+    _p(
+        "conda_shell_not_initialised",
+        rb"Run '(?:conda|mamba) init' before '(?:conda|mamba) activate'|"
+        rb"Your shell has not been properly configured to use '(?:conda|mamba) activate'|"
+        rb"'(?:micro)?mamba' is running as a subprocess and can't modify the parent|"
+        rb"\b(?:conda|mamba|micromamba): (?:command not found|" + zh_terms.zh("未找到命令") + rb")",
+        "conda_shell_not_initialised",
         tier=2,
     ),
     _p(

@@ -557,6 +557,31 @@ LOG_CAUSE_TEXT = {
             "every access fails, remount the filesystem on the node."
         ),
     ),
+    "storage_file_lock_failed": (
+        N_("the file system refused a file lock (HDF5 locks every file it opens)"),
+        N_(
+            "Set HDF5_USE_FILE_LOCKING=FALSE in the job before Python starts (h5py 3.5+: "
+            "h5py.File(..., locking=False)), or write the file on a local disk; on errno 11 "
+            "another process still holds the file open: let one writer finish first."
+        ),
+    ),
+    "open_files_limit": (
+        N_("the process ran out of file descriptors (its open-files limit)"),
+        N_(
+            "Raise the limit in the job script (ulimit -n up to ulimit -Hn; an admin raises the "
+            "hard limit in limits.conf or slurmd's LimitNOFILE), close files the program keeps "
+            "open; for PyTorch DataLoader workers "
+            "torch.multiprocessing.set_sharing_strategy('file_system') or fewer workers."
+        ),
+    ),
+    "conda_shell_not_initialised": (
+        N_("conda's shell hook was never set up in the job's shell, so conda activate fails"),
+        N_(
+            "A batch shell does not read .bashrc: in the job script, load the site's conda "
+            'module or source <conda>/etc/profile.d/conda.sh or eval "$(conda shell.bash hook)" '
+            "before activating (micromamba: its own hook, the same way), or use conda run."
+        ),
+    ),
     "shared_memory_exhausted": (
         N_("shared memory (/dev/shm) ran out: DataLoader workers died of SIGBUS"),
         N_(
