@@ -138,7 +138,7 @@ def test_carry_across_polls_gives_what_a_fresh_parse_gives(monkeypatch, chunk):
     late = _row(job_id="9", submit_time="2026-11-29T23:59:59")
     parse_squeue(late + "\n", UTC, carry)
     assert set(carry.tables["submit_time"]) == {"2026-11-29T23:59:59", "2026-11-30T02:00:00", "N/A"}
-    assert list(carry.rows) == [late]
+    assert list(carry.rows) == [hash(late)]  # the text's hash, not the text (#33)
     # a value the last output rejected was not kept: the next poll warns about it again
     bad = _row(job_id="10", state="RUN-NING")
     for _ in range(2):
@@ -255,3 +255,16 @@ def test_positional_constructor_of_findings():
     assert e == Evidence("squeue", "JobId=4")
     assert f == Finding("oom_killed", "critical", s, "t", "x", "r", (e,), 0.9)
     assert positional_constructor(Subject)("job", "c", "4", "") == s
+
+
+def test_a_kept_row_is_taken_only_for_its_own_job():
+    """The carry knows a row by its text's hash: a hash that another job's row shares (forged
+    here) does not put that job in this row's place; the row is parsed as printed."""
+    carry = slurm.SqueueCarry()
+    first, second = _row(job_id="41"), _row(job_id="42")
+    parse_squeue(first + "\n", UTC, carry)
+    job41 = carry.rows[hash(first)]
+    carry.rows = {hash(second): job41}  # job 41's row under job 42's text
+    jobs, warnings = parse_squeue(second + "\n", UTC, carry)
+    assert [j.job_id for j in jobs] == ["42"] and not warnings
+    assert jobs == parse_squeue(second + "\n", UTC)[0]

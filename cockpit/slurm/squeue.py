@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, tzinfo
 from itertools import compress, repeat
-from operator import attrgetter, is_, itemgetter
+from operator import attrgetter, is_, itemgetter, ne
 from typing import Any
 
 from cockpit.errors import ParseError
@@ -464,12 +464,11 @@ def _retick(
         e = ticks.get(key)
         if e is None:
             continue
-        # the same row but for TIME: last poll's text before and after that field
-        old, start, stop = e[0], e[1], e[2]
-        if not (line.startswith(old[:start]) and line.endswith(old[stop:])):
-            continue
-        end = len(line) - (len(old) - stop)
-        if end < start:
+        # the same row but for TIME: last poll's text before and after that field (by their
+        # hashes; the text before holds the job id this entry is kept under)
+        start, tail = e[1], e[3]
+        end = len(line) - tail
+        if end < start or hash(line[:start]) != e[0] or hash(line[end:]) != e[2]:
             continue
         raw = line[start:end]
         if sep in raw:
@@ -478,13 +477,12 @@ def _retick(
         if el.bad:  # rejected: parsed (and warned about) as a row of its own
             el.bad = False
             continue
-        job = e[3]
+        job = e[4]
         at, was = job.elapsed_at, job.elapsed_s
         runs = job.state in RUNS_ON
         if now is not None and v is not None and was is not None:
             if at is not None and abs(was + (now - at) - v) <= DRIFT_S:
                 known[i] = job  # its time runs on as carried: nothing about it changed
-                ticks[key] = (line, start, end, job)  # this text: the carry's rows hold it
                 continue
             if v <= was:
                 runs = False  # it stood still (squeue printed the same time): shown as printed
@@ -494,7 +492,7 @@ def _retick(
         vals[_ELAPSED] = v
         vals[_READ_AT] = now if runs else None
         known[i] = job = _make_job(*vals)
-        ticks[key] = (line, start, end, job)
+        ticks[key] = (e[0], start, e[2], tail, job)
 
 
 def _note_ticks(
@@ -505,9 +503,10 @@ def _note_ticks(
         if job.state in _TICKING:
             at = _time_at(line, sep, ix["elapsed"], ncols)
             if at is not None:
-                # the row's text itself (the carry's rows key it too), not copies of its two
-                # sides: ~1 MB less at 10k jobs
-                ticks[at[0]] = (line, at[1], at[2], job)
+                # the hashes of the text before and after TIME, not the row's text: ~200
+                # bytes a running job less (#33)
+                start, end = at[1], at[2]
+                ticks[at[0]] = (hash(line[:start]), start, hash(line[end:]), len(line) - end, job)
         elif ticks:
             ticks.pop(job.job_id, None)  # it stopped running: its old row is not kept
 
@@ -515,7 +514,9 @@ def _note_ticks(
 class SqueueCarry:
     """What one poller's :func:`parse_squeue` keeps from its last parse for the next one:
     per-column tables (raw field -> cleaned value) and, for the column layout it was parsed
-    with, each good row's text -> its :class:`SlurmJob`. Both hold only what the latest
+    with, each good row's text's ``hash`` -> its :class:`SlurmJob` (the hash, not the text:
+    ~170 bytes a job less; a hit counts only when the row opens with that job's id, see
+    :func:`_known`). Both hold only what the latest
     output had (~40 MiB at 100k jobs): an unchanged row (a pending or ended job) is one dict
     lookup next poll, an unchanged submit time or node list in a changed row is not parsed
     again."""
@@ -524,16 +525,33 @@ class SqueueCarry:
 
     def __init__(self) -> None:
         self.tables: dict[str, dict[str, Any]] = {}
-        self.rows: dict[str, SlurmJob] = {}
+        self.rows: dict[int, SlurmJob] = {}
         self.layout: tuple = ()
-        # running jobs: job id -> (its row's text, where TIME starts and ends in it, job), see
-        # _retick
-        self.ticks: dict[str, tuple[str, int, int, SlurmJob]] = {}
+        # running jobs: job id -> (hash of its row's text before TIME, where TIME starts,
+        # hash of the text after it, that text's length, job), see _retick
+        self.ticks: dict[str, tuple[int, int, int, int, SlurmJob]] = {}
         self.read_at: float | None = None  # the ``now`` of the last parse
 
     def clear(self) -> None:
         self.tables, self.rows, self.layout, self.ticks = {}, {}, (), {}
         self.read_at = None
+
+
+_job_id = attrgetter("job_id")
+
+
+def _known(rows: dict[int, SlurmJob], lines: list[str], sep: str) -> list[SlurmJob | None]:
+    """Last poll's job of each line whose text is unchanged (None: parse it): found by the
+    text's hash and taken only when the line's first field is that job's id, so a hash
+    shared by two texts could only ever confuse two rows of one job."""
+    known = list(map(rows.get, map(hash, lines)))
+    at = list(compress(range(len(known)), known))
+    if at:
+        heads = [ln[: ln.find(sep)].strip() for ln in map(lines.__getitem__, at)]
+        ids = map(_job_id, map(known.__getitem__, at))
+        for i in compress(at, map(ne, heads, ids)):
+            known[i] = None
+    return known
 
 
 def _chain_chunks(chunks: Iterator[list[str]]) -> Iterator[list[str] | None]:
@@ -569,8 +587,8 @@ def parse_squeue(
     ix: dict[str, int] = {}
     ncols = 0
     row = 0
-    old_rows: dict[str, SlurmJob] = {}  # last poll's good rows, when parsed with this layout
-    new_rows: dict[str, SlurmJob] | None = {} if carry is not None else None
+    old_rows: dict[int, SlurmJob] = {}  # last poll's good rows, when parsed with this layout
+    new_rows: dict[int, SlurmJob] | None = {} if carry is not None else None
     layout: tuple = ()
     pending: list[str] = []  # the lines of a row the last chunk ended inside
     for lines in _chain_chunks(_line_chunks(text, _CHUNK_CHARS)):
@@ -606,7 +624,7 @@ def parse_squeue(
                 if carry is not None and 0 == ix["job_id"] < ix["elapsed"] < ncols
                 else None
             )
-        known = list(map(old_rows.get, lines)) if old_rows else None
+        known = _known(old_rows, lines, sep) if old_rows else None
         if known is not None and ticks:
             # the same text as last poll, but the clock moved: a job carried on from its
             # elapsed_at is checked against the TIME printed (its time may have stood still)
@@ -630,7 +648,7 @@ def parse_squeue(
             jobs += got
             row += len(lines)
             if new_rows is not None:
-                new_rows.update(zip(lines, got, strict=True))
+                new_rows.update(zip(map(hash, lines), got, strict=True))
             continue
         i = 0
         while i < len(lines):
@@ -664,7 +682,7 @@ def parse_squeue(
             i = nxt
             jobs.append(job)
             if new_rows is not None:
-                new_rows[line] = job
+                new_rows[hash(line)] = job
     if row and not jobs:
         raise ParseError(f"no usable row ({warnings[0] if warnings else 'empty'})", where="squeue")
     if carry is not None:
@@ -674,5 +692,5 @@ def parse_squeue(
         carry.rows = new_rows if new_rows is not None else {}
         if len(carry.ticks) > 2 * len(jobs) + 1024:  # jobs that left: keep the present ones
             present = {id(j) for j in jobs}
-            carry.ticks = {k: e for k, e in carry.ticks.items() if id(e[3]) in present}
+            carry.ticks = {k: e for k, e in carry.ticks.items() if id(e[4]) in present}
     return jobs, warnings
