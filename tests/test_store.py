@@ -316,3 +316,74 @@ def test_the_title_column_is_redacted_and_clean(tmp_path):
         (kept,) = conn.execute(sa.select(schema.incidents.c.title)).scalars()
     assert "s3cretKey" not in kept and "\x1b" not in kept and "\x07" not in kept
     assert kept.startswith("train --api_key <redacted>") and kept.endswith("done")
+
+
+def test_a_poll_where_nothing_changed_neither_reads_bodies_nor_writes_rows(url):
+    # #33: a poll re-read every open incident's body and rewrote every row's last_seen
+    store = open_store(url)
+    incs = [job_incident(str(i)) for i in range(30)]
+    store.sync_incidents(["lab"], incs, T0)
+    store.incidents(T0)
+    said: list[str] = []
+    sa.event.listen(store.engine, "before_cursor_execute", lambda *a: said.append(a[2].upper()))
+    for s in range(1, 4):  # 5 s apart, as a TUI polls
+        store.sync_incidents(["lab"], incs, T0 + timedelta(seconds=5 * s))
+        got = store.incidents(T0 + timedelta(seconds=5 * s))
+    assert sorted(si.key for si in got) == sorted(i.key for i in incs)
+    assert not any(si.gone for si in got)
+    assert [w for w in said if w.split()[0] in ("INSERT", "UPDATE", "DELETE")] == []
+    assert [w for w in said if "BODY" in w] == []
+    # ... while another cockpit's refined verdict on the same store is read back at once
+    other = open_store(url)
+    sharp = job_incident("7", "command_not_found", "bwa-mem2: command not found")
+    other.sync_incidents(["lab"], [sharp], T0 + timedelta(seconds=20))
+    mine = {si.key: si for si in store.incidents(T0 + timedelta(seconds=21))}
+    assert mine[sharp.key].incident.title == "job 7: bwa-mem2: command not found"
+    assert mine[sharp.key].incident.root_cause == "command_not_found"
+
+
+def test_an_incident_seen_for_days_stays_within_the_retention(url):
+    # last_seen is written once a step, not every poll: an incident live all along is kept
+    store = open_store(url, retention_days=1)
+    inc = job_incident("31")
+    for minutes in range(0, 3 * 24 * 60, 7):
+        store.sync_incidents(["lab"], [inc], T0 + timedelta(minutes=minutes))
+    later = T0 + timedelta(days=3)
+    assert [si.key for si in store.incidents(later)] == [inc.key]
+    store.sync_incidents(["lab"], [], later)  # then it leaves squeue: kept a day
+    assert [si.gone for si in store.incidents(later + timedelta(hours=23))] == [True]
+    assert store.incidents(later + timedelta(days=1, minutes=1)) == []
+
+
+def test_a_store_of_the_last_schema_keeps_its_incidents_and_acks_when_upgraded(url):
+    # v4 added each body's digest: the rows an older cockpit wrote get theirs
+    engine = sa.create_engine(url.replace("postgresql://", "postgresql+psycopg://"))
+    from cockpit.store import codec
+
+    inc = job_incident("27", "oom_killed", "out of memory")
+    with engine.begin() as conn:
+        store_schema.migrate(conn, "test", upto=3)
+        conn.execute(
+            sa.text(
+                "INSERT INTO incidents (key, source, kind, root_cause, severity, title, body,"
+                " first_seen, last_seen, gone, resolved_at) VALUES (:k, 'lab', 'job',"
+                " 'oom_killed', 'critical', 't', :b, :t, :t, FALSE, NULL)"
+            ),
+            {"k": inc.key, "b": codec.incident_to_json(inc), "t": T0.timestamp()},
+        )
+        conn.execute(
+            sa.insert(store_schema.acks).values(key=inc.key, action="ack", who="ana", at=1.0)
+        )
+    engine.dispose()
+    store = open_store(url)
+    (si,) = store.incidents(T0 + timedelta(minutes=1))
+    assert si.incident == inc and si.ack is not None and si.ack.who == "ana"
+    with store.engine.connect() as c:
+        assert store_schema.current_version(c) == store_schema.VERSION
+        (dg,) = c.execute(sa.select(store_schema.incidents.c.digest)).scalars()
+    assert dg == codec.digest(codec.incident_to_json(inc))
+    store.sync_incidents(["lab"], [inc], T0 + timedelta(minutes=2))  # and it lives on
+    (si,) = store.incidents(T0 + timedelta(minutes=2))
+    assert not si.gone and si.incident == inc and si.ack is not None
+    store.sync_incidents(["lab"], [], T0 + timedelta(minutes=3))  # acked and resolved: closed
+    assert store.incidents(T0 + timedelta(minutes=3)) == []

@@ -6,6 +6,7 @@ hot path (#33); if ``finding_to_json`` gains a field or the redaction a rule, th
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
@@ -131,3 +132,57 @@ def test_an_incident_body_is_what_the_generic_redaction_wrote(title, name, membe
         first_seen=datetime(2026, 12, 5, tzinfo=UTC) if seen else None,
     )
     assert codec.incident_to_json(inc) == _generic_body(inc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts,
+    st.lists(st.tuples(texts, texts, st.booleans()), min_size=1, max_size=24),
+    st.none() | st.timedeltas(min_value=timedelta(0), max_value=timedelta(days=30)),
+    st.booleans(),
+    st.integers(0, 40),
+)
+def test_what_a_read_back_holds_for_a_body_it_wrote_is_what_decoding_the_body_gives(
+    title, parts, seen, naive, folded
+):
+    # the read back makes a body this process just wrote into an incident without the JSON
+    # (codec.incident_stored): the same incident as decoding the body, secrets redacted
+    start = datetime(2026, 12, 5) if naive else datetime(2026, 12, 5, tzinfo=UTC)
+    findings = tuple(
+        dataclasses.replace(
+            _finding(f"{title} {i}", expl, "", [("log", expl, "/x", q)], seen, 0.5),
+            related=(Subject("job", "peer", "7"),) if q else (),
+            first_seen=None if seen is None else start + seen,
+        )
+        for i, (expl, _name, q) in enumerate(parts)
+    )
+    inc = Incident(
+        key=f"group|peer|x|{title}",
+        root_cause="pending_held",
+        severity="warning",
+        subject=Subject("partition", "peer", "gpu", title),
+        title=title,
+        findings=findings,
+        affected=tuple(Subject("job", "peer", str(i), n) for i, (_e, n, _q) in enumerate(parts)),
+        first_seen=None if seen is None else start + seen,
+        folded=folded,
+    )
+    decoded = codec.incident_from_json(codec.incident_to_json(inc))
+    held = codec.incident_stored(inc)
+    assert held == decoded
+    assert held.folded == decoded.folded and held.findings_total == decoded.findings_total
+    assert [f.evidence for f in held.findings] == [f.evidence for f in decoded.findings]
+
+
+def test_a_body_digest_tells_bodies_apart_and_fits_a_bigint():
+    bodies = [
+        codec.incident_to_json(
+            Incident(str(i), "x", "warning", Subject("job", "p", str(i)), "t", ())
+        )
+        for i in range(2000)
+    ]
+    digests = {codec.digest(b) for b in bodies}
+    assert len(digests) == len(bodies)
+    assert all(-(2**63) <= d < 2**63 for d in digests)
+    assert codec.digest(bodies[0]) == codec.digest(str(bodies[0]))
+    assert codec.digest("lone \ud800 surrogate") != codec.digest("lone surrogate")

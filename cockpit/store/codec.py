@@ -8,6 +8,7 @@ redacted on the way in: what the store keeps may be read by every operator of th
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import replace
@@ -39,6 +40,47 @@ def _time_from(s: str | None) -> datetime | None:
 
 def incident_to_json(inc: Incident) -> str:
     """Redacted like every way out (the team's database is one); the key stays as it is."""
+    return json.dumps(incident_json(inc), ensure_ascii=False)
+
+
+def dumps(value: dict[str, Any]) -> str:
+    """:func:`incident_json`'s value as the body :func:`incident_to_json` makes."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def digest(body: str) -> int:
+    """A body's 64-bit digest (signed: a BIGINT column): equal digests, equal bodies, whoever
+    wrote them (a reader keeps a body it decoded while the row's digest stays)."""
+    raw = hashlib.blake2b(body.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(raw, "big", signed=True)
+
+
+def incident_stored(inc: Incident, d: dict[str, Any] | None = None) -> Incident:
+    """``incident_from_json(incident_to_json(inc))`` without the JSON: what a read back decodes
+    from the body this process just wrote for ``inc`` (the hundreds of bodies a busy site
+    rewrites a poll were each decoded again; ``tests/test_store_codec_fast.py`` holds the two
+    equal). Its findings are the live ones where equal (most), else decoded once each. ``d``:
+    ``incident_json(inc)`` if already made."""
+    if d is None:
+        d = incident_json(inc)
+    stored = Incident(
+        key=inc.key,
+        root_cause=d["root_cause"],
+        severity=d["severity"],
+        subject=_subject_from(d["subject"]),
+        title=d["title"],
+        findings=tuple(_finding_stored(f) for f in inc.findings[:STORED_FINDINGS]),
+        affected=tuple(_subject_from(s) for s in d["affected"]),
+        first_seen=_time_from(d["first_seen"]),
+    )
+    total = d.get("findings_total")
+    if isinstance(total, int) and total > len(stored.findings):
+        stored = replace(stored, folded=total)
+    return stored
+
+
+def incident_json(inc: Incident) -> dict[str, Any]:
+    """The body of :func:`incident_to_json` before it is text."""
     r = redact_repeated_str  # field by field, as _redacted_finding (no key here is secret)
     first_seen = _time(inc.first_seen)
     out = {
@@ -59,13 +101,14 @@ def incident_to_json(inc: Incident) -> str:
     out["findings"] = [_finding_json(f) for f in inc.findings[:STORED_FINDINGS]]
     if inc.findings_total > STORED_FINDINGS:
         out["findings_total"] = inc.findings_total
-    return json.dumps(out | {"key": inc.key}, ensure_ascii=False)
+    return out | {"key": inc.key}
 
 
 STORED_FINDINGS = 20
 
 
-_FINDING_JSON: dict[int, tuple[object, Any]] = {}  # id(finding) -> (finding, redacted JSON)
+# id(finding) -> (finding, redacted JSON, its stored form or None: see incident_stored)
+_FINDING_JSON: dict[int, tuple[object, Any, Any]] = {}
 _FINDING_JSON_MAX = 30_000  # then cleared: stale findings are not kept alive for long
 
 
@@ -105,8 +148,23 @@ def _finding_json(f: Any) -> Any:
     if len(_FINDING_JSON) >= _FINDING_JSON_MAX:
         _FINDING_JSON.clear()
     value = _redacted_finding(f)
-    _FINDING_JSON[id(f)] = (f, value)
+    _FINDING_JSON[id(f)] = (f, value, None)
     return value
+
+
+def _finding_stored(f: Finding) -> Finding:
+    """``finding_from_json`` of ``f``'s stored form, kept with it; ``f`` itself when equal
+    (as the store's read back shares a decoded finding with its live one)."""
+    value = _finding_json(f)
+    got = _FINDING_JSON.get(id(f))
+    if got is not None and got[0] is f and got[2] is not None:
+        return got[2]
+    stored = finding_from_json(value)
+    if stored == f:
+        stored = f
+    if got is not None and got[0] is f:
+        _FINDING_JSON[id(f)] = (f, value, stored)
+    return stored
 
 
 _FINDING_SUBJECT: dict[tuple[str, str, str], Any] = {}

@@ -37,6 +37,9 @@ incidents = sa.Table(
     sa.Column("last_seen", sa.Float, nullable=False),
     sa.Column("gone", sa.Boolean, nullable=False, default=False),
     sa.Column("resolved_at", sa.Float, nullable=True),
+    # the body's digest (codec.digest): a reader holding a body of this digest does not read
+    # the body again (a poll re-read every open incident's body; v4). NULL: not known yet
+    sa.Column("digest", sa.BigInteger, nullable=True),
 )
 
 # every ack and unack, in order: the latest row per key is the incident's state, the rest is
@@ -117,7 +120,7 @@ def _v1(conn: sa.Connection) -> None:
         *(
             sa.Column(c.name, c.type, primary_key=c.primary_key, nullable=c.nullable)
             for c in incidents.columns
-            if c.name not in ("gone", "resolved_at")
+            if c.name not in ("gone", "resolved_at", "digest")
         ),
     ).create(conn, checkfirst=True)
 
@@ -135,7 +138,22 @@ def _v3(conn: sa.Connection) -> None:
     published.create(conn, checkfirst=True)
 
 
-STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1, _v2, _v3)
+def _v4(conn: sa.Connection) -> None:
+    """The body's digest: a poll reads back only the bodies that changed since it last read
+    them. The rows already there get theirs (computed here: neither backend has the hash)."""
+    conn.execute(sa.text("ALTER TABLE incidents ADD COLUMN digest BIGINT"))
+    from cockpit.store.codec import digest
+
+    t = sa.table("incidents", sa.column("key"), sa.column("body"), sa.column("digest"))
+    rows = [{"k": k, "d": digest(b)} for k, b in conn.execute(sa.select(t.c.key, t.c.body))]
+    if rows:
+        conn.execute(
+            sa.update(t).where(t.c.key == sa.bindparam("k")).values(digest=sa.bindparam("d")),
+            rows,
+        )
+
+
+STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1, _v2, _v3, _v4)
 VERSION = len(STEPS)
 _LOCK_ID = 0x636F636B  # "cock": PostgreSQL advisory lock held while migrating
 

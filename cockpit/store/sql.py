@@ -38,6 +38,9 @@ T = TypeVar("T")
 
 RETRY_S = 2.0  # a down database is tried again at most this often (each poll does)
 PRUNE_EVERY_S = 3600.0
+# an unchanged incident's last_seen is written when it is this old (or a hundredth of the
+# retention, if less): only the retention reads it
+LAST_SEEN_STEP_S = 300.0
 CHUNK = 500  # keys per IN (...) list: under every backend's bound-parameter limit
 MEM_EVIDENCE = 2000  # subjects whose evidence is kept in memory while the store is down
 MEM_CLAIMS = 50_000
@@ -74,18 +77,26 @@ def _shared(decoded: Incident, live: Incident) -> Incident:
     return replace(decoded, findings=findings, subject=subject, affected=affected)
 
 
-def _folded(keys: Sequence[str], live: dict[str, Incident]) -> list[str]:
+def _folded(
+    keys: Sequence[str], live: dict[str, Incident], memo: dict[str, Any] | None = None
+) -> list[str]:
     """The keys of one-job incidents (``job|source|id|...``) whose job is now a member of a
-    live incident of several (a group, a node's casualties): folded into it, not gone."""
+    live incident of several (a group, a node's casualties): folded into it, not gone.
+    ``memo``: where the members of ``live`` are kept for the next call on the same ``live``
+    (the mirror's and the database's sync ask alike)."""
     if not keys:
         return []
-    members = {
-        (s.kind, s.source, s.id)
-        for inc in live.values()
-        if len(inc.affected) > 1 or inc.subject.kind != "job"
-        for s in inc.affected
-        if s.kind in ("job", "training_job")
-    }
+    members = memo.get("members") if memo is not None else None
+    if members is None:
+        members = {
+            (s.kind, s.source, s.id)
+            for inc in live.values()
+            if len(inc.affected) > 1 or inc.subject.kind != "job"
+            for s in inc.affected
+            if s.kind in ("job", "training_job")
+        }
+        if memo is not None:
+            memo["members"] = members
     out = []
     for k in keys:
         parts = k.split("|")
@@ -119,10 +130,16 @@ class Store:
         self._tried = 0.0  # monotonic time of the last failed attempt
         self._pruned = 0.0
         self._mirror: dict[str, StoredIncident] = {}
-        self._written: dict[str, str] = {}  # key -> body this process last wrote
-        # key -> (incident, its body, its title column): unchanged incidents are not encoded again
-        self._encoded: dict[str, tuple[Incident, str, str]] = {}
-        self._decoded: dict[str, tuple[str, Incident]] = {}
+        self._written: dict[str, int] = {}  # key -> digest of the body this process last wrote
+        # key -> (incident, its body's digest, its title column): unchanged incidents are not
+        # encoded again
+        self._encoded: dict[str, tuple[Incident, int, str]] = {}
+        self._decoded: dict[str, tuple[int, Incident]] = {}  # key -> (digest, incident read)
+        # key -> ((first_seen, last_seen, gone, resolved_at) read, what was handed out): a read
+        # back hands out the same StoredIncident while its row and ack stay
+        self._handed: dict[str, tuple[tuple, StoredIncident]] = {}
+        # key -> the body (as codec.incident_json) encoded at the last sync, for the read back
+        self._fresh: dict[str, dict[str, Any]] = {}
         self._acks: dict[str, Ack] = {}
         self._pending: list[tuple[str, str, str, str, float]] = []  # ack ops while down
         self._pending_claims: list[tuple[str, str, float]] = []
@@ -229,24 +246,42 @@ class Store:
         self, sources: Sequence[str], incidents: Sequence[Incident], now: datetime
     ) -> None:
         live = {i.key: i for i in incidents if i.subject.source in sources or not sources}
-        self._sync_mirror(sources, live, now)
+        memo: dict[str, Any] = {}
+        self._sync_mirror(sources, live, now, memo)
         try:
-            written = self._db(lambda conn: self._sync_db(conn, sources, live, now))
+            written = self._db(lambda conn: self._sync_db(conn, sources, live, now, memo))
         except _Down:
             return
         # only what the database took: a body remembered from a refused transaction made the
         # next polls compare equal and leave its row stale for good
         self._written.update(written)
 
-    def _sync_mirror(self, sources: Sequence[str], live: dict[str, Incident], now: datetime):
+    def _sync_mirror(
+        self,
+        sources: Sequence[str],
+        live: dict[str, Incident],
+        now: datetime,
+        memo: dict[str, Any] | None = None,
+    ):
         cutoff = now - self.retention
+        # as the database's last_seen: made again once a step, not every poll
+        stale = now - timedelta(seconds=min(LAST_SEEN_STEP_S, self.retention.total_seconds() / 100))
         with self._lock:
-            m = self._mirror
+            m, acks = self._mirror, self._acks
             for key, inc in live.items():
                 prev = m.get(key)
+                ack = acks.get(key)
+                if (
+                    prev is not None
+                    and prev.incident is inc
+                    and not prev.gone
+                    and prev.ack == ack
+                    and prev.last_seen >= stale
+                ):
+                    continue
                 first = prev.first_seen if prev else (inc.first_seen or now)
-                m[key] = StoredIncident(inc, first, now, False, None, self._acks.get(key))
-            folded = set(_folded([k for k in m if k not in live], live))
+                m[key] = StoredIncident(inc, first, now, False, None, ack)
+            folded = set(_folded([k for k in m if k not in live], live, memo))
             for key, si in list(m.items()):
                 if si.last_seen < cutoff or key in folded:
                     del m[key]
@@ -254,40 +289,62 @@ class Store:
                     m[key] = StoredIncident(si.incident, si.first_seen, si.last_seen, True, now)
 
     def _sync_db(
-        self, conn: sa.Connection, sources: Sequence[str], live: dict[str, Incident], now: datetime
-    ) -> dict[str, str]:
-        """Returns the bodies written (key -> body), to remember once the transaction commits."""
+        self,
+        conn: sa.Connection,
+        sources: Sequence[str],
+        live: dict[str, Incident],
+        now: datetime,
+        memo: dict[str, Any] | None = None,
+    ) -> dict[str, int]:
+        """Returns the digests of the bodies written (key -> digest), to remember once the
+        transaction commits."""
         t = schema.incidents
         at = _ts(now)
         touched = sorted(set(sources) | {i.subject.source for i in live.values()})
         known = {
             r.key: r
             for r in conn.execute(
-                sa.select(t.c.key, t.c.source, t.c.gone).where(t.c.source.in_(touched))
+                sa.select(t.c.key, t.c.source, t.c.gone, t.c.last_seen).where(
+                    t.c.source.in_(touched)
+                )
             )
         }
         new, changed, seen = [], [], []
-        written: dict[str, str] = {}
+        written: dict[str, int] = {}
+        # an unchanged incident's last_seen is written once a step, not every poll: only the
+        # retention reads it, and ~1,000 rows rewritten every poll cost more than the changes
+        stale = at - min(LAST_SEEN_STEP_S, self.retention.total_seconds() / 100)
+        self._fresh = fresh = {}
         for key, inc in live.items():
             # the pipeline hands back the same Incident while nothing in it changed: encoding
             # (and redacting) every member of a 1000-job incident each poll is not needed
             enc = self._encoded.get(key)
+            body = None
             if enc is not None and enc[0] is inc:
-                body, title = enc[1], enc[2]
+                dg, title = enc[1], enc[2]
             else:
-                body = codec.incident_to_json(inc)
+                fresh[key] = value = codec.incident_json(inc)
+                body = codec.dumps(value)
+                dg = codec.digest(body)
                 # a column a team's database keeps and anyone may SELECT: as the body,
                 # redacted and cleaned of escapes (a job name's OSC 52 must not reach psql)
                 title = scrub(inc.title, 1000, repeated=True)
-                self._encoded[key] = (inc, body, title)
+                self._encoded[key] = (inc, dg, title)
+            written[key] = dg
             row = known.get(key)
+            if row is not None and not row.gone and self._written.get(key) == dg:
+                if row.last_seen < stale:
+                    seen.append(key)
+                continue
             fields = {
                 "source": inc.subject.source,
                 "kind": inc.subject.kind,
                 "root_cause": inc.root_cause,
                 "severity": inc.severity,
                 "title": title,
-                "body": body,
+                # the body is not kept between polls: made again for a row that needs it
+                "body": codec.incident_to_json(inc) if body is None else body,
+                "digest": dg,
                 "last_seen": at,
                 "gone": False,
                 "resolved_at": None,
@@ -295,11 +352,8 @@ class Store:
             if row is None:
                 first = _ts(inc.first_seen or now)
                 new.append({"key": key, "first_seen": first, **fields})
-            elif row.gone or self._written.get(key) != body:
-                changed.append({"k": key, **fields})
             else:
-                seen.append(key)
-            written[key] = body
+                changed.append({"k": key, **fields})
         if new:
             # another cockpit may insert the same key meanwhile: its row wins, ours updates
             ins = self._insert(conn, t)
@@ -316,7 +370,7 @@ class Store:
         left = [k for k, r in known.items() if r.source in sources and k not in live]
         # a job that joined a group (the array's other tasks failed too) left its own incident
         # for the group's: it is not gone, and one job is not two incidents
-        folded = _folded(left, live)
+        folded = _folded(left, live, memo)
         for part in _chunks(folded):
             conn.execute(sa.delete(t).where(t.c.key.in_(part)))
         # ... and a group whose other jobs left the live data leaves its last job an incident
@@ -355,8 +409,9 @@ class Store:
             if s.kind == "job"
         }
         deleted = []
-        for key, body in conn.execute(sa.select(t.c.key, t.c.body).where(t.c.key.in_(keys))):
-            inc = self._decode(key, body)
+        rows = conn.execute(sa.select(t.c.key, t.c.digest, t.c.body).where(t.c.key.in_(keys)))
+        for key, dg, body in rows:
+            inc = self._decode(key, body, dg)
             if inc is None:
                 continue
             kept = tuple(s for s in inc.affected if (s.kind, s.source, s.id) not in jobs)
@@ -372,13 +427,18 @@ class Store:
                 title=title,
                 findings=tuple(f for f in inc.findings if f.subject in kept) or inc.findings[:1],
             )
+            body = codec.incident_to_json(out)
             conn.execute(
                 sa.update(t)
                 .where(t.c.key == key)
                 # the column as _sync_db writes it: the body's title is only redacted, and a
                 # job name's escapes (or a NUL, which PostgreSQL refuses: every later sync
                 # failed on it) must not reach the column
-                .values(title=scrub(title, 1000, repeated=True), body=codec.incident_to_json(out))
+                .values(
+                    title=scrub(title, 1000, repeated=True),
+                    body=body,
+                    digest=codec.digest(body),
+                )
             )
         # with churn, ~50 groups of starved jobs dissolve a poll at 10k jobs: one DELETE each
         # cost more than their decoding
@@ -403,7 +463,9 @@ class Store:
     def incidents(self, now: datetime) -> list[StoredIncident]:
         """Open incidents: not (acknowledged and resolved), seen within the retention."""
         try:
-            rows, acks = self._db(lambda conn: (self._rows(conn, now), self._latest_acks(conn)))
+            rows, bodies, acks = self._db(
+                lambda conn: (*self._rows(conn, now), self._latest_acks(conn))
+            )
         except _Down:
             with self._lock:
                 acks = dict(self._acks)
@@ -431,48 +493,95 @@ class Store:
             acks = dict(self._acks)
         out = []
         if len(self._decoded) > 2 * len(rows) + 1000:  # forget what left the store
-            live = {r.key for r in rows}
+            live = {r[0] for r in rows}
             self._decoded = {k: v for k, v in self._decoded.items() if k in live}
-        for r in rows:
-            inc = self._decode(r.key, r.body)
+            self._handed = {k: v for k, v in self._handed.items() if k in live}
+        handed = self._handed
+        for key, dg, *row in rows:  # row: first_seen, last_seen, gone, resolved_at
+            got = bodies.get(key)
+            inc = self._decode(key, got[1], got[0]) if got is not None else self._known(key, dg)
             if inc is None:
                 continue
-            ack = acks.get(r.key)
-            if ack is not None and r.resolved_at is not None:
+            ack = acks.get(key)
+            if ack is not None and row[3] is not None:
                 continue
-            out.append(
-                StoredIncident(
-                    inc,
-                    _dt(r.first_seen),
-                    _dt(r.last_seen),
-                    bool(r.gone),
-                    _dt(r.resolved_at),
-                    ack,
-                )
-            )
+            kept = handed.get(key)
+            if kept is not None and kept[0] == row:
+                si = kept[1]
+                if si.incident is inc and si.ack == ack:
+                    out.append(si)
+                    continue
+            si = StoredIncident(inc, _dt(row[0]), _dt(row[1]), bool(row[2]), _dt(row[3]), ack)
+            handed[key] = (row, si)
+            out.append(si)
+        self._fresh = {}
         return out
 
-    def _rows(self, conn: sa.Connection, now: datetime) -> list[Any]:
+    def _rows(
+        self, conn: sa.Connection, now: datetime
+    ) -> tuple[list[Any], dict[str, tuple[int | None, str]]]:
+        """The open rows without their bodies, and the bodies (key -> (digest, body)) this
+        process does not hold decoded or wrote itself: a poll read every open incident's body
+        back, ~1,400 at 10k jobs, of which a few hundred had changed (all written here)."""
         t = schema.incidents
         cutoff = _ts(now - self.retention)
-        return list(conn.execute(sa.select(t).where(t.c.last_seen >= cutoff)))
+        rows = list(
+            conn.execute(
+                sa.select(
+                    t.c.key, t.c.digest, t.c.first_seen, t.c.last_seen, t.c.gone, t.c.resolved_at
+                ).where(t.c.last_seen >= cutoff)
+            )
+        )
+        holds = self._holds
+        want = [key for key, dg, *_ in rows if not holds(key, dg)]
+        bodies: dict[str, tuple[int | None, str]] = {}
+        for part in _chunks(want):
+            for key, dg, body in conn.execute(
+                sa.select(t.c.key, t.c.digest, t.c.body).where(t.c.key.in_(part))
+            ):
+                bodies[key] = (dg, body)
+        return rows, bodies
 
-    def _decode(self, key: str, body: str) -> Incident | None:
+    def _holds(self, key: str, dg: int | None) -> bool:
+        """Whether :meth:`_known` answers without the body."""
+        if dg is None:
+            return False
         hit = self._decoded.get(key)
-        if hit is not None and hit[0] == body:
+        if hit is not None and hit[0] == dg:
+            return True
+        enc = self._encoded.get(key)
+        return enc is not None and enc[1] == dg
+
+    def _known(self, key: str, dg: int | None) -> Incident | None:
+        """The incident of ``key``'s body of digest ``dg`` without reading the body: one read
+        before, or one this process wrote (its stored form made from the live incident, not
+        decoded from the JSON just encoded). None: the body must be read."""
+        if dg is None:  # a row a v3 cockpit wrote: its body is read
+            return None
+        hit = self._decoded.get(key)
+        if hit is not None and hit[0] == dg:
             return hit[1]
+        enc = self._encoded.get(key)
+        if enc is None or enc[1] != dg:
+            return None
+        # the live incident's objects where the stored ones are equal (most are: ~2/3 of the
+        # store's memory at 10k jobs was a second copy of the incidents and their bodies)
+        inc = _shared(codec.incident_stored(enc[0], self._fresh.pop(key, None)), enc[0])
+        self._decoded[key] = (dg, inc)
+        return inc
+
+    def _decode(self, key: str, body: str, dg: int | None) -> Incident | None:
+        if dg is None:
+            dg = codec.digest(body)
+        known = self._known(key, dg)
+        if known is not None:
+            return known
         try:
             inc = codec.incident_from_json(body)
         except (ValueError, KeyError, TypeError):
             log.warning("store: unreadable incident %s skipped", key)
             return None
-        enc = self._encoded.get(key)
-        if enc is not None and enc[1] == body:
-            # a body this process wrote: keep its string, not the database's copy, and the
-            # live incident's objects where the decoded ones are equal (most are: ~2/3 of the
-            # store's memory at 10k jobs was a second copy of the incidents and their bodies)
-            body, inc = enc[1], _shared(inc, enc[0])
-        self._decoded[key] = (body, inc)
+        self._decoded[key] = (dg, inc)
         return inc
 
     # ------------------------------------------------------------------ acknowledgements
