@@ -209,8 +209,47 @@ def _announces_exception(hit: ScanHit) -> bool:
     return _LAUNCHER_SUMMARY.search(hit.text) is not None
 
 
+# torch_npu's own summary of a failed CANN call (its "ERR02200 DIST call hccl api failed",
+# "HCCL function error: …, error code is 15", the catalogue's "NPU function error: …") only
+# carries CANN's message, printed on the lines under it: the first of those lines that says
+# something is the cause's line, not the summary nor CANN's content-free "EE9999: Inner Error!"
+# header (batch 27: the commonest Ascend first-line shape; cases 248, 306 had it with a code
+# that names a cause)
+_MESSENGERS = frozenset({"pta_error", "pta_hccl_error"})
+_MESSENGER_LINES = 6
+_CONTENT_FREE = re.compile(
+    r"\bE[0-9A-Z]\d{4}:?[ \t]*(?:\[PID: ?\d+\][ \t]*)?(?:[\d.:-]+[ \t]*)?"
+    r"(?:Inner Error\b[^\n]*)?$"
+)
+
+
+def _is_messenger(hit: ScanHit) -> bool:
+    return hit.pattern in _MESSENGERS or hit.pattern.startswith("catalogue_torch_npu_")
+
+
+def _messenger_cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit | None:
+    """The line under a torch_npu summary that says what failed, with the summary's label when
+    its own is only generic; None when none does within a few lines."""
+    start = buf.find(b"\n", hit.offset)
+    if start < 0:
+        return None
+    window = bytes(buf[start + 1 : start + 1 + _NCCL_LOOKAHEAD])
+    for h in _search(window, _combined(kind, False), kind, 0, hit.line + 1, start + 1):
+        if h.line - hit.line > _MESSENGER_LINES:
+            return None
+        if _is_messenger(h) or _CONTENT_FREE.search(h.text):
+            continue
+        if h.label in _GENERAL and hit.label not in _GENERAL:
+            return replace(h, label=hit.label, severity=hit.severity)
+        return h
+    return None
+
+
 def _raised(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
-    """The first weak hit, or the exception line ending the traceback it is the header of."""
+    """The first weak hit, the exception line ending the traceback it is the header of, or the
+    CANN message under a torch_npu summary."""
+    if _is_messenger(hit):
+        return _messenger_cause(buf, hit, kind) or hit
     if not _announces_exception(hit):
         return hit
     start = buf.find(b"\n", hit.offset)

@@ -75,6 +75,10 @@ WEAK: tuple[Pattern, ...] = (
         strong=False,
     ),
     _p("pta_error", r"\bERR\d{5} [A-Z]+ ", "application_error", strong=False),
+    # torch_npu's wrapper of a failed HCCL call ("HCCL function error: HcclGetRootInfo(&hcclID),
+    # error code is 7"): the collective failed; CANN's message under it says why (a messenger,
+    # logscan._messenger_cause)
+    _p("pta_hccl_error", r"HCCL function error: ", "nccl_communication_error", strong=False),
     _p(
         "mox_obs_error",
         r"MoxFileRespException|Error occurs when accessing to OBS",

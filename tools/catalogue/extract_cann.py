@@ -86,6 +86,12 @@ _DEVICE = (
     "The NPU reported a fault: npu-smi info -t health -i <id> and the device log (msnpureport); "
     "drain the node if the same device fails again."
 )
+_DCMI_INIT = (
+    "npu-smi/DCMI cannot reach the NPU from here: another container holds it, it is not "
+    "mounted into this container (--device /dev/davinciN and davinci_manager, or --privileged), "
+    "this user may not open /dev/davinci* (root or the HwHiAiUser group), or the driver does "
+    "not match the kernel the node booted (reinstall it after a kernel upgrade)."
+)
 _INNER = (
     "CANN reports an internal error: the lines before it (the first E-code, the operator "
     "name) say where; collect the plog (~/ascend/log) for the vendor if nothing does."
@@ -352,6 +358,12 @@ def npusmi_entries(mirror: str) -> list[dict]:
                 domain, label, remedy = "accelerator", GENERIC, _DEVICE
             for shape in shapes:
                 template = shape.replace("%d", str(value))
+                if what == "INNER_ERR" and shape.startswith("dcmi module initialize"):
+                    # DCMI cannot start at all (-8005): the NPU is not reachable from here, a
+                    # device question, not a fault inside one (batch 27, case 325)
+                    domain, label, remedy = "accelerator", "gpu_not_available", _DCMI_INIT
+                elif what == "INNER_ERR":
+                    domain, label, remedy = "accelerator", GENERIC, _DEVICE
                 e = found.get(template)
                 if e is not None:
                     e["versions"].append(series)

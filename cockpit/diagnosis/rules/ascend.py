@@ -155,6 +155,10 @@ def cann_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
         e = explain(h.text, h.pattern)
         if e is None:
             continue
+        if e.label == "application_error" and h.label not in ("application_error", ""):
+            # a generic code cited under torch_npu's summary of a failed HCCL call
+            # (logscan._messenger_cause): the summary names the kind, the code only the layer
+            e = dataclasses.replace(e, label=h.label)
         if not h.strong:
             e = dataclasses.replace(e, severity="warning")
         yield file_finding(lt, subject, h, e)
