@@ -186,3 +186,15 @@ def test_a_body_digest_tells_bodies_apart_and_fits_a_bigint():
     assert all(-(2**63) <= d < 2**63 for d in digests)
     assert codec.digest(bodies[0]) == codec.digest(str(bodies[0]))
     assert codec.digest("lone \ud800 surrogate") != codec.digest("lone surrogate")
+
+
+def test_a_plain_incident_is_held_as_it_is_and_a_redacted_one_as_decoded():
+    plain = _finding("held: 4 jobs", "Reason=JobHeldUser", "scontrol release", [], None, 0.5)
+    plain = dataclasses.replace(plain, subject=Subject("job", "peer", "4209202"))
+    inc = Incident("job|peer|4209202|x", "pending_held", "warning", plain.subject, "t", (plain,))
+    assert codec.incident_stored(inc) is inc
+    leaky = dataclasses.replace(plain, explanation="export password=hunter2")
+    inc = dataclasses.replace(inc, findings=(leaky,))
+    held = codec.incident_stored(inc)
+    assert held == codec.incident_from_json(codec.incident_to_json(inc))
+    assert "hunter2" not in held.findings[0].explanation

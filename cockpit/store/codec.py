@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import operator
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
@@ -17,6 +18,7 @@ from typing import Any
 
 from cockpit.model import AcctRecord, Artifacts, ExitCode, Finding, Incident, LogText, Subject
 from cockpit.safety import redact, redact_repeated, redact_repeated_str
+from cockpit.watch.alerts import _SUBJECT_KINDS as SUBJECT_KINDS
 from cockpit.watch.alerts import finding_from_json
 
 MAX_LOG_BYTES = 256 * 1024  # per log kept as evidence: the first red error and its context
@@ -63,13 +65,16 @@ def incident_stored(inc: Incident, d: dict[str, Any] | None = None) -> Incident:
     ``incident_json(inc)`` if already made."""
     if d is None:
         d = incident_json(inc)
+    findings = tuple(_finding_stored(f) for f in inc.findings[:STORED_FINDINGS])
+    if _incident_as_is(inc, d, findings):
+        return inc
     stored = Incident(
         key=inc.key,
         root_cause=d["root_cause"],
         severity=d["severity"],
         subject=_subject_from(d["subject"]),
         title=d["title"],
-        findings=tuple(_finding_stored(f) for f in inc.findings[:STORED_FINDINGS]),
+        findings=findings,
         affected=tuple(_subject_from(s) for s in d["affected"]),
         first_seen=_time_from(d["first_seen"]),
     )
@@ -77,6 +82,58 @@ def incident_stored(inc: Incident, d: dict[str, Any] | None = None) -> Incident:
     if isinstance(total, int) and total > len(stored.findings):
         stored = replace(stored, folded=total)
     return stored
+
+
+def _incident_as_is(inc: Incident, d: dict[str, Any], findings: tuple[Finding, ...]) -> bool:
+    """Whether decoding ``d`` (``inc``'s body) gives ``inc`` back, read off the two: the
+    redaction changed none of its strings, its findings are its own, nothing was folded."""
+    t = inc.first_seen
+    return (
+        inc.folded == 0
+        and len(inc.findings) <= STORED_FINDINGS
+        and all(map(operator.is_, findings, inc.findings))
+        and d["title"] == inc.title
+        and d["root_cause"] == inc.root_cause
+        and d["severity"] == inc.severity
+        and (t is None or d["first_seen"] == t.isoformat())
+        and _subject_as_is(d["subject"], inc.subject)
+        and all(map(_subject_as_is, d["affected"], inc.affected))
+    )
+
+
+def _subject_as_is(d: dict[str, Any], s: Subject) -> bool:
+    return d["id"] == s.id and d["source"] == s.source and d["kind"] == s.kind
+
+
+def _finding_as_is(f: Finding, v: dict[str, Any]) -> bool:
+    """Whether ``finding_from_json(v)`` equals ``f``, ``v`` being ``f``'s stored form, read off
+    the two without decoding (most findings: hundreds are new every poll at a busy site): the
+    redaction changed none of its strings and nothing stored is lost (``related``, a time
+    without a zone). ``tests/test_store_codec_fast.py`` holds it to the decoding."""
+    t = f.first_seen
+    if (
+        f.related
+        or f.subject.kind not in SUBJECT_KINDS
+        or v["title"] != f.title
+        or v["explanation"] != f.explanation
+        or v["remedy"] != f.remedy
+        or v["root_cause"] != f.root_cause
+        or v["severity"] != f.severity
+        or not _subject_as_is(v["subject"], f.subject)
+        or type(f.confidence) is not float
+        or (t is not None and (t.utcoffset() is None or v["first_seen"] != t.isoformat()))
+    ):
+        return False
+    for e, ve in zip(f.evidence, v["evidence"], strict=True):
+        if (
+            ve["text"] != e.text
+            or ve["where"] != e.where
+            or ve["path"] != e.path
+            or type(e.tier) is not int
+            or type(e.quoted) is not bool
+        ):
+            return False
+    return True
 
 
 def incident_json(inc: Incident) -> dict[str, Any]:
@@ -159,9 +216,12 @@ def _finding_stored(f: Finding) -> Finding:
     got = _FINDING_JSON.get(id(f))
     if got is not None and got[0] is f and got[2] is not None:
         return got[2]
-    stored = finding_from_json(value)
-    if stored == f:
+    if _finding_as_is(f, value):
         stored = f
+    else:
+        stored = finding_from_json(value)
+        if stored == f:
+            stored = f
     if got is not None and got[0] is f:
         _FINDING_JSON[id(f)] = (f, value, stored)
     return stored

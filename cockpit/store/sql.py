@@ -566,7 +566,11 @@ class Store:
             return None
         # the live incident's objects where the stored ones are equal (most are: ~2/3 of the
         # store's memory at 10k jobs was a second copy of the incidents and their bodies)
-        inc = _shared(codec.incident_stored(enc[0], self._fresh.pop(key, None)), enc[0])
+        try:
+            inc = _shared(codec.incident_stored(enc[0], self._fresh.pop(key, None)), enc[0])
+        except (ValueError, KeyError, TypeError):  # as decoding its body would have
+            log.warning("store: unreadable incident %s skipped", key)
+            return None
         self._decoded[key] = (dg, inc)
         return inc
 
