@@ -253,6 +253,7 @@ K8S_LINES = {
         '  Warning  Failed  8s  kubelet  Error: secret "obs-credentials" not found'
     ),
     "k8s_config_error_state": ("      Reason:       CreateContainerConfigError"),
+    "k8s_evicted_state": ("agents-ppo-master-0-9st9r   0/1     Evicted   0          19h"),
     "k8s_deadline": (
         "  Warning  DeadlineExceeded  2s  job-controller  Job was active longer than "
         "specified deadline"

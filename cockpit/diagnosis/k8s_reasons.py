@@ -320,7 +320,7 @@ REASONS: tuple[K8sReason, ...] = (
     ),
     K8sReason(
         "k8s_evicted",
-        r"(?:Reason:[ \t]+|Warning[ \t]+|[ \t]{2}|\] )Evicted\b|\bEvicted: |"
+        r"\bEvicted: |"
         r"The node was low on resource|[Pp]od ephemeral local storage usage exceeds|"
         r"evicted due to node pressure|[Ee]victing pod|TaintManagerEviction",
         "pod_evicted",
@@ -331,6 +331,23 @@ REASONS: tuple[K8sReason, ...] = (
             "ephemeral-storage limits and write big files to a volume instead of the container "
             "layer or /tmp, and clean the node's disk; then resubmit."
         ),
+    ),
+    # the pod's state names no resource (a `kubectl get pods` row, describe's "Reason: Evicted"
+    # above its Message): the message, wherever it stands, is the line that says which; the
+    # state counts only when it is absent
+    K8sReason(
+        "k8s_evicted_state",
+        r"(?:Reason:[ \t]+|Warning[ \t]+|[ \t]{2}|\] )Evicted\b|"
+        r"(?:^|[\s:=\"'(])Evicted(?:\s{2,}\d|\t\d|\s*$|[\"',;)])",
+        "pod_evicted",
+        N_("pod evicted: the node ran low on a resource"),
+        N_(
+            "The kubelet evicted the pod for node pressure (the message names memory or "
+            "ephemeral-storage): set requests close to real use so the scheduler reserves it, set "
+            "ephemeral-storage limits and write big files to a volume instead of the container "
+            "layer or /tmp, and clean the node's disk; then resubmit."
+        ),
+        strong=False,
     ),
     # the kubelet's message names the Secret/ConfigMap (kubectl prints "secrets", plural)
     K8sReason(

@@ -371,15 +371,38 @@ _CLIENT_SUMMARY = re.compile(
     r"|(?:Batch job submission|Job submit/allocate|Unable to allocate resources)(?: failed)?: "
     r"Job violates accounting/QOS policy)"
 )
+# A Slurm daemon's umbrella lines for a plugin it could not set up, at the end of the lines
+# saying why ("Couldn't find the specified plugin name for cgroup/v2 looking at all files",
+# "cannot find cgroup plugin for cgroup/v2", then "Unable to initialize cgroup plugin",
+# "slurmd initialization failed"): the same rule, the run being the daemon log's error lines
+# with the same prefix (a docker compose service name, "slurmd: ") up to their timestamps.
+_DAEMON_SUMMARY = re.compile(
+    r"\berror: (?:Unable to initialize \w+ plugin|cannot create \w+ context for \S+"
+    r"|slurmd initialization failed)"
+)
 _SUMMARY_LOOKBACK = 4  # lines of the run above the summary looked at
+_BACK_BYTES = 4096  # the bytes before a piece kept for a summary's run (a chunked scan)
+_DIGITS = re.compile(rb"[0-9]+")
+
+
+def _summary_run(hit: ScanHit) -> re.Pattern[bytes] | None:
+    """What each line of the run ending at an umbrella summary starts with, or None."""
+    m = _CLIENT_SUMMARY.search(hit.text)
+    if m is not None:
+        return re.compile(rb"\b" + re.escape(m.group(1).encode()) + rb": (?:error|fatal): ")
+    m = _DAEMON_SUMMARY.search(hit.text)
+    if m is None:
+        return None
+    # the same prefix, its numbers (a timestamp's) free
+    head = _DIGITS.split(hit.text[: m.start()].encode())
+    return re.compile(rb"^" + rb"[0-9]+".join(re.escape(h) for h in head) + rb"error: ")
 
 
 def _run_start(buf: Buffer, hit: ScanHit) -> ScanHit:
     """The first of the unbroken run of ``<program>: error:`` lines ending at a summary hit."""
-    m = _CLIENT_SUMMARY.search(hit.text)
-    if m is None or hit.offset <= 0:
+    own = _summary_run(hit)
+    if own is None or hit.offset <= 0:
         return hit
-    own = re.compile(rb"\b" + re.escape(m.group(1).encode()) + rb": (?:error|fatal): ")
     ls, line, best = hit.offset, hit.line, None
     for _ in range(_SUMMARY_LOOKBACK):
         if ls <= 0:
@@ -399,7 +422,9 @@ def _run_start(buf: Buffer, hit: ScanHit) -> ScanHit:
 def _cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
     """The first strong hit, or the line after it (within the lookahead) that it only
     announced, or the first line of its program's run of error lines that it sums up."""
-    if hit.label not in _ANNOUNCERS and _CLIENT_SUMMARY.search(hit.text):
+    if hit.label not in _ANNOUNCERS and (
+        _CLIENT_SUMMARY.search(hit.text) or _DAEMON_SUMMARY.search(hit.text)
+    ):
         return _run_start(buf, hit)
     if hit.label == "nccl_communication_error" and _NCCL_SUMMARY.search(hit.text):
         last = _nccl_last_error(buf, hit, kind)
@@ -477,6 +502,9 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
     # the bytes after a weak traceback header (its exception line may be in later pieces):
     # [stream offset of the bytes, line number of their first line, the bytes]
     raised: list | None = None
+    # the stream's last lines before this piece, whole (an umbrella summary's run of error
+    # lines may begin in an earlier piece)
+    back = b""
     for base, line, piece in pieces:
         if raised is not None and len(raised[2]) < _TRACEBACK_LOOKAHEAD:
             raised[2] += bytes(piece[: _TRACEBACK_LOOKAHEAD - len(raised[2])])
@@ -501,6 +529,11 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
                 if hit.label in _ANNOUNCERS and (end < 0 or len(piece) - end <= _NCCL_LOOKAHEAD):
                     nccl = (base + hit.offset, line + hit.line - 1, hit, bytes(piece[hit.offset :]))
                     break
+                if back and hit.label not in _ANNOUNCERS and _summary_run(hit) is not None:
+                    n = back.count(b"\n")
+                    above = replace(hit, line=hit.line + n, offset=hit.offset + len(back))
+                    start_of = _run_start(back + bytes(piece), above)
+                    return _shift(start_of, base - len(back), line - n)
                 return _shift(_cause(piece, hit, kind), base, line)
             weak = _shift(hit, base, line)
             nl = piece.find(b"\n", hit.offset)
@@ -511,6 +544,9 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
             if nl < 0:
                 break
             start, start_line, rx = nl + 1, hit.line + 1, strong_rx
+        back = (back + bytes(piece[-_BACK_BYTES:]))[-_BACK_BYTES:]
+        cut = back.find(b"\n") + 1 if len(back) == _BACK_BYTES else 0
+        back = back[cut:] if back.endswith(b"\n") else b""
     if nccl is not None:  # the stream ended within the lookahead
         at, at_line, hit, tail = nccl
         return _shift(_cause(tail, replace(hit, line=1, offset=0), kind), at, at_line)

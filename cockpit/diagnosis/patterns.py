@@ -107,7 +107,10 @@ PATTERNS: tuple[Pattern, ...] = (
         # (not a platform's "Exit code: 137" event: a SIGKILL whose log may name the cause, as
         # a CUDA out of memory before it)
         r"return code: ?137\b|exit(?:ed)? (?:with|code)[: ]*137\b|exit with 137\b|"
-        r"Exit Code:[ \t]{2,}137\b|exit code \(137\)",
+        r"Exit Code:[ \t]{2,}137\b|exit code \(137\)|"
+        # the same SIGKILL as Open MPI names the first rank that died of it (not MPICH's
+        # "KILLED BY SIGNAL: 9", also said of the ranks Hydra kills after another one failed)
+        r"noticed that process rank \d+ [^\n]*exited on signal 9\b",
         "oom_killed",
         tier=2,
     ),
@@ -213,7 +216,9 @@ PATTERNS: tuple[Pattern, ...] = (
         # the client cannot reach munged; slurmd refuses a step's job credential (clock skew,
         # a replayed or forged one): the launch failure that follows is its consequence
         r"Munge encode failed|Credential replayed|Job credential (?:expired|revoked)|"
-        r"Invalid job credential|Credential signature check",
+        r"Invalid job credential|Credential signature check|"
+        # auth/munge's own line before a rewound/expired credential, ahead of the refusal
+        r"Check for out of sync clocks",
         "auth_failed",
         tier=0,
     ),

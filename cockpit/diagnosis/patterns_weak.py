@@ -56,6 +56,19 @@ WEAK: tuple[Pattern, ...] = (
         tier=2,
         strong=False,
     ),
+    # a container's or a shell's exit status 128+N for a crash signal: 132 SIGILL (a binary
+    # built for CPU instructions the node lacks, e.g. TensorFlow's AVX), 134 SIGABRT, 136 SIGFPE,
+    # 139 SIGSEGV; said by the platform at info level ("container failed with non-zero exit
+    # code: 132", conmon's "exited with status 132", describe's "Exit Code:    139")
+    _p(
+        "exit_status_crash_signal",
+        r"(?:exit(?:ed)?(?: with)? (?:code|status)|Exit Code|exitCode)[:=]?[ \t(]*"
+        r"(?:132|134|136|139)\b",
+        "application_error",
+        "critical",
+        tier=2,
+        strong=False,
+    ),
     # srun's steps waiting inside the allocation for resources earlier steps hold (Slurm 20.11+
     # no longer shares them by default): slow or stuck, not failed; any real error wins
     _p(

@@ -112,7 +112,16 @@ def _crash_loop(lt: LogText) -> tuple[Explained, Evidence | None] | None:
             ).format(code=code, why=why or _("no reason")),
             _(_ENTRYPOINT.remedy),
         ), ev
-    sig = {137: "SIGKILL", 139: "SIGSEGV", 134: "SIGABRT", 143: "SIGTERM"}.get(code)
+    # 128+N: the signal that ended the last run (132 SIGILL: built for CPU instructions the
+    # node lacks, e.g. TensorFlow's AVX)
+    sig = {
+        132: "SIGILL",
+        134: "SIGABRT",
+        136: "SIGFPE",
+        137: "SIGKILL",
+        139: "SIGSEGV",
+        143: "SIGTERM",
+    }.get(code)
     what = f"exit {code}" + (f", {sig}" if sig else "")
     return Explained(
         "application_error",

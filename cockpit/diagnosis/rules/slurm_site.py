@@ -297,6 +297,7 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
                 "launcher_child_sigkill",
                 "launcher_child_sigbus",
                 "launcher_child_crash",
+                "exit_status_crash_signal",
                 "srun_step_waiting",  # steps waiting inside the allocation: said, as a warning
             }:
                 continue
