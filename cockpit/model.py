@@ -451,7 +451,8 @@ class JobMemory:
     ``used_kib``: the busiest node's resident memory as far as sstat tells (the largest task's
     MaxRSS, or AveRSS times the tasks per node when a step runs several there);
     ``request_mib``: per node; ``near_kib``: its figure when first sampled at or past
-    ``RiskSettings.memory_near`` (a job that climbs past it is about to be killed).
+    ``RiskSettings.memory_near`` (a job that climbs past it is about to be killed);
+    ``mem_per_cpu_mib``: the ``--mem-per-cpu`` figure when the request came from it.
     """
 
     job_id: str
@@ -463,6 +464,7 @@ class JobMemory:
     node: str = ""
     tasks_per_node: int = 1
     near_kib: int | None = None
+    mem_per_cpu_mib: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

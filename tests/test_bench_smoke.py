@@ -33,7 +33,8 @@ async def test_fake_site_polls_without_warnings(fake_path):
     assert any(n.is_drain for n in snap.nodes)
     # one poll: squeue, the node and partition tables, one backfill sacct (jobs that failed
     # since the last poll), and the at-risk sampler's one sstat and one `squeue -O` for the
-    # running jobs it samples (within its budget, never one per job)
+    # running jobs it samples (within its budget, never one per job), with one `squeue -O
+    # tres-alloc` for the memory they hold
     assert count_calls(fake_path) == {
         "squeue": 1,
         "scontrol show node": 1,
@@ -41,6 +42,7 @@ async def test_fake_site_polls_without_warnings(fake_path):
         "sacct": 1,
         "sstat": 1,
         "squeue -O": 1,
+        "squeue -O tres-alloc": 1,
     }
 
 
@@ -67,9 +69,10 @@ async def test_a_cockpit_on_screen_shows_its_first_queue_before_sampling_risks(f
     first = await source.poll()
     assert first.ok and len(first.jobs) == 1000
     calls = count_calls(fake_path)
-    assert "sstat" not in calls and "squeue -O" not in calls, calls
+    assert not {"sstat", "squeue -O", "squeue -O tres-alloc"} & set(calls), calls
     assert first.risk is None
     second = await source.poll()
     calls = count_calls(fake_path)
     assert calls["sstat"] == 1 and calls["squeue -O"] == 1, calls
+    assert calls["squeue -O tres-alloc"] == 1, calls
     assert second.risk is not None

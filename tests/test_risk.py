@@ -6,6 +6,7 @@ held ~280 MB under --mem=300M, job 3 slept after one line, job 11 ran ``srun -n 
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from cockpit.model import (
     Subject,
 )
 from cockpit.slurm.parse import parse_req_mem
-from cockpit.slurm.risk import RiskSampler, job_memory
+from cockpit.slurm.risk import RiskSampler, job_memory, tres_mem_per_node_mib
 from cockpit.slurm.sstat import parse_sstat, size_kib
 from cockpit.watch.transitions import risk_alerts
 
@@ -278,3 +279,26 @@ def test_a_running_training_job_whose_log_stopped_is_silent_with_its_last_line()
     assert [(a.rule, a.title.split(" at risk")[0]) for a in alerts] == [
         ("output_silent", "training job llama-ft")
     ]
+
+
+def test_allocated_tres_names_the_memory_per_node_whatever_the_unit():
+    # squeue -O tres-alloc as the 22.05 and 26.05 labs printed it for --mem-per-cpu jobs
+    assert tres_mem_per_node_mib("cpu=2,mem=600M,node=1,billing=2") == 600
+    assert tres_mem_per_node_mib("cpu=8,mem=1.50G,node=2,billing=8,gres/gpu=2") == 768
+    assert tres_mem_per_node_mib("cpu=2,node=1") is None
+    assert tres_mem_per_node_mib("") is None
+
+
+def test_a_mem_per_cpu_job_is_measured_against_what_it_holds_not_the_per_cpu_figure():
+    # squeue's %m printed 150M for `-c 2 --mem-per-cpu=150M`; the job holds 300M on its node
+    job = SlurmJob("7", "debug", "w", "u", "RUNNING", "None", 2, 1, "c1", min_memory_mib=150)
+    steps = [dataclasses.replace(s, job_id="7") for s in _steps()[0] if s.job_id == "2"]
+    assert job_memory(job, steps, NOW, None).request_mib == 150  # the figure alone: 191 %
+    held = job_memory(job, steps, NOW, None, held_mib=300)
+    assert held.request_mib == 300 and held.mem_per_cpu_mib == 150
+    snap = _snap([job], RiskProbe(RiskSettings(), memory=(held,)))
+    (f,) = list(memory_near_request(snap, _ctx(snap)))
+    assert "MaxRSS 286M of 300M per node (--mem-per-cpu 150M) (95 %)" in f.title, f.title
+    roomy = job_memory(job, steps, NOW, None, held_mib=400)  # 200M per CPU: 72 %
+    snap = _snap([job], RiskProbe(RiskSettings(), memory=(roomy,)))
+    assert list(memory_near_request(snap, _ctx(snap))) == []

@@ -239,8 +239,10 @@ _CALL = 'printf "%s\\n" "$LABEL" >> "$ROOT/calls.log"'
 _SQUEUE = """#!/bin/sh
 # fake squeue (bench/fake_slurm): prints the generated site, counts itself
 ROOT={root}; LABEL=squeue
-# the at-risk sampler's `squeue -O JobID,UserID,GroupID,StdOut` of a few running jobs: the
-# generated site keeps no output files, so no paths (nothing to stat)
+# the at-risk sampler's `squeue -O JobID,UserID,GroupID,StdOut` and `squeue -O JobID,tres-alloc`
+# of a few running jobs: the generated site keeps no output files and names no TRES, so no
+# paths (nothing to stat) and squeue's MIN_MEMORY stays each job's request
+case " $* " in *" -O "*tres-alloc*) LABEL="squeue -O tres-alloc"; {call}; exit 0 ;; esac
 case " $* " in *" -O "*) LABEL="squeue -O"; {call}; exit 0 ;; esac
 {call}
 if [ "$*" != {expected} ]; then echo "fake squeue: unexpected arguments: $*" >&2; exit 1; fi

@@ -238,6 +238,10 @@ class SlurmCommands:
             "groupid": lambda j: str(j.uid),
             "stdout": lambda j: j.stdout_path,
             "stderr": lambda j: j.stderr_path,
+            "tres-alloc": lambda j: (
+                f"cpu={j.cpus},mem={tres_mem(j.mem_mib * j.num_nodes)},node={j.num_nodes},"
+                f"billing={j.cpus}"
+            ),
         }
         fields = []
         for item in spec.split(","):

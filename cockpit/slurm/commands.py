@@ -258,6 +258,21 @@ def squeue_outputs_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]
     )
 
 
+def squeue_alloc_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The TRES each given running job holds (``cpu=2,mem=400M,node=1``), one line each:
+    squeue's ``%m`` prints ``--mem-per-cpu``'s figure without saying it is per CPU, so the
+    memory a job may use before the OOM killer comes is only in its allocated TRES."""
+    return (
+        "squeue",
+        "--noheader",
+        "--states=RUNNING",
+        "-j",
+        ",".join(job_ids),
+        "-O",
+        "JobID:|,tres-alloc:0",
+    )
+
+
 def stat_argv(paths: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """Size and modification time of many files in one command (GNU stat): ``SIZE MTIME PATH``."""
     return ("stat", "-L", "-c", "%s %Y %n", "--", *paths)

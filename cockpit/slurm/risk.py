@@ -4,12 +4,14 @@ A 100k-job site has tens of thousands of RUNNING jobs, and ``sstat`` asks each j
 never every job every poll. Each poll :class:`RiskSampler` picks at most
 ``RiskSettings.sample_budget`` jobs for ONE ``sstat -a -j ID,...`` and as many stdout files for
 ONE ``stat`` (plus one ``squeue -O StdOut`` for the jobs whose output path it does not know
-yet). Memory goes first to the jobs already near their request (so a climb is seen at once),
-then those never sampled (largest request first, then longest running), then the stalest
-samples: every running job is sampled in turn, and the near ones (at most half the budget,
-the nearest first) every poll. Stdout goes first to
-the jobs already quiet for half their threshold, then the never stat'ed, then the stalest;
-a job younger than its silence threshold is not looked at (its file cannot be that old).
+yet, and one ``squeue -O tres-alloc`` for the memory newly sampled jobs hold: squeue's
+MIN_MEMORY does not say a figure is ``--mem-per-cpu``'s). Memory goes first to the jobs
+already near their request (so a climb is seen at once), then those never sampled (largest
+request first, then longest running), then the stalest samples: every running job is sampled
+in turn, and the near ones (at most half the budget, the nearest first) every poll. Stdout
+goes first to the jobs already quiet for half their threshold, then the never stat'ed, then
+the stalest; a job younger than its silence threshold is not looked at (its file cannot be
+that old).
 
 Samples are kept per job while it runs, so a job not sampled this poll keeps its finding; a
 job that left RUNNING loses its samples (its warnings resolve). The last line of a silent
@@ -27,9 +29,14 @@ from typing import TYPE_CHECKING
 
 from cockpit.model import JobMemory, JobOutput, RiskProbe, RiskSettings, SlurmJob, StepUsage
 from cockpit.safety import JOB_ID_RE, scrub
-from cockpit.slurm.commands import squeue_outputs_argv, sstat_argv, stat_argv
+from cockpit.slurm.commands import (
+    squeue_alloc_argv,
+    squeue_outputs_argv,
+    sstat_argv,
+    stat_argv,
+)
 from cockpit.slurm.errors import command_label, err_text
-from cockpit.slurm.parse import resolve_output_path
+from cockpit.slurm.parse import parse_mem_mib, resolve_output_path
 from cockpit.slurm.paths import JobOwner
 from cockpit.slurm.sstat import parse_sstat
 
@@ -41,9 +48,12 @@ TAIL_BYTES = 4096  # read of a silent file's end, for its last line
 PATHS_MAX = 100_000  # output paths remembered (running jobs only; bounded all the same)
 
 
-def request_per_node_mib(j: SlurmJob) -> int | None:
-    """The job's memory request per node (squeue's MIN_MEMORY; ``--mem-per-cpu`` times the CPUs
-    on a node); None when it asked for none (0: all of a node's memory) or it is unknown."""
+def request_per_node_mib(j: SlurmJob, held_mib: int | None = None) -> int | None:
+    """The job's memory request per node: ``held_mib`` (its allocated TRES, per node) when
+    known, else squeue's MIN_MEMORY (``--mem-per-cpu`` times the CPUs on a node when the
+    source says it is per CPU); None when it asked for none (0: all of a node's memory)."""
+    if held_mib:
+        return held_mib
     mib = j.min_memory_mib
     if not mib:
         return None
@@ -53,16 +63,30 @@ def request_per_node_mib(j: SlurmJob) -> int | None:
     return mib
 
 
+def tres_mem_per_node_mib(tres: str) -> int | None:
+    """squeue's ``tres-alloc`` (``cpu=2,mem=400M,node=1,billing=2``) -> memory per node, or
+    None when it names none. The job's ``mem`` is summed over its nodes."""
+    fields = dict(item.partition("=")[::2] for item in tres.strip().split(",") if "=" in item)
+    mib = parse_mem_mib(fields.get("mem"))
+    if not mib:
+        return None
+    nodes = fields.get("node", "1")
+    n = int(nodes) if nodes.isdigit() and nodes.isascii() and int(nodes) > 0 else 1
+    return max(1, mib // n)
+
+
 def job_memory(
     job: SlurmJob,
     steps: list[StepUsage],
     at: datetime,
     previous: JobMemory | None,
     near: float = RiskSettings.__dataclass_fields__["memory_near"].default,
+    held_mib: int | None = None,
 ) -> JobMemory | None:
     """The job's busiest step against its request, or None (no request, no figures yet).
-    ``previous``: its last sample; ``near``: the share of the request that names it at risk."""
-    request = request_per_node_mib(job)
+    ``previous``: its last sample; ``near``: the share of the request that names it at risk;
+    ``held_mib``: the memory per node its allocated TRES names, when known."""
+    request = request_per_node_mib(job, held_mib)
     if request is None:
         return None
     best: tuple[int, StepUsage, int] | None = None
@@ -93,7 +117,20 @@ def job_memory(
         node=s.max_rss_node,
         tasks_per_node=per_node,
         near_kib=first_near,
+        mem_per_cpu_mib=_per_cpu_figure(job, request),
     )
+
+
+def _per_cpu_figure(job: SlurmJob, request: int) -> int | None:
+    """The ``--mem-per-cpu`` figure behind ``request``: the source said so, or squeue's
+    MIN_MEMORY is a whole share of what the job holds per node (CPUs on a node times it)."""
+    mib = job.min_memory_mib
+    if not mib:
+        return None
+    if job.mem_per_cpu:
+        return mib
+    cpus = max(1, math.ceil((job.cpus or 1) / (job.node_count or 1)))
+    return mib if cpus > 1 and request != mib and abs(request - mib * cpus) <= cpus else None
 
 
 def _first_two(t: tuple) -> tuple:
@@ -115,6 +152,8 @@ class RiskSampler:
         self.out_asked: dict[str, float] = {}
         # job -> its resolved stdout path ("" when it has none we can stat)
         self.paths: dict[str, str] = {}
+        # job -> memory per node its allocated TRES names (None: asked, squeue named none)
+        self.held: dict[str, int | None] = {}
         self.calls = 0  # commands run (benchmarks, tests)
 
     # ------------------------------------------------------------------ choosing
@@ -129,7 +168,7 @@ class RiskSampler:
         hot: list = []  # sampled near their request: again every poll, the nearest first
         keyed = []
         for j in running:
-            req = request_per_node_mib(j)
+            req = request_per_node_mib(j, self.held.get(j.job_id))
             if req is None or not JOB_ID_RE.match(j.job_id):
                 continue
             total = -req * (j.node_count or 1)
@@ -178,7 +217,14 @@ class RiskSampler:
         """This poll's probe over ``jobs`` (the queue just read) and what went wrong."""
         running = [j for j in jobs if j.state == "RUNNING"]
         live = {j.job_id for j in running}
-        for d in (self.memory, self.mem_asked, self.outputs, self.out_asked, self.paths):
+        for d in (
+            self.memory,
+            self.mem_asked,
+            self.outputs,
+            self.out_asked,
+            self.paths,
+            self.held,
+        ):
             for k in [k for k in d if k not in live]:
                 del d[k]
         now = at.timestamp()
@@ -217,11 +263,18 @@ class RiskSampler:
         self, src: SlurmSource, jobs: list[SlurmJob], at: datetime, warnings: list[str]
     ) -> None:
         ids = [j.job_id for j in jobs]
-        try:
-            out, err, status = await self._run(src, sstat_argv(ids))
-        except Exception as exc:  # noqa: BLE001 - a risk sample must not fail the poll
-            warnings.append(f"sstat: {err_text(exc)}")
+        unheld = [i for i in ids if i not in self.held]
+        got = await asyncio.gather(
+            self._run(src, sstat_argv(ids)),
+            *(() if not unheld else (self._held_memory(src, unheld, warnings),)),
+            return_exceptions=True,
+        )
+        if isinstance(got[0], BaseException):
+            if not isinstance(got[0], Exception):
+                raise got[0]
+            warnings.append(f"sstat: {err_text(got[0])}")
             return
+        out, err, status = got[0]
         steps, _ = parse_sstat(out)
         if status != 0 and not steps and "couldn't get steps" not in err:
             warnings.append(f"sstat: {scrub(err.strip() or f'exit {status}', 300)}")
@@ -233,9 +286,37 @@ class RiskSampler:
         near = self.settings.memory_near
         for j in jobs:
             self.mem_asked[j.job_id] = stamp
-            got = job_memory(j, by_job.get(j.job_id, []), at, self.memory.get(j.job_id), near)
-            if got is not None:
-                self.memory[j.job_id] = got
+            sample = job_memory(
+                j,
+                by_job.get(j.job_id, []),
+                at,
+                self.memory.get(j.job_id),
+                near,
+                self.held.get(j.job_id),
+            )
+            if sample is not None:
+                self.memory[j.job_id] = sample
+
+    async def _held_memory(self, src: SlurmSource, ids: list[str], warnings: list[str]) -> None:
+        """The memory per node each job holds, from one ``squeue -O tres-alloc`` (asked once
+        per job while it runs: an allocation does not change). A job squeue does not list or
+        whose TRES names no memory keeps squeue's MIN_MEMORY as its request."""
+        try:
+            out, err, status = await self._run(src, squeue_alloc_argv(ids))
+        except Exception as exc:  # noqa: BLE001 - a risk sample must not fail the poll
+            warnings.append(f"squeue tres-alloc: {err_text(exc)}")
+            return
+        if status != 0 and not out.strip():
+            warnings.append(f"squeue tres-alloc: {scrub(err.strip() or f'exit {status}', 300)}")
+            return
+        wanted = set(ids)
+        for line in out.splitlines():
+            jid, _, tres = line.partition("|")
+            jid = jid.strip()
+            if jid in wanted:
+                self.held[jid] = tres_mem_per_node_mib(tres)
+        for jid in ids:
+            self.held.setdefault(jid, None)
 
     async def _sample_outputs(
         self, src: SlurmSource, jobs: list[SlurmJob], at: datetime, warnings: list[str]

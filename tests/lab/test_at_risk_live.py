@@ -153,3 +153,44 @@ def test_memory_near_and_silent_output_are_at_risk_alerted_once_and_resolve(lab_
             watch.kill()
         out.close()
         hook.close()
+
+
+def test_mem_per_cpu_request_is_the_memory_the_job_holds(lab_env, tmp_path):
+    """squeue's MIN_MEMORY prints --mem-per-cpu's figure without saying it is per CPU: a job
+    of 2 CPUs at 200M each holds 400M, so 280 MB resident is 70 %, not "past its request"."""
+    cfg = tmp_path / "lab.toml"
+    cfg.write_text('[clusters.lab]\ntransport = "local"\n')
+    env = {**os.environ, **lab_env.env, "XDG_STATE_HOME": str(tmp_path / "state")}
+    hold = 'python3 -c "b=bytearray(280*2**20); import time; time.sleep(600)"'
+    roomy = tight = ""
+    try:
+        roomy = lab_env.sbatch(
+            "-p", "debug", "-t", "5", "-c", "2", "--mem-per-cpu=200M", "-J", "h-mpc-roomy",
+            "--wrap", hold,
+        )  # fmt: skip
+        tight = lab_env.sbatch(
+            "-p", "debug", "-t", "5", "-c", "2", "--mem-per-cpu=150M", "-J", "h-mpc-tight",
+            "--wrap", hold,
+        )  # fmt: skip
+        lab_env.wait_state(roomy, {"RUNNING"}, 60)
+        lab_env.wait_state(tight, {"RUNNING"}, 60)
+        verdict = wait_for(
+            lambda: (
+                v
+                if (v := _snapshot_verdict(lab_env, str(cfg), env, tight)).get("root_cause")
+                == "memory_near_request"
+                else None
+            ),
+            60,
+            "the tight job named at risk",
+        )
+        # 280 MB of the 300M it holds on its node: the figure it holds, named per CPU
+        assert "300M per node" in verdict["title"], verdict["title"]
+        assert "--mem-per-cpu 150M" in verdict["title"], verdict["title"]
+        pct = int(verdict["title"].rsplit("(", 1)[1].split(" %")[0])
+        assert 85 <= pct <= 100, verdict["title"]
+        # the same resident size under 400M is not near it (~70 %, memory_near is 90 %)
+        roomy_verdict = _snapshot_verdict(lab_env, str(cfg), env, roomy)
+        assert roomy_verdict.get("root_cause") != "memory_near_request", roomy_verdict
+    finally:
+        lab_env.scancel(*(j for j in (roomy, tight) if j))

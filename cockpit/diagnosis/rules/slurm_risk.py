@@ -192,8 +192,20 @@ def _memory_finding(j: SlurmJob, m: JobMemory, source: str, st: RiskSettings) ->
         "memory_near_request",
         "critical" if critical else "warning",
         Subject("job", source, j.job_id),
-        _("memory near its request: MaxRSS {used} of --mem {req} ({pct} %)").format(
-            used=fmt_mib(used_mib), req=fmt_mib(m.request_mib), pct=pct
+        (
+            _("memory near its request: MaxRSS {used} of --mem {req} ({pct} %)").format(
+                used=fmt_mib(used_mib), req=fmt_mib(m.request_mib), pct=pct
+            )
+            if not m.mem_per_cpu_mib
+            else _(
+                "memory near its request: MaxRSS {used} of {req} per node "
+                "(--mem-per-cpu {per_cpu}) ({pct} %)"
+            ).format(
+                used=fmt_mib(used_mib),
+                req=fmt_mib(m.request_mib),
+                per_cpu=fmt_mib(m.mem_per_cpu_mib),
+                pct=pct,
+            )
         )
         + (", " + _("still climbing") if climbed else ""),
         explanation=explanation,
