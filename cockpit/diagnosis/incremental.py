@@ -171,8 +171,9 @@ def _starvation_step(reuse: Reuse):
                 e = made.get(j.job_id)
                 if e is not None and e[0] is j and e[1] == key:
                     f = e[2]
-                else:
-                    f = slurm_site.starvation_finding(j, n_later, waited, src, ctx)
+                else:  # the same row: its subject, remedy and squeue line are the last one's
+                    like = e[2] if e is not None and e[0] is j else None
+                    f = slurm_site.starvation_finding(j, n_later, waited, src, ctx, like)
                     made[j.job_id] = (j, key, f)
                 nxt = submit + 3600.0 * (hours + 1)
             if f is not slots[i]:

@@ -118,17 +118,36 @@ _STARVE_REASONS = frozenset({"Resources", "Priority"})
 
 
 def starvation_finding(
-    j: SlurmJob, n_later: int, waited: float, source: str, ctx: RuleContext
+    j: SlurmJob,
+    n_later: int,
+    waited: float,
+    source: str,
+    ctx: RuleContext,
+    like: Finding | None = None,
 ) -> Finding:
     """The starvation finding of a candidate that has waited ``waited`` seconds. Its text
     says the whole hours waited, not the minutes: a text that changed every minute made a new
     finding, a new incident body and a store write for each starved job every minute (the
-    drill-down's pending time is drawn live)."""
+    drill-down's pending time is drawn live). ``like``: this function's finding for the same
+    row (``j``, the same object) at another count: its subject, remedy and squeue line are
+    this one's (at a busy site the count of later jobs moves every poll for hundreds)."""
     hours = int(waited // 3600)
+    if like is not None and like.subject.id == j.job_id and like.subject.source == source:
+        subject, remedy, evidence = like.subject, like.remedy, like.evidence
+    else:
+        subject, remedy, evidence = (
+            Subject("job", source, j.job_id),
+            _(
+                "Give it a realistic --time so backfill can plan around it; admins: check "
+                "bf_window/bf_max_job_test (sdiag), priority weights (sprio -j {job_id}), or a "
+                "reservation."
+            ).format(job_id=j.job_id),
+            (state_evidence(j, ctx),),
+        )
     return Finding(
         root_cause="backfill_starvation",
         severity="warning",
-        subject=Subject("job", source, j.job_id),
+        subject=subject,
         title=_("starved: {cpus} CPUs pending {hours}h while {n_later} later jobs started").format(
             cpus=j.cpus, hours=hours, n_later=n_later
         ),
@@ -144,12 +163,8 @@ def starvation_finding(
             reason=j.reason,
             n_later=n_later,
         ),
-        remedy=_(
-            "Give it a realistic --time so backfill can plan around it; admins: check "
-            "bf_window/bf_max_job_test (sdiag), priority weights (sprio -j {job_id}), or a "
-            "reservation."
-        ).format(job_id=j.job_id),
-        evidence=(state_evidence(j, ctx),),
+        remedy=remedy,
+        evidence=evidence,
         confidence=0.6,
         first_seen=j.submit_time,
     )
