@@ -517,6 +517,8 @@ class Snapshot:
     pending_history: tuple[tuple[datetime, int], ...] = ()
     # running jobs sampled for risk (memory near the request, silent output); None: none
     risk: RiskProbe | None = None
+    # jobs only sacct listed (failed since the last poll, already gone from squeue)
+    acct_only: frozenset[str] = frozenset()
 
     @property
     def ok(self) -> bool:

@@ -160,6 +160,25 @@ def test_a_poll_asks_sacct_once_and_the_failed_jobs_squeue_forgot_join_the_snaps
     asyncio.run(main())
 
 
+def test_a_forgotten_jobs_evidence_names_sacct_not_squeue():
+    """An operator who runs squeue for a line the cockpit labels "squeue" finds nothing once
+    slurmctld forgot the job: its state line is sacct's record, and says so."""
+    from cockpit.diagnosis.engine import diagnose
+
+    async def main():
+        src = _source(Cluster(), [T])
+        snap = await src.poll()
+        await src.close()
+        return snap
+
+    snap = asyncio.run(main())
+    assert snap.acct_only == {"1", "2", "3_1", "3_2", "4"}
+    findings = [f for f in diagnose(snap, now=T) if f.subject.id == "2"]
+    assert findings
+    wheres = {e.where for f in findings for e in f.evidence if "JobState=FAILED" in e.text}
+    assert wheres == {"sacct"}, [(e.where, e.text) for f in findings for e in f.evidence]
+
+
 def test_a_cockpit_started_later_asks_from_the_stores_cursor():
     async def main():
         tr, clock = Cluster(), [T]

@@ -252,7 +252,10 @@ class SlurmSource(Source):
         if len(jobs) >= gcpolicy.TRIM_JOBS:  # before the diagnosis piles on top (peak RSS)
             await asyncio.to_thread(gcpolicy.trim_heap)
         warnings += w1 + w2 + w3
+        queued = len(jobs)
         jobs = await self._backfill_finish(backfill, taken, jobs, warnings)
+        # failed jobs only sacct still names (slurmctld forgot them): their evidence says so
+        acct_only = frozenset(j.job_id for j in jobs[queued:])
         risk = None
         # queue first: a cockpit's first poll does not wait for sstat and the stdout checks
         # (0.6-1 s at a 10k site, longer than parsing the queue); the next poll samples
@@ -276,6 +279,7 @@ class SlurmSource(Source):
             slurm_version=version,
             storage=storage,
             risk=risk,
+            acct_only=acct_only,
         )
 
     # ------------------------------------------------------------------ backfill

@@ -171,7 +171,8 @@ def ev_sorted(ev: list[Evidence]) -> tuple[Evidence, ...]:
 
 
 def state_evidence(job: SlurmJob, ctx: RuleContext) -> Evidence:
-    """The job's squeue line as scontrol spells it: ``JobId=4 JobState=PENDING Reason=...``."""
+    """The job's squeue line (sacct's, for a job squeue no longer lists) as scontrol spells
+    it: ``JobId=4 JobState=PENDING Reason=...``."""
     # Everything after the job id repeats across thousands of jobs: built once per distinct tail.
     tails = memo(ctx, "ev_tails")
     key = (job.state, job.reason, job.exit_code, job.partition, job.node_list)
@@ -185,7 +186,9 @@ def state_evidence(job: SlurmJob, ctx: RuleContext) -> Evidence:
         if job.node_list:
             bits.append(f"NodeList={job.node_list}")
         tail = tails[key] = " ".join(bits)
-    return new_evidence("squeue", "JobId=" + job.job_id + tail, None, "", None, 0, False)
+    # a job slurmctld already forgot is sacct's record, not a line squeue printed
+    where = "sacct" if job.job_id in ctx.snapshot.acct_only else "squeue"
+    return new_evidence(where, "JobId=" + job.job_id + tail, None, "", None, 0, False)
 
 
 def acct_evidence(rows: list[AcctRecord]) -> list[Evidence]:
