@@ -185,9 +185,55 @@ def first_error(buf: Buffer, *, kind: str = "app") -> ScanHit | None:
         rx = _combined(kind, strong)
         if rx is None:
             continue
+        if not strong:
+            return _first_weak(buf, rx, kind)
         for hit in _search(buf, rx, kind, 0, 1, 0):
-            return _cause(buf, hit, kind) if strong else _raised(buf, hit, kind)
+            return _cause(buf, hit, kind)
     return None
+
+
+def _first_weak(buf: Buffer, rx, kind: str) -> ScanHit | None:
+    """The weak line :func:`first_error` cites when no line is strong: the first, past lines
+    whose only error word is their logger's prefix, resolved by :func:`_raised`."""
+    first = None
+    for n, hit in enumerate(_search(buf, rx, kind, 0, 1, 0)):
+        first = first or hit
+        if n < _PREFIX_SKIPS and _logger_prefix_word(buf, hit):
+            continue
+        return _raised(buf, hit, kind)
+    return _raised(buf, first, kind) if first is not None else None
+
+
+# A logger that puts the level in every line's prefix ("(VllmWorker rank=1 pid=97934) ERROR
+# 04-01 08:04:31 [multiproc_executor.py:383]     work = group.broadcast(…)") makes each
+# traceback frame a generic error line: such a line, whose only error word is in the prefix
+# the next line repeats (its numbers aside), yields to the first weak line with words of its own
+# (batch 27: torch_npu's HCCL summary under vLLM's prefix). Never silent: with none, the first.
+_PREFIX_SKIPS = 200
+# bytes kept from the first weak line of a chunked scan: twice a traceback's lookahead
+_WEAK_TAIL = 128 * 1024
+_GENERIC_WORD = re.compile(r"(?:\b|\x1b\[[0-9;]*m)(?:error|ERROR|Error|failed|Failed|FAILED)\b")
+_NUMERAL = re.compile(r"\d")
+
+
+def _logger_prefix_word(buf: Buffer, hit: ScanHit) -> bool:
+    if hit.pattern != "generic_error":
+        return False
+    words = [m.end() for m in _GENERIC_WORD.finditer(hit.text)]
+    if not words or words[0] > 120:
+        return False
+    end = buf.find(b"\n", hit.offset)
+    if end < 0:
+        return False
+    nxt = bytes(buf[end + 1 : end + 1 + 512]).split(b"\n", 1)[0]
+    a = _NUMERAL.sub("0", hit.text)
+    b = _NUMERAL.sub("0", decode_line(nxt))
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    # the shared prefix runs past every error word of the line and holds a number (a time, a
+    # pid) after the first: a log prefix ("[ERROR] 2021-05-11 … db_stat failed" has its own)
+    return k >= words[-1] + 8 and "0" in a[words[0] : k]
 
 
 # A Python traceback's header only announces the exception that ends it: when no line names
@@ -240,7 +286,9 @@ def _messenger_cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit | None:
         if _is_messenger(h) or _CONTENT_FREE.search(h.text):
             continue
         if h.label in _GENERAL and hit.label not in _GENERAL:
-            return replace(h, label=hit.label, severity=hit.severity)
+            # the line is cited for its words, the summary's kind and pattern name it (the
+            # Ascend rule reads the summary's family)
+            return replace(h, pattern=hit.pattern, label=hit.label, severity=hit.severity)
         return h
     return None
 
@@ -499,15 +547,15 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
     # a strong hit that may announce a later cause (NCCL's CUDA failure, a cancel's unkillable
     # step) whose lookahead crosses the piece: (offset, line, hit, bytes from it)
     nccl: tuple[int, int, ScanHit, bytes] | None = None
-    # the bytes after a weak traceback header (its exception line may be in later pieces):
-    # [stream offset of the bytes, line number of their first line, the bytes]
+    # the bytes from the first weak line on (the weak line first_error cites may be a later
+    # one, or one its lookahead reaches in later pieces): [stream offset, line, the bytes]
     raised: list | None = None
     # the stream's last lines before this piece, whole (an umbrella summary's run of error
     # lines may begin in an earlier piece)
     back = b""
     for base, line, piece in pieces:
-        if raised is not None and len(raised[2]) < _TRACEBACK_LOOKAHEAD:
-            raised[2] += bytes(piece[: _TRACEBACK_LOOKAHEAD - len(raised[2])])
+        if raised is not None and len(raised[2]) < _WEAK_TAIL:
+            raised[2] += bytes(piece[: _WEAK_TAIL - len(raised[2])])
         if nccl is not None:  # the CUDA failure it wraps may be in the next pieces' first bytes
             at, at_line, hit, tail = nccl
             tail += bytes(piece[:_NCCL_LOOKAHEAD])
@@ -537,10 +585,11 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
                 return _shift(_cause(piece, hit, kind), base, line)
             weak = _shift(hit, base, line)
             nl = piece.find(b"\n", hit.offset)
-            if _announces_exception(hit):
-                after = nl + 1 if nl >= 0 else len(piece)
-                tail = bytearray(piece[after : after + _TRACEBACK_LOOKAHEAD])
-                raised = [base + after, weak.line + 1, tail]
+            raised = [
+                weak.offset,
+                weak.line,
+                bytearray(piece[hit.offset : hit.offset + _WEAK_TAIL]),
+            ]
             if nl < 0:
                 break
             start, start_line, rx = nl + 1, hit.line + 1, strong_rx
@@ -551,7 +600,9 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
         at, at_line, hit, tail = nccl
         return _shift(_cause(tail, replace(hit, line=1, offset=0), kind), at, at_line)
     if weak is not None and raised is not None:
-        return _exception_line(bytes(raised[2]), raised[0], raised[1], kind) or weak
+        rx = _combined(kind, False)
+        got = _first_weak(bytes(raised[2]), rx, kind) if rx is not None else None
+        return _shift(got, raised[0], raised[1]) if got is not None else weak
     return weak
 
 

@@ -25,6 +25,7 @@ _OBS_NAMES = frozenset(
 NAMES = frozenset(
     {name for name, *_ in cann_codes.pattern_specs(True) + cann_codes.pattern_specs(False)}
     | {"hccl_plog", "hccl_link_failed", "npu_aicore_exception", "pta_error", "gpu_oom"}
+    | {"pta_hccl_error"}
     | _OBS_NAMES
 )
 
@@ -133,6 +134,14 @@ def explain(text: str, pattern: str = "") -> Explained | None:
                 "and dtypes, and keep CANN and torch_npu versions matched; if different programs "
                 "fault on the same device, check it with npu-smi info and drain the node."
             ),
+        )
+    if pattern == "pta_hccl_error":  # torch_npu's "HCCL function error: …, error code is N"
+        return Explained(
+            "nccl_communication_error",
+            "critical",
+            _("{what} communication error").format(what="HCCL"),
+            _("torch_npu reports that a CANN call failed."),
+            cann_codes.family_remedy("I"),
         )
     if pattern == "pta_error":
         return Explained(
