@@ -134,3 +134,43 @@ async def test_with_many_clusters_every_queue_row_shows_its_time(tmp_path):
         assert all(re.fullmatch(r"(\d+-)?(\d+:)?\d+:\d\d", t) for t in times), times
         states = {ln.split()[4] if len(ln.split()) > 4 else "" for ln in lines}
         assert any(s in ("RUNNING", "PENDING") for s in states)
+
+
+class NoDatabase(DemoTransport):
+    """slurmdbd is down: sacct fails, squeue and scontrol answer (a poll with warnings)."""
+
+    async def run(self, argv, timeout: float = 30.0):
+        from cockpit.transport import CommandResult
+
+        if argv and argv[0] == "sacct":
+            err = b"sacct: error: Problem talking to the database: Connection refused\n"
+            return CommandResult(tuple(argv), b"", err, 1)
+        return await super().run(argv, timeout)
+
+
+async def test_i_on_a_fleet_row_lists_the_warnings_the_status_line_counts(tmp_path):
+    site = DemoSite(7, frozen)
+    source = SlurmSource(
+        "hpc-db", NoDatabase(site, "hpc-db"), interval=15, clock=site.clock,
+        slurmctld_log=SLURMCTLD_LOG, slurmd_log=SLURMD_LOG,
+    )  # fmt: skip
+    app = CockpitApp([source], clock=frozen, acks=AckStore(tmp_path / "state.json"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        st = app.hub.states["hpc-db"]
+        await until(
+            pilot, lambda: st.snapshot is not None and st.snapshot.warnings, "a poll's warnings"
+        )
+        status = "".join(seg.text for seg in app.screen.query_one(SourceStatus).render_line(0))
+        assert "warning" in status, status
+        await pilot.press("F")
+        assert app.screen.query_one(FleetTable).move_to_key("hpc-db")
+        await pilot.press("i")
+        await pilot.pause()
+        from cockpit.screens.places import SourceScreen
+
+        assert isinstance(app.screen, SourceScreen)
+        text = "\n".join(
+            "".join(seg.text for seg in app.screen.query_one("#fields").render_line(y))
+            for y in range(app.screen.query_one("#fields").size.height)
+        )
+        assert "poll warnings" in text and "Problem talking to the database" in text, text

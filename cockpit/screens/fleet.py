@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.widgets import Static
 
 from cockpit.fleet import FleetRow, health_label, source_row
 from cockpit.i18n import N_, _
+from cockpit.model import Subject
 from cockpit.screens.panes import CockpitTable
 from cockpit.text import clean
 from cockpit.widgets.keybar import KeyBar
@@ -74,6 +76,8 @@ class FleetTable(CockpitTable):
 class FleetScreen(CockpitScreen):
     """Every source's health and load; refreshed after each poll."""
 
+    BINDINGS = [Binding("i", "details", N_("Details"))]
+
     def compose(self) -> ComposeResult:
         yield Static(id="fleet-title")
         yield FleetTable(id="fleet")
@@ -103,7 +107,10 @@ class FleetScreen(CockpitScreen):
             "  " + _("{n} sources, {sick} not ok").format(n=len(rows), sick=sick),
             style="bold" if sick else "",
         )
-        title.append("   " + _("enter: show its jobs and nodes on the dashboard"), style="dim")
+        title.append(
+            "   " + _("enter: show it on the dashboard  i: its details and warnings"),
+            style="dim",
+        )
         self.query_one("#fleet-title", Static).update(title)
 
     def on_virtual_table_selected(self, event: FleetTable.Selected) -> None:
@@ -113,3 +120,13 @@ class FleetScreen(CockpitScreen):
         show = getattr(dashboard, "show_source", None)
         if show is not None:
             show(source)
+
+    def action_details(self) -> None:
+        """The source's own screen: health, counts, the last poll's warnings (what the
+        status line's "N warnings" counts) and the incidents about the source itself."""
+        source = self.query_one(FleetTable).cursor_key
+        st = self.hub.states.get(source) if source else None
+        if st is None:
+            return
+        kind = "cluster" if st.source.kind == "slurm" else "project"
+        self.app.open_subject(Subject(kind, source, source))

@@ -28,6 +28,8 @@ from .panes import CockpitTable
 from .subject import SCREENS_BY_KIND as _SUBJECTS
 from .subject import SubjectScreen, _kv
 
+WARNINGS_SHOWN = 20  # a source's poll warnings listed on its screen; the rest counted
+
 POOL_NODE_COLUMNS = (
     Column(N_("NODE"), 22, 0),
     Column(N_("STATUS"), 10, 0),
@@ -210,24 +212,39 @@ class SourceScreen(_NoFetch):
         def n(v: int | None) -> str:
             return "–" if v is None else str(v)
 
-        return _kv(
-            [
-                (
-                    N_("health"),
-                    Text(
-                        clean(health_label(r.health), 300),
-                        style="green" if r.health == "ok" else "red",
+        rows: list[tuple[str, Text | str]] = [
+            (
+                N_("health"),
+                Text(
+                    clean(health_label(r.health), 300),
+                    style="green" if r.health == "ok" else "red",
+                ),
+            ),
+            (N_("running / pending"), f"{n(r.running)} / {n(r.pending)}"),
+            (N_("failed in the last hour"), n(r.failed_1h)),
+            (N_("nodes down or drained"), n(r.nodes_sick)),
+            (
+                N_("open incidents"),
+                _("{n} ({critical} critical)").format(n=r.incidents, critical=r.critical),
+            ),
+        ]
+        # what the status line counts as "N warnings": the last poll's, each on its line
+        warnings = st.snapshot.warnings if st.snapshot is not None else ()
+        if warnings:
+            shown = Text()
+            for w in warnings[:WARNINGS_SHOWN]:
+                shown.append(("\n" if shown else "") + "• " + clean(w, 400), style="yellow")
+            if len(warnings) > WARNINGS_SHOWN:
+                more = len(warnings) - WARNINGS_SHOWN
+                shown.append(
+                    "\n"
+                    + _("… and {n} more (cockpit snapshot --cluster {name})").format(
+                        n=more, name=self.subject.source
                     ),
-                ),
-                (N_("running / pending"), f"{n(r.running)} / {n(r.pending)}"),
-                (N_("failed in the last hour"), n(r.failed_1h)),
-                (N_("nodes down or drained"), n(r.nodes_sick)),
-                (
-                    N_("open incidents"),
-                    _("{n} ({critical} critical)").format(n=r.incidents, critical=r.critical),
-                ),
-            ]
-        )
+                    style="dim",
+                )
+            rows.append((N_("poll warnings"), shown))
+        return _kv(rows)
 
     def refresh_data(self) -> None:
         if not self.query("#fields"):
