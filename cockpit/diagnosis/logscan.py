@@ -354,6 +354,14 @@ _ANNOUNCES: tuple[tuple[str, re.Pattern[str] | None, str], ...] = (
         re.compile(r"unable to open shared memory object"),
         "open_files_limit",
     ),
+    # CUDA's error 802 ("system not yet initialized") says only that the GPUs are not ready;
+    # NVIDIA Fabric Manager's refusal of the driver's release, a few lines later, says why
+    # (a journal pasted under the job's error)
+    (
+        "gpu_not_available",
+        re.compile(r"system not yet initialized|SystemNotReady|SYSTEM_NOT_READY"),
+        "cuda_driver_mismatch",
+    ),
 )
 # labels whose first strong line may only announce a cause a few lines later (the chunked
 # scan keeps their piece's tail until the lookahead is read)

@@ -44,8 +44,13 @@ def _pending_reasons_in_text() -> tuple[Pattern, ...]:
     for code, r in sorted(slurm_codes.REASONS.items()):
         if r.outcome in {"admin", "user", "depends"}:
             by_label.setdefault(r.label, []).append(re.escape(code))
-    # squeue shows the long wording when too many nodes are down, drained or reserved
-    also = {"pending_node_unavailable": "|Nodes required for job are DOWN, DRAINED"}
+    # squeue shows the long wording when too many nodes are down, drained or reserved; and
+    # ReqNodeNotAvail with the nodes it names is quoted without its parenthesis in prose and
+    # markdown ("> ReqNodeNotAvail, UnavailableNodes: **dagobah** and **hoth**", batch 29)
+    also = {
+        "pending_node_unavailable": "|Nodes required for job are DOWN, DRAINED"
+        r"|\bReqNodeNotAvail,[ \t]*UnavailableNodes:"
+    }
     return tuple(
         _p(
             f"pending_reason_text_{label}",
@@ -368,7 +373,15 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Set visible device failed, invalid device|"
         # a device index the process does not have (set_device(local_rank) when each task
         # sees one GPU: --gpus-per-task, CUDA_VISIBLE_DEVICES)
-        r"invalid device ordinal|cudaErrorInvalidDevice\b|CUDA_ERROR_INVALID_DEVICE\b",
+        r"invalid device ordinal|cudaErrorInvalidDevice\b|CUDA_ERROR_INVALID_DEVICE\b|"
+        # CUDA error 802 in any producer's wording (PyTorch, nccl-tests, cupy, ggml, a CUDA
+        # sample): on an NVSwitch server no GPU initialises until NVIDIA Fabric Manager has set
+        # up the fabric; the Fabric Manager line that says why (below) is cited when present
+        r"system not yet initialized|cudaErrorSystemNotReady|CUDA_ERROR_SYSTEM_NOT_READY|"
+        # Fabric Manager itself not ready: its service failed, or a probe waited in vain
+        r"[Ff]abric[ _-]?[Mm]anager[^\n]*(?:never (?:reported|reached|became)|"
+        r"not (?:running|started|ready|active)|failed to start)|"
+        r"Failed to start NVIDIA fabric manager|nvidia-fabricmanager\.service: Failed",
         "gpu_not_available",
         tier=1,
     ),
@@ -523,7 +536,10 @@ PATTERNS: tuple[Pattern, ...] = (
         r"NVIDIA driver on your system is too old|"
         # the driver's user-space libraries were replaced while the old kernel module stays
         # loaded (an unattended upgrade): NVML and CUDA refuse until a reload or reboot
-        r"Failed to initialize NVML: Driver/library version mismatch",
+        r"Failed to initialize NVML: Driver/library version mismatch|"
+        # NVIDIA Fabric Manager refuses a driver of another release than its own (a pinned or
+        # upgraded package): CUDA then says only error 802, "system not yet initialized"
+        r"driver interface version \S+ (?:don.?t|doesn.?t|does not) match with driver version",
         "cuda_driver_mismatch",
         tier=2,
     ),
@@ -570,6 +586,16 @@ PATTERNS: tuple[Pattern, ...] = (
         r"PMI2_Init failed|PMIx?_Init failed|OMPI was not built with SLURM's PMI support|"
         r"An ORTE daemon has unexpectedly failed|PMI_Init returned",
         "mpi_pmi_mismatch",
+        tier=2,
+    ),
+    # MPICH/Intel MPI's Hydra could not start its proxy on a host: the bootstrap (ssh by
+    # default, absent in a container; a host unreachable; the proxy binary missing) failed
+    _p(
+        "hydra_bootstrap",
+        r"[Uu]nable to run (?:bstrap_)?proxy on \S+|"
+        r"[Ee]rror setting up the boo?tstrap proxies|"
+        r"HYDU_create_process \([^)\n]*\): execvp error on file",
+        "mpi_launch_failed",
         tier=2,
     ),
     _p(

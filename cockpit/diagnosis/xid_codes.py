@@ -185,6 +185,9 @@ RESET_RX = (
 _GPU_ECC = (
     # PyTorch < 1.5 said "cuda runtime error (39) : uncorrectable ECC error encountered"
     r"CUDA error: uncorrectable ECC|cuda runtime error \(\d+\) : uncorrectable ECC|"
+    # CUDA's own string for error 214/39, whatever wraps it (ggml's "CUDA error:" with no
+    # space, Paddle's "Cuda Error:", an API's JSON answer): the host's EDAC never words it so
+    r"uncorrectable ECC error encountered|"
     r"cudaErrorECCUncorrectable|ECC_UNCORRECTABLE|"
     r"GPU has fallen off the bus|infoROM is corrupted|Remapping Failure Occurred[ \t]*:[ \t]*Yes|"
     # NVML (nvidia-smi, pynvml) lost the device: no handle for a GPU the bus still lists
