@@ -179,6 +179,23 @@ def test_a_forgotten_jobs_evidence_names_sacct_not_squeue():
     assert wheres == {"sacct"}, [(e.where, e.text) for f in findings for e in f.evidence]
 
 
+def test_a_snapshot_with_forgotten_jobs_prints_as_json():
+    """`cockpit snapshot --json` of a poll whose backfill found failed jobs: the jobs only
+    sacct names are listed (sorted), and the command does not die on the set."""
+    import json
+
+    from cockpit.commands.snapshot import to_jsonable
+
+    async def main():
+        src = _source(Cluster(), [T])
+        snap = await src.poll()
+        await src.close()
+        return snap
+
+    doc = json.loads(json.dumps(to_jsonable(asyncio.run(main()))))
+    assert doc["acct_only"] == ["1", "2", "3_1", "3_2", "4"]
+
+
 def test_a_cockpit_started_later_asks_from_the_stores_cursor():
     async def main():
         tr, clock = Cluster(), [T]

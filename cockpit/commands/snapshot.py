@@ -54,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def to_jsonable(obj: Any) -> Any:
-    """Dataclasses -> dicts, datetimes -> ISO 8601, tuples -> lists, bytes -> text."""
+    """Dataclasses -> dicts, datetimes -> ISO 8601, tuples and sets -> lists, bytes -> text."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, datetime):
@@ -63,6 +63,8 @@ def to_jsonable(obj: Any) -> Any:
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
         return [to_jsonable(v) for v in obj]
+    if isinstance(obj, set | frozenset):  # Snapshot.acct_only: sorted, so two runs diff clean
+        return sorted(to_jsonable(v) for v in obj)
     if isinstance(obj, bytes):
         return obj.decode("utf-8", errors="replace")
     return obj
