@@ -135,15 +135,25 @@ def read_back(store: Any, now: datetime, shown: Collection[str] | None = None) -
 
 def order(stored: Sequence[StoredIncident]) -> list[StoredIncident]:
     """Live first, then gone; within each as the incident view ranks (severity, then age)."""
-    return sorted(
-        stored,
-        key=lambda s: (
-            s.gone,
-            SEVERITY_RANK.get(s.incident.severity, 3),
-            s.first_seen.timestamp(),
-            s.key,
-        ),
-    )
+    global _RANKS
+    # the store hands back last poll's StoredIncident while its row stays (most of ~1,400 at
+    # 10k jobs): its rank is kept with it, not made again every poll
+    last: dict[int, tuple[StoredIncident, tuple]] = _RANKS
+    ranks: dict[int, tuple[StoredIncident, tuple]] = {}
+    for s in stored:
+        got = last.get(id(s))
+        if got is None or got[0] is not s:
+            got = (s, _rank(s))
+        ranks[id(s)] = got
+    _RANKS = ranks  # another source's thread may swap its own in: only hits are lost
+    return sorted(stored, key=lambda s: ranks[id(s)][1])
+
+
+def _rank(s: StoredIncident) -> tuple:
+    return (s.gone, SEVERITY_RANK.get(s.incident.severity, 3), s.first_seen.timestamp(), s.key)
+
+
+_RANKS: dict[int, tuple[StoredIncident, tuple]] = {}
 
 
 def open_tally(stored: Sequence[StoredIncident]) -> IncidentTally:
