@@ -98,3 +98,16 @@ def test_a_producers_template_keeps_its_domain():
     assert kind_of_line("OSError: [Errno 2] No such file or directory: 'data/train.json'")[0] == (
         "input_path_not_found"
     )
+
+
+def test_a_failed_jobs_kind_named_by_its_line_reads_line_then_exit(tmp_path):
+    # a job that exited 1 with a line no rule knows but whose words name the kind: the
+    # headline names the line and keeps the exit, as the rules' own headlines do
+    (tmp_path / "slurm-77.out").write_text("starting\nERROR: GPU 3 has fallen off the bus\ndone\n")
+    (tmp_path / "sacct.txt").write_text("JOBID|STATE|EXITCODE\n77|FAILED|1:0\n")
+    report = diagnose_bundle(str(tmp_path)).to_json()
+    (job,) = [f for f in report["findings"] if f["subject"] == "job 77"]
+    assert job["root_cause"] == "gpu_hardware_error"
+    assert job["title"] == ("gpu hardware error: ERROR: GPU 3 has fallen off the bus (exit 1)"), (
+        job["title"]
+    )

@@ -185,12 +185,19 @@ def refine(f: Finding, text: str | None = None) -> Finding:
     label, words = kind
     why = _(_WHY).format(words=f"“{words.strip()}”", cause=label_words(label))
     remedy = _remedy_of(label) or f.remedy
+    cited = line.text.strip()[:200]
+    title = f"{label_words(label)}: {cited}"
+    if f.root_cause == "application_error":
+        # a job's exit headline ("exit 1: a generic error from the program") keeps its fact
+        # after the line, as the rules' own headlines do ("… (exit 1)"); "gpu hardware error:
+        # exit 1: a generic error" named neither the line nor the meaning
+        lead, sep, _rest = f.title.partition(": ")
+        short = sep and f.subject.kind == "job" and len(lead) <= 40
+        title = f"{title} ({lead})" if short else f"{label_words(label)}: {f.title}"
     return replace(
         f,
         root_cause=label,
-        title=f"{label_words(label)}: {f.title}"
-        if f.root_cause == "application_error"
-        else f"{label_words(label)}: {line.text.strip()[:200]}",
+        title=title,
         explanation=f"{why} {f.explanation}".strip(),
         remedy=remedy,
         confidence=min(f.confidence, 0.5),
