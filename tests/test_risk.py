@@ -302,3 +302,85 @@ def test_a_mem_per_cpu_job_is_measured_against_what_it_holds_not_the_per_cpu_fig
     roomy = job_memory(job, steps, NOW, None, held_mib=400)  # 200M per CPU: 72 %
     snap = _snap([job], RiskProbe(RiskSettings(), memory=(roomy,)))
     assert list(memory_near_request(snap, _ctx(snap))) == []
+
+
+class _Squeue:
+    """A transport answering the sampler's sstat and ``squeue -O`` as the 22.05 lab printed
+    them for an array job of two tasks, ``-a 0-1 -c 2 --mem-per-cpu=150M`` holding ~200 MB
+    each: squeue's %i names the tasks 28_0 and 28_1, sstat their own job ids 29 and 28."""
+
+    def __init__(self, alloc: tuple[bytes, bytes, int] | None = None) -> None:
+        self.calls: list[tuple[str, ...]] = []
+        self.alloc = alloc
+
+    async def run(self, argv, timeout=None):
+        from cockpit.transport import CommandResult
+
+        self.calls.append(tuple(argv))
+        if argv[0] == "sstat":
+            out = b"29.batch|211848K|c1|211848K|1|c1|00:00:00\n"
+            out += b"28.batch|211844K|c2|211844K|1|c2|00:00:00\n"
+            return CommandResult(tuple(argv), out, b"", 0)
+        spec = argv[argv.index("-O") + 1]
+        if "tres-alloc" in spec:
+            if self.alloc is not None:
+                return CommandResult(tuple(argv), *self.alloc)
+            # what 22.05 prints for each field the cockpit may ask
+            rows = {"28_0": ("28_0", "29"), "28_1": ("28_1", "28")}
+            names = [f.split(":")[0].lower() for f in spec.split(",")]
+            lines = []
+            for task, raw in rows.values():
+                vals = {"jobid": raw, "jobarrayid": task, "tres-alloc": "cpu=2,mem=300M,node=1"}
+                lines.append("|".join(vals[n] for n in names))
+            return CommandResult(tuple(argv), ("\n".join(lines) + "\n").encode(), b"", 0)
+        return CommandResult(tuple(argv), b"", b"", 0)  # StdOut: none
+
+
+def _fake_src(transport):
+    from collections import Counter
+    from types import SimpleNamespace
+
+    return SimpleNamespace(transport=transport, command_counts=Counter(), command_timeout=5)
+
+
+def _array_tasks() -> list[SlurmJob]:
+    return [
+        SlurmJob(
+            f"28_{k}", "debug", "w", "u", "RUNNING", "None", 2, 1, f"c{k + 1}", min_memory_mib=150
+        )
+        for k in (0, 1)
+    ]
+
+
+def test_an_array_task_is_measured_against_what_it_holds():
+    """squeue's JobID and sstat name an array task by its own job id (29), the queue by
+    28_0: the task's memory must still be sampled, against the 300M it holds (69 %)."""
+    import asyncio
+
+    sampler = RiskSampler()
+    tr = _Squeue()
+    probe, warnings = asyncio.run(sampler.sample(_fake_src(tr), _array_tasks(), NOW))
+    assert warnings == []
+    got = {m.job_id: (m.request_mib, m.used_kib) for m in probe.memory}
+    assert got == {"28_0": (300, 211848), "28_1": (300, 211844)}
+    snap = _snap(_array_tasks(), probe)
+    assert list(memory_near_request(snap, _ctx(snap))) == []
+
+
+def test_a_squeue_that_refuses_tres_alloc_is_said_once_not_every_poll():
+    """A squeue that does not know the field (exit 1, its error on stderr): one warning, then
+    the jobs keep squeue's MIN_MEMORY as their request without asking every poll."""
+    import asyncio
+
+    err = b"squeue: error: Invalid job format specification: tres-alloc\n"
+    sampler = RiskSampler()
+    tr = _Squeue(alloc=(b"", err, 1))
+    src = _fake_src(tr)
+    jobs = _array_tasks()
+    said = []
+    for poll in range(4):
+        _, warnings = asyncio.run(sampler.sample(src, jobs, NOW + timedelta(seconds=15 * poll)))
+        said += warnings
+    assert len(said) == 1 and "Invalid job format specification" in said[0], said
+    asked = [c for c in tr.calls if c[0] == "squeue" and "tres-alloc" in c[-1]]
+    assert len(asked) == 1, asked

@@ -234,6 +234,7 @@ class SlurmCommands:
         followed by its suffix (``:|`` a separator; ``:0`` the whole value)."""
         values = {
             "jobid": lambda j: str(j.job_id),
+            "jobarrayid": lambda j: str(j.job_id),
             "userid": lambda j: str(j.uid),
             "groupid": lambda j: str(j.uid),
             "stdout": lambda j: j.stdout_path,

@@ -261,7 +261,9 @@ def squeue_outputs_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]
 def squeue_alloc_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """The TRES each given running job holds (``cpu=2,mem=400M,node=1``), one line each:
     squeue's ``%m`` prints ``--mem-per-cpu``'s figure without saying it is per CPU, so the
-    memory a job may use before the OOM killer comes is only in its allocated TRES."""
+    memory a job may use before the OOM killer comes is only in its allocated TRES. An array
+    task is named twice: as the queue does (``JobArrayID``, ``28_0``) and by its own job id
+    (``JobID``, ``29``), the one sstat prints for its steps."""
     return (
         "squeue",
         "--noheader",
@@ -269,7 +271,7 @@ def squeue_alloc_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]:
         "-j",
         ",".join(job_ids),
         "-O",
-        "JobID:|,tres-alloc:0",
+        "JobArrayID:|,JobID:|,tres-alloc:0",
     )
 
 

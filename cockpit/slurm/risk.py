@@ -154,6 +154,9 @@ class RiskSampler:
         self.paths: dict[str, str] = {}
         # job -> memory per node its allocated TRES names (None: asked, squeue named none)
         self.held: dict[str, int | None] = {}
+        # an array task's own job id (sstat's name for it) -> the queue's (28_0)
+        self.own_ids: dict[str, str] = {}
+        self.alloc_refused = False  # this squeue does not know tres-alloc: not asked again
         self.calls = 0  # commands run (benchmarks, tests)
 
     # ------------------------------------------------------------------ choosing
@@ -227,6 +230,8 @@ class RiskSampler:
         ):
             for k in [k for k in d if k not in live]:
                 del d[k]
+        for k in [k for k, task in self.own_ids.items() if task not in live]:
+            del self.own_ids[k]
         now = at.timestamp()
         mem_jobs = self.memory_candidates(running, now)
         out_jobs = self.output_candidates(running, now)
@@ -263,7 +268,7 @@ class RiskSampler:
         self, src: SlurmSource, jobs: list[SlurmJob], at: datetime, warnings: list[str]
     ) -> None:
         ids = [j.job_id for j in jobs]
-        unheld = [i for i in ids if i not in self.held]
+        unheld = [] if self.alloc_refused else [i for i in ids if i not in self.held]
         got = await asyncio.gather(
             self._run(src, sstat_argv(ids)),
             *(() if not unheld else (self._held_memory(src, unheld, warnings),)),
@@ -281,7 +286,7 @@ class RiskSampler:
             return
         by_job: dict[str, list[StepUsage]] = {}
         for s in steps:
-            by_job.setdefault(s.job_id, []).append(s)
+            by_job.setdefault(self.own_ids.get(s.job_id, s.job_id), []).append(s)
         stamp = at.timestamp()
         near = self.settings.memory_near
         for j in jobs:
@@ -308,13 +313,21 @@ class RiskSampler:
             return
         if status != 0 and not out.strip():
             warnings.append(f"squeue tres-alloc: {scrub(err.strip() or f'exit {status}', 300)}")
+            # asked: an answer will not change while they run; a squeue that names the field
+            # it does not know will not learn it (a warning once, not every poll)
+            self.alloc_refused = "tres-alloc" in err
+            for jid in ids:
+                self.held.setdefault(jid, None)
             return
         wanted = set(ids)
         for line in out.splitlines():
-            jid, _, tres = line.partition("|")
-            jid = jid.strip()
+            jid, _, rest = line.partition("|")
+            own, _, tres = rest.partition("|")
+            jid, own = jid.strip(), own.strip()
             if jid in wanted:
                 self.held[jid] = tres_mem_per_node_mib(tres)
+                if own != jid and own.isdigit():
+                    self.own_ids[own] = jid
         for jid in ids:
             self.held.setdefault(jid, None)
 

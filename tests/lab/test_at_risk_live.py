@@ -194,3 +194,36 @@ def test_mem_per_cpu_request_is_the_memory_the_job_holds(lab_env, tmp_path):
         assert roomy_verdict.get("root_cause") != "memory_near_request", roomy_verdict
     finally:
         lab_env.scancel(*(j for j in (roomy, tight) if j))
+
+
+def test_an_array_task_is_measured_against_what_it_holds(lab_env, tmp_path):
+    """sstat and squeue's JobID name an array task by its own job id, the queue by 28_0: the
+    tight task of `-a 0-1 -c 2 --mem-per-cpu=110M` holding 200 MB is named at risk against
+    the 220M it holds, not left unmeasured."""
+    cfg = tmp_path / "lab.toml"
+    cfg.write_text('[clusters.lab]\ntransport = "local"\n')
+    env = {**os.environ, **lab_env.env, "XDG_STATE_HOME": str(tmp_path / "state")}
+    hold = 'python3 -c "b=bytearray(200*2**20); import time; time.sleep(600)"'
+    arr = ""
+    try:
+        arr = lab_env.sbatch(
+            "-p", "debug", "-t", "5", "-a", "0-1", "-c", "2", "--mem-per-cpu=110M",
+            "-J", "h-array-mpc", "--wrap", hold,
+        )  # fmt: skip
+        task = f"{arr}_0"
+        lab_env.wait_state(task, {"RUNNING"}, 60)
+        verdict = wait_for(
+            lambda: (
+                v
+                if (v := _snapshot_verdict(lab_env, str(cfg), env, task)).get("root_cause")
+                == "memory_near_request"
+                else None
+            ),
+            60,
+            "the array task named at risk",
+        )
+        assert "220M per node" in verdict["title"], verdict["title"]
+        assert "--mem-per-cpu 110M" in verdict["title"], verdict["title"]
+    finally:
+        if arr:
+            lab_env.scancel(arr)
