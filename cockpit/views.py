@@ -378,7 +378,8 @@ class JobRow(Row):
 
     @property
     def tick(self) -> tuple[float, bool] | None:  # type: ignore[override]
-        return _tick(self.job, _state_facts(self.job)[0])
+        j = self.job
+        return _tick(j, j.state == "PENDING")  # a sort by TIME reads it for every row
 
     def _title(self) -> str:
         f = self.finding
@@ -387,7 +388,7 @@ class JobRow(Row):
     def _time(self) -> tuple[int | None, str]:
         """(TIME's sort value, its fixed text): a ticking TIME is drawn by the table."""
         j = self.job
-        if _tick(j, _state_facts(j)[0]) is not None:
+        if _tick(j, j.state == "PENDING") is not None:
             return None, ""
         return j.elapsed_s, slurm_duration(j.elapsed_s)
 

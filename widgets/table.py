@@ -728,8 +728,10 @@ class VirtualTable(ScrollView, can_focus=True):
 
 def _sort_value(row: Row, col: int, as_of: float | None = None) -> tuple:
     """``as_of``: sorting the clock column, the time its ticking cells count to."""
-    if as_of is not None and row.tick is not None:
-        return (0, as_of - row.tick[0])
+    if as_of is not None:
+        tick = row.tick  # read once: a job row makes it when read
+        if tick is not None:
+            return (0, as_of - tick[0])
     v = row.sort_at(col)
     if v is not None:
         return (0, v) if isinstance(v, (int, float)) else (1, str(v))
