@@ -174,3 +174,42 @@ async def test_i_on_a_fleet_row_lists_the_warnings_the_status_line_counts(tmp_pa
             for y in range(app.screen.query_one("#fields").size.height)
         )
         assert "poll warnings" in text and "Problem talking to the database" in text, text
+
+
+async def test_a_projects_many_warnings_point_to_the_command_that_prints_them(tmp_path):
+    """A ModelArts project whose events, stages and logs fail: its screen lists 20 of
+    the poll's warnings and names the command for the rest, which must be one that accepts
+    a project (`cockpit snapshot --cluster <project>` exits 2: not a cluster)."""
+    from cockpit.demo.site import DEMO_PROJECT, DemoModelArtsApi
+    from cockpit.modelarts.api import ModelArtsApiError
+    from cockpit.modelarts.source import ModelArtsSource
+    from cockpit.screens.places import SourceScreen
+
+    class NoEvents(DemoModelArtsApi):
+        def list_events(self, job_id: str) -> dict:
+            raise ModelArtsApiError("server", 503, "ModelArts.0001", "events unavailable")
+
+        def list_stages(self, job_id: str) -> dict:
+            raise ModelArtsApiError("server", 503, "ModelArts.0001", "stages unavailable")
+
+        def logs_preview(self, job_id: str, task_id: str) -> dict:
+            raise ModelArtsApiError("server", 503, "ModelArts.0001", "logs unavailable")
+
+    site = DemoSite(7, frozen)
+    source = ModelArtsSource(DEMO_PROJECT, NoEvents(site), interval=30, clock=site.clock)
+    app = CockpitApp([source], clock=frozen, acks=AckStore(tmp_path / "state.json"))
+    async with app.run_test(size=(100, 40)) as pilot:
+        st = app.hub.states[DEMO_PROJECT]
+        await until(pilot, lambda: st.snapshot is not None, "a poll")
+        assert len(st.snapshot.warnings) > 20, st.snapshot.warnings
+        await pilot.press("F")
+        assert app.screen.query_one(FleetTable).move_to_key(DEMO_PROJECT)
+        await pilot.press("i")
+        await pilot.pause()
+        assert isinstance(app.screen, SourceScreen)
+        fields = app.screen.query_one("#fields")
+        text = "\n".join(
+            "".join(seg.text for seg in fields.render_line(y)) for y in range(fields.size.height)
+        )
+        assert "events: server: events" in text, text
+        assert f"cockpit snapshot --modelarts {DEMO_PROJECT}" in text, text

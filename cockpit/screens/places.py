@@ -236,10 +236,12 @@ class SourceScreen(_NoFetch):
                 shown.append(("\n" if shown else "") + "• " + clean(w, 400), style="yellow")
             if len(warnings) > WARNINGS_SHOWN:
                 more = len(warnings) - WARNINGS_SHOWN
+                # the flag of the source's kind: --cluster of a project is "unknown cluster"
+                flag = "--cluster" if st.source.kind == "slurm" else "--modelarts"
                 shown.append(
                     "\n"
-                    + _("… and {n} more (cockpit snapshot --cluster {name})").format(
-                        n=more, name=self.subject.source
+                    + _("… and {n} more ({command})").format(
+                        n=more, command=f"cockpit snapshot {flag} {self.subject.source}"
                     ),
                     style="dim",
                 )
