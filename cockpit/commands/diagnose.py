@@ -495,6 +495,8 @@ def _emit(args: argparse.Namespace, findings: list[Finding], data: dict) -> int:
     return EXIT_FOUND if any(f.severity == "critical" for f in findings) else EXIT_OK
 
 
+FULL = 5  # findings printed with their explanation, remedy and evidence; the rest one line each
+
 # a diagnosis of a job whose source never answered
 _UNANSWERED = frozenset({"controller_unreachable", "source_unreachable"})
 
@@ -516,7 +518,11 @@ def _print_findings(
             con.print(_("No finding: nothing looks wrong."))
         _print_notes(con, notes)
         return
-    for i, f in enumerate(findings):
+    from cockpit.commands.alike import group_alike, group_label
+
+    # the first few in full; past them, findings alike in all but their subject on one line
+    shown_findings = [(f, (f.subject,)) for f in findings[:FULL]] + group_alike(findings[FULL:])
+    for i, (f, subjects) in enumerate(shown_findings):
         sev = Text(_severity(f.severity) + " ", style=_STYLE.get(f.severity, ""))
         head = Text()
         # the kind in the language spoken, the id as is (no source, a training job by its id)
@@ -524,11 +530,13 @@ def _print_findings(
         name = (names or {}).get(f.subject.id) if f.subject.kind == "training_job" else None
         if name:
             label = _("training job {name} ({id})").format(name=name, id=f.subject.id)
+        if len(subjects) > 1:
+            label = group_label(subjects)
         head.append(f"{shown(label, 200)}: ", style="bold")
         head.append(shown(f.title, MAX_LINE))
         head.append(f"  [{f.root_cause}]", style="dim")
         hang(con, sev, head)
-        if i < 5:
+        if i < FULL:
             if f.explanation:
                 hang(con, Text(_tag(_("why"))), Text(shown(f.explanation, 1000)))
             if f.remedy:

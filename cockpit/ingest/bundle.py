@@ -401,7 +401,9 @@ def unrecognised_failure(snap: Snapshot, line: FirstError, job_id: str = "") -> 
         j.state in FAILED_STATES or bool(j.exit_code and (j.exit_code.code or j.exit_code.signal))
         for j in snap.jobs
     ) or any(t.phase in {"Failed", "Abnormal"} for t in snap.training_jobs)
-    if len(snap.jobs) == 1:
+    if job_id:  # its log names it (slurm-N.out), whether or not a table lists the job
+        subject = Subject("job", snap.source, job_id)
+    elif len(snap.jobs) == 1:
         subject = Subject("job", snap.source, snap.jobs[0].job_id)
     elif len(snap.training_jobs) == 1:
         subject = Subject("training_job", snap.source, snap.training_jobs[0].job_id)
@@ -472,7 +474,9 @@ def diagnose_bundle(
         line = unrecognised_error(bundle.files)
         if line is not None:
             first = line
-            located = [unrecognised_failure(bundle.snapshot, line), *located]
+            # a job's own log (slurm-N.out) is that job's, alone as in a folder
+            job = next((bf.subject_id for bf in bundle.files if bf.name == line.file), "")
+            located = [unrecognised_failure(bundle.snapshot, line, job or ""), *located]
             # and each other job log's own (no rule knew slurm-1.out's nor slurm-2.out's)
             located += _unrecognised_logs(bundle, located)
         elif top is None:
