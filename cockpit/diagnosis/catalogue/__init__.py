@@ -45,6 +45,9 @@ SOURCES = (
     "hccl",
     "kube_reasons",
     "moxing",
+    "cuda",
+    "nvml",
+    "cuda_libs",
 )
 _DIR = Path(__file__).parent
 # how each program's lines look in the logs operators have (for generated examples)
@@ -93,6 +96,9 @@ _JOB_LOG_SOURCES = frozenset(
         "hccl",
         "kube_reasons",
         "moxing",
+        "cuda",
+        "nvml",
+        "cuda_libs",
     }
 )
 # a log kind the scanner is told for each program's lines
@@ -115,6 +121,7 @@ class Template:
     known_label: str = ""  # and the label it gave
     known_strong: bool = False  # and whether it was a strong (cause-naming) pattern
     code: str = ""  # the error code the line carries beside the message (CANN's E-codes)
+    message: str = ""  # what a code name prints after it (CUDA, NVML: cudaGetErrorString's)
 
     @property
     def specific(self) -> bool:
@@ -123,7 +130,7 @@ class Template:
     @property
     def tier(self) -> int:
         return {"slurmctld": 0, "srun": 0, "sbatch": 0, "salloc": 0}.get(
-            self.program, 2 if self.program in ("torch", "nccl") else 1
+            self.program, 2 if self.program in ("torch", "nccl", "cuda", "cuda_libs") else 1
         )
 
 
@@ -142,6 +149,8 @@ def example_line(t: Template) -> str:
         if t.template.startswith("Mox"):
             return "moxing.framework.file.file_io." + msg
         return ("WARNING:root:" if t.level == "warning" else "ERROR:root:") + msg
+    if t.source in _CUDA_LINE:
+        return _cuda_line(t, msg)
     if t.level == "errno":  # a client prints slurm_strerror() after its own words
         return f"srun: error: Unable to create step for job 4242: {msg}"
     lvl = {"error": "error: ", "fatal": "fatal: ", "warning": "warning: "}.get(t.level, "")
@@ -151,6 +160,34 @@ def example_line(t: Template) -> str:
     if t.program == "munged" and not lvl:
         head = head.format(Lvl="Notice: ")
     return head + msg
+
+
+# how the CUDA stack's lines reach a job log: a code name with the message after it as CuPy
+# (the runtime's) and TensorFlow (the driver API's) print it, nvidia-smi's line alone, a
+# library's status inside PyTorch's RuntimeError
+_CUDA_LINE = {
+    "cuda": {
+        "runtime_name": "cupy_backends.cuda.api.runtime.CUDARuntimeError: {msg}: {message}",
+        "driver_name": "2026-12-04 10:00:00.123456: E external/local_xla/xla/stream_executor/"
+        "cuda/cuda_driver.cc:152] failed call to cuInit: {msg}: {message}",
+        "error": "RuntimeError: CUDA error: {msg}",
+    },
+    "nvml": {"runtime_name": "pynvml.NVMLError_{bare}: {message}", "error": "{msg}"},
+    "cuda_libs": {
+        "CUBLAS": "RuntimeError: CUDA error: {msg} when calling `cublasCreate(handle)`",
+        "CUDNN": "RuntimeError: cuDNN error: {msg}",
+        "CUFFT": "RuntimeError: cuFFT error: {msg}",
+        "CUSOLVER": "RuntimeError: cusolver error: {msg}, when calling `cusolverDnCreate(handle)`",
+    },
+}
+
+
+def _cuda_line(t: Template, msg: str) -> str:
+    forms = _CUDA_LINE[t.source]
+    form = forms[t.template.split("_")[0]] if t.source == "cuda_libs" else forms[t.level]
+    msg = msg.removeprefix("CUDA error: ")
+    bare = msg.removeprefix("NVMLError_")
+    return form.format(msg=msg, message=t.message, bare=bare)
 
 
 @lru_cache(maxsize=1)
@@ -187,6 +224,7 @@ def templates() -> tuple[Template, ...]:
                     known_label=one(kl := e.get("known_label", ""), kl),
                     known_strong=e.get("known_strong", False),
                     code=e.get("code", "") if source == "cann" else "",
+                    message=e.get("message", ""),
                 )
             )
     return tuple(out)

@@ -286,6 +286,15 @@ _ENV_REMEDY = N_(
 )
 
 
+def _gpu_stack_message(text: str) -> bool:
+    """An exception line that only carries the GPU stack's own words, ones that name no cause
+    (``RuntimeError: CUDA error: unknown error``, ``cuDNN error: CUDNN_STATUS_INTERNAL_ERROR``):
+    the GPU's or its libraries' failure, not the program's own exception."""
+    from cockpit.diagnosis.catalogue import domain_of as catalogue_domain
+
+    return catalogue_domain(text) == "accelerator"
+
+
 def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
     """Logs no job/node of the snapshot claims (bundle files, sbatch output): one finding per
     file whose first red error names a cause. ModelArts job files are left to the ModelArts
@@ -316,6 +325,8 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
                 "srun_step_waiting",  # steps waiting inside the allocation: said, as a warning
             }:
                 continue
+            if h.pattern == "py_exception" and _gpu_stack_message(h.text):
+                continue  # the unrecognised failure routes it to the accelerator domain
             if h.label == "cancelled_by_user" and lt.data.rfind(b"--deadline", 0, h.offset) >= 0:
                 # srun/salloc given --deadline and cancelled while it waited: Slurm removed it
                 # because it could no longer end before its deadline (state DEADLINE)
