@@ -82,6 +82,7 @@ def _label(line: str) -> str | None:
         ),
         ("Failed to initialize NVML: Unknown Error", "gpu_not_available"),
         ("No devices were found", "gpu_not_available"),
+        ("No devices were found\r", "gpu_not_available"),  # a log pasted from Windows
         ("CUFFT_ALLOC_FAILED", "gpu_out_of_memory"),
     ],
 )

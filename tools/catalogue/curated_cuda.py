@@ -127,7 +127,7 @@ def nvml_entries() -> list[dict]:
                 label,
                 meaning,
                 prefix="^" if whole else "",
-                suffix=r"[ \t]*$" if whole else "",
+                suffix=r"[ \t\r]*$" if whole else "",
             )
         )
     for name, text, label, meaning in NVML_NAMES:
