@@ -51,3 +51,15 @@ def test_the_line_with_words_far_below_is_found_the_same_way_whole_or_in_pieces(
     for size in (4096, 64 * 1024, 1 << 20):
         h = first_error_in_pieces(_in_pieces(log, size))
         assert h is not None and (h.line, h.offset) == (whole.line, whole.offset), (size, h.line)
+
+
+def test_the_last_frame_of_a_prefixed_traceback_is_no_more_the_cause_than_the_others():
+    # two runs of frames under the prefix with the trainer's INFO lines between: the last frame
+    # of a run is followed by an INFO line, not by its logger's prefix, and is no cause for
+    # that; with no line of words of its own the first frame is cited, whole or in pieces
+    info = b"".join(b"2026-12-05 10:00:%02d INFO step %d loss 0.12\n" % (i, i) for i in range(3))
+    log = info + _frames(20) + info + _frames(20) + info
+    whole = first_error(log)
+    assert whole is not None and whole.line == 4, (whole.line, whole.text)
+    h = first_error_in_pieces(_in_pieces(log, 512))
+    assert h is not None and h.line == 4, (h.line, h.text)
