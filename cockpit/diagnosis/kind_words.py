@@ -52,9 +52,9 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|\b(?:GPU|NPU|CUDA) (?:device )?(?:is |are )?(?:not available|unavailable|not found)"
             r"|\bdevices? (?:is |are )?(?:unavailable|not available)",
         ),
-        ("disk_full", r"No space left on device|\bENOSPC\b"),
-        ("disk_quota_exceeded", r"quota exceeded|\bEDQUOT\b"),
-        ("storage_read_only", r"Read-only file system|\bEROFS\b"),
+        ("disk_full", r"No space left on device|\bENOSPC\b|设备上没有空间"),
+        ("disk_quota_exceeded", r"quota exceeded|\bEDQUOT\b|超出磁盘限额"),
+        ("storage_read_only", r"Read-only file system|\bEROFS\b|只读文件系统"),
         ("storage_stale_handle", r"Stale (?:NFS )?file handle|\bESTALE\b"),
         # a lock the file system refuses (HDF5's outer frames, fcntl/flock callers)
         (
@@ -67,7 +67,10 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"too many open files|\bE[MN]FILE\b|out of file descriptors"
             r"|(?:open[- ]files?|file descriptors?) limit|打开的文件过多",
         ),
-        ("oom_killed", r"Cannot allocate memory|\bENOMEM\b|\boom[- ]kill|\bout of memory\b"),
+        (
+            "oom_killed",
+            r"Cannot allocate memory|\bENOMEM\b|\boom[- ]kill|\bout of memory\b|无法分配内存",
+        ),
         # a container runtime's own words: a bind or mount that cannot be made, then the
         # container or its image that cannot be created or opened
         (
@@ -118,7 +121,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|Name or service not known|\b(?:could not|unable to|can't|cannot|failed to) "
             r"(?:resolve|find address|connect)|\bgetaddrinfo\b|\bsocket\b.{0,60}"
             r"(?:time(?:d)? ?out|fail|error)|Address already in use|\bEADDRINUSE\b"
-            r"|\brendezvous\b.{0,60}(?:time(?:d)? ?out|fail)",
+            r"|\brendezvous\b.{0,60}(?:time(?:d)? ?out|fail)|拒绝连接|没有到主机的路由|网络不可达",
         ),
         (
             "library_version_mismatch",
@@ -130,9 +133,10 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("command_not_found", r"command not found"),
         (
             "storage_access_denied",
-            r"Permission denied|\bEACCES\b|Operation not permitted|\bAccess denied\b",
+            r"Permission denied|\bEACCES\b|Operation not permitted|\bAccess denied\b"
+            r"|权限不够|不允许的操作",
         ),
-        ("input_path_not_found", r"No such file or directory|\bENOENT\b"),
+        ("input_path_not_found", r"No such file or directory|\bENOENT\b|没有那个文件或目录"),
     )
 )
 

@@ -222,7 +222,7 @@ def _first_weak(buf: Buffer, rx, kind: str) -> ScanHit | None:
             and not is_harmless(raw)
             and specific.search(raw) is None  # classify would name it generic_error
             and _logger_prefix_word(
-                buf, ScanHit(line_no, ls, decode_line(raw), "generic_error", "", ""), first.offset
+                buf, ScanHit(line_no, ls, decode_line(raw), "generic_error", "", "")
             )
         ):
             n += 1
@@ -234,7 +234,7 @@ def _first_weak(buf: Buffer, rx, kind: str) -> ScanHit | None:
         if first is None:
             first, limit = hit, hit.offset + _WEAK_TAIL
             cut = len(buf) >= limit
-        if _logger_prefix_word(buf, hit, first.offset):
+        if _logger_prefix_word(buf, hit):
             continue
         return _raised(buf, hit, kind)
     return _raised(buf, first, kind) if first is not None else None
@@ -259,33 +259,24 @@ _GENERIC_WORD = re.compile(r"(?:\b|\x1b\[[0-9;]*m)(?:error|ERROR|Error|failed|Fa
 _NUMERAL = re.compile(r"\d")
 
 
-def _logger_prefix_word(buf: Buffer, hit: ScanHit, since: int = -1) -> bool:
-    """The line's only error words are its logger's prefix, which the next line repeats, or
-    the line before it when that starts at or after ``since`` (the last frame of a run is
-    followed by another logger's line)."""
+def _logger_prefix_word(buf: Buffer, hit: ScanHit) -> bool:
     if hit.pattern != "generic_error":
         return False
     words = [m.end() for m in _GENERIC_WORD.finditer(hit.text)]
     if not words or words[0] > 120:
         return False
-    others = []
     end = buf.find(b"\n", hit.offset)
-    if end >= 0:
-        others.append(bytes(buf[end + 1 : end + 1 + 512]).split(b"\n", 1)[0])
-    if 0 <= since < hit.offset:
-        start = max(since, buf.rfind(b"\n", since, hit.offset - 1) + 1)
-        others.append(bytes(buf[start : min(hit.offset - 1, start + 512)]))
+    if end < 0:
+        return False
+    nxt = bytes(buf[end + 1 : end + 1 + 512]).split(b"\n", 1)[0]
     a = _NUMERAL.sub("0", hit.text)
-    for other in others:
-        b = _NUMERAL.sub("0", decode_line(other))
-        k = 0
-        while k < min(len(a), len(b)) and a[k] == b[k]:
-            k += 1
-        # the shared prefix runs past every error word of the line and holds a number (a time,
-        # a pid) after the first: a log prefix ("[ERROR] 2021-05-11 … db_stat failed" has its own)
-        if k >= words[-1] + 8 and "0" in a[words[0] : k]:
-            return True
-    return False
+    b = _NUMERAL.sub("0", decode_line(nxt))
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    # the shared prefix runs past every error word of the line and holds a number (a time, a
+    # pid) after the first: a log prefix ("[ERROR] 2021-05-11 … db_stat failed" has its own)
+    return k >= words[-1] + 8 and "0" in a[words[0] : k]
 
 
 # A Python traceback's header only announces the exception that ends it: when no line names
@@ -350,6 +341,8 @@ def _raised(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
     CANN message under a torch_npu summary."""
     if _is_messenger(hit):
         return _messenger_cause(buf, hit, kind) or hit
+    if _LAUNCHER_HANDLER.search(hit.text) and not _CHILD_CODE.search(hit.text):
+        return _child_code(buf, hit, kind) or hit
     if not _announces_exception(hit):
         return hit
     start = buf.find(b"\n", hit.offset)
@@ -357,6 +350,28 @@ def _raised(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
         return hit
     window = bytes(buf[start + 1 : start + 1 + _TRACEBACK_LOOKAHEAD])
     return _exception_line(window, start + 1, hit.line + 1, kind) or hit
+
+
+# DeepSpeed's launcher ("[ERROR] [launch.py:320:sigkill_handler] ['python', …] exits with return
+# code = -9") says what killed its child only at the end of a line holding the whole command: a
+# terminal or a chat wraps it, or a title quotes only its prefix (batch 30: the "-9" stood alone
+# on "] exits with return code = -9" eight lines down). The line with the code is cited.
+_LAUNCHER_HANDLER = re.compile(r"launch\.py:\d+:sigkill_handler\]")
+_CHILD_CODE = re.compile(r"return code =")
+_CHILD_CODE_LINES = 12
+
+
+def _child_code(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit | None:
+    start = buf.find(b"\n", hit.offset)
+    if start < 0:
+        return None
+    window = bytes(buf[start + 1 : start + 1 + _NCCL_LOOKAHEAD])
+    for h in _search(window, _combined(kind, False), kind, 0, hit.line + 1, start + 1):
+        if h.line - hit.line > _CHILD_CODE_LINES:
+            return None
+        if _CHILD_CODE.search(h.text):
+            return h
+    return None
 
 
 # the exception line's shape, whichever weak pattern claimed it first ("RuntimeError: DataLoader
@@ -488,6 +503,13 @@ _DAEMON_SUMMARY = re.compile(
     r"\berror: (?:Unable to initialize \w+ plugin|cannot create \w+ context for \S+"
     r"|slurmd initialization failed)"
 )
+# The step daemon's unbroken run of error lines is one launch: slurmstepd says why first and
+# what it could then not do after ("task/cgroup: hwloc_get_obj_below_by_type() failing" above
+# "task/cgroup: task[0] unable to set taskset '0x0'", batch 30), so a known line of the run
+# cites the run's first line, as an umbrella summary does. A cancel's or preemption's own line
+# is its fact, whatever the step said before it.
+_STEP_ERROR = re.compile(r"\bslurmstepd(?:-[\w.-]+)?: (?:\[[\d.]+\] )?(?=error: )")
+_OWN_FACT = frozenset({"time_limit", "cancelled_by_user", "preempted", "deadline_reached"})
 _SUMMARY_LOOKBACK = 4  # lines of the run above the summary looked at
 _BACK_BYTES = 4096  # the bytes before a piece kept for a summary's run (a chunked scan)
 _DIGITS = re.compile(rb"[0-9]+")
@@ -499,10 +521,14 @@ def _summary_run(hit: ScanHit) -> re.Pattern[bytes] | None:
     if m is not None:
         return re.compile(rb"\b" + re.escape(m.group(1).encode()) + rb": (?:error|fatal): ")
     m = _DAEMON_SUMMARY.search(hit.text)
-    if m is None:
+    at = m.start() if m is not None else None
+    if at is None and hit.label not in _OWN_FACT:
+        step = _STEP_ERROR.search(hit.text)
+        at = step.end() if step is not None else None
+    if at is None:
         return None
     # the same prefix, its numbers (a timestamp's) free
-    head = _DIGITS.split(hit.text[: m.start()].encode())
+    head = _DIGITS.split(hit.text[:at].encode())
     return re.compile(rb"^" + rb"[0-9]+".join(re.escape(h) for h in head) + rb"error: ")
 
 
@@ -527,12 +553,83 @@ def _run_start(buf: Buffer, hit: ScanHit) -> ScanHit:
     return replace(hit, line=line, offset=ls, text=decode_line(raw))
 
 
+# A Python warning ("…/joblib/_multiprocessing_helpers.py:46: UserWarning: [Errno 28] No space
+# left on device.  joblib will operate in serial mode") is printed and the program goes on: when
+# an exception with the same error follows, that exception is what failed, and is cited.
+_PY_WARNING = re.compile(r"\.py:\d+: \w*Warning: ")
+_ERRNO = re.compile(r"\[Errno \d+\]")
+# ENOSPC from creating a POSIX semaphore (multiprocessing's SemLock, joblib's probe of it) is
+# /dev/shm full - 64 MB in a container by default - not a disk (batch 30; cpython#93253
+# reproduces it with docker run --shm-size=1m)
+_SEMAPHORE = re.compile(rb"\bSemLock\b|\bsem_open\b|joblib will operate in serial mode")
+_SEMAPHORE_BACK = 512  # bytes before the ENOSPC line: the traceback's last frame
+
+
+# A pending reason quoted as text says a job waits; a failure quoted later in the same paste
+# (slurmstepd's "execve(): …/slurm_script: No such file or directory" two comments after "the
+# job was pending because of ReqNodeNotAvail", batch 30) says a job ran and failed: the
+# failure is the report's cause, the wait a side attempt (a node asked by name while it was out).
+_QUOTED_PENDING = "pending_reason_text_"
+
+
+def _failure_after(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit | None:
+    start = buf.find(b"\n", hit.offset)
+    if start < 0:
+        return None
+    window = bytes(buf[start + 1 : start + 1 + _NCCL_LOOKAHEAD])
+    for h in _search(window, _combined(kind, True), kind, 0, hit.line + 1, start + 1):
+        if h.severity == "critical":
+            return h
+    return None
+
+
+def _exception_after_warning(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit | None:
+    start = buf.find(b"\n", hit.offset)
+    if start < 0:
+        return None
+    errno = _ERRNO.search(hit.text)
+    window = bytes(buf[start + 1 : start + 1 + _NCCL_LOOKAHEAD])
+    for h in _search(window, _combined(kind, True), kind, 0, hit.line + 1, start + 1):
+        if not _PY_EXCEPTION_LINE.match(h.text):
+            continue
+        if h.label == hit.label or (errno is not None and errno.group(0) in h.text):
+            return h
+    return None
+
+
+def _looks_back(hit: ScanHit) -> bool:
+    return hit.label == "disk_full" or _summary_run(hit) is not None
+
+
+def _in_shared_memory(buf: Buffer, hit: ScanHit) -> ScanHit:
+    if hit.label != "disk_full":
+        return hit
+    end = buf.find(b"\n", hit.offset)
+    near = bytes(buf[max(0, hit.offset - _SEMAPHORE_BACK) : end if end >= 0 else len(buf)])
+    if not _SEMAPHORE.search(near):
+        return hit
+    return replace(hit, label="shared_memory_exhausted", pattern="semaphore_enospc")
+
+
+def _looks_ahead(hit: ScanHit) -> bool:
+    """Whether the line :func:`_cause` cites for ``hit`` may come after it (within
+    ``_NCCL_LOOKAHEAD`` bytes): the chunked scan keeps the bytes after such a hit."""
+    return (
+        hit.label in _ANNOUNCERS
+        or hit.pattern.startswith(_QUOTED_PENDING)
+        or _PY_WARNING.search(hit.text) is not None
+    )
+
+
 def _cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
     """The first strong hit, or the line after it (within the lookahead) that it only
     announced, or the first line of its program's run of error lines that it sums up."""
-    if hit.label not in _ANNOUNCERS and (
-        _CLIENT_SUMMARY.search(hit.text) or _DAEMON_SUMMARY.search(hit.text)
-    ):
+    if _PY_WARNING.search(hit.text):
+        hit = _exception_after_warning(buf, hit, kind) or hit
+    if hit.pattern.startswith(_QUOTED_PENDING):
+        hit = _failure_after(buf, hit, kind) or hit
+    hit = _in_shared_memory(buf, hit)
+    if hit.label not in _ANNOUNCERS and _summary_run(hit) is not None:
         return _run_start(buf, hit)
     if hit.label == "nccl_communication_error" and _NCCL_SUMMARY.search(hit.text):
         last = _nccl_last_error(buf, hit, kind)
@@ -634,13 +731,15 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
                 break
             if hit.strong:
                 end = piece.find(b"\n", hit.offset)
-                if hit.label in _ANNOUNCERS and (end < 0 or len(piece) - end <= _NCCL_LOOKAHEAD):
+                if _looks_ahead(hit) and (end < 0 or len(piece) - end <= _NCCL_LOOKAHEAD):
                     nccl = (base + hit.offset, line + hit.line - 1, hit, bytes(piece[hit.offset :]))
                     break
-                if back and hit.label not in _ANNOUNCERS and _summary_run(hit) is not None:
+                if back and not _looks_ahead(hit) and _looks_back(hit):
+                    # the run of error lines it sums up, or the frame naming a semaphore, may
+                    # begin in an earlier piece
                     n = back.count(b"\n")
                     above = replace(hit, line=hit.line + n, offset=hit.offset + len(back))
-                    start_of = _run_start(back + bytes(piece), above)
+                    start_of = _cause(back + bytes(piece), above, kind)
                     return _shift(start_of, base - len(back), line - n)
                 return _shift(_cause(piece, hit, kind), base, line)
             weak = _shift(hit, base, line)

@@ -178,10 +178,10 @@ WEAK: tuple[Pattern, ...] = (
     # of batch 25 were silent on such lines); kind_words names their cause
     _p(
         "failure_phrase",
-        r"Permission denied|Operation not permitted|No such file or directory"
-        r"|Connection refused|No route to host|\bis insecure\b"
-        r"|\b(?:[Cc]annot|[Cc]an't|[Cc]ould not|[Uu]nable to) (?:create|open|write|access|connect"
-        r"|resolve|allocate|execute|mount|bind)\b",
+        rb"Permission denied|Operation not permitted|No such file or directory"
+        rb"|Connection refused|No route to host|\bis insecure\b"
+        rb"|\b(?:[Cc]annot|[Cc]an't|[Cc]ould not|[Uu]nable to) (?:create|open|write|access|connect"
+        rb"|resolve|allocate|execute|mount|bind)\b|" + zh_terms.ERRNO_WORDS,
         "application_error",
         "warning",
         tier=2,

@@ -78,6 +78,11 @@ STRONG: tuple[tuple[str, bytes, str, Severity, int], ...] = (
         "critical",
         2,
     ),
+    # glibc's zh_CN strerror (what bash, coreutils and Python print in a Chinese locale):
+    # ENOSPC, EDQUOT and EROFS name their cause as the English wordings do
+    ("zh_errno_enospc", zh("设备上没有空间"), "disk_full", "critical", 2),
+    ("zh_errno_edquot", zh("超出磁盘限额"), "disk_quota_exceeded", "critical", 2),
+    ("zh_errno_erofs", zh("只读文件系统"), "storage_read_only", "critical", 2),
     (
         "zh_insufficient",
         zh("资源不足", "资源不够"),
@@ -91,5 +96,20 @@ STRONG: tuple[tuple[str, bytes, str, Severity, int], ...] = (
 # exception") and the bare "Killed" of the kernel's OOM killer
 CRASH = zh("段错误", "核心已转储", "总线错误", "已放弃", "浮点数例外")
 KILLED = zh("已杀死")
+# glibc's zh_CN strerror of a refused or missing resource (EACCES, EPERM, ENOENT, ECONNREFUSED,
+# EHOSTUNREACH, ENETUNREACH, ENOMEM) and coreutils' "cannot …": like "Permission denied", a
+# failure said without an error word (batch 30: bash's "<path>: 权限不够" was silent)
+ERRNO_WORDS = zh(
+    "权限不够",
+    "不允许的操作",
+    "没有那个文件或目录",
+    "拒绝连接",
+    "没有到主机的路由",
+    "网络不可达",
+    "无法分配内存",
+    "无法创建目录",
+    "无法打开",
+    "无法访问",
+)
 # The words a failure is announced with: symptoms, used only when nothing names the cause.
 FAILED = zh("作业运行失败", "训练作业失败", "运行失败", "失败", "错误", "异常")
