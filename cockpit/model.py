@@ -517,8 +517,9 @@ class Snapshot:
     pending_history: tuple[tuple[datetime, int], ...] = ()
     # running jobs sampled for risk (memory near the request, silent output); None: none
     risk: RiskProbe | None = None
-    # jobs only sacct listed (failed since the last poll, already gone from squeue)
-    acct_only: frozenset[str] = frozenset()
+    # ids of the jobs only sacct listed (failed since the last poll, already gone from squeue);
+    # a tuple, as every collection of the snapshot (JSON, the store's published form)
+    acct_only: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

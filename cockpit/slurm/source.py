@@ -255,7 +255,7 @@ class SlurmSource(Source):
         queued = len(jobs)
         jobs = await self._backfill_finish(backfill, taken, jobs, warnings)
         # failed jobs only sacct still names (slurmctld forgot them): their evidence says so
-        acct_only = frozenset(j.job_id for j in jobs[queued:])
+        acct_only = tuple(sorted(j.job_id for j in jobs[queued:]))
         risk = None
         # queue first: a cockpit's first poll does not wait for sstat and the stdout checks
         # (0.6-1 s at a 10k site, longer than parsing the queue); the next poll samples

@@ -187,7 +187,10 @@ def state_evidence(job: SlurmJob, ctx: RuleContext) -> Evidence:
             bits.append(f"NodeList={job.node_list}")
         tail = tails[key] = " ".join(bits)
     # a job slurmctld already forgot is sacct's record, not a line squeue printed
-    where = "sacct" if job.job_id in ctx.snapshot.acct_only else "squeue"
+    acct_only = ctx.cache.get("acct_only")
+    if acct_only is None:
+        acct_only = ctx.cache["acct_only"] = frozenset(ctx.snapshot.acct_only)
+    where = "sacct" if job.job_id in acct_only else "squeue"
     return new_evidence(where, "JobId=" + job.job_id + tail, None, "", None, 0, False)
 
 
