@@ -43,7 +43,11 @@ _PULL = r"(?:ErrImagePull|ImagePullBackOff|[Ff]ailed to pull image|[Ff]ailed to 
 _PULL += (
     r"Back-off pulling image|pull access denied|Error response from daemon: (?:Get|Head) \S*/v2/|"
 )
-_PULL += r"failed to resolve reference|error pulling image)"
+_PULL += r"failed to resolve reference|error pulling image|"
+# a managed trainer's own words for the pull it could not do (SageMaker's ClientError, Azure
+# ML's job preparation, its events), whose message then says why as a daemon would
+_PULL += r"Cannot pull algorithm container|[Rr]un docker command to pull (?:private |public )?"
+_PULL += r"image failed|FailedPullingImage|Image pull failed)"
 _EXIT_HINT = N_("`kubectl logs <pod> --previous` shows the last run's own error")
 
 REASONS: tuple[K8sReason, ...] = (
@@ -108,9 +112,28 @@ REASONS: tuple[K8sReason, ...] = (
             "no spaces)."
         ),
     ),
+    # the registry refused the role's push (ECR's IAM words): the tag a job then pulls was
+    # never pushed, so its "manifest unknown" is the consequence printed later
+    K8sReason(
+        "registry_push_denied",
+        r"is not authorized to perform: ecr:(?:InitiateLayerUpload|UploadLayerPart|"
+        r"CompleteLayerUpload|PutImage|BatchCheckLayerAvailability)\b",
+        "image_pull_failed",
+        N_("image push refused: the registry denied the push, so the image was never stored"),
+        N_(
+            "Grant the identity that builds the image the registry's push rights (ECR: "
+            "ecr:InitiateLayerUpload, UploadLayerPart, CompleteLayerUpload, PutImage) or sign it "
+            "in (docker login), push the image again, then rerun the job that pulls it."
+        ),
+    ),
     K8sReason(
         "image_pull",
-        r"[Ff]ailed to pull image|pull access denied|manifest unknown|denied: You may not login",
+        r"[Ff]ailed to pull image|pull access denied|manifest unknown|denied: You may not login|"
+        # a managed trainer's pull failing with no reason on its line (SageMaker, Azure ML,
+        # Vertex AI's "Failed to read the container uri")
+        r"Cannot pull algorithm container|[Rr]un docker command to pull (?:private |public )?"
+        r"image failed|FailedPullingImage|Image pull failed|Cannot find the requested image|"
+        r"Failed to read the container uri",
         "image_pull_failed",
         N_("image pull failed"),
         N_(

@@ -291,6 +291,12 @@ _TRACEBACK_LOOKAHEAD = 64 * 1024  # bytes after the header searched for the exce
 _LAUNCHER_SUMMARY = re.compile(r"multiprocessing\.errors\.ChildFailedError")
 
 
+# IPython/Jupyter prints the exception's class on the header's line ("MoxFileRespException
+#        Traceback (most recent call last)"): a pattern that knows the class claims the header
+# first, and it still only announces the exception line at the traceback's end (batch 31)
+_IPYTHON_HEADER = re.compile(r"^[ \t]*(?:\w+\.)*(\w+)[ \t]{2,}Traceback \(most recent call last\)")
+
+
 def _announces_exception(hit: ScanHit) -> bool:
     """A weak line whose exception line, within the lookahead after it, is the first red one."""
     if hit.pattern == "traceback" and _TRACEBACK_HEADER in hit.text:
@@ -343,6 +349,8 @@ def _raised(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
         return _messenger_cause(buf, hit, kind) or hit
     if _LAUNCHER_HANDLER.search(hit.text) and not _CHILD_CODE.search(hit.text):
         return _child_code(buf, hit, kind) or hit
+    if _IPYTHON_HEADER.match(hit.text):
+        return _ipython_exception(buf, hit, kind)
     if not _announces_exception(hit):
         return hit
     start = buf.find(b"\n", hit.offset)
@@ -621,6 +629,22 @@ def _looks_ahead(hit: ScanHit) -> bool:
     )
 
 
+def _ipython_exception(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
+    """The line naming the header's exception class ("NoSuchKey: An error occurred …") that
+    ends the IPython traceback whose header ``hit`` is ("NoSuchKey      Traceback …"); else
+    the header (a paste cut after it)."""
+    start = buf.find(b"\n", hit.offset)
+    m = _IPYTHON_HEADER.match(hit.text)
+    if start < 0 or m is None:
+        return hit
+    own = re.compile(r"^[ \t]*(?:\w+\.)*" + re.escape(m.group(1)) + r": ")
+    window = bytes(buf[start + 1 : start + 1 + _TRACEBACK_LOOKAHEAD])
+    for h in _search(window, _combined(kind, None), kind, 0, hit.line + 1, start + 1):
+        if own.match(h.text):
+            return h
+    return hit
+
+
 def _cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
     """The first strong hit, or the line after it (within the lookahead) that it only
     announced, or the first line of its program's run of error lines that it sums up."""
@@ -629,6 +653,8 @@ def _cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
     if hit.pattern.startswith(_QUOTED_PENDING):
         hit = _failure_after(buf, hit, kind) or hit
     hit = _in_shared_memory(buf, hit)
+    if _IPYTHON_HEADER.match(hit.text):
+        return _ipython_exception(buf, hit, kind)
     if hit.label not in _ANNOUNCERS and _summary_run(hit) is not None:
         return _run_start(buf, hit)
     if hit.label == "nccl_communication_error" and _NCCL_SUMMARY.search(hit.text):
@@ -647,6 +673,12 @@ def _cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
                 return h
         return hit
     return hit
+
+
+def past_ipython_header(buf: Buffer, hit: ScanHit, *, kind: str = "app") -> ScanHit:
+    """The exception line ending the IPython traceback whose header ``hit`` is (a family's
+    rule cites its family's first line, which a Jupyter paste makes the header); else the hit."""
+    return _ipython_exception(buf, hit, kind)
 
 
 def announced_cause(buf: Buffer, hit: ScanHit, *, kind: str = "app") -> ScanHit:

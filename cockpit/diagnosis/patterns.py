@@ -32,6 +32,7 @@ from cockpit.diagnosis.pattern_base import NOT_DAEMON as _NOT_DAEMON
 from cockpit.diagnosis.pattern_base import Pattern
 from cockpit.diagnosis.pattern_base import spec as _p
 from cockpit.diagnosis.pattern_base import specs as _specs
+from cockpit.diagnosis.patterns_storage import OBJECT_STORAGE
 from cockpit.diagnosis.patterns_weak import HARMLESS, WEAK
 
 
@@ -385,27 +386,8 @@ PATTERNS: tuple[Pattern, ...] = (
         "gpu_not_available",
         tier=1,
     ),
-    # Python opened an OBS/S3 URL as a local file: the path, not the data, is wrong
-    _p(
-        "py_obs_url_open",
-        r"No such file or directory: '(?:s3|obs)://",
-        "storage_path_invalid",
-        tier=2,
-    ),
-    _p(
-        "obs_not_found",
-        r"^\s*stat:\s*404\b|\bNoSuchKey\b|\bNoSuchBucket\b|MoxFileNotExistsException|"
-        r"The specified key does not exist|An error occurred \((?:404|NoSuchKey)\) when calling",
-        "input_path_not_found",
-        tier=2,
-    ),
-    _p(
-        "obs_denied",
-        r"^\s*stat:\s*403\b|\bAccessDenied\b|403 Forbidden|"
-        r"An error occurred \((?:403|AccessDenied)\) when calling|\(403\)[^\n]*Forbidden",
-        "storage_access_denied",
-        tier=2,
-    ),
+    # object storage (OBS/S3/OSS/GCS, its FUSE mounts, a trainer's data channel)
+    *OBJECT_STORAGE,
     # a bare program name is a missing command; a path is missing input
     _p(
         "py_missing_program",
@@ -435,13 +417,6 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:PermissionError: )?\[Errno 13\] Permission denied: '|"
         r"cannot (?:create (?:directory|regular file)|touch|open|remove) [^\n]*: Permission denied",
         "storage_access_denied",
-        tier=2,
-    ),
-    _p(
-        "obs_connection",
-        r"Unable to connect to endpoint|obs\S* .*(?:Connection timeout|Read timeout)|"
-        r"EndpointConnectionError|Could not connect to the endpoint URL",
-        "storage_connection_error",
         tier=2,
     ),
     # Singularity/Apptainer cannot bind a path the node lacks into the container (a site's or

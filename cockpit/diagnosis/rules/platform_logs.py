@@ -90,7 +90,7 @@ def family_hit(
             if n >= _LOOK:
                 break
             if h.pattern in names:
-                return h
+                return logscan.past_ipython_header(lt.data, h, kind=kind)
         return None
 
     return SCAN_CACHE.get(("family", kind, names), lt.data, look)
