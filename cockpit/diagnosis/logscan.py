@@ -222,7 +222,7 @@ def _first_weak(buf: Buffer, rx, kind: str) -> ScanHit | None:
             and not is_harmless(raw)
             and specific.search(raw) is None  # classify would name it generic_error
             and _logger_prefix_word(
-                buf, ScanHit(line_no, ls, decode_line(raw), "generic_error", "", "")
+                buf, ScanHit(line_no, ls, decode_line(raw), "generic_error", "", ""), first.offset
             )
         ):
             n += 1
@@ -234,7 +234,7 @@ def _first_weak(buf: Buffer, rx, kind: str) -> ScanHit | None:
         if first is None:
             first, limit = hit, hit.offset + _WEAK_TAIL
             cut = len(buf) >= limit
-        if _logger_prefix_word(buf, hit):
+        if _logger_prefix_word(buf, hit, first.offset):
             continue
         return _raised(buf, hit, kind)
     return _raised(buf, first, kind) if first is not None else None
@@ -259,24 +259,33 @@ _GENERIC_WORD = re.compile(r"(?:\b|\x1b\[[0-9;]*m)(?:error|ERROR|Error|failed|Fa
 _NUMERAL = re.compile(r"\d")
 
 
-def _logger_prefix_word(buf: Buffer, hit: ScanHit) -> bool:
+def _logger_prefix_word(buf: Buffer, hit: ScanHit, since: int = -1) -> bool:
+    """The line's only error words are its logger's prefix, which the next line repeats, or
+    the line before it when that starts at or after ``since`` (the last frame of a run is
+    followed by another logger's line)."""
     if hit.pattern != "generic_error":
         return False
     words = [m.end() for m in _GENERIC_WORD.finditer(hit.text)]
     if not words or words[0] > 120:
         return False
+    others = []
     end = buf.find(b"\n", hit.offset)
-    if end < 0:
-        return False
-    nxt = bytes(buf[end + 1 : end + 1 + 512]).split(b"\n", 1)[0]
+    if end >= 0:
+        others.append(bytes(buf[end + 1 : end + 1 + 512]).split(b"\n", 1)[0])
+    if 0 <= since < hit.offset:
+        start = max(since, buf.rfind(b"\n", since, hit.offset - 1) + 1)
+        others.append(bytes(buf[start : min(hit.offset - 1, start + 512)]))
     a = _NUMERAL.sub("0", hit.text)
-    b = _NUMERAL.sub("0", decode_line(nxt))
-    k = 0
-    while k < min(len(a), len(b)) and a[k] == b[k]:
-        k += 1
-    # the shared prefix runs past every error word of the line and holds a number (a time, a
-    # pid) after the first: a log prefix ("[ERROR] 2021-05-11 … db_stat failed" has its own)
-    return k >= words[-1] + 8 and "0" in a[words[0] : k]
+    for other in others:
+        b = _NUMERAL.sub("0", decode_line(other))
+        k = 0
+        while k < min(len(a), len(b)) and a[k] == b[k]:
+            k += 1
+        # the shared prefix runs past every error word of the line and holds a number (a time,
+        # a pid) after the first: a log prefix ("[ERROR] 2021-05-11 … db_stat failed" has its own)
+        if k >= words[-1] + 8 and "0" in a[words[0] : k]:
+            return True
+    return False
 
 
 # A Python traceback's header only announces the exception that ends it: when no line names
@@ -334,6 +343,8 @@ def _messenger_cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit | None:
             return None
         if _is_messenger(h) or _CONTENT_FREE.search(h.text):
             continue
+        if _announces_exception(h) or _logger_prefix_word(buf, h, hit.offset):
+            continue  # another rank's traceback header, a frame under a logger's prefix
         if h.label in _GENERAL and hit.label not in _GENERAL:
             # the line is cited for its words, the summary's kind and pattern name it (the
             # Ascend rule reads the summary's family)
