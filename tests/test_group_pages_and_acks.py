@@ -12,7 +12,7 @@ from cockpit.diagnosis.correlate import correlate
 from cockpit.model import Snapshot
 from cockpit.runtime.lifecycle import LAPSE_WHO, remember
 from cockpit.store import open_store
-from cockpit.watch.alerts import AlertConfig
+from cockpit.watch.alerts import Alert, AlertConfig
 from cockpit.watch.watcher import Watcher
 from tests.watch_support import ListChannel, exit1_finding, exit1_job
 
@@ -58,3 +58,60 @@ def test_an_ack_does_not_cover_a_job_that_failed_after_it(tmp_path):
     got = remember(store, "lab", [regroup], T + timedelta(minutes=14))
     assert got.acks[regroup.key].who == "ana"
     assert LAPSE_WHO.startswith("cockpit")
+
+
+def _poll(w, jobs, ends, at):
+    findings = [exit1_finding(j, ends[j]) for j, job in jobs.items() if job.state == "FAILED"]
+    return w.observe(Snapshot("lab", "slurm", at, jobs=tuple(jobs.values())), findings, at,
+                     incidents=correlate(findings))  # fmt: skip
+
+
+def test_a_job_joining_a_paged_group_minutes_later_is_paged_as_an_update(tmp_path):
+    """The lab's trial: jobs 39 and 50 timed out minutes after the group's page and `cockpit
+    incidents` listed them critical, while watch said nothing for the hour of repeat_s. A job
+    joining is news: paged once the group interval (5 min) has passed since the last page,
+    and by one cockpit only when two share the store."""
+    store = open_store(f"sqlite:///{tmp_path}/c.db")
+    a, b = ListChannel(), ListChannel()
+    w1 = Watcher(AlertConfig(), store=store, channels=[a])
+    w2 = Watcher(AlertConfig(), store=store, channels=[b])  # a TUI beside the watch
+    ends = {"1": T, "2": T, "3": T + timedelta(minutes=2), "4": T + timedelta(minutes=9)}
+    jobs = {j: exit1_job(j, "RUNNING", e) for j, e in ends.items()}
+    for w in (w1, w2):
+        w.observe(Snapshot("lab", "slurm", T - timedelta(minutes=1), jobs=tuple(jobs.values())),
+                  [], T)  # fmt: skip
+    for minute in range(0, 16):
+        at = T + timedelta(minutes=minute)
+        for j, end in ends.items():
+            if end <= at:
+                jobs[j] = exit1_job(j, "FAILED", end)
+        for w in (w1, w2):
+            _poll(w, jobs, ends, at)
+    pages = [x for x in a.sent + b.sent if x.rule == "job_failed"]
+    # jobs 1-2 at once; job 3 at 12:02, held until 12:05; job 4 at 12:09, held until 12:10
+    assert [sorted(m.id for m in x.members) for x in pages] == [
+        ["1", "2"],
+        ["1", "2", "3"],
+        ["1", "2", "3", "4"],
+    ], [(x.time, x.title) for x in pages]
+    assert [x.time - T for x in pages] == [
+        timedelta(0),
+        timedelta(minutes=5),
+        timedelta(minutes=10),
+    ]
+
+
+def test_a_cron_watch_once_pages_a_job_joining_a_group_and_not_the_group_again():
+    from cockpit.commands.watch import condition_keys, new_conditions
+    from cockpit.watch.transitions import fold_by_incident
+
+    def conditions(failed):
+        findings = [exit1_finding(j, T) for j in failed]
+        raw = [Alert(T, "job_failed", "critical", f.subject, f.title, f, "lab") for f in findings]
+        return fold_by_incident(raw, correlate(findings))
+
+    first = conditions(["1", "2"])
+    remembered = sorted({k for a in first for k in condition_keys(a)})
+    assert new_conditions(conditions(["1", "2"]), remembered) == []  # the same group: quiet
+    (update,) = new_conditions(conditions(["1", "2", "3"]), remembered)  # job 3 joined
+    assert {m.id for m in update.members} == {"1", "2", "3"}

@@ -118,10 +118,23 @@ def current_conditions(
     return out
 
 
+def condition_keys(a: Alert) -> list[str]:
+    """What a ``--once`` run remembers of an alert: its key, and for an incident of several
+    jobs one key per job, so a job joining it since the last run is news."""
+    if not a.is_group:
+        return [a.key]
+    return [a.key, *(f"{a.key}|{m.source}/{m.id}" for m in a.members)]
+
+
 def new_conditions(alerts: Sequence[Alert], previous: Sequence[str]) -> list[Alert]:
-    """Alerts whose key was not active at the last ``--once`` run (never ``source_recovered``)."""
+    """Alerts not active at the last ``--once`` run, or an incident some job joined since
+    (never ``source_recovered``)."""
     before = set(previous)
-    return [a for a in alerts if a.key not in before and a.rule != "source_recovered"]
+    return [
+        a
+        for a in alerts
+        if a.rule != "source_recovered" and any(k not in before for k in condition_keys(a))
+    ]
 
 
 def load_state(path: Path) -> dict[str, list[str]]:
@@ -199,9 +212,10 @@ async def watch_once(
         if snap.ok:
             if answered is not None:
                 answered.append(name)
-            active[name] = sorted({a.key for a in conds})
+            active[name] = sorted({k for a in conds for k in condition_keys(a)})
         else:  # keep what we knew about jobs and nodes; remember the outage itself
-            active[name] = sorted(set(previous.get(name, ())) | {a.key for a in conds})
+            known = {k for a in conds for k in condition_keys(a)}
+            active[name] = sorted(set(previous.get(name, ())) | known)
         fired += watcher.record(fresh, now, snap)
         # the incident channels (Alertmanager, /metrics): the store has them from the core
         if st.outage is not None:

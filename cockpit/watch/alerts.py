@@ -109,6 +109,11 @@ class Alert:
     detail: str = ""
 
     @property
+    def is_group(self) -> bool:
+        """About an incident of several jobs (a group of one cause, a node's casualties)."""
+        return bool(self.incident) and bool(self.members)
+
+    @property
     def key(self) -> str:
         """Rate-limit key: rule + subject (+ the incident: one per incident, whoever joins it;
         + ``detail``)."""
@@ -645,6 +650,10 @@ class AlertRules:
     """
 
     MAX_KEYS = 10_000
+    # an incident of several jobs pages again when jobs joined it, at most this often
+    # (Alertmanager's group_interval): within repeat_s it was silent for an hour while
+    # `cockpit incidents` listed each new member as critical
+    GROUP_INTERVAL_S = 300
 
     def __init__(self, config: AlertConfig | None = None, max_keys: int = MAX_KEYS) -> None:
         self.config = config or AlertConfig()
@@ -686,17 +695,28 @@ class AlertRules:
         ``now`` defaults to each alert's own time.
         """
         out: list[Alert] = []
-        window = timedelta(seconds=self.config.repeat_s)
         for a in alerts:
             if self.is_muted(a):
                 continue
             t = now or a.time
-            last = self._last.get(a.key)
-            if last is not None and t - last < window:
+            if not self.due(a, t):
                 continue
             self._remember(a.key, t)
             out.append(a)
         return out
+
+    def window(self, alert: Alert) -> timedelta:
+        """How long ``alert``'s key stays quiet once fired: ``repeat_s``, or for a group's
+        update (jobs joined it) the shorter group interval."""
+        repeat = self.config.repeat_s
+        if alert.is_group:
+            repeat = min(repeat, self.GROUP_INTERVAL_S)
+        return timedelta(seconds=repeat)
+
+    def due(self, alert: Alert, t: datetime) -> bool:
+        """Whether ``alert`` may fire at ``t`` (its key quiet for its window); no mutes."""
+        last = self._last.get(alert.key)
+        return last is None or t - last >= self.window(alert)
 
     def _remember(self, key: str, t: datetime) -> None:
         self._last.pop(key, None)  # re-inserted: the dict stays in firing order

@@ -9,11 +9,18 @@ the next poll's evidence does not make a new alert.
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 
 from cockpit.model import Snapshot
 from cockpit.store.types import outage_key
 from cockpit.watch.alerts import Alert
+
+
+def members_digest(alert: Alert) -> str:
+    """A short digest of the jobs a group's alert names (order-free)."""
+    ids = sorted(f"{m.source}/{m.id}" for m in alert.members)
+    return hashlib.blake2b("\n".join(ids).encode(), digest_size=8).hexdigest()
 
 
 def _iso(t: datetime | None) -> str:
@@ -35,19 +42,12 @@ def delivery_key(
     if alert.incident:
         # the incident's key names the failure, but a group's has no time of its own: the
         # cluster's "exit 1" group of this morning is the one a job joins this afternoon, and
-        # claimed once for ever it never paged again; once per window, as the rate limit says.
-        # The window of its newest job's end, a fact every cockpit reads alike: the window of
-        # the poll paged twice when two cockpits' polls fell either side of a window's edge
-        if not alert.incident.startswith("group|"):
+        # claimed once for ever it never paged again. A group's page is claimed for the jobs
+        # it names (a fact every cockpit reads alike): jobs joining it are news, paged as an
+        # update (the rate limit's group interval), the same jobs seen again are not
+        if not alert.is_group:
             return alert.key  # a job's or a node's key has its own time
-        ids = {m.id for m in alert.members if m.source == s.source}
-        ends = [
-            j.end_time
-            for j in (snapshot.jobs if snapshot is not None and ids else ())
-            if j.end_time is not None and j.job_id in ids
-        ]
-        at = max(ends) if ends else alert.time
-        return f"{alert.key}|w{int(at.timestamp() // max(window_s, 60.0))}"
+        return f"{alert.key}|m{members_digest(alert)}"
     if alert.rule in ("source_down", "source_recovered") and outage_start is not None:
         return f"{alert.rule}|{outage_key(s.source, outage_start)}"
     if snapshot is not None:

@@ -55,6 +55,7 @@ from cockpit.watch.transitions import (
 log = logging.getLogger(__name__)
 
 KEEP = 500  # alerts kept in memory for the alert pane
+HELD_MAX = 1000  # group updates waiting for their interval (one per incident)
 MAX_OPEN = 100_000  # incident keys remembered per source to notice their end
 
 
@@ -165,6 +166,8 @@ class Watcher:
         self._outage: dict[str, datetime] = {}  # source -> start of its outage
         self._open: dict[str, dict[str, Incident]] = {}  # source -> open incident key -> it
         self._alerts: deque[Alert] = deque(maxlen=KEEP)
+        # group updates the group interval held back, by alert key (see _hold)
+        self._held: dict[str, Alert] = {}
         if history is not None:
             try:
                 past = history.load(KEEP)
@@ -240,12 +243,37 @@ class Watcher:
             self._prev[src] = snapshot
             if snapshot.ok:
                 self._good[src] = snapshot
-            fired = [redacted(a) for a in self.rules.filter(raw, now)]
+            raw = self._with_held(raw, now)
+            passed = self.rules.filter(raw, now)
+            self._hold(raw, {a.key for a in passed})
+            fired = [redacted(a) for a in passed]
             self._alerts.extend(fired)
             if fired:
                 self._published = tuple(self._alerts)
         self.delivered = self._deliver(fired, snapshot, now) if fired else []
         return fired
+
+    def _with_held(self, raw: list[Alert], now: datetime) -> list[Alert]:
+        """``raw`` plus each group update held back by the group interval that is now due
+        (a newer update of the same incident in ``raw`` replaces it). Under the lock."""
+        fresh = {a.key for a in raw if a.is_group}
+        due = []
+        for key, a in list(self._held.items()):
+            if key in fresh:
+                del self._held[key]
+            elif self.rules.due(a, now):
+                del self._held[key]
+                due.append(replace(a, time=now))
+        return [*raw, *due]
+
+    def _hold(self, raw: list[Alert], passed: set[str]) -> None:
+        """Keep the group updates the interval held back (jobs joined an incident paged a
+        minute ago): they fire when it has passed, not an hour later or never."""
+        for a in raw:
+            if a.is_group and a.key not in passed and not self.rules.is_muted(a):
+                self._held[a.key] = a
+        while len(self._held) > HELD_MAX:
+            del self._held[next(iter(self._held))]
 
     def record(
         self, alerts: Sequence[Alert], now: datetime, snapshot: Snapshot | None = None
