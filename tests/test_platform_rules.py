@@ -177,6 +177,11 @@ K8S_LINES = {
         "  Warning  InspectFailed  10s  kubelet  Failed to apply default image tag "
         '"Team/Train:1.0": couldn\'t parse image reference: invalid reference format'
     ),
+    "registry_push_denied": (
+        "denied: User: arn:aws:sts::123456789012:assumed-role/Builder/ci is not authorized to "
+        "perform: ecr:InitiateLayerUpload on resource: "
+        "arn:aws:ecr:us-west-2:123456789012:repository/train"
+    ),
     "image_pull": (
         '  Warning  Failed  4m  kubelet  Failed to pull image "busybox:1.36": rpc error: '
         "code = Canceled desc = context canceled"
