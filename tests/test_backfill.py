@@ -84,8 +84,12 @@ def test_the_window_starts_at_the_cursor_less_an_overlap_else_hours_back():
     bf = Backfill(hours=12)
     overlap = timedelta(seconds=60)
     assert bf.since(T, overlap) == T - timedelta(hours=12)
-    bf.resumed = T - timedelta(hours=3)  # the store remembered a poll three hours ago
-    assert bf.since(T, overlap) == T - timedelta(hours=3, seconds=60)
+    # the store remembered a poll three hours ago: still the whole window, so this cockpit's
+    # queue lists the failures of the last hours that a cockpit beside it lists
+    bf.resumed = T - timedelta(hours=3)
+    assert bf.since(T, overlap) == T - timedelta(hours=12)
+    bf.resumed = T - timedelta(hours=30)  # closed since yesterday: from there, nothing missed
+    assert bf.since(T, overlap) == T - timedelta(hours=30, seconds=60)
     bf.record([], T)
     assert bf.since(T + timedelta(seconds=15), overlap) == T - overlap
     bf2 = Backfill(resumed=T - timedelta(days=30))
