@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cockpit.diagnosis.logscan import first_error, first_error_in_pieces, iter_errors
+from cockpit.diagnosis.logscan import first_error, iter_errors
+from cockpit.diagnosis.logscan_pieces import first_error_in_pieces
 from cockpit.diagnosis.patterns import PATTERNS, classify
 from cockpit.ingest.logfile import scan_path
 

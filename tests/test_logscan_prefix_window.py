@@ -4,7 +4,8 @@ middle, and the same line whether the log is read whole or in pieces (a stream, 
 
 from __future__ import annotations
 
-from cockpit.diagnosis.logscan import first_error, first_error_in_pieces
+from cockpit.diagnosis.logscan import first_error
+from cockpit.diagnosis.logscan_pieces import first_error_in_pieces
 
 _W = "(VllmWorker rank=1 pid=97934) ERROR 04-01 08:04:{s:02d} [multiproc_executor.py:383] "
 

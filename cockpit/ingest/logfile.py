@@ -19,11 +19,10 @@ from typing import BinaryIO
 from cockpit.diagnosis.logscan import (
     ScanHit,
     first_error,
-    first_error_in_pieces,
     guess_kind,
     iter_errors,
-    iter_errors_in_pieces,
 )
+from cockpit.diagnosis.logscan_pieces import first_error_in_pieces, iter_errors_in_pieces
 from cockpit.errors import UserError
 from cockpit.i18n import _
 from cockpit.ingest.textstream import (
