@@ -317,6 +317,10 @@ class _Squeue:
         from cockpit.transport import CommandResult
 
         self.calls.append(tuple(argv))
+        if argv[0] == "stat":  # each task's stdout, written 10 min ago
+            at = int((NOW - timedelta(minutes=10)).timestamp())
+            out = "".join(f"8 {at} {p}\n" for p in argv[argv.index("--") + 1 :])
+            return CommandResult(tuple(argv), out.encode(), b"", 0)
         if argv[0] == "sstat":
             out = b"29.batch|211848K|c1|211848K|1|c1|00:00:00\n"
             out += b"28.batch|211844K|c2|211844K|1|c2|00:00:00\n"
@@ -333,7 +337,15 @@ class _Squeue:
                 vals = {"jobid": raw, "jobarrayid": task, "tres-alloc": "cpu=2,mem=300M,node=1"}
                 lines.append("|".join(vals[n] for n in names))
             return CommandResult(tuple(argv), ("\n".join(lines) + "\n").encode(), b"", 0)
-        return CommandResult(tuple(argv), b"", b"", 0)  # StdOut: none
+        if "StdOut" in spec:  # as 22.05 printed it for `-o /jobs/train-%A_%a.out`
+            names = [f.split(":")[0].lower() for f in spec.split(",")]
+            lines = []
+            for task, raw in (("28_0", "29"), ("28_1", "28")):
+                vals = {"jobid": raw, "jobarrayid": task, "userid": "1000", "groupid": "1000"}
+                vals["stdout"] = "/jobs/train-%A_%a.out"
+                lines.append("|".join(vals[n] for n in names))
+            return CommandResult(tuple(argv), ("\n".join(lines) + "\n").encode(), b"", 0)
+        return CommandResult(tuple(argv), b"", b"", 0)
 
 
 def _fake_src(transport):
@@ -384,3 +396,29 @@ def test_a_squeue_that_refuses_tres_alloc_is_said_once_not_every_poll():
     assert len(said) == 1 and "Invalid job format specification" in said[0], said
     asked = [c for c in tr.calls if c[0] == "squeue" and "tres-alloc" in c[-1]]
     assert len(asked) == 1, asked
+
+
+def test_an_array_tasks_stdout_is_found_so_its_silence_is_seen():
+    """squeue's JobID names an array task by its own id (29): the task's StdOut pattern must
+    still be resolved for 28_0, else its stdout is never looked at."""
+    import asyncio
+
+    class _Src:
+        def __init__(self, tr):
+            from collections import Counter
+
+            self.transport, self.command_counts, self.command_timeout = tr, Counter(), 5
+            self.owners: dict = {}
+
+        def note_owner(self, jid, owner):
+            self.owners[jid] = owner
+
+        def note_job_paths(self, jid, path):
+            pass
+
+    sampler = RiskSampler(RiskSettings(log_silent_s=300))
+    tasks = [dataclasses.replace(j, elapsed_s=3600) for j in _array_tasks()]
+    probe, warnings = asyncio.run(sampler.sample(_Src(_Squeue()), tasks, NOW))
+    assert warnings == []
+    got = {o.job_id: o.path for o in probe.outputs}
+    assert got == {"28_0": "/jobs/train-28_0.out", "28_1": "/jobs/train-28_1.out"}, got

@@ -246,7 +246,8 @@ def sstat_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 def squeue_outputs_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """The StdOut pattern (``%j`` unresolved) and owner of the given jobs, one line each:
-    ``-O`` is the only squeue format with StdOut; the path comes last (it may hold a '|')."""
+    ``-O`` is the only squeue format with StdOut; the path comes last (it may hold a '|').
+    ``JobArrayID``: an array task as the queue names it (28_0); ``JobID`` prints its own id."""
     return (
         "squeue",
         "--noheader",
@@ -254,7 +255,7 @@ def squeue_outputs_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]
         "-j",
         ",".join(job_ids),
         "-O",
-        "JobID:|,UserID:|,GroupID:|,StdOut:0",
+        "JobArrayID:|,UserID:|,GroupID:|,StdOut:0",
     )
 
 

@@ -227,3 +227,34 @@ def test_an_array_task_is_measured_against_what_it_holds(lab_env, tmp_path):
     finally:
         if arr:
             lab_env.scancel(arr)
+
+
+def test_an_array_task_whose_output_stopped_is_silent(lab_env, tmp_path):
+    """squeue's JobID names an array task by its own id: its StdOut (``%A_%a``) must still be
+    found for 28_0, or a stalled array task is never named silent."""
+    cfg = tmp_path / "lab.toml"
+    cfg.write_text('[clusters.lab]\ntransport = "local"\n[risk]\nlog_silent_s = 6\n')
+    env = {**os.environ, **lab_env.env, "XDG_STATE_HOME": str(tmp_path / "state")}
+    arr = ""
+    try:
+        arr = lab_env.sbatch(
+            "-p", "debug", "-t", "5", "-a", "0-1", "-J", "h-array-silent",
+            "-o", f"{lab_env.jobs_dir}/h-array-silent-%A_%a.out",
+            "--wrap", "echo loading shards; sleep 600",
+        )  # fmt: skip
+        task = f"{arr}_0"
+        lab_env.wait_state(task, {"RUNNING"}, 60)
+        verdict = wait_for(
+            lambda: (
+                v
+                if (v := _snapshot_verdict(lab_env, str(cfg), env, task)).get("root_cause")
+                == "job_output_silent"
+                else None
+            ),
+            60,
+            "the array task named silent",
+        )
+        assert "loading shards" in verdict["title"], verdict["title"]
+    finally:
+        if arr:
+            lab_env.scancel(arr)
