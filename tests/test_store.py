@@ -381,6 +381,8 @@ def test_a_store_of_the_last_schema_keeps_its_incidents_and_acks_when_upgraded(u
     with store.engine.connect() as c:
         assert store_schema.current_version(c) == store_schema.VERSION
         (dg,) = c.execute(sa.select(store_schema.incidents.c.digest)).scalars()
+        # v5: what a sync reads of every row each poll, from an index
+        assert "ix_incidents_known" in {i["name"] for i in sa.inspect(c).get_indexes("incidents")}
     assert dg == codec.digest(codec.incident_to_json(inc))
     store.sync_incidents(["lab"], [inc], T0 + timedelta(minutes=2))  # and it lives on
     (si,) = store.incidents(T0 + timedelta(minutes=2))

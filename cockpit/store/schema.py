@@ -42,6 +42,16 @@ incidents = sa.Table(
     sa.Column("digest", sa.BigInteger, nullable=True),
 )
 
+# what a sync reads of every row of its source each poll (which exist, which are gone, when
+# last seen), from the index alone: the row itself lies behind its body (v5)
+incidents_known = sa.Index(
+    "ix_incidents_known",
+    incidents.c.source,
+    incidents.c.key,
+    incidents.c.gone,
+    incidents.c.last_seen,
+)
+
 # every ack and unack, in order: the latest row per key is the incident's state, the rest is
 # the history an operator can be asked about
 acks = sa.Table(
@@ -153,7 +163,13 @@ def _v4(conn: sa.Connection) -> None:
         )
 
 
-STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1, _v2, _v3, _v4)
+def _v5(conn: sa.Connection) -> None:
+    """An index for the sync's read of its source's rows (key, gone, last_seen): SQLite walked
+    past each row's body to reach them, ~1,400 rows every poll at 10k jobs."""
+    incidents_known.create(conn, checkfirst=True)
+
+
+STEPS: tuple[Callable[[sa.Connection], None], ...] = (_v1, _v2, _v3, _v4, _v5)
 VERSION = len(STEPS)
 _LOCK_ID = 0x636F636B  # "cock": PostgreSQL advisory lock held while migrating
 
