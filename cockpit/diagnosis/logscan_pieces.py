@@ -11,6 +11,7 @@ from dataclasses import replace
 from cockpit.diagnosis.logscan import (
     _BACK_BYTES,
     _NCCL_LOOKAHEAD,
+    _SUMMARY_LOOKBACK,
     _WEAK_TAIL,
     Buffer,
     ScanHit,
@@ -29,6 +30,30 @@ from cockpit.diagnosis.logscan import (
 # Reading the pieces is the caller's business (cockpit.ingest.logfile); results carry
 # offsets and line numbers in the whole stream.
 Piece = tuple[int, int, Buffer]
+
+
+# the most kept before a piece: a summary's run of lines longer than this together is cut
+_BACK_MAX = 1 << 20
+
+
+def _keep_back(back: bytes, piece: Buffer) -> bytes:
+    """The stream's last whole lines before the next piece: the ``_SUMMARY_LOOKBACK`` lines a
+    summary's run may begin in, however long (a plugin path), and at least the ``_BACK_BYTES``
+    before it (a semaphore's frame), up to ``_BACK_MAX``; none after a line cut mid-way."""
+    tail = back + bytes(piece[-_BACK_MAX:])
+    if not tail.endswith(b"\n"):
+        return b""
+    cut = len(tail) > _BACK_MAX
+    tail = tail[-_BACK_MAX:]
+    start = len(tail) - 1  # the newline ending the last line
+    for _ in range(_SUMMARY_LOOKBACK):
+        start = tail.rfind(b"\n", 0, start)
+        if start < 0:
+            break
+    keep = min(start + 1, tail.rfind(b"\n", 0, max(0, len(tail) - _BACK_BYTES)) + 1)
+    if keep == 0 and cut:  # the first line was cut by _BACK_MAX: not a line start
+        keep = tail.find(b"\n") + 1
+    return tail[keep:]
 
 
 def _shift(hit: ScanHit, base: int, line: int) -> ScanHit:
@@ -94,9 +119,7 @@ def first_error_in_pieces(pieces: Iterable[Piece], kind: str = "app") -> ScanHit
             if nl < 0:
                 break
             start, start_line, rx = nl + 1, hit.line + 1, strong_rx
-        back = (back + bytes(piece[-_BACK_BYTES:]))[-_BACK_BYTES:]
-        cut = back.find(b"\n") + 1 if len(back) == _BACK_BYTES else 0
-        back = back[cut:] if back.endswith(b"\n") else b""
+        back = _keep_back(back, piece)
     if nccl is not None:  # the stream ended within the lookahead
         at, at_line, hit, tail = nccl
         return _shift(_cause(tail, replace(hit, line=1, offset=0), kind), at, at_line)
