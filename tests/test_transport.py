@@ -212,6 +212,8 @@ async def test_source_poll_coalesces_and_counts():
         "scontrol show partition": 1,
         "sacct": 1,  # the backfill: failed jobs squeue no longer lists (cockpit.slurm.backfill)
         "sstat": 1,  # the at-risk sampler: its running jobs' MaxRSS, one call (slurm.risk)
+        # ... and the memory they hold (squeue's MIN_MEMORY hides --mem-per-cpu), once per job
+        "squeue -O": 1,
     }
     assert (
         any(n.reason == "lab: ECC errors on DIMM B2" for n in a.nodes)

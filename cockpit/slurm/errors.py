@@ -6,9 +6,12 @@ from cockpit.model import SourceError
 
 
 def command_label(argv: tuple[str, ...] | list[str]) -> str:
-    """Counter key: ``squeue``, ``squeue --only-job-state``, ``sacct``, ``scontrol show node``..."""
+    """Counter key: ``squeue``, ``squeue --only-job-state``, ``squeue -O``, ``sacct``,
+    ``scontrol show node``..."""
     if argv and argv[0] == "squeue" and "--only-job-state" in argv:
         return "squeue --only-job-state"  # the cheap one: counted apart from the full read
+    if argv and argv[0] == "squeue" and "-O" in argv:
+        return "squeue -O"  # the at-risk sampler's few running jobs, not a read of the queue
     return " ".join(argv[:3]) if argv and argv[0] == "scontrol" else (argv[0] if argv else "")
 
 

@@ -75,11 +75,38 @@ def mem_advice(job: SlurmJob, rss: int | None, req: int | None, ctx: RuleContext
             "Resubmit with a larger --mem (sacct -j {job_id} -o JobID,ReqMem,MaxRSS shows "
             "what it used; ask for about 1.2 x MaxRSS)."
         ).format(job_id=job.job_id)
+    cpus = per_cpu_request(job, ctx)
+    if cpus:
+        # sbatch refuses --mem beside the script's --mem-per-cpu ("mutually exclusive")
+        return _(
+            "Resubmit with --mem-per-cpu={mem} ({cpus} CPUs per node: 1.2 x {basis}, rounded "
+            "up), or reduce the memory the program holds (batch size, data loaded at once)."
+            "{note} sacct -j {job_id} -o JobID,ReqMem,MaxRSS,State shows per-step use."
+        ).format(
+            mem=fmt_mem(suggest_mem_mib(peak / cpus)),
+            cpus=cpus,
+            basis=basis,
+            note=note,
+            job_id=job.job_id,
+        )
     return _(
         "Resubmit with --mem={mem} (1.2 x {basis}, rounded up), or "
         "reduce the memory the program holds (batch size, data loaded at once).{note} sacct -j "
         "{job_id} -o JobID,ReqMem,MaxRSS,State shows per-step use."
     ).format(mem=fmt_mem(suggest_mem_mib(peak)), basis=basis, note=note, job_id=job.job_id)
+
+
+def per_cpu_request(job: SlurmJob, ctx: RuleContext) -> int | None:
+    """The CPUs per node when the job asked for memory per CPU (``--mem-per-cpu``: the source
+    said so, or ``scontrol show job`` printed ``MinMemoryCPU=``), else None. squeue's
+    MIN_MEMORY does not say it, so the evidence's scontrol record is read too."""
+    per_cpu = job.mem_per_cpu
+    if not per_cpu:
+        record = ctx.artifacts.commands.get(f"scontrol show job {job.job_id}", "")
+        per_cpu = "MinMemoryCPU=" in record
+    if not per_cpu:
+        return None
+    return max(1, -(-(job.cpus or 1) // (job.node_count or 1)))
 
 
 def env_remedy(job: SlurmJob, hit: str = "") -> str:
