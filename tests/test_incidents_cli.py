@@ -183,8 +183,8 @@ def state_dir(tmp_path, monkeypatch):
 
 def test_incidents_agree_with_the_tui_on_count_clock_and_acks(state_dir, monkeypatch):
     from cockpit.demo.site import DEMO_START
+    from cockpit.incident_views import incident_rows
     from cockpit.store import open_store
-    from cockpit.views import incident_rows
 
     monkeypatch.setenv("COLUMNS", "250")  # one table row per line
     first = json.loads(_run_cli(["incidents", "--demo", "--json"]))

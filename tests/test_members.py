@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 
 from cockpit.app import CockpitApp
 from cockpit.demo.site import DEMO_START, demo_sources
+from cockpit.incident_views import member_rows
 from cockpit.model import Finding, Incident, Subject
 from cockpit.screens.incidents import IncidentScreen
 from cockpit.screens.members import MembersScreen, MemberTable
 from cockpit.screens.panes import IncidentTable, QueueTable
 from cockpit.store.acks import AckStore
-from cockpit.views import member_rows
 
 NOW = DEMO_START + timedelta(minutes=10)
 

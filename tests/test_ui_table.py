@@ -284,7 +284,7 @@ async def test_row_count_changes_keep_the_scrollbar_and_view_right():
 def test_at_80_columns_an_incident_title_keeps_room_and_cause_makes_way():
     # with a few incidents (no scrollbar: the full 80 cells) CAUSE stayed and the title got 16
     # cells, "(gone) 20 jobs:…": the deciding fact was gone
-    from cockpit.views import INCIDENT_COLUMNS, MEMBER_COLUMNS
+    from cockpit.incident_views import INCIDENT_COLUMNS, MEMBER_COLUMNS
 
     for columns in (INCIDENT_COLUMNS, MEMBER_COLUMNS):
         table = VirtualTable(columns)

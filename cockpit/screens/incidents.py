@@ -22,10 +22,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from cockpit.i18n import N_, _
+from cockpit.incident_views import incident_rows, incident_summary
 from cockpit.runtime.lifecycle import ago
 from cockpit.store.types import StoredIncident
 from cockpit.text import clean
-from cockpit.views import incident_rows, incident_summary
 from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.table import VirtualTable
 

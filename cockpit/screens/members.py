@@ -13,9 +13,10 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from cockpit.i18n import N_, _, ngettext
+from cockpit.incident_views import MEMBER_COLUMNS, member_rows
 from cockpit.model import Incident, Subject
 from cockpit.text import clean
-from cockpit.views import MEMBER_COLUMNS, SEP, member_rows, subject_kind
+from cockpit.views import SEP, subject_kind
 from cockpit.widgets.keybar import KeyBar
 from cockpit.widgets.table import VirtualTable
 

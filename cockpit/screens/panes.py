@@ -21,11 +21,11 @@ from textual.widgets.option_list import Option
 
 from cockpit import gcpolicy
 from cockpit.i18n import N_, _
+from cockpit.incident_views import INCIDENT_COLUMNS
 from cockpit.model import SEVERITY_RANK, Finding, shown_source
 from cockpit.status_views import source_status
 from cockpit.text import clean, pad_cells
 from cockpit.views import (
-    INCIDENT_COLUMNS,
     JOB_COLUMNS,
     NODE_COLUMNS,
     SEVERITY_MARK,
