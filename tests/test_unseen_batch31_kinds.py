@@ -1,9 +1,10 @@
-"""Unseen batch 31's misses, each fixed for its kind: a second wording from another public
-source must get the same cause and headline (cases 387, 388, 391, 393 and 396 hold the first,
-tests/fixtures/platform/modelarts-moxing-obs-resp-exception the IPython header's). Managed training's storage and image paths: a trainer's own refusal sentences
-(SageMaker, Azure ML), a registry refusing the push that made an image missing, a FUSE mount of
-a bucket (s3fs and its forks), the object stores' credential codes, and an IPython traceback's
-header claimed before its exception line."""
+"""Unseen batch 31's misses, each fixed for its kind: a second wording from another public source
+must get the same cause and headline (cases 387, 388, 391, 393 and 396 hold the first,
+tests/fixtures/platform/modelarts-moxing-obs-resp-exception the IPython header's). Managed
+training's storage and image paths: a trainer's own refusal sentences (SageMaker, Azure ML), a
+registry refusing the push that made an image missing, a FUSE mount of a bucket (s3fs and its
+forks), the object stores' credential codes, and an IPython traceback's header claimed before
+its exception line."""
 
 from __future__ import annotations
 
