@@ -162,6 +162,9 @@ async def _live_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
             raise UserError(
                 _("bad job id {jobid!r}: {exc}").format(jobid=args.jobid, exc=exc)
             ) from exc
+        tasks = array_tasks(snap, arts, args.jobid)
+        if tasks:  # an array's own id: its tasks, each as the drill-down would
+            return await _array(args, source, snap, arts, tasks)
     finally:
         await source.close()
     snap = with_job(snap, args.jobid, arts)
@@ -186,6 +189,65 @@ async def _live_job(args: argparse.Namespace) -> tuple[list[Finding], dict]:
         or (f.subject.kind == "node" and f.subject.id in named)
         or (f.subject.kind == "cluster" and _concerns(f, args.jobid))
     ]
+    return mine, payload(mine)
+
+
+ARRAY_EVIDENCE = 20  # an array's tasks whose evidence (sacct, scontrol, output) is fetched
+
+
+def array_tasks(snap: Snapshot, arts: Artifacts, job_id: str) -> list[str]:
+    """The task ids of the array ``job_id`` names (``41`` -> ``41_3``, ``41_6``…) when no job
+    has that id itself: from the queue, scontrol's records and sacct's rows; else []."""
+    if not job_id.isdigit() or any(j.job_id == job_id for j in snap.jobs):
+        return []
+    from cockpit.slurm import parse as slurm
+
+    prefix = job_id + "_"
+    ids = {j.job_id for j in snap.jobs if j.job_id.startswith(prefix)}
+    ids |= {r.job_id for r in arts.acct if not r.step and r.job_id.startswith(prefix)}
+    for label, text in arts.commands.items():
+        if label.startswith("scontrol show job") and text:
+            try:
+                ids |= {j.job_id for j in slurm.parse_scontrol_job(text)[0]}
+            except Exception:  # noqa: BLE001 - a partial record: the other sources count
+                pass
+    return sorted((i for i in ids if i.startswith(prefix)), key=_natural_id)
+
+
+def _natural_id(job_id: str) -> tuple:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"[_\[\]-]", job_id) if p)
+
+
+async def _array(
+    args: argparse.Namespace, source, snap: Snapshot, arts: Artifacts, tasks: list[str]
+) -> tuple[list[Finding], dict]:
+    """``diagnose 41`` of an array: each task's findings, the evidence of the first
+    ``ARRAY_EVIDENCE`` tasks that did not complete fetched as for one job."""
+    from cockpit.diagnosis.engine import diagnose
+    from cockpit.diagnosis.slurm_states import FAILED_STATES
+
+    for t in tasks:
+        snap = with_job(snap, t, arts)
+    state = {j.job_id: j.state for j in snap.jobs}
+    odd = [t for t in tasks if state.get(t) in FAILED_STATES][:ARRAY_EVIDENCE]
+    got = await asyncio.wait_for(
+        asyncio.gather(
+            *(source.artifacts(Subject("job", source.name, t), snap) for t in odd),
+            return_exceptions=True,
+        ),
+        args.timeout,
+    )
+    more = [a for a in got if isinstance(a, Artifacts)]
+    arts = Artifacts(
+        acct=(*arts.acct, *(r for a in more for r in a.acct)),
+        logs=(*arts.logs, *(lt for a in more for lt in a.logs)),
+        commands={k: v for a in (arts, *more) for k, v in a.commands.items()},
+        history=(*arts.history, *(r for a in more for r in a.history)),
+    )
+    for t in odd:
+        snap = with_job(snap, t, arts)
+    findings = diagnose(snap, arts, now=snap.taken_at)
+    mine = [f for f in findings if f.subject.kind == "job" and f.subject.id in set(tasks)]
     return mine, payload(mine)
 
 
