@@ -151,3 +151,15 @@ def test_a_summarys_run_read_in_pieces_starts_where_the_whole_file_does(monkeypa
     monkeypatch.setattr(ls, "CHUNK", 64)
     hit = ls.scan_path(str(log))
     assert (hit.line, hit.label) == (1, "job_launch_failed")
+
+
+def test_an_evicted_counter_in_an_info_line_is_not_a_pod_eviction(tmp_path):
+    # a cache's statistics ("Evicted: 0") in a healthy training log: before, a strong
+    # pod-evicted finding, critical, for a job that was fine (a breaker's report)
+    (tmp_path / "train.log").write_text(
+        "INFO step 100 loss 0.3\nINFO cache stats: hits: 120 misses: 3 Evicted: 0\nINFO done\n"
+    )
+    from cockpit.ingest.bundle import diagnose_bundle
+
+    report = diagnose_bundle(str(tmp_path)).to_json()
+    assert all(f["root_cause"] != "pod_evicted" for f in report["findings"]), report["findings"]

@@ -343,7 +343,7 @@ REASONS: tuple[K8sReason, ...] = (
     ),
     K8sReason(
         "k8s_evicted",
-        r"\bEvicted: |"
+        r"\bEvicted: [A-Za-z]|"  # not a counter ("cache stats: … Evicted: 0")
         r"The node was low on resource|[Pp]od ephemeral local storage usage exceeds|"
         r"evicted due to node pressure|[Ee]victing pod|TaintManagerEviction",
         "pod_evicted",
