@@ -583,7 +583,7 @@ PATTERNS: tuple[Pattern, ...] = (
         tier=2,
     ),
     # ---------------------------------------------------------------- storage
-    _p("disk_full", r"No space left on device|ENOSPC", "disk_full", tier=2),
+    _p("disk_full", r"No space left on device|ENOSPC|SlurmdSpoolDir is full", "disk_full", tier=2),
     # NFS: the file or directory was replaced or removed on the server (or by another client)
     # while this client held it open
     _p(

@@ -163,7 +163,8 @@ XIDS: dict[int, Xid] = {
 }
 
 # "NVRM: Xid (PCI:0000:3b:00): 79, ..." / "Xid 79" / device plugin "Xid=48"
-XID_PREFIX = r"\bXid(?: \((?:PCI:)?[0-9A-Fa-f:.]+\))?[:=]? ?"
+# NVRM's "Xid (PCI:0000:3b:00): 79", and NHC's check_xid_errors: "Found XID errors: 63"
+XID_PREFIX = r"\b(?:Xid(?: \((?:PCI:)?[0-9A-Fa-f:.]+\))?[:=]? ?|XID errors: )"
 _XID_NUM = re.compile(XID_PREFIX + r"(\d{1,3})\b")
 
 

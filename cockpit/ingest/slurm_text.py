@@ -444,6 +444,9 @@ def parse_sinfo(text: str) -> tuple[list[SlurmNode], list[Partition]]:
         pname = col(r, "PARTITION").rstrip("*")
         names = expand(r.get("NODELIST", "") or r.get("HOSTNAMES", ""))
         base, flags = sinfo_state(r.get("STATE", ""))
+        # a site's own columns (-o/-O with %E, or -l -N) carry the reason slurmd or an admin set
+        reason = r.get("REASON", "").strip()
+        reason = "" if reason.lower() in {"none", "(null)", "n/a"} else reason
         parts.setdefault(pname, []).extend(names)
         for n in names:
             prev = nodes.get(n)
@@ -452,6 +455,7 @@ def parse_sinfo(text: str) -> tuple[list[SlurmNode], list[Partition]]:
                 state=base,
                 flags=flags,
                 partitions=((prev.partitions if prev else ()) + (pname,)),
+                reason=reason,
             )
     partitions = [
         Partition(name=p, nodes=tuple(ns), total_nodes=len(ns)) for p, ns in parts.items() if p
@@ -484,7 +488,8 @@ def parse_sinfo_r(text: str) -> list[SlurmNode]:
 _TS = re.compile(r"^\[?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)")
 _NODE_EVENTS = (
     (re.compile(r"(?:drain_nodes|update_node): node (\S+) state set to (\w+)"), "state"),
-    (re.compile(r"[Ss]etting node (\S+) state to (\w+)"), "state"),
+    # 23.02+: "Setting node c1 state to INVAL with reason:gres/gpu count reported lower ..."
+    (re.compile(r"[Ss]etting node (\S+) state to (\w+)(?: with reason:(.+))?"), "state"),
     (re.compile(r"update_node: node (\S+) reason set to: (.+)$"), "reason"),
     (re.compile(r"[Nn]odes? (\S+?),? not responding(?:, setting (DOWN))?"), "down"),
     (re.compile(r"[Nn]ode (\S+) now responding"), "up"),
@@ -515,7 +520,11 @@ def node_events(text: str) -> list[SlurmNode]:
                 prev = state.get(node)
                 if what == "state":
                     word = m.group(2).upper()
-                    if word.startswith("DRAIN"):
+                    if m.lastindex == 3:  # the reason slurmctld sets with the state
+                        why[node] = m.group(3).strip()
+                    if word.startswith("INVAL"):  # registration refused: drained, INVALID_REG
+                        state[node] = ("IDLE", ("DRAIN", "INVALID_REG"), why.get(node, ""), when)
+                    elif word.startswith("DRAIN"):
                         state[node] = ("IDLE", ("DRAIN",), why.get(node, ""), when)
                     elif word in {"DOWN", "FAIL", "FAILING"}:
                         state[node] = (word, (), why.get(node, ""), when)

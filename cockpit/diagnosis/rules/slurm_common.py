@@ -386,7 +386,8 @@ def classify_reason(reason: str) -> str | None:
     p = classify(reason.encode("utf-8", "replace"), "app")
     if p is None:
         return None
-    node_labels = {"gpu_hardware_error", "host_memory_error"}
+    # a reason naming a full disk (slurmd's own "SlurmdSpoolDir is full") is that disk
+    node_labels = {"gpu_hardware_error", "host_memory_error", "disk_full"}
     return p.label if p.label.startswith("node_") or p.label in node_labels else None
 
 
