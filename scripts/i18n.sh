@@ -7,7 +7,8 @@
 # translated side by side without touching one file (cockpit/i18n.py loads all three):
 #   engine   cockpit/diagnosis (rules, code tables): every finding's title, explanation, remedy,
 #            and the failure catalogue's remedies (cockpit/diagnosis/catalogue/*.json)
-#   tui      cockpit/screens, widgets, cockpit/app.py, cockpit/views.py, cockpit/status_views.py
+#   tui      cockpit/screens, widgets, cockpit/app.py, cockpit/views.py, incident_views.py,
+#            status_views.py
 #   cockpit  everything else: the CLI, alerts and chat templates, exports, the web page
 # Translators edit cockpit/locale/zh_CN/LC_MESSAGES/AREA.po (terms: docs/glossary-zh.md); the
 # .po and .mo are committed, and tests/test_i18n.py fails when they disagree.
@@ -21,9 +22,11 @@ area_files() {
     engine) find cockpit/diagnosis -name '*.py'
             find cockpit/diagnosis/catalogue -name '*.json' ;;
     tui) find cockpit/screens widgets -name '*.py'
-         printf '%s\n' cockpit/app.py cockpit/views.py cockpit/status_views.py ;;
+         printf '%s\n' cockpit/app.py cockpit/views.py cockpit/incident_views.py \
+           cockpit/status_views.py ;;
     cockpit) find cockpit -name '*.py' -not -path 'cockpit/diagnosis/*' \
                -not -path 'cockpit/screens/*' -not -name app.py -not -name views.py \
+               -not -name incident_views.py \
                -not -name status_views.py ;;
     *) echo "unknown area: $1 (engine, tui, cockpit)" >&2; exit 2 ;;
   esac

@@ -22,6 +22,7 @@ import dataclasses
 import json
 import os
 import re
+import sys
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -369,6 +370,14 @@ def _slurm_source(args: argparse.Namespace):
     if not sources:
         raise UserError(
             _("no Slurm cluster configured (add [clusters.NAME] to the config or use --demo)")
+        )
+    if not args.cluster and len(sources) > 1:
+        # a job id names a job on one cluster: say which one was asked, not silently the first
+        print(
+            _(
+                "cockpit: looking on {name}, the first of {n} clusters (--cluster NAME for another)"
+            ).format(name=sources[0].name, n=len(sources)),
+            file=sys.stderr,
         )
     sources[0].use_store(LazyStore(args))
     return sources[0]
