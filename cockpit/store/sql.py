@@ -30,6 +30,8 @@ import cockpit.store.codec as codec
 import cockpit.store.schema as schema
 from cockpit.model import Artifacts, Incident, Snapshot, Subject
 from cockpit.safety import redact, scrub
+from cockpit.store.held import Held
+from cockpit.store.held import folded as _folded
 from cockpit.store.types import Ack, StoredIncident, operator
 
 log = logging.getLogger(__name__)
@@ -63,49 +65,6 @@ def _subject_key(s: Subject) -> str:
     return f"{s.kind}|{s.id}"
 
 
-def _shared(decoded: Incident, live: Incident) -> Incident:
-    """``decoded`` with the objects of ``live`` (the incident its body was encoded from) in
-    place of equal ones: the same values (frozen, compared field by field), one copy."""
-    if decoded == live:
-        return live
-    lf = live.findings
-    findings = tuple(
-        lf[i] if i < len(lf) and f == lf[i] else f for i, f in enumerate(decoded.findings)
-    )
-    subject = live.subject if decoded.subject == live.subject else decoded.subject
-    affected = live.affected if decoded.affected == live.affected else decoded.affected
-    return replace(decoded, findings=findings, subject=subject, affected=affected)
-
-
-def _folded(
-    keys: Sequence[str], live: dict[str, Incident], memo: dict[str, Any] | None = None
-) -> list[str]:
-    """The keys of one-job incidents (``job|source|id|...``) whose job is now a member of a
-    live incident of several (a group, a node's casualties): folded into it, not gone.
-    ``memo``: where the members of ``live`` are kept for the next call on the same ``live``
-    (the mirror's and the database's sync ask alike)."""
-    if not keys:
-        return []
-    members = memo.get("members") if memo is not None else None
-    if members is None:
-        members = {
-            (s.kind, s.source, s.id)
-            for inc in live.values()
-            if len(inc.affected) > 1 or inc.subject.kind != "job"
-            for s in inc.affected
-            if s.kind in ("job", "training_job")
-        }
-        if memo is not None:
-            memo["members"] = members
-    out = []
-    for k in keys:
-        parts = k.split("|")
-        if len(parts) >= 4 and parts[0] in ("job", "training_job"):
-            if (parts[0], parts[1], parts[2]) in members:
-                out.append(k)
-    return out
-
-
 class StoreDown(Exception):
     """The database cannot be read now (its last error is the message)."""
 
@@ -131,15 +90,10 @@ class Store:
         self._pruned = 0.0
         self._mirror: dict[str, StoredIncident] = {}
         self._written: dict[str, int] = {}  # key -> digest of the body this process last wrote
-        # key -> (incident, its body's digest, its title column): unchanged incidents are not
-        # encoded again
-        self._encoded: dict[str, tuple[Incident, int, str]] = {}
-        self._decoded: dict[str, tuple[int, Incident]] = {}  # key -> (digest, incident read)
+        self._held = Held()  # the incidents encoded and read, by their bodies' digests
         # key -> ((first_seen, last_seen, gone, resolved_at) read, what was handed out): a read
         # back hands out the same StoredIncident while its row and ack stay
         self._handed: dict[str, tuple[tuple, StoredIncident]] = {}
-        # key -> the body (as codec.incident_json) encoded at the last sync, for the read back
-        self._fresh: dict[str, dict[str, Any]] = {}
         self._acks: dict[str, Ack] = {}
         self._pending: list[tuple[str, str, str, str, float]] = []  # ack ops while down
         self._pending_claims: list[tuple[str, str, float]] = []
@@ -314,11 +268,11 @@ class Store:
         # an unchanged incident's last_seen is written once a step, not every poll: only the
         # retention reads it, and ~1,000 rows rewritten every poll cost more than the changes
         stale = at - min(LAST_SEEN_STEP_S, self.retention.total_seconds() / 100)
-        self._fresh = fresh = {}
+        self._held.fresh = fresh = {}
         for key, inc in live.items():
             # the pipeline hands back the same Incident while nothing in it changed: encoding
             # (and redacting) every member of a 1000-job incident each poll is not needed
-            enc = self._encoded.get(key)
+            enc = self._held.encoded.get(key)
             body = None
             if enc is not None and enc[0] is inc:
                 dg, title = enc[1], enc[2]
@@ -329,7 +283,7 @@ class Store:
                 # a column a team's database keeps and anyone may SELECT: as the body,
                 # redacted and cleaned of escapes (a job name's OSC 52 must not reach psql)
                 title = scrub(inc.title, 1000, repeated=True)
-                self._encoded[key] = (inc, dg, title)
+                self._held.encoded[key] = (inc, dg, title)
             written[key] = dg
             row = known.get(key)
             if row is not None and not row.gone and self._written.get(key) == dg:
@@ -388,8 +342,8 @@ class Store:
             )
         for k in (*gone, *folded):
             self._written.pop(k, None)
-            self._encoded.pop(k, None)
-        codec.forget_findings(e[0] for e in list(self._encoded.values()))
+            self._held.encoded.pop(k, None)
+        codec.forget_findings(e[0] for e in list(self._held.encoded.values()))
         if time.monotonic() - self._pruned > PRUNE_EVERY_S:
             self._prune(conn, now)
         return written
@@ -411,7 +365,7 @@ class Store:
         deleted = []
         rows = conn.execute(sa.select(t.c.key, t.c.digest, t.c.body).where(t.c.key.in_(keys)))
         for key, dg, body in rows:
-            inc = self._decode(key, body, dg)
+            inc = self._held.decode(key, body, dg)
             if inc is None:
                 continue
             kept = tuple(s for s in inc.affected if (s.kind, s.source, s.id) not in jobs)
@@ -492,14 +446,15 @@ class Store:
                     self._acks.pop(op[1], None)
             acks = dict(self._acks)
         out = []
-        if len(self._decoded) > 2 * len(rows) + 1000:  # forget what left the store
+        held = self._held
+        if len(held.decoded) > 2 * len(rows) + 1000:  # forget what left the store
             live = {r[0] for r in rows}
-            self._decoded = {k: v for k, v in self._decoded.items() if k in live}
+            held.decoded = {k: v for k, v in held.decoded.items() if k in live}
             self._handed = {k: v for k, v in self._handed.items() if k in live}
         handed = self._handed
         for key, dg, *row in rows:  # row: first_seen, last_seen, gone, resolved_at
             got = bodies.get(key)
-            inc = self._decode(key, got[1], got[0]) if got is not None else self._known(key, dg)
+            inc = held.decode(key, got[1], got[0]) if got is not None else held.known(key, dg)
             if inc is None:
                 continue
             ack = acks.get(key)
@@ -514,7 +469,7 @@ class Store:
             si = StoredIncident(inc, _dt(row[0]), _dt(row[1]), bool(row[2]), _dt(row[3]), ack)
             handed[key] = (row, si)
             out.append(si)
-        self._fresh = {}
+        held.fresh = {}
         return out
 
     def _rows(
@@ -532,7 +487,7 @@ class Store:
                 ).where(t.c.last_seen >= cutoff)
             )
         )
-        holds = self._holds
+        holds = self._held.holds
         want = [key for key, dg, *_ in rows if not holds(key, dg)]
         bodies: dict[str, tuple[int | None, str]] = {}
         for part in _chunks(want):
@@ -541,52 +496,6 @@ class Store:
             ):
                 bodies[key] = (dg, body)
         return rows, bodies
-
-    def _holds(self, key: str, dg: int | None) -> bool:
-        """Whether :meth:`_known` answers without the body."""
-        if dg is None:
-            return False
-        hit = self._decoded.get(key)
-        if hit is not None and hit[0] == dg:
-            return True
-        enc = self._encoded.get(key)
-        return enc is not None and enc[1] == dg
-
-    def _known(self, key: str, dg: int | None) -> Incident | None:
-        """The incident of ``key``'s body of digest ``dg`` without reading the body: one read
-        before, or one this process wrote (its stored form made from the live incident, not
-        decoded from the JSON just encoded). None: the body must be read."""
-        if dg is None:  # a row a v3 cockpit wrote: its body is read
-            return None
-        hit = self._decoded.get(key)
-        if hit is not None and hit[0] == dg:
-            return hit[1]
-        enc = self._encoded.get(key)
-        if enc is None or enc[1] != dg:
-            return None
-        # the live incident's objects where the stored ones are equal (most are: ~2/3 of the
-        # store's memory at 10k jobs was a second copy of the incidents and their bodies)
-        try:
-            inc = _shared(codec.incident_stored(enc[0], self._fresh.pop(key, None)), enc[0])
-        except (ValueError, KeyError, TypeError):  # as decoding its body would have
-            log.warning("store: unreadable incident %s skipped", key)
-            return None
-        self._decoded[key] = (dg, inc)
-        return inc
-
-    def _decode(self, key: str, body: str, dg: int | None) -> Incident | None:
-        if dg is None:
-            dg = codec.digest(body)
-        known = self._known(key, dg)
-        if known is not None:
-            return known
-        try:
-            inc = codec.incident_from_json(body)
-        except (ValueError, KeyError, TypeError):
-            log.warning("store: unreadable incident %s skipped", key)
-            return None
-        self._decoded[key] = (dg, inc)
-        return inc
 
     # ------------------------------------------------------------------ acknowledgements
 
