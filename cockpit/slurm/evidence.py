@@ -295,6 +295,11 @@ async def job_artifacts(
     out_path, err_path = src._job_paths(job, job_id)
     src.note_job_paths(job_id, out_path, err_path)
     tasks: list[tuple[str, Any]] = []
+    # a job never placed on a node (pending, rejected at submit) has no output file yet: asking
+    # for it printed "No such file" on every command for a job that never ran
+    ran = bool(nodes) or bool(job and job.elapsed_s) or any(r.elapsed_s for r in acct)
+    if not ran:
+        out_path = err_path = ""
     if out_path.startswith("/"):
         name = out_path.rsplit("/", 1)[-1]
         tasks.append(("stdout", _tail_log(src, name, "stdout", out_path, STDOUT_TAIL, job_id)))
