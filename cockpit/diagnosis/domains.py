@@ -123,7 +123,12 @@ LABEL_DOMAIN: dict[str, str] = {
 _LINE_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (domain, re.compile(words, re.IGNORECASE))
     for domain, words in (
-        ("auth", r"\bmunge|credential|\bjwt\b|authenticat|\bauth\b|unauthori[sz]ed|token expired"),
+        # at a word's start: not ssh's PasswordAuthentication=no in a quoted launcher command
+        (
+            "auth",
+            r"\bmunge|credential|\bjwt\b|\b(?:un)?authenticat|\bauth\b|unauthori[sz]ed"
+            r"|token expired",
+        ),
         ("launch", r"\bprolog|\bepilog|\bcgroup|slurmstepd|step creat|task launch|launch failed"),
         (
             "network",

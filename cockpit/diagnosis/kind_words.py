@@ -56,6 +56,9 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("disk_quota_exceeded", r"quota exceeded|\bEDQUOT\b|超出磁盘限额"),
         ("storage_read_only", r"Read-only file system|\bEROFS\b|只读文件系统"),
         ("storage_stale_handle", r"Stale (?:NFS )?file handle|\bESTALE\b"),
+        # EIO: the file system under the job failed the call (a shared one's client lost its
+        # server or was evicted)
+        ("shared_fs_unreachable", r"Input/output error|\bEIO\b|输入/输出错误"),
         # a lock the file system refuses (HDF5's outer frames, fcntl/flock callers)
         (
             "storage_file_lock_failed",
@@ -94,7 +97,9 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("module_load_failed", r"\bmodulefile\b|\bmodule\(s\) (?:are|is) unknown\b"),
         (
             "auth_failed",
-            r"\bmunged?\b|\bcredential|authenticat|\bunauthori[sz]ed\b|\binvalid token\b"
+            # "authenticat" at a word's start: not ssh's option PasswordAuthentication=no
+            # quoted in a launcher's command
+            r"\bmunged?\b|\bcredential|\b(?:un)?authenticat|\bunauthori[sz]ed\b|\binvalid token\b"
             r"|\btoken (?:has )?expired\b|\bjwt\b",
         ),
         # a Slurm command or node daemon that cannot reach (or name) slurmctld or slurmdbd

@@ -32,6 +32,7 @@ from cockpit.diagnosis.pattern_base import NOT_DAEMON as _NOT_DAEMON
 from cockpit.diagnosis.pattern_base import Pattern
 from cockpit.diagnosis.pattern_base import spec as _p
 from cockpit.diagnosis.pattern_base import specs as _specs
+from cockpit.diagnosis.patterns_fabric import FABRIC
 from cockpit.diagnosis.patterns_storage import OBJECT_STORAGE
 from cockpit.diagnosis.patterns_weak import HARMLESS, WEAK
 
@@ -496,6 +497,9 @@ PATTERNS: tuple[Pattern, ...] = (
     _p(
         "nccl",
         r"\bNCCL (?:error|WARN)\b|nccl\w*Error|NCCL communicator was aborted|"
+        # NCCL 2.0-2.3 printed its warnings without the "NCCL" word ("transport/net_ib.cu:781
+        # WARN NET/IB : Got completion with error 12"): the IB transport's own failures
+        r"\bWARN NET/IB\b|\bNET/IB ?: Got (?:completion|async event)\b|"
         r"Watchdog caught collective operation timeout",
         "nccl_communication_error",
         tier=2,
@@ -530,60 +534,18 @@ PATTERNS: tuple[Pattern, ...] = (
         "application_error",
         tier=2,
     ),
-    # the c10d store / rendezvous of torchrun and init_process_group: a rank cannot reach the
-    # master's address and port (firewall, container networking, wrong MASTER_ADDR), whatever
-    # the release prints the timeout in (ms or s) or the sentence the error is quoted in
-    _p(
-        "c10d_store_connect",
-        r"DistNetworkError|The client socket has (?:timed out|failed to connect)|"
-        r"RendezvousConnectionError|connection to the C10d store has failed|"
-        # a rank's request to the store gives up (the rank serving it still busy, e.g.
-        # tokenizing, or gone): NCCL's unique id never arrives
-        r"store->get\([^)\n]*\) got error|DistStoreError|"
-        # the store's port is taken (another run on the node uses MASTER_PORT)
-        r"The server socket has failed to (?:bind|listen)|"
-        r"RuntimeError: Address already in use|EADDRINUSE",
-        "mpi_network_error",
-        tier=2,
-    ),
-    # Gloo's TCP transport (Horovod, torch.distributed's gloo backend): the interface named for
-    # it does not exist on this host, or a peer's pair never connected
-    _p(
-        "gloo_transport",
-        r"Unable to find address for: \S+|Gloo connectFullMesh failed|"
-        r"gloo/transport/tcp/[^\n]*(?:Connection refused|Connection reset|[Tt]imed out|"
-        r"Connect timeout|No route to host)",
-        "mpi_network_error",
-        tier=2,
-    ),
-    _p(
-        "mpi_pmi",
-        r"PMI2_Init failed|PMIx?_Init failed|OMPI was not built with SLURM's PMI support|"
-        r"An ORTE daemon has unexpectedly failed|PMI_Init returned",
-        "mpi_pmi_mismatch",
-        tier=2,
-    ),
-    # MPICH/Intel MPI's Hydra could not start its proxy on a host: the bootstrap (ssh by
-    # default, absent in a container; a host unreachable; the proxy binary missing) failed
-    _p(
-        "hydra_bootstrap",
-        r"[Uu]nable to run (?:bstrap_)?proxy on \S+|"
-        r"[Ee]rror setting up the boo?tstrap proxies|"
-        r"HYDU_create_process \([^)\n]*\): execvp error on file",
-        "mpi_launch_failed",
-        tier=2,
-    ),
-    _p(
-        "mpi_network",
-        r"error: connect\b|Connection refused|Connection reset by peer|No route to host|"
-        r"MPI_Init.*(?:timed out|failed)|unable to complete a TCP connection|"
-        # UCX over InfiniBand/RoCE: the adapter gave up resending to a peer that did not answer
-        r"Transport retry count exceeded|\bUCX +(?:ERROR|FATAL)\b",
-        "mpi_network_error",
-        tier=2,
-    ),
+    *FABRIC,
     # ---------------------------------------------------------------- storage
     _p("disk_full", r"No space left on device|ENOSPC|SlurmdSpoolDir is full", "disk_full", tier=2),
+    # EIO from a job's file system: a shared one's client lost its server or was evicted
+    # (Lustre, NFS, GPFS), a local one's disk failed; a line naming the fault itself (an
+    # eviction, a stale handle, a quota) is more specific. Not s3fs's "returing EIO" (info)
+    _p(
+        "filesystem_eio",
+        rb"Input/output error|" + zh_terms.zh("输入/输出错误"),
+        "shared_fs_unreachable",
+        tier=2,
+    ),
     # NFS: the file or directory was replaced or removed on the server (or by another client)
     # while this client held it open
     _p(

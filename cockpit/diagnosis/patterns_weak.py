@@ -69,6 +69,17 @@ WEAK: tuple[Pattern, ...] = (
         tier=2,
         strong=False,
     ),
+    # a launcher's summary that a node could not be reached to start ranks (DeepSpeed's
+    # hostfile check, pdsh, a Python launcher's ssh subprocess): ssh's exit status 255 is ssh's
+    # own failure (name, route, host key, key); the ssh line beside it says which, so weak
+    _p(
+        "launcher_ssh_unreachable",
+        r"was not reachable via ssh|: ssh exited with exit code 255\b|"
+        r"Command '\[?'?ssh\b[^\n]*returned non-zero exit status 255\b",
+        "mpi_launch_failed",
+        tier=2,
+        strong=False,
+    ),
     # srun's steps waiting inside the allocation for resources earlier steps hold (Slurm 20.11+
     # no longer shares them by default): slow or stuck, not failed; any real error wins
     _p(

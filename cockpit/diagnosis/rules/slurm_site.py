@@ -322,6 +322,7 @@ def unattributed_logs(snap: Snapshot, ctx: RuleContext) -> Iterator[Finding]:
                 "launcher_child_sigbus",
                 "launcher_child_crash",
                 "exit_status_crash_signal",
+                "launcher_ssh_unreachable",  # ssh (exit 255) could not reach a node to launch
                 "srun_step_waiting",  # steps waiting inside the allocation: said, as a warning
             }:
                 continue
