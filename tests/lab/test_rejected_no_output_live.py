@@ -21,7 +21,14 @@ pytestmark = pytest.mark.lab
 
 def test_a_job_refused_at_submit_is_diagnosed_without_asking_for_its_output(lab_env, tmp_path):
     cfg = tmp_path / "lab.toml"
-    cfg.write_text('[clusters.lab]\ntransport = "local"\n')
+    if not lab_env.ssh_key:
+        pytest.skip("the lab's sshd is not up (lab/sshd-up.sh)")
+    # over SSH, where the missing file came back as an SFTP error on every poll
+    cfg.write_text(
+        f'[clusters.lab]\nhost = "{lab_env.ssh_host}"\nport = {lab_env.ssh_port}\n'
+        f'user = "{lab_env.ssh_user}"\nkey = "{lab_env.ssh_key}"\n'
+        f'known_hosts = "{lab_env.ssh_known_hosts}"\n'
+    )
     env = {**os.environ, **lab_env.env, "XDG_STATE_HOME": str(tmp_path / "state")}
     # more memory per node than any debug node has: sbatch refuses it, sacct keeps FAILED
     res = lab_env.run(
@@ -35,10 +42,12 @@ def test_a_job_refused_at_submit_is_diagnosed_without_asking_for_its_output(lab_
         return [ln.split("|")[0] for ln in rows.stdout.splitlines() if ln.endswith("|h-refused")]
 
     jid = wait_for(refused, 30, "sacct's record of the refused job")[-1]
-    out = subprocess.run(
-        [sys.executable, "-m", "cockpit", "diagnose", jid, "--cluster", "lab",
-         "--config", str(cfg)],
-        capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
-    assert re.search(rf"job {jid}: rejected at submit", out.stdout), out.stdout
-    assert "No such file" not in out.stderr + out.stdout, out.stderr
+    # the heads that fetch every failed job's evidence in the background (the poll's warnings)
+    for head in (["snapshot"], ["incidents"], ["diagnose", jid]):
+        out = subprocess.run(
+            [sys.executable, "-m", "cockpit", *head, "--cluster", "lab", "--config", str(cfg)],
+            capture_output=True, text=True, timeout=120, env=env,
+        )  # fmt: skip
+        assert "No such file" not in out.stderr + out.stdout, (head, out.stderr)
+        if head[0] == "diagnose":
+            assert re.search(rf"job {jid}: rejected at submit", out.stdout), out.stdout
