@@ -55,7 +55,9 @@ from cockpit.watch.transitions import (
 log = logging.getLogger(__name__)
 
 KEEP = 500  # alerts kept in memory for the alert pane
-HELD_MAX = 1000  # group updates waiting for their interval (one per incident)
+# group updates waiting for their interval (one per incident): as many as the rate limit
+# remembers keys; at 1,000, a night of 1,200 growing groups lost 200 updates without a word
+HELD_MAX = AlertRules.MAX_KEYS
 MAX_OPEN = 100_000  # incident keys remembered per source to notice their end
 
 
