@@ -213,3 +213,20 @@ async def test_a_projects_many_warnings_point_to_the_command_that_prints_them(tm
         )
         assert "events: server: events" in text, text
         assert f"cockpit snapshot --modelarts {DEMO_PROJECT}" in text, text
+
+
+async def test_with_several_clusters_the_incident_view_keeps_source_at_80_columns(tmp_path):
+    # two rows "CRIT job 34 …" are two jobs on two clusters: at 80x24 SOURCE made way and
+    # they read as one job twice (a new-user trial with a local and an SSH cluster)
+    from cockpit.screens.panes import IncidentTable
+
+    app = fleet(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await polled_queue(app, pilot, 0)
+        await pilot.press("i")
+        table = app.screen.query_one(IncidentTable)
+        await until(pilot, lambda: table.row_count > 0, "incident rows")
+        header = "".join(seg.text for seg in table.render_line(0))
+        assert "SOURCE" in header, header
+        row = "".join(seg.text for seg in table.render_line(1))
+        assert "hpc-" in row, row

@@ -111,7 +111,9 @@ class IncidentScreen(CockpitScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(id="incidents-title", classes="pane-title")
-        yield IncidentTable(id="incident-table")
+        kinds = [st.source.kind for st in self.hub.states.values()]
+        multi = any(kinds.count(k) > 1 for k in set(kinds))
+        yield IncidentTable(multi, id="incident-table")
         yield Static(id="incident-detail")
         yield FilterBar()
         yield KeyBar()

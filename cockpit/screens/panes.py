@@ -9,6 +9,7 @@ The generic widgets (``cockpit.widgets``) draw plain data; what a pane shows is 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -72,8 +73,17 @@ class TrainingJobTable(CockpitTable):
 
 
 class IncidentTable(CockpitTable):
-    def __init__(self, **kw) -> None:
-        super().__init__(INCIDENT_COLUMNS, empty_text=N_("no open incidents"), **kw)
+    def __init__(self, multi_source: bool = False, **kw) -> None:
+        # two clusters: "job 34" twice is two jobs, so SOURCE stays at any width
+        columns = (
+            tuple(
+                dataclasses.replace(c, priority=0) if c.label == "SOURCE" else c
+                for c in INCIDENT_COLUMNS
+            )
+            if multi_source
+            else INCIDENT_COLUMNS
+        )
+        super().__init__(columns, empty_text=N_("no open incidents"), **kw)
 
 
 class SourceStatus(StatusLine):
