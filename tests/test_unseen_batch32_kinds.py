@@ -95,3 +95,95 @@ def test_a_healthy_sinfo_reason_column_is_not_a_fault(tmp_path):
         "hpc            smart-40   up    idle    40     none\n",
     )
     assert all(f["severity"] != "critical" for f in report["findings"])
+
+
+@pytest.mark.parametrize(
+    "name,text,label,headline",
+    [
+        # a lab's troubleshooting notes (found with find_string): the registration refused for
+        # a node whose slurm.conf values exceed what `slurmd -C` reports (case 404 holds the
+        # first: a login node inheriting a DEFAULT line)
+        (
+            "slurmctld.log",
+            "[2022-08-05T17:04:47.741] error: _slurm_rpc_node_registration node=ml0: "
+            "Invalid argument\n",
+            "node_config_mismatch",
+            "[2022-08-05T17:04:47.741] error: _slurm_rpc_node_registration node=ml0: "
+            "Invalid argument",
+        ),
+        # slurmd started on a host slurm.conf does not name (GoogleCloudPlatform/cluster-toolkit
+        # #1600, systemctl status behind a prompt; case 405 holds Ansible's wording)
+        (
+            "status.txt",
+            "[admin@hpccameco-controller ~]$ sudo systemctl status slurmd -l\n"
+            "● slurmd.service - Slurm node daemon\n"
+            "   Active: failed (Result: exit-code) since Wed 2023-08-09 22:11:24 UTC; 3min ago\n"
+            "Aug 09 22:11:24 hpccameco-controller systemd[1]: Started Slurm node daemon.\n"
+            "Aug 09 22:11:24 hpccameco-controller slurmd[3136]: slurmd: fatal: Unable to "
+            "determine this slurmd's NodeName\n"
+            "Aug 09 22:11:24 hpccameco-controller systemd[1]: slurmd.service: main process "
+            "exited, code=exited, status=1/FAILURE\n",
+            "node_config_mismatch",
+            "Aug 09 22:11:24 hpccameco-controller slurmd[3136]: slurmd: fatal: Unable to "
+            "determine this slurmd's NodeName",
+        ),
+        # a Korean troubleshooting note (found with find_string): the same refusal in the
+        # wording without "the" (case 406 holds the journal's)
+        (
+            "slurm-troubleshooting.md",
+            "## 5. `Duplicated NodeHostName localhost`\n"
+            "\n"
+            "```\n"
+            "error: Duplicated NodeHostName localhost in config file\n"
+            "```\n",
+            "node_config_mismatch",
+            "error: Duplicated NodeHostName localhost in config file",
+        ),
+        # a configless client finding no controller through DNS SRV (ArjunaCluster/ArjunaUsers
+        # #51's comment; case 408 holds slurmd's fetch refused)
+        (
+            "issue-comment.txt",
+            "squeue: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host\n"
+            "squeue: error: fetch_config: DNS SRV lookup failed\n"
+            "squeue: error: _establish_config_source: failed to fetch config\n"
+            "squeue: fatal: Could not establish a configuration source\n",
+            "controller_unreachable",
+            "squeue: error: fetch_config: DNS SRV lookup failed",
+        ),
+        # a pending reason in a Chinese experiment log, in full-width parentheses and backticks
+        # (found with find_string; case 403 holds the prose form 'holds with reason …')
+        (
+            "exp219.md",
+            "- dual projection 的 16 个配置都还在排队（`AssocGrpCPUMinutesLimit`），等这批 job "
+            "出 log 后，可以在本文件补全第四部分。\n",
+            "pending_qos_limit",
+            "- dual projection 的 16 个配置都还在排队（`AssocGrpCPUMinutesLimit`），等这批 job "
+            "出 log 后，可以在本文件补全第四部分。",
+        ),
+        # the same family after "reason:" in an operator's note
+        (
+            "notes.txt",
+            "job 4411 still PD, reason: QOSMaxCpuPerUserLimit since this morning\n",
+            "pending_qos_limit",
+            "job 4411 still PD, reason: QOSMaxCpuPerUserLimit since this morning",
+        ),
+    ],
+)
+def test_second_wording_of_the_second_half(tmp_path, name, text, label, headline):
+    report = _diagnose(tmp_path, name, text)
+    assert report["findings"], "silent"
+    assert report["findings"][0]["root_cause"] == label, report["findings"][0]["title"]
+    assert report["first_error"]["text"].rstrip() == headline
+
+
+def test_a_step_cancelled_for_a_task_failure_is_the_program_not_success(tmp_path):
+    """sacct saying COMPLETED does not hide the step's cancellation for a task's failure."""
+    report = _diagnose(
+        tmp_path,
+        "job.log",
+        "srun: error: nid001234: task 3: Exited with exit code 1\n"
+        "[2026-01-02T10:00:00.000] error: *** STEP 77.0 ON nid001234 CANCELLED AT "
+        "2026-01-02T10:00:00 DUE TO TASK FAILURE ***\n",
+    )
+    assert report["findings"][0]["root_cause"] == "application_error"
+    assert report["findings"][0]["severity"] != "info"

@@ -33,6 +33,7 @@ from cockpit.diagnosis.pattern_base import Pattern
 from cockpit.diagnosis.pattern_base import spec as _p
 from cockpit.diagnosis.pattern_base import specs as _specs
 from cockpit.diagnosis.patterns_fabric import FABRIC
+from cockpit.diagnosis.patterns_slurm_daemons import SLURM_DAEMONS
 from cockpit.diagnosis.patterns_storage import OBJECT_STORAGE
 from cockpit.diagnosis.patterns_weak import HARMLESS, WEAK
 
@@ -56,7 +57,7 @@ def _pending_reasons_in_text() -> tuple[Pattern, ...]:
     return tuple(
         _p(
             f"pending_reason_text_{label}",
-            r"\((?:" + "|".join(codes) + r")\b" + also.get(label, ""),
+            r"(?:\(|（)`?(?:" + "|".join(codes) + r")\b" + also.get(label, ""),
             label,
             "warning",
             tier=0,
@@ -671,6 +672,7 @@ PATTERNS: tuple[Pattern, ...] = (
         tier=0,
     ),
     *_pending_reasons_in_text(),
+    *SLURM_DAEMONS,
     # ---------------------------------------------------------------- Chinese (ModelArts, CANN)
     *(_p(name, rx, label, sev, tier) for name, rx, label, sev, tier in zh_terms.STRONG),
     # ---------------------------------------------------------------- the producers' catalogue
