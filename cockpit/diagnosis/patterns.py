@@ -537,6 +537,7 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     *FABRIC,
     # ---------------------------------------------------------------- storage
+    # slurmd drains its node itself when the disk holding its spool fills (a node reason)
     _p("disk_full", r"No space left on device|ENOSPC|SlurmdSpoolDir is full", "disk_full", tier=2),
     # EIO from a job's file system: a shared one's client lost its server or was evicted
     # (Lustre, NFS, GPFS), a local one's disk failed; a line naming the fault itself (an
