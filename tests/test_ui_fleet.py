@@ -230,3 +230,18 @@ async def test_with_several_clusters_the_incident_view_keeps_source_at_80_column
         assert "SOURCE" in header, header
         row = "".join(seg.text for seg in table.render_line(1))
         assert "hpc-" in row, row
+
+
+async def test_the_palette_names_the_cluster_of_each_job_it_finds(tmp_path):
+    # ctrl+p listed "job 38 nu-oom root OUT_OF_MEMORY" twice, one per cluster, alike
+    from cockpit.screens.commands import CockpitCommands
+
+    app = fleet(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await polled_queue(app, pilot, 0)
+        jid = app.hub.states["hpc-00"].snapshot.jobs[0].job_id
+        hits = [h for h in CockpitCommands(app.screen).ranked(jid) if h[1] == "job"]
+        assert len(hits) > 1
+        labels = [h[3] for h in hits]
+        assert len(set(labels)) == len(labels), labels  # each says which cluster
+        assert all(" @hpc-" in label for label in labels), labels

@@ -55,8 +55,11 @@ class CockpitCommands(Provider):
 
     def _items(self):
         hub = self.app.hub  # type: ignore[attr-defined]
+        # two clusters may both have a job 38: each hit names its source
+        multi = len(hub.states) > 1
         for st in hub.states.values():
             snap = st.snapshot
+            at = f" @{st.name}" if multi else ""
             yield (
                 "source",
                 st.name,
@@ -73,7 +76,8 @@ class CockpitCommands(Provider):
                     j.name,
                     # a 26.05 SLUID finds the job as its id does
                     f"{_kind('job')} {j.job_id} {j.name} {j.user} {j.state}"
-                    + (f" {j.sluid}" if j.sluid else ""),
+                    + (f" {j.sluid}" if j.sluid else "")
+                    + at,
                     Subject("job", st.name, j.job_id),
                 )
             for n in snap.nodes:
@@ -81,7 +85,7 @@ class CockpitCommands(Provider):
                     "node",
                     n.name,
                     n.name,
-                    f"{_kind('node')} {n.name} {n.state_label}",
+                    f"{_kind('node')} {n.name} {n.state_label}{at}",
                     Subject("node", st.name, n.name),
                 )
             for t in snap.training_jobs:
@@ -89,7 +93,7 @@ class CockpitCommands(Provider):
                     "training_job",
                     t.job_id,
                     t.name,
-                    f"{_kind('training_job')} {t.name} {t.console_phase} {t.job_id}",
+                    f"{_kind('training_job')} {t.name} {t.console_phase} {t.job_id}{at}",
                     Subject("training_job", st.name, t.job_id),
                 )
 
@@ -100,10 +104,12 @@ class CockpitCommands(Provider):
         return partial(self._show_source, name)
 
     def _show_source(self, name: str) -> None:
-        app = self.app
-        while len(app.screen_stack) > 1:  # down to the dashboard
-            app.pop_screen()
-        app.screen.notify(_("source {name}: see the status line").format(name=name), timeout=3)
+        """The source's own screen (health, counts, its poll's warnings), as ``F`` then ``i``."""
+        st = self.app.hub.states.get(name)  # type: ignore[attr-defined]
+        if st is None:
+            return
+        kind = "cluster" if st.source.kind == "slurm" else "project"
+        self.app.open_subject(Subject(kind, name, name))  # type: ignore[attr-defined]
 
     async def discover(self) -> Hits:
         hub = self.app.hub  # type: ignore[attr-defined]
