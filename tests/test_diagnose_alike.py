@@ -50,3 +50,24 @@ def test_a_job_log_alone_is_that_jobs_as_in_a_folder(tmp_path, capsys):
     assert main(["diagnose", str(tmp_path / "slurm-2001.out"), "--json"]) == 0
     (alone,) = json.loads(capsys.readouterr().out)["findings"]
     assert alone["subject"] == "job 2001", alone
+
+
+def test_failures_differing_in_their_status_code_are_not_folded_as_one(
+    tmp_path, capsys, monkeypatch
+):
+    """A download that got HTTP 404 (a wrong URL: the user's to fix) and one that got HTTP 503
+    (the server: retry later) are two failures; their job ids, dates and sizes set aside, each
+    is a line of its own. Before: '300 jobs …: HTTP 404', the 150 jobs of 503 under it."""
+    monkeypatch.setenv("COLUMNS", "200")
+    for i in range(1001, 1301):
+        code = 404 if i % 2 else 503
+        (tmp_path / f"slurm-{i}.out").write_text(
+            f"step 1 of job {i}\nERROR: fetch of weights for job {i} failed at "
+            f"2026-12-0{1 + i % 9}T10:{i % 60:02d}:00 after {i * 7 % 900} MB: HTTP {code}\n"
+        )
+    main(["diagnose", str(tmp_path)])
+    lines = capsys.readouterr().out.splitlines()
+    folded = [ln for ln in lines if " jobs [" in ln]
+    assert len(folded) == 2, folded
+    assert sum("HTTP 404" in ln for ln in folded) == 1, folded
+    assert sum("HTTP 503" in ln for ln in folded) == 1, folded

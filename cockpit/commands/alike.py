@@ -19,6 +19,23 @@ MIN_GROUP = 3  # fewer alike findings are printed one by one, as before
 IDS_SHOWN = 400  # characters of a group's compressed id list
 
 _NUMBER = re.compile(r"\d+")
+# a number that names the failure itself, kept: HTTP 404 and HTTP 503 (a wrong URL, a server
+# down) are two failures, as exit 2 and exit 3 are; folded, 300 jobs read as all HTTP 503
+_CODE = re.compile(
+    r"\b(?:exit(?:\s+code|\s+status)?|status|code|errno|error|signal|http|rc)\s*[=:]?\s*-?\d+\b",
+    re.IGNORECASE,
+)
+
+
+def _numbers_aside(title: str) -> str:
+    """``title`` with its numbers as ``#`` (job ids, dates, sizes, line numbers) but for the
+    codes a failure is named by."""
+    out, at = [], 0
+    for m in _CODE.finditer(title):
+        out += [_NUMBER.sub("#", title[at : m.start()]), m.group()]
+        at = m.end()
+    return "".join([*out, _NUMBER.sub("#", title[at:])])
+
 
 _KIND_COUNT = {
     "job": N_("{n} jobs"),
@@ -31,8 +48,9 @@ _OTHER = N_("{n} subjects")
 
 def alike_key(f: Finding) -> tuple:
     """What two findings must share to be folded: severity, cause, kind of subject, and the
-    headline with its numbers (job ids, line numbers, file names' digits) set aside."""
-    return (f.severity, f.root_cause, f.subject.kind, _NUMBER.sub("#", f.title))
+    headline with its numbers (job ids, line numbers, file names' digits) set aside, not the
+    codes that name the failure (exit 2, HTTP 404)."""
+    return (f.severity, f.root_cause, f.subject.kind, _numbers_aside(f.title))
 
 
 def group_alike(findings: Sequence[Finding]) -> list[tuple[Finding, tuple[Subject, ...]]]:
