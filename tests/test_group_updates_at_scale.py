@@ -51,3 +51,28 @@ def test_every_group_a_job_joined_is_paged_when_1200_groups_grow_at_once(tmp_pat
     poll(T + timedelta(minutes=6))
     updates = {a.incident for a in channel.sent if a.is_group and len(a.members) == 4}
     assert len(updates) == groups
+
+
+def test_a_muted_job_joining_a_paged_group_pages_no_one(tmp_path):
+    """The operator muted job 3 (a known-bad test job: `job:3@lab`). It failed the way the
+    paged group of jobs 1 and 2 did: before, its joining paged the group's update five
+    minutes later (the mute read the group's alert, not the job that made it news). Job 4,
+    not muted, joining later is paged, naming every member."""
+    from cockpit.watch.alerts import Mute
+
+    channel = ListChannel()
+    cfg = AlertConfig(mutes=(Mute.parse("job:3@lab"),))
+    w = Watcher(cfg, store=open_store(f"sqlite:///{tmp_path}/c.db"), channels=[channel])
+    ends = {"1": T, "2": T, "3": T + timedelta(minutes=1), "4": T + timedelta(minutes=20)}
+    jobs = {j: exit1_job(j, "RUNNING", e) for j, e in ends.items()}
+    pages = []
+    for m in range(-1, 31):
+        at = T + timedelta(minutes=m)
+        for j, e in ends.items():
+            if e <= at:
+                jobs[j] = exit1_job(j, "FAILED", e)
+        failed = [_finding(j, "ana") for j, job in jobs.items() if job.state == "FAILED"]
+        snap = Snapshot("lab", "slurm", at, jobs=tuple(jobs.values()))
+        w.observe(snap, failed, at, incidents=correlate(failed))
+        pages += [(m, sorted(x.id for x in a.members)) for a in w.delivered if a.is_group]
+    assert pages == [(0, ["1", "2"]), (20, ["1", "2", "3", "4"])]

@@ -231,6 +231,9 @@ class Watcher:
                 risky, self._risk[src] = risk_alerts(known, snapshot, findings, now)
                 raw += risky
             if incidents:
+                # a muted job's alert goes before the fold: folded, the group's alert (not
+                # muted) paged the update a muted job's failure alone made
+                raw = [a for a in raw if a.subject.kind != "job" or not self.rules.is_muted(a)]
                 raw = fold_by_incident(raw, [i for i in incidents if i.subject.source == src])
             if storage is not None:
                 raw += storage_alerts(
