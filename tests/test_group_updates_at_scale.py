@@ -76,3 +76,23 @@ def test_a_muted_job_joining_a_paged_group_pages_no_one(tmp_path):
         w.observe(snap, failed, at, incidents=correlate(failed))
         pages += [(m, sorted(x.id for x in a.members)) for a in w.delivered if a.is_group]
     assert pages == [(0, ["1", "2"]), (20, ["1", "2", "3", "4"])]
+
+
+def test_a_cron_watch_once_is_quiet_when_only_a_muted_job_joined_a_group():
+    """`watch --once` from cron, job 3 muted: its joining the group of jobs 1 and 2 is not
+    news; job 4 joining is."""
+    from cockpit.commands.watch import condition_keys, new_conditions
+    from cockpit.watch.alerts import Alert, AlertRules, Mute
+    from cockpit.watch.transitions import fold_by_incident
+
+    rules = AlertRules(AlertConfig(mutes=(Mute.parse("job:3@lab"),)))
+
+    def conditions(failed):
+        findings = [_finding(j, "ana") for j in failed]
+        raw = [Alert(T, "job_failed", "critical", f.subject, f.title, f, "lab") for f in findings]
+        return fold_by_incident(raw, correlate(findings))
+
+    remembered = sorted({k for a in conditions(["1", "2"]) for k in condition_keys(a)})
+    assert new_conditions(conditions(["1", "2", "3"]), remembered, rules.is_muted) == []
+    (update,) = new_conditions(conditions(["1", "2", "3", "4"]), remembered, rules.is_muted)
+    assert {m.id for m in update.members} == {"1", "2", "3", "4"}

@@ -30,6 +30,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -126,15 +127,26 @@ def condition_keys(a: Alert) -> list[str]:
     return [a.key, *(f"{a.key}|{m.source}/{m.id}" for m in a.members)]
 
 
-def new_conditions(alerts: Sequence[Alert], previous: Sequence[str]) -> list[Alert]:
+def new_conditions(
+    alerts: Sequence[Alert],
+    previous: Sequence[str],
+    muted: Callable[[Alert], bool] = lambda a: False,
+) -> list[Alert]:
     """Alerts not active at the last ``--once`` run, or an incident some job joined since
-    (never ``source_recovered``)."""
+    (never ``source_recovered``). ``muted``: the mutes; a muted job joining is no news (the
+    group's own alert, not muted, paged for it)."""
     before = set(previous)
-    return [
-        a
-        for a in alerts
-        if a.rule != "source_recovered" and any(k not in before for k in condition_keys(a))
-    ]
+
+    def news(a: Alert) -> bool:
+        if a.key not in before:
+            return True
+        return any(
+            f"{a.key}|{m.source}/{m.id}" not in before
+            and not muted(replace(a, subject=m, incident="", members=()))
+            for m in a.members
+        )
+
+    return [a for a in alerts if a.rule != "source_recovered" and news(a)]
 
 
 def load_state(path: Path) -> dict[str, list[str]]:
@@ -208,7 +220,7 @@ async def watch_once(
         conds = current_conditions(snap, findings, now, watcher)
         # one alert per incident of several jobs (its key is the condition's)
         conds = fold_by_incident(conds, mine)
-        fresh = new_conditions(conds, previous.get(name, ()))
+        fresh = new_conditions(conds, previous.get(name, ()), watcher.rules.is_muted)
         if snap.ok:
             if answered is not None:
                 answered.append(name)
