@@ -96,3 +96,24 @@ def test_a_cron_watch_once_is_quiet_when_only_a_muted_job_joined_a_group():
     assert new_conditions(conditions(["1", "2", "3"]), remembered, rules.is_muted) == []
     (update,) = new_conditions(conditions(["1", "2", "3", "4"]), remembered, rules.is_muted)
     assert {m.id for m in update.members} == {"1", "2", "3", "4"}
+
+
+def test_a_held_update_is_not_paged_for_a_job_that_left_the_group(tmp_path):
+    """Jobs 1 and 2 paged at 12:00; job 3 failed alike at 12:01 (its update held for the
+    group interval), was requeued at 12:02 and runs again. Before: at 12:05 '3 jobs: exit 1'
+    was paged naming job 3, running for three minutes by then."""
+    channel = ListChannel()
+    w = Watcher(AlertConfig(), store=open_store(f"sqlite:///{tmp_path}/c.db"), channels=[channel])
+
+    def failed(j: str, m: int) -> bool:
+        return m >= 0 if j in ("1", "2") else m == 1
+
+    pages = []
+    for m in range(-1, 12):
+        at = T + timedelta(minutes=m)
+        jobs = [exit1_job(j, "FAILED" if failed(j, m) else "RUNNING", at) for j in "123"]
+        findings = [_finding(j.job_id, "ana") for j in jobs if j.state == "FAILED"]
+        w.observe(Snapshot("lab", "slurm", at, jobs=tuple(jobs)), findings, at,
+                  incidents=correlate(findings))  # fmt: skip
+        pages += [(m, sorted(x.id for x in a.members)) for a in w.delivered if a.is_group]
+    assert pages == [(0, ["1", "2"])]

@@ -37,7 +37,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from cockpit.model import Finding, Incident, Snapshot
+from cockpit.model import Finding, Incident, Snapshot, Subject
 from cockpit.safety import scrub
 from cockpit.slurm.storage import FsUsage
 from cockpit.watch.alerts import Alert, AlertConfig, AlertRules
@@ -170,6 +170,8 @@ class Watcher:
         self._alerts: deque[Alert] = deque(maxlen=KEEP)
         # group updates the group interval held back, by alert key (see _hold)
         self._held: dict[str, Alert] = {}
+        # the jobs each group's last page named: a held update naming no other is not news
+        self._paged: dict[str, frozenset[Subject]] = {}
         if history is not None:
             try:
                 past = history.load(KEEP)
@@ -248,7 +250,8 @@ class Watcher:
             self._prev[src] = snapshot
             if snapshot.ok:
                 self._good[src] = snapshot
-            raw = self._with_held(raw, now)
+            if snapshot.ok:  # a failed poll cannot say what a held update's group holds now
+                raw = self._with_held(raw, now, src, incidents)
             passed = self.rules.filter(raw, now)
             self._hold(raw, {a.key for a in passed})
             fired = [redacted(a) for a in passed]
@@ -258,27 +261,44 @@ class Watcher:
         self.delivered = self._deliver(fired, snapshot, now) if fired else []
         return fired
 
-    def _with_held(self, raw: list[Alert], now: datetime) -> list[Alert]:
-        """``raw`` plus each group update held back by the group interval that is now due
-        (a newer update of the same incident in ``raw`` replaces it). Under the lock."""
+    def _with_held(
+        self, raw: list[Alert], now: datetime, src: str, incidents: Sequence[Incident]
+    ) -> list[Alert]:
+        """``raw`` plus each of ``src``'s group updates held back by the group interval that
+        is now due (a newer update of the same incident in ``raw`` replaces it), naming the
+        group's jobs of this poll: none when no job is news any more (the one that joined was
+        requeued and runs again, the incident ended). Under the lock."""
         fresh = {a.key for a in raw if a.is_group}
+        now_open = {i.key: i for i in incidents if i.subject.source == src}
         due = []
         for key, a in list(self._held.items()):
             if key in fresh:
                 del self._held[key]
-            elif self.rules.due(a, now):
-                del self._held[key]
-                due.append(replace(a, time=now))
+                continue
+            if a.source != src or not self.rules.due(a, now):
+                continue
+            del self._held[key]
+            inc = now_open.get(a.incident)
+            jobs = tuple(s for s in inc.affected if s.kind == "job") if inc is not None else ()
+            if len(jobs) >= 2 and not set(jobs) <= self._paged.get(key, frozenset()):
+                due.append(
+                    replace(a, time=now, members=jobs, title=inc.title, severity=inc.severity)
+                )
         return [*raw, *due]
 
     def _hold(self, raw: list[Alert], passed: set[str]) -> None:
         """Keep the group updates the interval held back (jobs joined an incident paged a
         minute ago): they fire when it has passed, not an hour later or never."""
         for a in raw:
-            if a.is_group and a.key not in passed and not self.rules.is_muted(a):
+            if a.is_group and a.key in passed:
+                self._paged.pop(a.key, None)  # re-inserted: the oldest page goes first
+                self._paged[a.key] = frozenset(a.members)
+            elif a.is_group and not self.rules.is_muted(a):
                 self._held[a.key] = a
         while len(self._held) > HELD_MAX:
             del self._held[next(iter(self._held))]
+        while len(self._paged) > HELD_MAX:
+            del self._paged[next(iter(self._paged))]
 
     def record(
         self, alerts: Sequence[Alert], now: datetime, snapshot: Snapshot | None = None
