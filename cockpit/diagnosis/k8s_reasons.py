@@ -228,8 +228,14 @@ REASONS: tuple[K8sReason, ...] = (
     ),
     K8sReason(
         "k8s_insufficient_accel",
-        r"\bInsufficient (?:nvidia\.com/gpu|huawei\.com/[Aa]scend[\w-]*|amd\.com/gpu|"
-        r"[\w.-]+/(?:gpu|npu)\w*)",
+        # any release's wording: lower case since 1.18's summaries, and before 1.10 the
+        # alpha resource (alpha.kubernetes.io/nvidia-gpu) under "No nodes are available that
+        # match all of the following predicates"
+        r"\b[Ii]nsufficient (?:nvidia\.com/gpu|huawei\.com/[Aa]scend[\w-]*|amd\.com/gpu|"
+        r"[\w.-]+/(?:[\w-]*-)?(?:gpu|npu)\w*)|"
+        # NVIDIA's KAI scheduler: "No nodes with enough resources were found: 2 node(s)
+        # didn't have enough resources: GPUs"
+        r"didn't have enough resources?: (?:GPU|NPU)s?\b",
         "queued_insufficient_resources",
         N_("no node has the free accelerators the pod asks for"),
         N_(
@@ -243,7 +249,7 @@ REASONS: tuple[K8sReason, ...] = (
     ),
     K8sReason(
         "k8s_insufficient",
-        r"nodes are available: .*Insufficient|\bInsufficient (?:cpu|memory|ephemeral-storage|"
+        r"nodes are available: .*[Ii]nsufficient|\b[Ii]nsufficient (?:cpu|memory|ephemeral-storage|"
         r"pods|hugepages-\w+)\b",
         "queued_insufficient_resources",
         N_("no node has the free CPU/memory the pod requests"),

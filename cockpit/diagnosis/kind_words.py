@@ -126,7 +126,10 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"|Name or service not known|\b(?:could not|unable to|can't|cannot|failed to) "
             r"(?:resolve|find address|connect)|\bgetaddrinfo\b|\bsocket\b.{0,60}"
             r"(?:time(?:d)? ?out|fail|error)|Address already in use|\bEADDRINUSE\b"
-            r"|\brendezvous\b.{0,60}(?:time(?:d)? ?out|fail)|拒绝连接|没有到主机的路由|网络不可达",
+            r"|\brendezvous\b.{0,60}(?:time(?:d)? ?out|fail)|拒绝连接|没有到主机的路由|网络不可达"
+            # a launcher still waiting for its peers' endpoints (Paddle's "server not ready,
+            # wait 3 sec to retry" / "not ready endpoints:"): nothing listens where it looks
+            r"|\b(?:server|endpoints?) not ready\b.{0,40}\b(?:retry|wait)|\bnot ready endpoints\b",
         ),
         (
             "library_version_mismatch",

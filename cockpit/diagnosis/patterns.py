@@ -219,7 +219,7 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Munge decode failed|Invalid authentication credential|auth/munge\b[^\n]*"
         r"(?:fail|error|invalid)|Protocol authentication error|Munged communication error|"
         r"[Ee]xpired credential|[Rr]ewound credential|[Rr]eplayed credential|"
-        r"Security violation, [A-Z_]+ RPC|auth/jwt\b[^\n]*(?:fail|invalid|expired)|"
+        r"Security violation,? \w+ RPC|auth/jwt\b[^\n]*(?:fail|invalid|expired)|"
         r"Unable to (?:create|generate|obtain) (?:a )?(?:munge )?credential|"
         # the client cannot reach munged; slurmd refuses a step's job credential (clock skew,
         # a replayed or forged one): the launch failure that follows is its consequence

@@ -80,6 +80,18 @@ WEAK: tuple[Pattern, ...] = (
         tier=2,
         strong=False,
     ),
+    # Paddle's launcher (paddle.distributed.launch, fleet) waiting for its peers' trainer
+    # endpoints: when it never ends nothing listens there (the launch not started on that
+    # node, a wrong --ips, a firewall), torchrun's rendezvous wait in Paddle's words. Weak:
+    # healthy runs print it too for the seconds their peers take to start
+    _p(
+        "paddle_endpoints_not_ready",
+        r"server not ready, wait \d+ sec to retry|not ready endpoints: ?\[",
+        "mpi_network_error",
+        "warning",
+        tier=2,
+        strong=False,
+    ),
     # srun's steps waiting inside the allocation for resources earlier steps hold (Slurm 20.11+
     # no longer shares them by default): slow or stuck, not failed; any real error wins
     _p(
