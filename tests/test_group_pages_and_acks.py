@@ -115,3 +115,19 @@ def test_a_cron_watch_once_pages_a_job_joining_a_group_and_not_the_group_again()
     assert new_conditions(conditions(["1", "2"]), remembered) == []  # the same group: quiet
     (update,) = new_conditions(conditions(["1", "2", "3"]), remembered)  # job 3 joined
     assert {m.id for m in update.members} == {"1", "2", "3"}
+
+
+def test_an_evidence_error_retried_every_other_poll_is_printed_once_an_hour():
+    # watch's stderr repeated "evidence for job 79+1 @lab: stdout: …: No such file" 4 times in
+    # 11 minutes: the retry's backoff failed it every other round, and each round printed
+    # what was not failing in the round before
+    from cockpit.commands.watch import due_lines
+
+    said: dict[str, float] = {}
+    err = "lab: evidence for job 80 @lab: stdout: /work/slurm-80.out: No such file"
+    printed = []
+    for poll in range(60):  # a poll a minute, failing every other one
+        failing = {err} if poll % 2 == 0 else set()
+        printed += [(poll, x) for x in due_lines(failing, said, poll * 60.0)]
+    assert [p for p, _ in printed] == [0], printed  # once in the hour, not 30 times
+    assert due_lines({err}, said, 3600.0) == [err]  # and again an hour later

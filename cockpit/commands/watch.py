@@ -29,6 +29,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -125,6 +126,25 @@ def condition_keys(a: Alert) -> list[str]:
     if not a.is_group:
         return [a.key]
     return [a.key, *(f"{a.key}|{m.source}/{m.id}" for m in a.members)]
+
+
+EVIDENCE_REPEAT_S = 3600.0  # an evidence error printed again after this long
+
+
+def due_lines(
+    lines: set[str], said: dict[str, float], now: float, every: float = EVIDENCE_REPEAT_S
+) -> list[str]:
+    """The ``lines`` not printed in the last ``every`` seconds, sorted; ``said`` remembers
+    when each was (bounded: the oldest forgotten past 10,000)."""
+    out = []
+    for line in sorted(lines):
+        if now - said.get(line, now - every) >= every:
+            out.append(line)
+            said.pop(line, None)
+            said[line] = now
+    while len(said) > 10_000:
+        del said[next(iter(said))]
+    return out
 
 
 def new_conditions(
@@ -287,14 +307,14 @@ async def watch_loop(
     if outputs is not None:
         hub.on_poll = outputs.polled
 
-    said: set[str] = set()  # evidence errors already printed (each once while it lasts)
+    # evidence errors already printed -> when: each once an hour (a retry with backoff fails
+    # every other round, and printing what was new since the last round repeated it all day)
+    said: dict[str, float] = {}
 
     def news(_update: object) -> None:
         now_failing = {e for st in hub.states.values() for e in st.evidence.errors}
-        for err in sorted(now_failing - said):
+        for err in due_lines(now_failing, said, time.monotonic()):
             print(f"cockpit: {err}", file=sys.stderr, flush=True)
-        said.clear()
-        said.update(now_failing)
         for line in outputs.news() if outputs is not None else ():
             print(f"cockpit: {line}", file=sys.stderr, flush=True)
 
