@@ -437,6 +437,7 @@ _DESCRIPTIONS: tuple[tuple[str, str], ...] = (
     ("launch failed requeued held", "JobHeldAdmin"),
     ("launch_failed_requeued_held", "JobHeldAdmin"),
     ("job requeued in held state", "JobHeldAdmin"),
+    ("job_requeued_in_held_state", "JobHeldAdmin"),  # scontrol requeuehold (22.05 lab)
     ("requeue-hold exit", "JobHeldAdmin"),
     ("nodes required for job are down", "ReqNodeNotAvail"),
     ("job is at or exceeds qos", "AccountingPolicy"),
