@@ -232,7 +232,13 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     _p(
         "slurm_preempted",
-        r"CANCELLED AT [^\n]*DUE TO PREEMPTION|\bJob \d+ preempted\b|PREEMPTED",
+        # slurmstepd's cancel line (also elided, 'CANCELLED ... DUE TO PREEMPTION'), the
+        # controller's, a state field, and preemption said in prose ('will be preempted',
+        # Volcano's preempt action): the event. A bare PREEMPTED is weak (patterns_weak): prose
+        # quoting the state word ('"PREEMPTED is non-terminal"') is talk about it
+        r"CANCELLED\b[^\n]{0,60}?DUE TO PREEMPTION|\bJob \d+ preempted\b|"
+        r"\b(?:Job)?State\s*[=:]\s*PREEMPTED\b|"
+        r"\b(?:was|were|is|are|be|been|being|got|get|gets) preempted\b",
         "preempted",
         "warning",
         tier=0,

@@ -13,6 +13,9 @@ from cockpit.diagnosis.pattern_base import spec as _p
 from cockpit.diagnosis.pattern_base import specs as _specs
 
 WEAK: tuple[Pattern, ...] = (
+    # the state word alone (a sacct cell, prose quoting it): cited only when no line says the
+    # event (slurmstepd's 'CANCELLED AT … DUE TO PREEMPTION' is strong, patterns.py)
+    _p("preempted_state_word", r"\bPREEMPTED\b", "preempted", "warning", tier=0, strong=False),
     _p(
         "step_mem_warning",
         r"Exceeded step memory limit at some point|hit memory limit at least once",

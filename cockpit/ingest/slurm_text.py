@@ -176,7 +176,7 @@ def _headerless_job(line: str) -> SlurmJob | None:
     si = next((i for i, t in enumerate(toks[1:7], 1) if job_state(t)), None)
     if si is None:
         return None
-    m = re.search(r"\(([^()]*)\)\s*$", line)
+    m = re.search(r"\(([^()]*)\)\s*$", line) or _reason_cell_inside(line, toks[si])
     # a custom -o format ('%i %P %u %T %r %l') prints the reason bare, anywhere after the state
     bare = None if m else next((t for t in toks[si + 1 :] if _is_reason_code(t)), None)
     reason = m.group(1) if m else (bare or "None")
@@ -194,6 +194,17 @@ def _headerless_job(line: str) -> SlurmJob | None:
         node_list=nodelist,
         nodes=expand(nodelist),
     )
+
+
+def _reason_cell_inside(line: str, state: str) -> re.Match[str] | None:
+    """A site's ``-o`` format with columns after ``%R`` ('... 1 (launch failed requeued
+    held) 8 4000M'): the parenthesised cell after the state, when it names a reason Slurm
+    knows (a bare '(null)' feature cell does not)."""
+    start = line.find(state) + len(state)
+    m = re.search(r"\(([^()]+)\)", line[start:])
+    if m is None or not _is_reason_code(base_code(m.group(1))):
+        return None
+    return m
 
 
 def _is_reason_code(tok: str) -> bool:
