@@ -117,3 +117,27 @@ def test_a_held_update_is_not_paged_for_a_job_that_left_the_group(tmp_path):
                   incidents=correlate(findings))  # fmt: skip
         pages += [(m, sorted(x.id for x in a.members)) for a in w.delivered if a.is_group]
     assert pages == [(0, ["1", "2"])]
+
+
+def test_two_cockpits_on_one_store_page_a_groups_updates_5_min_apart(tmp_path):
+    """A `cockpit watch` and a TUI on one store, polling 30 s apart. Jobs 1 and 2 fail at
+    12:00, job 3 at 12:01, jobs 4 and 5 at 12:05:12 and 12:05:24. Before: the watch paged
+    jobs 1-3 at 12:05:00 and the TUI jobs 1-5 at 12:05:30, two pages 30 s apart (each kept
+    the group interval of its own pages only). The update with jobs 4 and 5 still comes."""
+    store = f"sqlite:///{tmp_path}/c.db"
+    a, b = ListChannel(), ListChannel()
+    watch = Watcher(AlertConfig(), store=open_store(store), channels=[a])
+    tui = Watcher(AlertConfig(), store=open_store(store), channels=[b])
+    ends = {"1": 0, "2": 0, "3": 60, "4": 312, "5": 324}  # seconds after 12:00
+    pages = []
+    for s in range(-60, 20 * 60, 30):  # the watch on the minute, the TUI on the half
+        at = T + timedelta(seconds=s)
+        w = watch if s % 60 == 0 else tui
+        jobs = [exit1_job(j, "FAILED" if e <= s else "RUNNING", at) for j, e in ends.items()]
+        failed = [_finding(j.job_id, "ana") for j in jobs if j.state == "FAILED"]
+        w.observe(Snapshot("lab", "slurm", at, jobs=tuple(jobs)), failed, at,
+                  incidents=correlate(failed))  # fmt: skip
+        pages += [(s, len(x.members)) for x in w.delivered if x.is_group]
+    gaps = [t2 - t1 for (t1, _), (t2, _) in zip(pages, pages[1:], strict=False)]
+    assert all(g >= 300 for g in gaps), pages
+    assert pages[-1][1] == 5, pages

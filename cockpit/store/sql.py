@@ -676,6 +676,23 @@ class Store:
                 self._claimed.popitem(last=False)
         return won
 
+    def claimed_since(self, prefix: str, channel: str, since: datetime) -> bool:
+        """Whether an alert key starting with ``prefix`` was claimed on ``channel`` after
+        ``since`` by any process (a group's last update page: the group interval is the
+        team's, not each cockpit's). False when the store does not answer."""
+        d = schema.deliveries.c
+        like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        query = (
+            sa.select(d.alert_key)
+            .where(d.alert_key.like(like, escape="\\"), d.channel == channel)
+            .where(d.claimed_at > _ts(since))
+            .limit(1)
+        )
+        try:
+            return self._db(lambda conn: conn.execute(query).first() is not None)
+        except _Down:
+            return False
+
     # ------------------------------------------------------------------ cursors and outages
 
     def cursor(self, source: str) -> datetime | None:

@@ -34,7 +34,7 @@ import threading
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from cockpit.model import Finding, Incident, Snapshot, Subject
@@ -355,16 +355,36 @@ class Watcher:
         window = float(self.config.repeat_s)
         keys = [delivery_key(a, snapshot, outage, window) for a in fired]
         sent: dict[int, Alert] = {}
+        early = self._paged_elsewhere(fired, senders, now)
         for ch in senders:
             mine = [
                 (i, a)
                 for i, (a, k) in enumerate(zip(fired, keys, strict=True))
-                if self.store.claim(k, ch.name, now)
+                if i not in early and self.store.claim(k, ch.name, now)
             ]
             if mine:
                 sent.update(mine)
                 self._send(ch, [a for _, a in mine])
         return [sent[i] for i in sorted(sent)]
+
+    def _paged_elsewhere(self, fired: list[Alert], senders: list, now: datetime) -> set[int]:
+        """The group updates in ``fired`` another cockpit on the store paged the group less
+        than the group interval ago (the interval is the team's: a watch and a TUI polling
+        30 s apart paged one group's updates 30 s apart); each is held for the interval."""
+        seen = getattr(self.store, "claimed_since", None)
+        if seen is None:
+            return set()
+        since = now - timedelta(seconds=AlertRules.GROUP_INTERVAL_S)
+        early = {
+            i
+            for i, a in enumerate(fired)
+            if a.is_group and any(seen(f"{a.key}|m", ch.name, since) for ch in senders)
+        }
+        with self._lock:
+            for i in early:  # not paged by this cockpit: its jobs are news when it is due
+                self._held.setdefault(fired[i].key, fired[i])
+                self._paged.pop(fired[i].key, None)
+        return early
 
     def _send(self, ch: Channel, alerts: list[Alert]) -> None:
         try:
