@@ -10,6 +10,7 @@ from cockpit.model import Finding, Snapshot, Subject
 from cockpit.store import open_store
 from cockpit.watch.alerts import AlertConfig
 from cockpit.watch.watcher import Watcher
+from tests.pg import postgres, url  # noqa: F401 - the session fixture, both backends
 from tests.watch_support import ListChannel, exit1_job
 
 T = datetime(2026, 12, 4, 12, 0, tzinfo=UTC)
@@ -119,15 +120,14 @@ def test_a_held_update_is_not_paged_for_a_job_that_left_the_group(tmp_path):
     assert pages == [(0, ["1", "2"])]
 
 
-def test_two_cockpits_on_one_store_page_a_groups_updates_5_min_apart(tmp_path):
+def test_two_cockpits_on_one_store_page_a_groups_updates_5_min_apart(url):  # noqa: F811
     """A `cockpit watch` and a TUI on one store, polling 30 s apart. Jobs 1 and 2 fail at
     12:00, job 3 at 12:01, jobs 4 and 5 at 12:05:12 and 12:05:24. Before: the watch paged
     jobs 1-3 at 12:05:00 and the TUI jobs 1-5 at 12:05:30, two pages 30 s apart (each kept
     the group interval of its own pages only). The update with jobs 4 and 5 still comes."""
-    store = f"sqlite:///{tmp_path}/c.db"
     a, b = ListChannel(), ListChannel()
-    watch = Watcher(AlertConfig(), store=open_store(store), channels=[a])
-    tui = Watcher(AlertConfig(), store=open_store(store), channels=[b])
+    watch = Watcher(AlertConfig(), store=open_store(url), channels=[a])
+    tui = Watcher(AlertConfig(), store=open_store(url), channels=[b])
     ends = {"1": 0, "2": 0, "3": 60, "4": 312, "5": 324}  # seconds after 12:00
     pages = []
     for s in range(-60, 20 * 60, 30):  # the watch on the minute, the TUI on the half
