@@ -20,10 +20,13 @@ from cockpit.slurm.backfill import (
     sacct_time,
     split_rows,
 )
+from cockpit.slurm.commands import BACKFILL_FIELDS
 from cockpit.slurm.source import DRILL_DOWN_NOTE, SlurmSource
 from cockpit.transport import CommandResult, LocalTransport
 
 FIX = Path(__file__).parent / "fixtures" / "backfill"
+# the lab's 22.05 answer; its AllocCPUS column (1: the jobs' default) appended when the field
+# joined BACKFILL_FIELDS
 CAPTURE = (FIX / "sacct_backfill_22.05.txt").read_text()
 T = datetime(2026, 12, 1, 21, 30, tzinfo=UTC)
 
@@ -61,7 +64,7 @@ def test_captured_backfill_parses_into_ended_jobs_with_owner_and_workdir():
 
 
 def test_bad_rows_are_skipped_with_a_warning_and_the_rest_kept():
-    bad = "x;rm\x1f" + "\x1f".join([""] * 17) + "\n"
+    bad = "x;rm\x1f" + "\x1f".join([""] * (len(BACKFILL_FIELDS) - 1)) + "\n"
     short = "9\x1f9\x1fonly three\n"
     found, warnings = parse_backfill(bad + CAPTURE + short, UTC)
     assert len(found) == 5

@@ -180,8 +180,8 @@ def test_backfill_marks_folded_codes_by_release():
     fields = "JobID JobIDRaw JobName Partition User UID GID State ExitCode ReqMem Elapsed".split()
     row = ["7", "7", "x", "batch", "root", "0", "0", "FAILED", "9:0", "100M", "00:00:01"]
     rest = ["00:30:00", "c4", "None", "2026-12-02T00:11:44", "2026-12-02T00:11:44",
-            "2026-12-02T00:11:45", "/tmp"]  # fmt: skip
-    assert len(fields) + len(rest) == 18
+            "2026-12-02T00:11:45", "/tmp", "1"]  # fmt: skip
+    assert len(fields) + len(rest) == 19
     text = "\x1f".join(row + rest) + "\n"
     old = parse_backfill(text, UTC, "22.05.8")[0][0][0].exit_code
     new = parse_backfill(text, UTC, "26.05.5")[0][0][0].exit_code

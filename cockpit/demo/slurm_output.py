@@ -746,6 +746,7 @@ class SlurmCommands:
             "Start": start,
             "End": end,
             "JobIDRaw": str(j.job_id),
+            "AllocCPUS": str(j.cpus) if st != "PENDING" else "0",
             "UID": str(j.uid),
             "GID": str(j.uid),
             "Submit": ts(self.at(j.submit)),

@@ -174,6 +174,8 @@ BACKFILL_FIELDS: tuple[str, ...] = (
     "Start",
     "End",
     "WorkDir",
+    # the CPUs it held: squeue's CPUS column once slurmctld forgot it (N/CPU, --mem-per-cpu)
+    "AllocCPUS",
 )
 
 

@@ -14,6 +14,8 @@ import sys
 
 import pytest
 
+from tests.conftest import wait_for
+
 pytestmark = pytest.mark.lab
 
 SCRIPT = (
@@ -45,3 +47,24 @@ def test_diagnose_an_arrays_own_id_names_its_failed_tasks(lab_env, tmp_path):
         assert any("shard missing" in e["text"] for e in top["evidence"]), top["evidence"]
     finally:
         lab_env.scancel(base)
+
+
+def test_the_backfill_names_the_cpus_a_forgotten_job_held(lab_env):
+    """Once slurmctld forgets a job, sacct's row is all the cockpit has: its N/CPU column
+    read "1/-" for every ended job and a --mem-per-cpu remedy counted 1 CPU per node."""
+    from datetime import UTC, datetime, timedelta
+
+    from cockpit.slurm.backfill import BACKFILL_STATES, parse_backfill, sacct_time
+    from cockpit.slurm.commands import sacct_backfill_argv
+
+    jid = lab_env.sbatch("-p", "debug", "-c", "2", "-J", "h-bf-cpus", "--wrap", "exit 3")
+    lab_env.wait_state(jid, {"FAILED"}, 60)
+    since = sacct_time(datetime.now(UTC) - timedelta(minutes=10), UTC)
+
+    def row():
+        res = lab_env.run(*sacct_backfill_argv(since, BACKFILL_STATES), check=False)
+        found, _ = parse_backfill(res.stdout, UTC)
+        return next((j for j, _ in found if j.job_id == jid), None)
+
+    job = wait_for(row, 30, "the failed job in sacct")
+    assert job.cpus == 2, job
