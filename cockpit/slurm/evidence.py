@@ -298,7 +298,10 @@ async def job_artifacts(
     # a job never placed on a node (pending, rejected at submit) has no output file yet: asking
     # for it printed "No such file" on every command for a job that never ran
     ran = bool(nodes) or bool(job and job.elapsed_s) or any(r.elapsed_s for r in acct)
-    if not ran:
+    # nor a job whose launch failed (JobLaunchFailure: slurmstepd could not open its output,
+    # chdir or become its user): 0 s on a node, no output; slurmd's log says why. Asking
+    # printed "No such file (retrying)" on every snapshot
+    if not ran or (job is not None and job.reason == "JobLaunchFailure"):
         out_path = err_path = ""
     if out_path.startswith("/"):
         name = out_path.rsplit("/", 1)[-1]
