@@ -84,7 +84,10 @@ def test_alerts_demo_plays_the_demo_site_forward(capsys, monkeypatch):
 
     # the demo story, independent of which engine rules exist yet
     monkeypatch.setattr(
-        engine, "diagnose", lambda snap, artifacts=None, now=None: [], raising=False
+        engine,
+        "diagnose",
+        lambda snap, artifacts=None, now=None, **kw: engine.Diagnosis(),
+        raising=False,
     )
     assert main(["alerts", "--demo", "--json"]) == 0
     got = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
