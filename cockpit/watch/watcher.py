@@ -360,28 +360,34 @@ class Watcher:
             mine = [
                 (i, a)
                 for i, (a, k) in enumerate(zip(fired, keys, strict=True))
-                if i not in early and self.store.claim(k, ch.name, now)
+                if (i, ch.name) not in early and self.store.claim(k, ch.name, now)
             ]
             if mine:
                 sent.update(mine)
                 self._send(ch, [a for _, a in mine])
         return [sent[i] for i in sorted(sent)]
 
-    def _paged_elsewhere(self, fired: list[Alert], senders: list, now: datetime) -> set[int]:
-        """The group updates in ``fired`` another cockpit on the store paged the group less
-        than the group interval ago (the interval is the team's: a watch and a TUI polling
-        30 s apart paged one group's updates 30 s apart); each is held for the interval."""
+    def _paged_elsewhere(
+        self, fired: list[Alert], senders: list, now: datetime
+    ) -> set[tuple[int, str]]:
+        """(index, channel) of the group updates in ``fired`` another cockpit on the store
+        paged on that channel less than the group interval ago (the interval is the team's: a
+        watch and a TUI polling 30 s apart paged one group's updates 30 s apart); each is held
+        for the interval. Per channel: a channel no other cockpit serves (a cron watch's
+        printed output beside TUIs that page a webhook) gets it now."""
         seen = getattr(self.store, "claimed_since", None)
         if seen is None:
             return set()
         since = now - timedelta(seconds=AlertRules.GROUP_INTERVAL_S)
         early = {
-            i
+            (i, ch.name)
             for i, a in enumerate(fired)
-            if a.is_group and any(seen(f"{a.key}|m", ch.name, since) for ch in senders)
+            if a.is_group
+            for ch in senders
+            if seen(f"{a.key}|m", ch.name, since)
         }
         with self._lock:
-            for i in early:  # not paged by this cockpit: its jobs are news when it is due
+            for i in {i for i, _ in early}:  # not paged here: its jobs are news when it is due
                 self._held.setdefault(fired[i].key, fired[i])
                 self._paged.pop(fired[i].key, None)
         return early
