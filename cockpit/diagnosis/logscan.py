@@ -572,6 +572,22 @@ def _run_start(buf: Buffer, hit: ScanHit) -> ScanHit:
     return replace(hit, line=line, offset=ls, text=decode_line(raw))
 
 
+def _ipython_exception(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
+    """The line naming the header's exception class ("NoSuchKey: An error occurred …") that
+    ends the IPython traceback whose header ``hit`` is ("NoSuchKey      Traceback …"); else
+    the header (a paste cut after it)."""
+    start = buf.find(b"\n", hit.offset)
+    m = _IPYTHON_HEADER.match(hit.text)
+    if start < 0 or m is None:
+        return hit
+    own = re.compile(r"^[ \t]*(?:\w+\.)*" + re.escape(m.group(1)) + r": ")
+    window = bytes(buf[start + 1 : start + 1 + _TRACEBACK_LOOKAHEAD])
+    for h in _search(window, _combined(kind, None), kind, 0, hit.line + 1, start + 1):
+        if own.match(h.text):
+            return h
+    return hit
+
+
 # A Python warning ("…/joblib/_multiprocessing_helpers.py:46: UserWarning: [Errno 28] No space
 # left on device.  joblib will operate in serial mode") is printed and the program goes on: when
 # an exception with the same error follows, that exception is what failed, and is cited.
@@ -638,22 +654,6 @@ def _looks_ahead(hit: ScanHit) -> bool:
         or hit.pattern.startswith(_QUOTED_PENDING)
         or _PY_WARNING.search(hit.text) is not None
     )
-
-
-def _ipython_exception(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
-    """The line naming the header's exception class ("NoSuchKey: An error occurred …") that
-    ends the IPython traceback whose header ``hit`` is ("NoSuchKey      Traceback …"); else
-    the header (a paste cut after it)."""
-    start = buf.find(b"\n", hit.offset)
-    m = _IPYTHON_HEADER.match(hit.text)
-    if start < 0 or m is None:
-        return hit
-    own = re.compile(r"^[ \t]*(?:\w+\.)*" + re.escape(m.group(1)) + r": ")
-    window = bytes(buf[start + 1 : start + 1 + _TRACEBACK_LOOKAHEAD])
-    for h in _search(window, _combined(kind, None), kind, 0, hit.line + 1, start + 1):
-        if own.match(h.text):
-            return h
-    return hit
 
 
 def _cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
