@@ -250,15 +250,7 @@ def squeue_outputs_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]
     """The StdOut pattern (``%j`` unresolved) and owner of the given jobs, one line each:
     ``-O`` is the only squeue format with StdOut; the path comes last (it may hold a '|').
     ``JobArrayID``: an array task as the queue names it (28_0); ``JobID`` prints its own id."""
-    return (
-        "squeue",
-        "--noheader",
-        "--states=RUNNING",
-        "-j",
-        ",".join(job_ids),
-        "-O",
-        "JobArrayID:|,UserID:|,GroupID:|,StdOut:0",
-    )
+    return _running_jobs_argv(job_ids, "JobArrayID:|,UserID:|,GroupID:|,StdOut:0")
 
 
 def squeue_alloc_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]:
@@ -267,15 +259,12 @@ def squeue_alloc_argv(job_ids: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     memory a job may use before the OOM killer comes is only in its allocated TRES. An array
     task is named twice: as the queue does (``JobArrayID``, ``28_0``) and by its own job id
     (``JobID``, ``29``), the one sstat prints for its steps."""
-    return (
-        "squeue",
-        "--noheader",
-        "--states=RUNNING",
-        "-j",
-        ",".join(job_ids),
-        "-O",
-        "JobArrayID:|,JobID:|,tres-alloc:0",
-    )
+    return _running_jobs_argv(job_ids, "JobArrayID:|,JobID:|,tres-alloc:0")
+
+
+def _running_jobs_argv(job_ids: list[str] | tuple[str, ...], fields: str) -> tuple[str, ...]:
+    """``squeue -O fields`` of the given jobs while they run (the at-risk sampler's asks)."""
+    return ("squeue", "--noheader", "--states=RUNNING", "-j", ",".join(job_ids), "-O", fields)
 
 
 def stat_argv(paths: list[str] | tuple[str, ...]) -> tuple[str, ...]:
