@@ -327,6 +327,18 @@ _CONTENT_FREE = re.compile(
 )
 
 
+def _below(
+    buf: Buffer, hit: ScanHit, kind: str, strong: bool | None, lookahead: int = 0
+) -> Iterator[ScanHit]:
+    """The hits of the lines after ``hit``'s, within ``lookahead`` bytes (default: NCCL's),
+    first to last: where a summary or announcing line looks for the line it stands for."""
+    start = buf.find(b"\n", hit.offset)
+    if start < 0:
+        return
+    window = bytes(buf[start + 1 : start + 1 + (lookahead or _NCCL_LOOKAHEAD)])
+    yield from _search(window, _combined(kind, strong), kind, 0, hit.line + 1, start + 1)
+
+
 def _is_messenger(hit: ScanHit) -> bool:
     return hit.pattern in _MESSENGERS or hit.pattern.startswith("catalogue_torch_npu_")
 
@@ -334,11 +346,7 @@ def _is_messenger(hit: ScanHit) -> bool:
 def _messenger_cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit | None:
     """The line under a torch_npu summary that says what failed, with the summary's label when
     its own is only generic; None when none does within a few lines."""
-    start = buf.find(b"\n", hit.offset)
-    if start < 0:
-        return None
-    window = bytes(buf[start + 1 : start + 1 + _NCCL_LOOKAHEAD])
-    for h in _search(window, _combined(kind, False), kind, 0, hit.line + 1, start + 1):
+    for h in _below(buf, hit, kind, False):
         if h.line - hit.line > _MESSENGER_LINES:
             return None
         if _is_messenger(h) or _CONTENT_FREE.search(h.text):
@@ -381,11 +389,7 @@ _CHILD_CODE_LINES = 12
 
 
 def _child_code(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit | None:
-    start = buf.find(b"\n", hit.offset)
-    if start < 0:
-        return None
-    window = bytes(buf[start + 1 : start + 1 + _NCCL_LOOKAHEAD])
-    for h in _search(window, _combined(kind, False), kind, 0, hit.line + 1, start + 1):
+    for h in _below(buf, hit, kind, False):
         if h.line - hit.line > _CHILD_CODE_LINES:
             return None
         if _CHILD_CODE.search(h.text):
@@ -576,13 +580,11 @@ def _ipython_exception(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
     """The line naming the header's exception class ("NoSuchKey: An error occurred …") that
     ends the IPython traceback whose header ``hit`` is ("NoSuchKey      Traceback …"); else
     the header (a paste cut after it)."""
-    start = buf.find(b"\n", hit.offset)
     m = _IPYTHON_HEADER.match(hit.text)
-    if start < 0 or m is None:
+    if m is None:
         return hit
     own = re.compile(r"^[ \t]*(?:\w+\.)*" + re.escape(m.group(1)) + r": ")
-    window = bytes(buf[start + 1 : start + 1 + _TRACEBACK_LOOKAHEAD])
-    for h in _search(window, _combined(kind, None), kind, 0, hit.line + 1, start + 1):
+    for h in _below(buf, hit, kind, None, _TRACEBACK_LOOKAHEAD):
         if own.match(h.text):
             return h
     return hit
@@ -608,23 +610,15 @@ _QUOTED_PENDING = "pending_reason_text_"
 
 
 def _failure_after(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit | None:
-    start = buf.find(b"\n", hit.offset)
-    if start < 0:
-        return None
-    window = bytes(buf[start + 1 : start + 1 + _NCCL_LOOKAHEAD])
-    for h in _search(window, _combined(kind, True), kind, 0, hit.line + 1, start + 1):
+    for h in _below(buf, hit, kind, True):
         if h.severity == "critical":
             return h
     return None
 
 
 def _exception_after_warning(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit | None:
-    start = buf.find(b"\n", hit.offset)
-    if start < 0:
-        return None
     errno = _ERRNO.search(hit.text)
-    window = bytes(buf[start + 1 : start + 1 + _NCCL_LOOKAHEAD])
-    for h in _search(window, _combined(kind, True), kind, 0, hit.line + 1, start + 1):
+    for h in _below(buf, hit, kind, True):
         if not _PY_EXCEPTION_LINE.match(h.text):
             continue
         if h.label == hit.label or (errno is not None and errno.group(0) in h.text):
@@ -675,11 +669,7 @@ def _cause(buf: Buffer, hit: ScanHit, kind: str) -> ScanHit:
     for label, says, cause in _ANNOUNCES:
         if hit.label != label or (says is not None and not says.search(hit.text)):
             continue
-        start = buf.find(b"\n", hit.offset)
-        if start < 0:
-            return hit
-        window = bytes(buf[start + 1 : start + 1 + _NCCL_LOOKAHEAD])
-        for h in _search(window, _combined(kind, True), kind, 0, hit.line + 1, start + 1):
+        for h in _below(buf, hit, kind, True):
             if h.label == cause:
                 return h
         return hit
