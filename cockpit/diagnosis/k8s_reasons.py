@@ -50,6 +50,15 @@ _PULL += r"Cannot pull algorithm container|[Rr]un docker command to pull (?:priv
 _PULL += r"image failed|FailedPullingImage|Image pull failed)"
 _EXIT_HINT = N_("`kubectl logs <pod> --previous` shows the last run's own error")
 
+_EVICTED_TITLE = N_("pod evicted: the node ran low on a resource")
+_EVICTED_REMEDY = N_(
+    "The kubelet evicted the pod for node pressure (the message names memory or "
+    "ephemeral-storage): set requests close to real use so the scheduler reserves it, set "
+    "ephemeral-storage limits and write big files to a volume instead of the container "
+    "layer or /tmp, and clean the node's disk; then resubmit."
+)
+
+
 REASONS: tuple[K8sReason, ...] = (
     # ---------------------------------------------------------------- image pulls
     K8sReason(
@@ -353,13 +362,8 @@ REASONS: tuple[K8sReason, ...] = (
         r"The node was low on resource|[Pp]od ephemeral local storage usage exceeds|"
         r"evicted due to node pressure|[Ee]victing pod|TaintManagerEviction",
         "pod_evicted",
-        N_("pod evicted: the node ran low on a resource"),
-        N_(
-            "The kubelet evicted the pod for node pressure (the message names memory or "
-            "ephemeral-storage): set requests close to real use so the scheduler reserves it, set "
-            "ephemeral-storage limits and write big files to a volume instead of the container "
-            "layer or /tmp, and clean the node's disk; then resubmit."
-        ),
+        _EVICTED_TITLE,
+        _EVICTED_REMEDY,
     ),
     # the pod's state names no resource (a `kubectl get pods` row, describe's "Reason: Evicted"
     # above its Message): the message, wherever it stands, is the line that says which; the
@@ -369,13 +373,8 @@ REASONS: tuple[K8sReason, ...] = (
         r"(?:Reason:[ \t]+|Warning[ \t]+|[ \t]{2}|\] )Evicted\b|"
         r"(?:^|[\s:=\"'(])Evicted(?:\s{2,}\d|\t\d|\s*$|[\"',;)])",
         "pod_evicted",
-        N_("pod evicted: the node ran low on a resource"),
-        N_(
-            "The kubelet evicted the pod for node pressure (the message names memory or "
-            "ephemeral-storage): set requests close to real use so the scheduler reserves it, set "
-            "ephemeral-storage limits and write big files to a volume instead of the container "
-            "layer or /tmp, and clean the node's disk; then resubmit."
-        ),
+        _EVICTED_TITLE,
+        _EVICTED_REMEDY,
         strong=False,
     ),
     # the kubelet's message names the Secret/ConfigMap (kubectl prints "secrets", plural)
