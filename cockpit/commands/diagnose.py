@@ -426,31 +426,14 @@ class LazyStore:
 
 def with_job(snap: Snapshot, job_id: str, arts: Artifacts) -> Snapshot:
     """Make sure the job is in the snapshot: finished jobs leave squeue, scontrol/sacct remember."""
-    from cockpit.slurm import parse as slurm
-
-    for label, text in arts.commands.items():
-        if label.startswith("scontrol show job") and text:
-            try:
-                jobs = [j for j in slurm.parse_scontrol_job(text)[0] if j.job_id == job_id]
-            except Exception:  # noqa: BLE001 - a partial record: fall back to squeue/sacct
-                jobs = []
-            if jobs:
-                others = tuple(j for j in snap.jobs if j.job_id != job_id)
-                return dataclasses.replace(snap, jobs=(*others, jobs[0]))
-    if any(j.job_id == job_id for j in snap.jobs):
-        return snap
-    from cockpit.ingest.slurm_text import job_from_acct
-
-    job = job_from_acct([r for r in arts.acct if r.job_id == job_id])
-    if job is not None:
-        return dataclasses.replace(snap, jobs=(*snap.jobs, job))
-    return snap
+    return with_jobs(snap, [job_id], arts)
 
 
 def with_jobs(snap: Snapshot, job_ids: list[str], arts: Artifacts) -> Snapshot:
-    """:func:`with_job` for many jobs (an array's tasks) with one parse of scontrol's text and
-    one pass over sacct's rows: job by job, a 1,000-task array re-parsed scontrol's 1,000
-    records per task (65 s)."""
+    """Make sure the jobs are in the snapshot, each as scontrol's record says it (else as
+    squeue's row, else as sacct's rows), with one parse of scontrol's text and one pass over
+    sacct's rows: job by job, a 1,000-task array re-parsed scontrol's 1,000 records per task
+    (65 s)."""
     from cockpit.ingest.slurm_text import job_from_acct
     from cockpit.slurm import parse as slurm
 
