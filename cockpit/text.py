@@ -12,6 +12,7 @@ and import nothing from the cockpit); this module is the name the rest of the co
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from cockpit.widgets._safe import MAX_LINE, clean, decode, strip_ansi
@@ -22,6 +23,12 @@ __all__ = ["MAX_LINE", "clean", "decode", "json_line", "lines", "strip_ansi"]
 # raw with ensure_ascii=False: a job named with one would split its record in two
 _BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
 _BREAK_TABLE = str.maketrans(_BREAKS)
+
+
+def natural_key(text: str) -> tuple:
+    """Job ids in the order people count them: 2 before 10, 12_3 before 12_10 (as text,
+    "1, 10, 11, 15, 2, 4" read as a garbled list)."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", text))
 
 
 def json_line(obj: Any) -> str:

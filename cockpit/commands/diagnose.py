@@ -32,7 +32,7 @@ from cockpit.errors import EXIT_FOUND, EXIT_NO_SOURCE, EXIT_OK, NoSourceAnswered
 from cockpit.i18n import N_, _
 from cockpit.model import Artifacts, Finding, Incident, SlurmJob, Snapshot, Subject
 from cockpit.safety import redact
-from cockpit.text import MAX_LINE, clean, pad_cells
+from cockpit.text import MAX_LINE, clean, natural_key, pad_cells
 
 if TYPE_CHECKING:
     from cockpit.source import Source
@@ -218,11 +218,7 @@ def array_tasks(snap: Snapshot, arts: Artifacts, job_id: str) -> list[str]:
                 }
             except Exception:  # noqa: BLE001 - a partial record: the other sources count
                 pass
-    return sorted((i for i in ids if i.startswith(prefix)), key=_natural_id)
-
-
-def _natural_id(job_id: str) -> tuple:
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"[_\[\]-]", job_id) if p)
+    return sorted((i for i in ids if i.startswith(prefix)), key=natural_key)
 
 
 async def _array(

@@ -11,7 +11,6 @@ poll (``prev is None``) do not fire: only changes do, plus an unreachable source
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from itertools import compress
@@ -31,6 +30,7 @@ from cockpit.model import (
     TrainingJob,
 )
 from cockpit.slurm.storage import FsUsage
+from cockpit.text import natural_key
 from cockpit.watch.alerts import Alert, AlertConfig
 
 # Slurm end states worth a page (--mail-type=FAIL / TIME_LIMIT classes): the engine's list.
@@ -418,7 +418,7 @@ def _repeated(
                         n=len(seen),
                         user=user,
                         minutes=win,
-                        jobs=", ".join(sorted(seen.values(), key=_natural)),
+                        jobs=", ".join(sorted(seen.values(), key=natural_key)),
                     ),
                     None,
                     source,
@@ -590,9 +590,3 @@ def fold_by_incident(alerts: Sequence[Alert], incidents: Sequence[Incident]) -> 
             )
         )
     return out
-
-
-def _natural(text: str) -> tuple:
-    """Job ids in the order people count them: 2 before 10, 12_3 before 12_10 (as text,
-    "1, 10, 11, 15, 2, 4" read as a garbled list)."""
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", text))
