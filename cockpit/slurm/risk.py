@@ -264,22 +264,29 @@ class RiskSampler:
             res.exit_status,
         )
 
+    async def _ask(
+        self, src: SlurmSource, argv: tuple[str, ...], what: str, warnings: list[str]
+    ) -> tuple[str, str, int] | None:
+        """:meth:`_run`, or None with a warning naming ``what`` when the command could not
+        run (a risk sample must not fail the poll)."""
+        try:
+            return await self._run(src, argv)
+        except Exception as exc:  # noqa: BLE001
+            warnings.append(f"{what}: {err_text(exc)}")
+            return None
+
     async def _sample_memory(
         self, src: SlurmSource, jobs: list[SlurmJob], at: datetime, warnings: list[str]
     ) -> None:
         ids = [j.job_id for j in jobs]
         unheld = [] if self.alloc_refused else [i for i in ids if i not in self.held]
-        got = await asyncio.gather(
-            self._run(src, sstat_argv(ids)),
+        got, *_ = await asyncio.gather(
+            self._ask(src, sstat_argv(ids), "sstat", warnings),
             *(() if not unheld else (self._held_memory(src, unheld, warnings),)),
-            return_exceptions=True,
         )
-        if isinstance(got[0], BaseException):
-            if not isinstance(got[0], Exception):
-                raise got[0]
-            warnings.append(f"sstat: {err_text(got[0])}")
+        if got is None:
             return
-        out, err, status = got[0]
+        out, err, status = got
         steps, _ = parse_sstat(out)
         if status != 0 and not steps and "couldn't get steps" not in err:
             warnings.append(f"sstat: {scrub(err.strip() or f'exit {status}', 300)}")
@@ -306,11 +313,10 @@ class RiskSampler:
         """The memory per node each job holds, from one ``squeue -O tres-alloc`` (asked once
         per job while it runs: an allocation does not change). A job squeue does not list or
         whose TRES names no memory keeps squeue's MIN_MEMORY as its request."""
-        try:
-            out, err, status = await self._run(src, squeue_alloc_argv(ids))
-        except Exception as exc:  # noqa: BLE001 - a risk sample must not fail the poll
-            warnings.append(f"squeue tres-alloc: {err_text(exc)}")
+        got = await self._ask(src, squeue_alloc_argv(ids), "squeue tres-alloc", warnings)
+        if got is None:
             return
+        out, err, status = got
         if status != 0 and not out.strip():
             warnings.append(f"squeue tres-alloc: {scrub(err.strip() or f'exit {status}', 300)}")
             # asked: an answer will not change while they run; a squeue that names the field
@@ -340,11 +346,10 @@ class RiskSampler:
         paths = {j.job_id: self.paths[j.job_id] for j in jobs if self.paths.get(j.job_id)}
         if not paths:
             return
-        try:
-            out, err, _ = await self._run(src, stat_argv(sorted(set(paths.values()))))
-        except Exception as exc:  # noqa: BLE001
-            warnings.append(f"stat: {err_text(exc)}")
+        got = await self._ask(src, stat_argv(sorted(set(paths.values()))), "stat", warnings)
+        if got is None:
             return
+        out, err, _ = got
         seen: dict[str, tuple[int, float]] = {}
         for line in out.splitlines():
             size, _, rest = line.partition(" ")
@@ -374,11 +379,10 @@ class RiskSampler:
         """StdOut and owner of ``jobs`` from one ``squeue -O``; a job it does not list (ended
         meanwhile) or whose output goes nowhere gets "" (not asked again while it runs)."""
         by_id = {j.job_id: j for j in jobs}
-        try:
-            out, err, status = await self._run(src, squeue_outputs_argv(list(by_id)))
-        except Exception as exc:  # noqa: BLE001
-            warnings.append(f"squeue StdOut: {err_text(exc)}")
+        got = await self._ask(src, squeue_outputs_argv(list(by_id)), "squeue StdOut", warnings)
+        if got is None:
             return
+        out, err, status = got
         if status != 0 and not out.strip():
             warnings.append(f"squeue StdOut: {scrub(err.strip() or f'exit {status}', 300)}")
             return
