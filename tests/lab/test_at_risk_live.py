@@ -36,6 +36,19 @@ def _snapshot_verdict(lab_env: LabEnv, cfg: str, env: dict, jid: str) -> dict:
     return verdicts.get(jid, {})
 
 
+def _verdict_of(lab_env: LabEnv, cfg: str, env: dict, jid: str, cause: str, what: str) -> dict:
+    """The job's verdict once ``snapshot`` names ``cause`` for it (within 60 s)."""
+    return wait_for(
+        lambda: (
+            v
+            if (v := _snapshot_verdict(lab_env, cfg, env, jid)).get("root_cause") == cause
+            else None
+        ),
+        60,
+        what,
+    )
+
+
 def test_a_job_near_its_time_limit_is_at_risk_then_timed_out(lab_env, tmp_path):
     cfg = tmp_path / "lab.toml"
     cfg.write_text(
@@ -174,15 +187,8 @@ def test_mem_per_cpu_request_is_the_memory_the_job_holds(lab_env, tmp_path):
         )  # fmt: skip
         lab_env.wait_state(roomy, {"RUNNING"}, 60)
         lab_env.wait_state(tight, {"RUNNING"}, 60)
-        verdict = wait_for(
-            lambda: (
-                v
-                if (v := _snapshot_verdict(lab_env, str(cfg), env, tight)).get("root_cause")
-                == "memory_near_request"
-                else None
-            ),
-            60,
-            "the tight job named at risk",
+        verdict = _verdict_of(
+            lab_env, str(cfg), env, tight, "memory_near_request", "the tight job named at risk"
         )
         # 280 MB of the 300M it holds on its node: the figure it holds, named per CPU
         assert "300M per node" in verdict["title"], verdict["title"]
@@ -212,15 +218,8 @@ def test_an_array_task_is_measured_against_what_it_holds(lab_env, tmp_path):
         )  # fmt: skip
         task = f"{arr}_0"
         lab_env.wait_state(task, {"RUNNING"}, 60)
-        verdict = wait_for(
-            lambda: (
-                v
-                if (v := _snapshot_verdict(lab_env, str(cfg), env, task)).get("root_cause")
-                == "memory_near_request"
-                else None
-            ),
-            60,
-            "the array task named at risk",
+        verdict = _verdict_of(
+            lab_env, str(cfg), env, task, "memory_near_request", "the array task named at risk"
         )
         assert "220M per node" in verdict["title"], verdict["title"]
         assert "--mem-per-cpu 110M" in verdict["title"], verdict["title"]
@@ -244,15 +243,8 @@ def test_an_array_task_whose_output_stopped_is_silent(lab_env, tmp_path):
         )  # fmt: skip
         task = f"{arr}_0"
         lab_env.wait_state(task, {"RUNNING"}, 60)
-        verdict = wait_for(
-            lambda: (
-                v
-                if (v := _snapshot_verdict(lab_env, str(cfg), env, task)).get("root_cause")
-                == "job_output_silent"
-                else None
-            ),
-            60,
-            "the array task named silent",
+        verdict = _verdict_of(
+            lab_env, str(cfg), env, task, "job_output_silent", "the array task named silent"
         )
         assert "loading shards" in verdict["title"], verdict["title"]
     finally:
