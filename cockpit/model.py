@@ -107,6 +107,12 @@ class SlurmJob:
         return el + max(0, int(t - at))
 
     @property
+    def cpus_per_node(self) -> int:
+        """CPUs on its busiest node (CPUs over nodes, rounded up; 1 when unknown): what a
+        ``--mem-per-cpu`` request is multiplied by on a node."""
+        return max(1, -(-(self.cpus or 1) // (self.node_count or 1)))
+
+    @property
     def gpus(self) -> int | None:
         """GPUs of the whole job: per node x nodes (None when it asked none)."""
         if self.gpus_per_node is None:

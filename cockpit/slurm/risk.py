@@ -58,8 +58,7 @@ def request_per_node_mib(j: SlurmJob, held_mib: int | None = None) -> int | None
     if not mib:
         return None
     if j.mem_per_cpu:
-        nodes = j.node_count or 1
-        return mib * max(1, math.ceil((j.cpus or 1) / nodes))
+        return mib * j.cpus_per_node
     return mib
 
 
@@ -129,7 +128,7 @@ def _per_cpu_figure(job: SlurmJob, request: int) -> int | None:
         return None
     if job.mem_per_cpu:
         return mib
-    cpus = max(1, math.ceil((job.cpus or 1) / (job.node_count or 1)))
+    cpus = job.cpus_per_node
     return mib if cpus > 1 and request != mib and abs(request - mib * cpus) <= cpus else None
 
 

@@ -106,7 +106,7 @@ def per_cpu_request(job: SlurmJob, ctx: RuleContext) -> int | None:
         per_cpu = "MinMemoryCPU=" in record
     if not per_cpu:
         return None
-    return max(1, -(-(job.cpus or 1) // (job.node_count or 1)))
+    return job.cpus_per_node
 
 
 def env_remedy(job: SlurmJob, hit: str = "") -> str:
