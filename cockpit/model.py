@@ -617,6 +617,12 @@ class Subject:
     # Human name (a training job's name: its id is a UUID). Not part of identity.
     name: str = field(default="", compare=False)
 
+    @classmethod
+    def of_source(cls, name: str, kind: str) -> Subject:
+        """A cluster (``kind`` "slurm") or ModelArts project as a whole: its outage, its
+        screen, the incidents about it rather than one job."""
+        return cls("cluster" if kind == "slurm" else "project", name, name)
+
     def __str__(self) -> str:
         label = {"training_job": "training job"}.get(self.kind, self.kind)
         shown = self.name if self.kind == "training_job" and self.name else self.id

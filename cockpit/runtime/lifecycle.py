@@ -21,7 +21,7 @@ from cockpit.store.types import Ack, StoredIncident, outage_key
 def outage_incident(source: str, kind: str, start: datetime, error: SourceError) -> Incident:
     """A source that cannot be read (controller down, API unreachable) is an incident, keyed by
     the source and the outage's start (every cockpit on one store agrees on the start)."""
-    subject = Subject("cluster" if kind == "slurm" else "project", source, source)
+    subject = Subject.of_source(source, kind)
     where = f" ({error.where})" if error.where else ""
     title = f"{source} unreachable: {error.kind}: {error.message}{where}"
     finding = Finding(

@@ -108,8 +108,7 @@ class CockpitCommands(Provider):
         st = self.app.hub.states.get(name)  # type: ignore[attr-defined]
         if st is None:
             return
-        kind = "cluster" if st.source.kind == "slurm" else "project"
-        self.app.open_subject(Subject(kind, name, name))  # type: ignore[attr-defined]
+        self.app.open_subject(Subject.of_source(name, st.source.kind))  # type: ignore[attr-defined]
 
     async def discover(self) -> Hits:
         hub = self.app.hub  # type: ignore[attr-defined]

@@ -128,5 +128,4 @@ class FleetScreen(CockpitScreen):
         st = self.hub.states.get(source) if source else None
         if st is None:
             return
-        kind = "cluster" if st.source.kind == "slurm" else "project"
-        self.app.open_subject(Subject(kind, source, source))
+        self.app.open_subject(Subject.of_source(source, st.source.kind))

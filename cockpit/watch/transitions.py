@@ -83,7 +83,7 @@ def detect(
     by_subject = _FirstFinding(findings)
 
     # --- the source itself
-    src = Subject("cluster" if cur.kind == "slurm" else "project", cur.source, cur.source)
+    src = Subject.of_source(cur.source, cur.kind)
     if cur.error is not None and (prev is None or prev.ok):
         e = cur.error
         where = f" ({e.where})" if e.where else ""
